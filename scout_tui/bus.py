@@ -1,0 +1,52 @@
+"""Events: the agent's only output, and the only thing subscribers (store, UI, plugins) see.
+
+An event is a name from an open vocabulary plus a JSON-able dict of data. Names in use:
+
+- ``message.user``      {message}: a stored user message (typed text, or tool results)
+- ``message.delta``     {kind: "text"|"thinking", text}: streamed fragment, UI only, not stored
+- ``message.assistant`` {message, usage, stop_reason, model, interrupted}: a finished assistant message
+- ``tool.start``        {id, name, input}
+- ``tool.output``       {id, text}: a live fragment of a running tool's output (UI only)
+- ``tool.end``          {id, name, content, is_error, elapsed}  (elapsed in seconds)
+- ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}
+- ``retry``             {attempt, max_attempts, delay, reason}
+- ``notice``            {text}: something a person should read (e.g. max_turns reached)
+- ``error``             {message, kind}
+- ``turn.end``          {stop_reason}
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+# Events that stream fragments; they are shown live and never persisted one by one.
+TRANSIENT = frozenset({"message.delta", "tool.output"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened. ``type`` is a dotted name; ``data`` is JSON-able."""
+
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[Event], None]
+
+
+class Bus:
+    """Synchronous publish/subscribe by event name; ``"*"`` subscribes to every event."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, list[Handler]] = defaultdict(list)
+
+    def on(self, type: str, handler: Handler) -> None:
+        """Call ``handler(event)`` for every emitted event named ``type`` (or all, for ``"*"``)."""
+        self._handlers[type].append(handler)
+
+    def emit(self, event: Event) -> None:
+        """Deliver ``event`` to its subscribers in subscription order."""
+        for handler in (*self._handlers.get(event.type, ()), *self._handlers.get("*", ())):
+            handler(event)

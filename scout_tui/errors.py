@@ -1,0 +1,46 @@
+"""The one user-facing error type, and the model-call error that carries HTTP detail.
+
+Every message says what failed and where (file and line, or URL and status), never a secret.
+"""
+
+from __future__ import annotations
+
+
+class ScoutError(Exception):
+    """An error a person can act on: the message names what failed and where."""
+
+
+class ModelError(ScoutError):
+    """A failed model call or stream.
+
+    Attributes:
+        kind: one of ``rate_limited``, ``overloaded``, ``server_error``, ``timeout``,
+            ``connection``, ``context_overflow``, ``auth``, ``invalid_request``,
+            ``not_found``, ``incomplete_stream``, ``bad_response``.
+        status: the HTTP status (200 for an error inside a streamed 200 response), or None
+            when no response arrived.
+        url: the request URL (never carries a key; keys travel in headers).
+        retryable: whether the same request may succeed if sent again.
+        retry_after: seconds the server asked us to wait, when it said.
+        partial: the assistant message assembled before the error (Anthropic content-block
+            shape), or None; never a finished answer.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "server_error",
+        status: int | None = None,
+        url: str = "",
+        retryable: bool = False,
+        retry_after: float | None = None,
+        partial: dict | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.url = url
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.partial = partial

@@ -1,0 +1,104 @@
+"""Tools the model can call: the ``Tool`` shape, the run context, and a name-keyed registry.
+
+A tool's failure is a ``ToolResult`` with ``is_error=True`` that the model reads; it never
+escapes the agent loop as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+
+class ToolError(Exception):
+    """Raised inside a tool for a failure the model should read (bad path, no match…)."""
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool returns: text for the model, and whether it is an error."""
+
+    content: str
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may use.
+
+    ``cwd`` is the working directory that relative paths resolve against; ``on_output`` receives
+    live fragments of output (bash streams through it; the UI shows them).
+    """
+
+    cwd: Path
+    on_output: Callable[[str], None] = lambda text: None
+
+    def resolve(self, path: str) -> Path:
+        """``path`` (relative to ``cwd``, or absolute, ``~`` expanded) as an absolute Path."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+
+Run = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolResult]]
+
+
+@dataclass(slots=True)
+class Tool:
+    """A named tool: its description and JSON Schema for the model, and its coroutine.
+
+    ``run(input, ctx)`` returns the result text (or a ``ToolResult``); it raises ``ToolError``
+    for failures the model should read.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Run
+
+    def spec(self) -> dict[str, Any]:
+        """The ``{"name", "description", "input_schema"}`` dict both APIs are given."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass
+class Registry:
+    """Tools by name; a later registration replaces an earlier one of the same name."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def add(self, tool: Tool) -> None:
+        self.tools[tool.name] = tool
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [t.spec() for t in self.tools.values()]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tools
+
+    async def call(self, name: str, input: Any, ctx: ToolContext) -> ToolResult:
+        """Run tool ``name``; every failure becomes an ``is_error`` result naming the tool."""
+        tool = self.tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return ToolResult(f"Unknown tool {name!r}. Available tools: {known}.", True)
+        if not isinstance(input, dict):
+            return ToolResult(f"{name}: arguments must be a JSON object, got {input!r:.200}", True)
+        try:
+            out = await tool.run(input, ctx)
+        except ToolError as e:
+            return ToolResult(f"{name}: {e}", True)
+        except asyncio.CancelledError:
+            raise
+        except (KeyError, TypeError) as e:
+            return ToolResult(f"{name}: bad arguments ({type(e).__name__}: {e})", True)
+        except Exception as e:  # a tool bug must not end the turn; the model reads it
+            return ToolResult(f"{name} failed: {type(e).__name__}: {e}", True)
+        return out if isinstance(out, ToolResult) else ToolResult(str(out))
+
+
+def elapsed_since(start: float) -> float:
+    """Seconds since ``start`` (a ``time.monotonic()`` reading), rounded to ms."""
+    return round(time.monotonic() - start, 3)

@@ -1,0 +1,121 @@
+"""A real HTTP server on 127.0.0.1 that plays scripted model replies and records requests.
+
+Replies are served with chunked transfer encoding, piece by piece, so clients see a real
+stream arriving over a socket. Used by backend, agent, app and CLI tests alike.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+@dataclass
+class Reply:
+    """One scripted response: status, headers, and the body as pieces sent with ``delay`` s between."""
+
+    body: bytes | list[bytes] = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
+    delay: float = 0.0
+
+    def pieces(self) -> list[bytes]:
+        return [self.body] if isinstance(self.body, bytes) else list(self.body)
+
+
+@dataclass
+class Recorded:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> dict:
+        return json.loads(self.body)
+
+
+def sse(events: list[tuple[str | None, dict | str]]) -> bytes:
+    """Encode ``(event_name_or_None, data)`` pairs as a text/event-stream body."""
+    out = []
+    for name, data in events:
+        payload = data if isinstance(data, str) else json.dumps(data)
+        out.append((f"event: {name}\n" if name else "") + f"data: {payload}\n\n")
+    return "".join(out).encode()
+
+
+def split(body: bytes, size: int) -> list[bytes]:
+    """``body`` cut into pieces of ``size`` bytes (cutting through UTF-8 sequences on purpose)."""
+    return [body[i : i + size] for i in range(0, len(body), size)] or [b""]
+
+
+class LoopbackServer:
+    """Serve ``replies`` in order (or from ``handler(recorded) -> Reply``) on a free port.
+
+    Use as a context manager; ``url`` is ``http://127.0.0.1:PORT``; ``requests`` lists what
+    arrived. When the scripted replies run out, the server answers 500 with a JSON error.
+    """
+
+    def __init__(self, replies: list[Reply] | None = None, handler: Callable[[Recorded], Reply] | None = None):
+        self.replies = list(replies or [])
+        self.handler = handler
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                rec = Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                with outer._lock:
+                    outer.requests.append(rec)
+                    if outer.handler is not None:
+                        reply = outer.handler(rec)
+                    elif outer.replies:
+                        reply = outer.replies.pop(0)
+                    else:
+                        reply = Reply(b'{"error": {"message": "no scripted reply left"}}', 500, {"content-type": "application/json"})
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("transfer-encoding", "chunked")
+                self.send_header("connection", "close")
+                self.end_headers()
+                try:
+                    for piece in reply.pieces():
+                        if outer._stop.is_set():
+                            return
+                        if piece:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                            self.wfile.flush()
+                        if reply.delay:
+                            time.sleep(reply.delay)
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up (an interrupt): that is allowed
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "LoopbackServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
