@@ -1,0 +1,237 @@
+"""Layered configuration: defaults < user scout.toml < project scout.toml < SCOUT_* env < flags.
+
+Each layer may set any key of ``Config``; unknown top-level keys and tables (``[compaction]``)
+are kept in ``Config.extra`` for later features. ``Config.sources`` says where each key came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from scout_tui.errors import ScoutError
+
+CONFIG_FILE = "scout.toml"
+
+# The provider's own key variable, used when no layer set api_key.
+PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+def user_config_dir() -> Path:
+    """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""
+    return Path(platformdirs.user_config_dir("scout"))
+
+
+def data_dir() -> Path:
+    """Where sessions live: ``$SCOUT_HOME`` if set, else the platform's user data dir."""
+    home = os.environ.get("SCOUT_HOME")
+    return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
+
+
+@dataclass
+class Config:
+    """Settings for one run. ``timeout`` is in seconds; ``max_tokens`` is per model reply.
+
+    ``model`` None means the provider's default. ``api_key`` never appears in repr or
+    ``sources`` values. ``extra`` holds every other top-level key or table (tables merged key
+    by key across files); ``sources`` maps each set key to "<file path>", "env SCOUT_MODEL",
+    "env ANTHROPIC_API_KEY" or "flag --model".
+    """
+
+    provider: str = "anthropic"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_tokens: int = 8192
+    max_turns: int = 50
+    timeout: float = 600.0
+    theme: str = "scout-dark"
+    extra: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """The ``[name]`` table from the config files, or {} when absent or not a table."""
+        value = self.extra.get(name)
+        return value if isinstance(value, dict) else {}
+
+
+# Key -> expected type ("str", "int", "float"), for every settable field.
+_KINDS: dict[str, str] = {
+    "provider": "str",
+    "model": "str",
+    "base_url": "str",
+    "api_key": "str",
+    "max_tokens": "int",
+    "max_turns": "int",
+    "timeout": "float",
+    "theme": "str",
+}
+_POSITIVE = {"max_tokens", "max_turns", "timeout"}
+_KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number"}
+
+assert set(_KINDS) | {"extra", "sources"} == {f.name for f in fields(Config)}
+
+
+def load_config(
+    cwd: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Build the Config from every layer; later layers win key by key.
+
+    Layers: defaults < ``user_config_dir()/scout.toml`` < ``cwd/scout.toml`` (cwd defaults to
+    the current directory) < ``SCOUT_<KEY>`` variables of ``env`` (default ``os.environ``;
+    empty values are ignored) < ``flags`` (key -> value; None values ignored). When no layer
+    sets ``api_key``, it comes from ANTHROPIC_API_KEY (provider anthropic) or OPENAI_API_KEY
+    (provider openai).
+
+    Raises:
+        ScoutError: a file is unreadable or malformed TOML ("<path>:<line>:<col>: invalid
+            TOML: ..."), a file value has the wrong type ("<path>:<line>: max_turns must be
+            ..."), or an env variable or flag does not convert ("SCOUT_MAX_TOKENS must be ...").
+    """
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    seen: set[Path] = set()
+    for path in (user_config_dir() / CONFIG_FILE, cwd / CONFIG_FILE):
+        resolved = path.resolve()
+        if resolved in seen or not path.is_file():
+            continue
+        seen.add(resolved)
+        text, table = _read_toml(path)
+        for key, value in table.items():
+            if key in _KINDS:
+                values[key] = _check_file_value(path, text, key, value)
+            else:
+                extra[key] = _merge(extra.get(key), value)
+            sources[key] = str(path)
+
+    for key in _KINDS:
+        var = f"SCOUT_{key.upper()}"
+        raw = env.get(var)
+        if raw:
+            values[key] = _coerce(key, raw, var)
+            sources[key] = f"env {var}"
+
+    for key, value in (flags or {}).items():
+        if value is None:
+            continue
+        flag = f"--{key.replace('_', '-')}"
+        if key not in _KINDS:
+            raise ScoutError(f"unknown setting {key!r} (flag {flag})")
+        values[key] = _coerce(key, value, f"flag {flag}")
+        sources[key] = f"flag {flag}"
+
+    if values.get("api_key") is None:
+        var = PROVIDER_KEY_ENV.get(values.get("provider", Config.provider))
+        if var and env.get(var):
+            values["api_key"] = env[var]
+            sources["api_key"] = f"env {var}"
+
+    return Config(**values, extra=extra, sources=sources)
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text and parsed table of a TOML file; errors name the file (and line)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ScoutError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ScoutError(f"{path}:{line}: invalid TOML: not UTF-8 text") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScoutError(_toml_error(path, text, exc)) from None
+
+
+def _toml_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> str:
+    """"<path>:<line>:<col>: invalid TOML: <reason>" from tomllib's message.
+
+    Python 3.11's TOMLDecodeError carries the position only inside its message
+    ("... (at line 3, column 5)" or "... (at end of document)"); lineno arrived in 3.14.
+    """
+    message = str(exc)
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if match:
+        return f"{path}:{match[1]}:{match[2]}: invalid TOML: {message[: match.start()]}"
+    match = re.search(r"\s*\(at end of document\)$", message)
+    if match:
+        line = text.count("\n") + (0 if text.endswith("\n") else 1)
+        return f"{path}:{max(line, 1)}: invalid TOML: {message[: match.start()]} at end of file"
+    return f"{path}: invalid TOML: {message}"
+
+
+def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
+    """``value`` if it has ``key``'s type (an int is accepted for a float); else ScoutError."""
+    kind = _KINDS[key]
+    ok = (
+        isinstance(value, str)
+        if kind == "str"
+        else isinstance(value, int) and not isinstance(value, bool)
+        if kind == "int"
+        else isinstance(value, (int, float)) and not isinstance(value, bool)
+    )
+    if ok and key in _POSITIVE and value <= 0:
+        ok = False
+    if not ok:
+        line = _key_line(text, key)
+        where = f"{path}:{line}" if line else str(path)
+        raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+    return float(value) if kind == "float" else value
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    """Convert an env or flag value (usually a string) to ``key``'s type; else ScoutError."""
+    kind = _KINDS[key]
+    if kind == "str":
+        return str(value)
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = int(value) if kind == "int" else float(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number <= 0 or number != number:  # NaN fails every comparison
+        raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+    return number
+
+
+def _describe(value: Any, key: str) -> str:
+    """How an error shows a bad value: never the api_key itself."""
+    if key == "api_key":
+        return type(value).__name__
+    return f"{value!r} ({type(value).__name__})" if not isinstance(value, (dict, list)) else type(value).__name__
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The line of a top-level ``key = ...`` assignment, before any [table] header."""
+    pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("["):
+            return None
+        if pattern.match(line):
+            return number
+    return None
+
+
+def _merge(old: Any, new: Any) -> Any:
+    """Tables merge key by key (``new`` wins); any other value is replaced by ``new``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        merged = dict(old)
+        for key, value in new.items():
+            merged[key] = _merge(merged.get(key), value)
+        return merged
+    return new

@@ -1,0 +1,115 @@
+"""Layered config: each layer overrides the one before; errors name the file, line, key or variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scout_tui.config import Config, data_dir, load_config, user_config_dir
+from scout_tui.errors import ScoutError
+
+
+def write_user(text: str) -> Path:
+    path = user_config_dir() / "scout.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults_when_nothing_is_set(tmp_home: Path, workdir: Path) -> None:
+    config = load_config()
+    assert (config.provider, config.model, config.base_url, config.api_key) == ("anthropic", None, None, None)
+    assert (config.max_tokens, config.max_turns, config.timeout, config.theme) == (8192, 50, 600.0, "scout-dark")
+    assert config.sources == {} and config.extra == {}
+
+
+def test_user_config_dir_honours_xdg_and_data_dir_honours_scout_home(tmp_home: Path) -> None:
+    assert user_config_dir() == tmp_home / ".config" / "scout"
+    assert data_dir() == tmp_home / ".scout-data"
+
+
+def test_each_layer_overrides_the_one_before(tmp_home: Path, workdir: Path) -> None:
+    user = write_user('model = "user-model"\nmax_turns = 7\ntheme = "user-theme"\nmax_tokens = 100\ntimeout = 5\n')
+    project = workdir / "scout.toml"
+    project.write_text('model = "project-model"\nmax_turns = 8\ntheme = "project-theme"\n')
+    env = {"SCOUT_MAX_TURNS": "9", "SCOUT_THEME": "env-theme"}
+    config = load_config(workdir, flags={"theme": "flag-theme", "model": None}, env=env)
+
+    assert config.max_tokens == 100 and config.timeout == 5.0  # user file only
+    assert isinstance(config.timeout, float)
+    assert config.model == "project-model"  # project beats user; a None flag is ignored
+    assert config.max_turns == 9  # env beats project
+    assert config.theme == "flag-theme"  # flag beats env
+    assert config.sources == {
+        "model": str(project),
+        "max_turns": "env SCOUT_MAX_TURNS",
+        "theme": "flag --theme",
+        "max_tokens": str(user),
+        "timeout": str(user),
+    }
+
+
+def test_env_values_are_coerced(tmp_home: Path, workdir: Path) -> None:
+    env = {"SCOUT_MAX_TOKENS": "2048", "SCOUT_TIMEOUT": "2.5", "SCOUT_PROVIDER": "openai", "SCOUT_BASE_URL": "http://x"}
+    config = load_config(workdir, env=env)
+    assert (config.max_tokens, config.timeout, config.provider, config.base_url) == (2048, 2.5, "openai", "http://x")
+
+
+def test_unknown_tables_are_kept_in_extra_and_merged_key_by_key(tmp_home: Path, workdir: Path) -> None:
+    write_user('[compaction]\nstrategy = "shorten_tools"\nkeep = 3\n')
+    (workdir / "scout.toml").write_text("[compaction]\nkeep = 5\n")
+    config = load_config(workdir, env={})
+    assert config.section("compaction") == {"strategy": "shorten_tools", "keep": 5}
+    assert config.section("absent") == {}
+
+
+@pytest.mark.parametrize(
+    ("provider", "expected"), [("anthropic", "ant-key"), ("openai", "oai-key"), ("ollama", None)]
+)
+def test_api_key_falls_back_to_the_providers_variable(tmp_home: Path, workdir: Path, provider: str, expected: str | None) -> None:
+    env = {"ANTHROPIC_API_KEY": "ant-key", "OPENAI_API_KEY": "oai-key"}
+    config = load_config(workdir, flags={"provider": provider}, env=env)
+    assert config.api_key == expected
+
+
+def test_scout_api_key_beats_the_providers_variable(tmp_home: Path, workdir: Path) -> None:
+    config = load_config(workdir, env={"ANTHROPIC_API_KEY": "ant-key", "SCOUT_API_KEY": "scout-key"})
+    assert config.api_key == "scout-key"
+    assert config.sources["api_key"] == "env SCOUT_API_KEY"
+
+
+def test_malformed_toml_names_file_and_line(tmp_home: Path, workdir: Path) -> None:
+    path = workdir / "scout.toml"
+    path.write_text('model = "m"\nmax_turns = 3\nthis is not toml\n')
+    with pytest.raises(ScoutError) as caught:
+        load_config(workdir, env={})
+    assert str(caught.value).startswith(f"{path}:3:")
+    assert "invalid TOML" in str(caught.value)
+
+
+def test_wrong_type_in_a_file_names_file_line_and_key(tmp_home: Path, workdir: Path) -> None:
+    path = write_user('model = "m"\n\nmax_tokens = "lots"\n')
+    with pytest.raises(ScoutError, match="max_tokens") as caught:
+        load_config(workdir, env={})
+    assert str(caught.value).startswith(f"{path}:3:")
+
+
+def test_bad_env_int_names_the_variable(tmp_home: Path, workdir: Path) -> None:
+    with pytest.raises(ScoutError, match="SCOUT_MAX_TURNS must be a positive integer, got 'many'"):
+        load_config(workdir, env={"SCOUT_MAX_TURNS": "many"})
+
+
+def test_repr_and_errors_hide_the_api_key(tmp_home: Path, workdir: Path) -> None:
+    config = load_config(workdir, env={"ANTHROPIC_API_KEY": "sk-secret-123"})
+    assert config.api_key == "sk-secret-123"
+    assert "sk-secret-123" not in repr(config)
+    assert "sk-secret-123" not in repr(config.sources)
+    (workdir / "scout.toml").write_text("api_key = 12345\n")
+    with pytest.raises(ScoutError) as caught:
+        load_config(workdir, env={})
+    assert "12345" not in str(caught.value) and "api_key" in str(caught.value)
+
+
+def test_config_repr_is_a_dataclass_repr_without_the_key() -> None:
+    assert "api_key" not in repr(Config(api_key="k"))

@@ -1,0 +1,261 @@
+"""The session store: append-only events, projections equal to their replay, lookups."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scout_tui.bus import Bus, Event
+from scout_tui.errors import ScoutError
+from scout_tui.store import Store
+
+
+def user(text: str) -> Event:
+    return Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+
+
+def assistant(text: str, usage: dict | None = None) -> Event:
+    message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return Event(
+        "message.assistant",
+        {"message": message, "usage": usage or {}, "stop_reason": "end_turn", "model": "m", "interrupted": False},
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with Store(tmp_path / "sessions.db") as s:
+        yield s
+
+
+def test_default_path_is_under_scout_home(tmp_home: Path) -> None:
+    assert Store().path == tmp_home / ".scout-data" / "sessions.db"
+
+
+def test_database_uses_wal_and_schema_version_1(store: Store, tmp_path: Path) -> None:
+    store.create_session(tmp_path)
+    raw = sqlite3.connect(store.path)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    raw.close()
+
+
+def test_connection_opens_lazily(tmp_path: Path) -> None:
+    Store(tmp_path / "lazy" / "sessions.db")
+    assert not (tmp_path / "lazy").exists()
+
+
+@pytest.mark.parametrize("statement", ["UPDATE events SET type = 'x'", "DELETE FROM events"])
+def test_events_are_append_only(store: Store, tmp_path: Path, statement: str) -> None:
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("hi"))
+    raw = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        raw.execute(statement)
+    raw.close()
+    assert [e[2] for e in store.events(sid)] == ["session.create", "message.user"]
+
+
+def test_messages_are_visible_to_another_store_before_close(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("first"))
+    store.append(sid, assistant("second"))
+    with Store(store.path) as other:
+        assert [m["role"] for m in other.messages(sid)] == ["user", "assistant"]
+        assert other.messages(sid)[1]["content"] == [{"type": "text", "text": "second"}]
+
+
+def test_hostile_text_round_trips_exactly(store: Store, tmp_path: Path) -> None:
+    text = "nul\x00 cr\r\n ansi\x1b[31mred\x1b[0m emoji 😀👩‍👩‍👧 lone \udcff quote ' \" ; DROP TABLE events; --"
+    content = [
+        {"type": "text", "text": text},
+        {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": text, "n": 1.5}},
+    ]
+    sid = store.create_session(tmp_path)
+    store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": content}}))
+    with Store(store.path) as other:
+        assert other.messages(sid) == [{"role": "assistant", "content": content}]
+
+
+def test_transient_events_are_not_stored(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    assert store.append(sid, Event("message.delta", {"kind": "text", "text": "x"})) is None
+    assert store.append(sid, Event("tool.output", {"id": "t", "text": "x"})) is None
+    assert [e[2] for e in store.events(sid)] == ["session.create"]
+
+
+def test_other_events_are_stored_without_touching_messages(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("go"))
+    before = store.session(sid)
+    event_id = store.append(sid, Event("tool.end", {"id": "t", "name": "bash", "content": "ok", "is_error": False}))
+    assert event_id is not None
+    assert store.events(sid)[-1][:4] == (event_id, sid, "tool.end", {"id": "t", "name": "bash", "content": "ok", "is_error": False})
+    assert store.session(sid) == before and len(store.messages(sid)) == 1
+
+
+def test_bus_subscriber_records_the_session(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    bus = Bus()
+    bus.on("*", store.subscriber(sid))
+    bus.emit(user("via bus"))
+    bus.emit(Event("message.delta", {"kind": "text", "text": "v"}))
+    bus.emit(assistant("answer"))
+    assert [e[2] for e in store.events(sid)] == ["session.create", "message.user", "message.assistant"]
+
+
+def test_appending_to_an_unknown_session_is_an_error(store: Store) -> None:
+    with pytest.raises(ScoutError, match="no session nope"):
+        store.append("nope", user("x"))
+
+
+def test_title_comes_from_the_first_user_messages_first_line(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("\n  Fix the flaky test in ci  \nmore detail"))
+    store.append(sid, user("a later message"))
+    assert store.session(sid).title == "Fix the flaky test in ci"
+    long = store.create_session(tmp_path)
+    store.append(long, user("x" * 200))
+    assert len(store.session(long).title) <= 60 and store.session(long).title.endswith("…")
+    named = store.create_session(tmp_path, title="chosen")
+    store.append(named, user("not the title"))
+    assert store.session(named).title == "chosen"
+    store.append(named, Event("session.rename", {"title": "renamed"}))
+    assert store.session(named).title == "renamed"
+
+
+def test_token_totals_add_cache_tokens_to_input(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("q"))
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 100, "cache_write_tokens": 1000}
+    store.append(sid, assistant("a", usage))
+    store.append(sid, user("q2"))
+    store.append(sid, assistant("a2", {"input_tokens": 1, "output_tokens": 2}))
+    info = store.session(sid)
+    assert (info.input_tokens, info.output_tokens, info.message_count) == (1111, 7, 4)
+
+
+def test_latest_picks_the_newest_session_of_this_directory(store: Store, tmp_path: Path) -> None:
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+    old = store.create_session(here)
+    new = store.create_session(here)
+    store.append(old, user("old one updated last"))
+    store.create_session(there)
+    assert store.latest(here) == old
+    assert store.latest(str(here / ".." / "here")) == old  # compared as resolved paths
+    store.append(old, Event("session.delete", {}))
+    assert store.latest(here) == new
+    assert [s.id for s in store.sessions(here)] == [new]
+    assert {s.id for s in store.sessions(here, include_deleted=True)} == {old, new}
+    assert len(store.sessions()) == 2
+    store.append(old, Event("session.restore", {}))
+    assert store.latest(here) == old
+    assert store.latest(tmp_path / "elsewhere") is None
+
+
+def test_session_lookup_by_unique_prefix(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    assert store.session(sid[:4]).id == sid
+    assert store.session(sid[:3]) is None  # too short to be a prefix
+    assert store.session("zzzz") is None
+    for fake in ("abcd1111", "abcd2222"):
+        store.append(fake, Event("session.create", {"id": fake, "cwd": str(tmp_path)}))
+    assert store.session("abcd1").id == "abcd1111"
+    with pytest.raises(ScoutError, match="ambiguous.*abcd1111, abcd2222"):
+        store.session("abcd")
+
+
+def test_fork_shares_the_parents_first_messages(store: Store, tmp_path: Path) -> None:
+    parent = store.create_session(tmp_path)
+    for i in range(3):
+        store.append(parent, user(f"u{i}"))
+        store.append(parent, assistant(f"a{i}"))
+    child = store.create_session(tmp_path, parent=parent, fork_at=2)
+    store.append(child, user("branch"))
+    texts = [m["content"][0]["text"] for m in store.messages(child)]
+    assert texts == ["u0", "a0", "branch"]
+    assert store.session(child).message_count == 3 and len(store.messages(parent)) == 6
+    with pytest.raises(ScoutError, match="at message 7"):
+        store.create_session(tmp_path, parent=parent, fork_at=7)
+
+
+async def test_store_is_usable_from_a_worker_thread(store: Store, tmp_path: Path) -> None:
+    sid = store.create_session(tmp_path)
+    await asyncio.gather(*(asyncio.to_thread(store.append, sid, user(f"m{i}")) for i in range(8)))
+    assert store.session(sid).message_count == 8
+    assert sorted(m["content"][0]["text"] for m in store.messages(sid)) == [f"m{i}" for i in range(8)]
+
+
+# -- incremental projection == rebuild(), row for row --------------------------------
+
+TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x00\r\n\x1b😀é"), max_size=20)
+USAGE = st.fixed_dictionaries(
+    {k: st.integers(0, 10_000) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")}
+)
+STEP = st.one_of(
+    st.tuples(st.just("create"), st.integers(0, 2), st.one_of(st.none(), TEXT)),
+    st.tuples(st.just("fork"), st.integers(0, 50), st.integers(0, 50)),
+    st.tuples(st.just("user"), st.integers(0, 50), TEXT),
+    st.tuples(st.just("assistant"), st.integers(0, 50), TEXT, USAGE),
+    st.tuples(st.just("event"), st.integers(0, 50), st.sampled_from(["tool.start", "notice", "message.delta", "usage"]), TEXT),
+    st.tuples(st.just("rename"), st.integers(0, 50), TEXT),
+    st.tuples(st.just("delete"), st.integers(0, 50), st.booleans()),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(STEP, min_size=1, max_size=25))
+def test_rebuild_equals_the_incremental_projection(steps: list[tuple]) -> None:
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "s.db") as store:
+        dirs = [Path(tmp) / name for name in ("a", "b", "c")]
+        ids: list[str] = []
+        appended: dict[str, list[dict]] = {}
+        for step in steps:
+            kind = step[0]
+            if kind == "create":
+                ids.append(store.create_session(dirs[step[1]], title=step[2]))
+                appended[ids[-1]] = []
+                continue
+            if not ids:
+                continue
+            sid = ids[step[1] % len(ids)]
+            if kind == "fork":
+                at = step[2] % (store.session(sid).message_count + 1)
+                ids.append(store.create_session(dirs[0], parent=sid, fork_at=at))
+                appended[ids[-1]] = store.messages(sid)[:at]
+            elif kind in ("user", "assistant"):
+                event = user(step[2]) if kind == "user" else assistant(step[2], step[3])
+                store.append(sid, event)
+                appended[sid].append(event.data["message"])
+            elif kind == "event":
+                store.append(sid, Event(step[2], {"text": step[3]}))
+            elif kind == "rename":
+                store.append(sid, Event("session.rename", {"title": step[2]}))
+            else:
+                store.append(sid, Event("session.delete" if step[2] else "session.restore", {}))
+        live = store.projection_rows()
+        for sid, messages in appended.items():
+            assert store.messages(sid) == messages
+        store.rebuild()
+        assert store.projection_rows() == live
+
+
+def test_incomplete_message_keeps_its_mark(tmp_home, tmp_path):
+    """A message cut by a stream error is stored marked, so it is not resent as a real answer."""
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(tmp_path)
+    store.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}))
+    cut = {"role": "assistant", "content": [{"type": "text", "text": "Refactoring the"}], "incomplete": True}
+    store.append(sid, Event("message.assistant", {"message": cut, "usage": {}, "stop_reason": "error"}))
+    assert store.messages(sid)[1] == cut
+    assert "incomplete" not in store.messages(sid)[0]
+    before = store.projection_rows()
+    store.rebuild()
+    assert store.projection_rows() == before
