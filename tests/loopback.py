@@ -119,3 +119,81 @@ class LoopbackServer:
         self._stop.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+# -- documented stream shapes, built from parts ---------------------------------------------
+# Anthropic Messages streaming: https://docs.anthropic.com/en/api/messages-streaming
+# OpenAI Chat Completions streaming: https://platform.openai.com/docs/api-reference/chat-streaming
+
+
+def anthropic_stream(
+    texts: list[str] = (),
+    tool: tuple[str, str, list[str]] | None = None,
+    *,
+    stop_reason: str | None = None,
+    input_tokens: int = 100,
+    output_tokens: int = 20,
+) -> bytes:
+    """An Anthropic SSE body: one text block streamed as ``texts``, then optionally one
+    ``tool_use`` block ``(id, name, partial_json_fragments)``, then message_delta/stop."""
+    events: list[tuple[str | None, dict | str]] = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_loopback", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0, "output_tokens": 1}}}),
+        ("ping", {"type": "ping"}),
+    ]
+    index = 0
+    if texts:
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}))
+        for t in texts:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                   "delta": {"type": "text_delta", "text": t}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        index = 1
+    if tool:
+        tid, name, fragments = tool
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {"type": "tool_use", "id": tid, "name": name, "input": {}}}))
+        for f in ["", *fragments]:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "input_json_delta", "partial_json": f}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    reason = stop_reason or ("tool_use" if tool else "end_turn")
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
+                                     "usage": {"output_tokens": output_tokens}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return sse(events)
+
+
+def openai_stream(
+    texts: list[str] = (),
+    tool: tuple[str, str, list[str]] | None = None,
+    *,
+    prompt_tokens: int = 100,
+    completion_tokens: int = 20,
+) -> bytes:
+    """An OpenAI chat.completion.chunk SSE body: ``texts`` as content deltas, optionally one
+    tool call ``(id, name, argument_fragments)``, a finish chunk, a usage chunk, ``[DONE]``."""
+    base = {"id": "chatcmpl-loopback", "object": "chat.completion.chunk", "created": 1761834250, "model": "gpt-test"}
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], "usage": None}
+
+    events: list[tuple[str | None, dict | str]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    for t in texts:
+        events.append((None, chunk({"content": t})))
+    if tool:
+        tid, name, fragments = tool
+        events.append((None, chunk({"tool_calls": [{"index": 0, "id": tid, "type": "function",
+                                                    "function": {"name": name, "arguments": ""}}]})))
+        for f in fragments:
+            events.append((None, chunk({"tool_calls": [{"index": 0, "function": {"arguments": f}}]})))
+    events.append((None, chunk({}, "tool_calls" if tool else "stop")))
+    events.append((None, {**base, "choices": [], "usage": {
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens}}))
+    events.append((None, "[DONE]"))
+    return sse(events)

@@ -50,13 +50,15 @@ class Tool:
     """A named tool: its description and JSON Schema for the model, and its coroutine.
 
     ``run(input, ctx)`` returns the result text (or a ``ToolResult``); it raises ``ToolError``
-    for failures the model should read.
+    for failures the model should read. ``read_only`` tools change nothing, so several of them
+    in one turn may run at once.
     """
 
     name: str
     description: str
     input_schema: dict[str, Any]
     run: Run
+    read_only: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The ``{"name", "description", "input_schema"}`` dict both APIs are given."""

@@ -1,0 +1,294 @@
+"""The agent loop: model → tool calls → results → model, until plain text or ``max_turns``.
+
+``Agent.run`` is an async generator of ``bus.Event``: it holds no widget, file handle or
+database, so the TUI worker and headless ``-p`` share every line of it (the seed agent's design).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+from scout_tui.backends.base import (
+    Backend,
+    Completed,
+    Request,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+from scout_tui.bus import Event
+from scout_tui.errors import ModelError
+from scout_tui.history import blocks, error_result, repair, tool_uses
+from scout_tui.tools.base import Registry, ToolContext, ToolResult
+
+Prepare = Callable[[list[dict]], list[dict]]
+
+INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
+CUT_BY_MAX_TOKENS = (
+    "Not run: this tool call was cut off by the max_tokens limit, so its arguments may be "
+    "incomplete. Send it again, smaller if needed."
+)
+
+
+def user_message(text: str) -> dict:
+    """A user message holding ``text`` as one text block."""
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def for_request(messages: list[dict]) -> list[dict]:
+    """What may be sent: only role and content, without messages marked ``incomplete``.
+
+    A message cut by a stream error is kept in the session (marked ``incomplete``) but not sent
+    back as if the model had said it.
+    """
+    return [{"role": m["role"], "content": m["content"]} for m in messages if not m.get("incomplete")]
+
+
+class Agent:
+    """Runs turns of one conversation against ``backend`` with ``tools``.
+
+    Args:
+        backend: the model provider.
+        tools: the tools offered; their failures become ``is_error`` results.
+        system: the system prompt.
+        cwd: the working directory tools resolve paths against.
+        max_turns: model calls allowed per ``run`` before stopping (and saying so).
+        max_tokens: output-token cap per model call.
+        prepare: compaction applied to the conversation before each call (ephemeral: it never
+            changes ``self.messages``); its result is repaired by the history check.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        tools: Registry,
+        *,
+        system: str = "",
+        cwd: Path | None = None,
+        max_turns: int = 50,
+        max_tokens: int = 8192,
+        prepare: Prepare | None = None,
+    ) -> None:
+        self.backend = backend
+        self.tools = tools
+        self.system = system
+        self.cwd = cwd or Path.cwd()
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.prepare = prepare
+        self.messages: list[dict] = []
+        # State an interrupt needs to close the turn validly.
+        self._partial: list[str] = []
+        self._streaming = False
+        self._open_calls: list[dict] = []
+        self._results: dict[str, ToolResult] = {}
+
+    async def run(self, history: list[dict], text: str) -> AsyncIterator[Event]:
+        """One user turn: yields ``message.user`` first, then stream, tool and message events.
+
+        ``history`` is the stored conversation (not mutated). Ends with ``turn.end``
+        {stop_reason}; a model error ends the turn with an ``error`` event instead of raising.
+        """
+        self.messages = repair(history)
+        message = user_message(text)
+        self.messages.append(message)
+        yield Event("message.user", {"message": message})
+
+        for _ in range(self.max_turns):
+            try:
+                completed = None
+                async for event in self._call_model():
+                    if isinstance(event, Completed):
+                        completed = event
+                    else:
+                        yield event
+            except ModelError as e:
+                for event in self._failed(e):
+                    yield event
+                return
+            assert completed is not None  # a backend ends with Completed or raises
+            reply = completed.message
+            uses = tool_uses(reply)
+            self.messages.append(reply)
+            # From here on an interrupt must answer these calls, even before any of them runs.
+            self._open_calls, self._results = list(uses), {}
+            yield Event(
+                "message.assistant",
+                {
+                    "message": reply,
+                    "usage": completed.usage.as_dict(),
+                    "stop_reason": completed.stop_reason,
+                    "model": self.backend.model,
+                    "interrupted": False,
+                },
+            )
+            yield Event("usage", completed.usage.as_dict())
+            if not uses:
+                yield Event("turn.end", {"stop_reason": completed.stop_reason})
+                return
+            async for event in self._run_tools(uses, cut_last=completed.stop_reason == "max_tokens"):
+                yield event
+
+        yield Event(
+            "notice",
+            {"text": f"Stopped after {self.max_turns} model calls (max_turns). Send a message to let it continue."},
+        )
+        yield Event("turn.end", {"stop_reason": "max_turns"})
+
+    def interrupt(self) -> list[Event]:
+        """Events that close a turn cancelled mid-way, leaving a valid conversation.
+
+        Call after cancelling the task that consumed ``run``. The partial answer is kept (marked
+        interrupted); every tool call without a result gets an error result saying so.
+        """
+        events: list[Event] = []
+        if self._streaming:
+            self._streaming = False
+            text = "".join(self._partial)
+            if text.strip():
+                message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+                self.messages.append(message)
+                events.append(
+                    Event(
+                        "message.assistant",
+                        {"message": message, "usage": Usage().as_dict(), "stop_reason": "interrupted",
+                         "model": self.backend.model, "interrupted": True},
+                    )
+                )
+        if self._open_calls:
+            content = []
+            for use in self._open_calls:
+                result = self._results.get(use["id"])
+                if result is None:
+                    events.append(
+                        Event("tool.end", {"id": use["id"], "name": use["name"], "content": INTERRUPTED_BY_USER,
+                                           "is_error": True, "elapsed": None})
+                    )
+                    content.append(error_result(use["id"], INTERRUPTED_BY_USER))
+                else:
+                    content.append(_result_block(use["id"], result))
+            self._open_calls = []
+            message = {"role": "user", "content": content}
+            self.messages.append(message)
+            events.append(Event("message.user", {"message": message}))
+        events.append(Event("turn.end", {"stop_reason": "interrupted"}))
+        return events
+
+    # -- one model call ---------------------------------------------------------------------
+
+    async def _call_model(self) -> AsyncIterator[Event | Completed]:
+        prompt = for_request(self.messages)
+        if self.prepare is not None:
+            prompt = self.prepare(prompt)
+        prompt = repair(prompt)
+        request = Request(
+            model=self.backend.model,
+            messages=prompt,
+            system=self.system,
+            tools=self.tools.specs(),
+            max_tokens=self.max_tokens,
+        )
+        self._partial = []
+        self._streaming = True
+        async for event in self.backend.stream(request):
+            if isinstance(event, TextDelta):
+                self._partial.append(event.text)
+                yield Event("message.delta", {"kind": "text", "text": event.text})
+            elif isinstance(event, ThinkingDelta):
+                yield Event("message.delta", {"kind": "thinking", "text": event.text})
+            elif isinstance(event, Retrying):
+                yield Event(
+                    "retry",
+                    {"attempt": event.attempt, "max_attempts": event.max_attempts,
+                     "delay": event.delay, "reason": event.reason},
+                )
+            elif isinstance(event, Completed):
+                self._streaming = False
+                yield event
+
+    def _failed(self, error: ModelError) -> list[Event]:
+        """Close a turn whose model call failed: keep any partial text, marked incomplete."""
+        self._streaming = False
+        events: list[Event] = []
+        partial = error.partial or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
+        kept = [b for b in blocks(partial) if b.get("type") == "text" and b.get("text", "").strip()]
+        if kept:
+            message = {"role": "assistant", "content": kept, "incomplete": True}
+            self.messages.append(message)
+            events.append(
+                Event("message.assistant", {"message": message, "usage": Usage().as_dict(), "stop_reason": "error",
+                                            "model": self.backend.model, "interrupted": True})
+            )
+        events.append(Event("error", {"message": str(error), "kind": error.kind}))
+        events.append(Event("turn.end", {"stop_reason": "error"}))
+        return events
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def _run_tools(self, uses: list[dict], *, cut_last: bool) -> AsyncIterator[Event]:
+        """Run the calls of one assistant message; yield their events; append the results.
+
+        Consecutive read-only calls run at once; a call that may change things runs alone, so
+        an edit never races a read of the same file. Results keep call order.
+        """
+        runnable = uses[:-1] if cut_last else uses
+        if cut_last:
+            self._results[uses[-1]["id"]] = ToolResult(CUT_BY_MAX_TOKENS, True)
+        for batch in self._batches(runnable):
+            async for event in self._run_batch(batch):
+                yield event
+        content = [_result_block(u["id"], self._results[u["id"]]) for u in uses]
+        self._open_calls = []
+        message = {"role": "user", "content": content}
+        self.messages.append(message)
+        yield Event("message.user", {"message": message})
+
+    def _batches(self, uses: list[dict]) -> list[list[dict]]:
+        batches: list[list[dict]] = []
+        for use in uses:
+            tool = self.tools.tools.get(use["name"])
+            read_only = bool(tool and tool.read_only)
+            if read_only and batches and batches[-1][-1].get("_ro"):
+                batches[-1].append({**use, "_ro": True})
+            else:
+                batches.append([{**use, "_ro": read_only}])
+        return batches
+
+    async def _run_batch(self, batch: list[dict]) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+
+        async def one(use: dict) -> None:
+            start = time.monotonic()
+            ctx = ToolContext(
+                self.cwd, on_output=lambda text: queue.put_nowait(Event("tool.output", {"id": use["id"], "text": text}))
+            )
+            result = await self.tools.call(use["name"], use.get("input"), ctx)
+            self._results[use["id"]] = result
+            queue.put_nowait(
+                Event("tool.end", {"id": use["id"], "name": use["name"], "content": result.content,
+                                   "is_error": result.is_error, "elapsed": round(time.monotonic() - start, 3)})
+            )
+
+        for use in batch:
+            yield Event("tool.start", {"id": use["id"], "name": use["name"], "input": use.get("input")})
+        tasks = [asyncio.create_task(one(use)) for use in batch]
+        try:
+            remaining = len(tasks)
+            while remaining:
+                event = await queue.get()
+                if event.type == "tool.end":
+                    remaining -= 1
+                yield event
+        finally:
+            for task in tasks:
+                task.cancel()
+            # Let cancelled tools clean up (bash kills its process group) before we go on.
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _result_block(tool_use_id: str, result: ToolResult) -> dict:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": result.content, "is_error": result.is_error}

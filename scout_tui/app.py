@@ -1,0 +1,336 @@
+"""The Textual app: chat, tool activity and session tree panes, composer, status bar.
+
+The model call and the tools run in a Textual worker (``run_turn``); the agent's events come
+back to the widgets as ``AgentEvent`` messages and are stored off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Footer
+
+from scout_tui.bus import TRANSIENT, Bus, Event
+from scout_tui.config import Config
+from scout_tui.errors import ScoutError
+from scout_tui.history import blocks
+from scout_tui.runtime import SETUP_HELP, build_agent, model_name, needs_key
+from scout_tui.store import Store
+from scout_tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, shipped_themes
+from scout_tui.widgets.chat_view import ChatView
+from scout_tui.widgets.composer import Composer
+from scout_tui.widgets.session_tree import SessionTree
+from scout_tui.widgets.status_bar import StatusBar
+from scout_tui.widgets.tool_activity import ToolActivity
+
+HELP = """\
+**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
+Ctrl+P command palette · Ctrl+Q quit
+
+**Commands**: `/new` new session · `/help` this text · `/quit` quit
+"""
+
+
+class AgentEvent(Message):
+    """An event of the running turn, delivered to the app on its message queue."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class SessionOpened(Message):
+    """A session's stored conversation was read (off the event loop) and can be shown."""
+
+    def __init__(self, session_id: str | None, messages: list[dict], tokens: tuple[int, int] = (0, 0)) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.messages = messages
+        self.tokens = tokens  # (input, output) totals of the session
+
+
+class SessionsListed(Message):
+    """The sessions of this directory were read from the store."""
+
+    def __init__(self, sessions: list) -> None:
+        super().__init__()
+        self.sessions = sessions
+
+
+class ScoutApp(App):
+    """scout-tui's full-screen app.
+
+    Args:
+        config: the layered configuration.
+        cwd: the working directory (tools act here; sessions are grouped by it).
+        resume: a session id (or unique prefix) to open.
+        continue_: open the latest session of ``cwd``.
+        store: the session store (default: the user's store under the data dir).
+    """
+
+    TITLE = "scout"
+    CSS = """
+    #main { height: 1fr; }
+    #chat { width: 2fr; }
+    #side { width: 1fr; min-width: 32; }
+    #tools { height: 3fr; border-top: solid $panel; }
+    #tree { height: 2fr; border-top: solid $panel; }
+    #composer { margin: 0 0; }
+    """
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
+        Binding("ctrl+n", "new_session", "New session", id="session.new"),
+    ]
+
+    busy: reactive[bool] = reactive(False)
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        cwd: Path | None = None,
+        resume: str | None = None,
+        continue_: bool = False,
+        store: Store | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self._resume = resume
+        self._continue = continue_
+        self.store = store or Store()
+        self.bus = Bus()
+        self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
+        self.session_id: str | None = None
+        self.history: list[dict] = []
+        self.agent = None
+        self._queued: list[str] = []
+        self._streaming = False
+        self._tokens = [0, 0]
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(VARIABLE_DEFAULTS)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield ChatView(id="chat")
+            with Vertical(id="side"):
+                yield ToolActivity(id="tools")
+                yield SessionTree(id="tree")
+        yield Composer(id="composer")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._register_themes()
+        status = self.query_one(StatusBar)
+        status.provider = self.config.provider
+        status.model = model_name(self.config)
+        self.query_one(Composer).focus()
+        if needs_key(self.config):
+            self.query_one(ChatView).add_notice(SETUP_HELP, "warning")
+        self.open_session(self._resume, latest=self._continue)
+
+    def _register_themes(self) -> None:
+        try:
+            themes = shipped_themes()
+        except ScoutError as e:
+            self.notify(str(e), title="Theme skipped", severity="error")
+            themes = []
+        for theme in themes:
+            self.register_theme(theme)
+        wanted = self.config.theme or DEFAULT_THEME
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}.", severity="warning")
+            if DEFAULT_THEME in self.available_themes:
+                self.theme = DEFAULT_THEME
+
+    def watch_busy(self, busy: bool) -> None:
+        self.query_one(StatusBar).busy = busy
+
+    # -- sessions (store reads run in a thread) -----------------------------------------------
+
+    @work(thread=True, exclusive=True, group="store-read")
+    def open_session(self, session_id: str | None, latest: bool = False) -> None:
+        """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
+        try:
+            if session_id:
+                info = self.store.session(session_id)
+                if info is None:
+                    raise ScoutError(f"no session matches {session_id!r}")
+                session_id = info.id
+            elif latest:
+                session_id = self.store.latest(self.cwd)
+            messages = self.store.messages(session_id) if session_id else []
+            info = self.store.session(session_id) if session_id else None
+            tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
+        except ScoutError as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            session_id, messages, tokens = None, [], (0, 0)
+        self.post_message(SessionOpened(session_id, messages, tokens))
+        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+
+    @work(thread=True, exclusive=True, group="store-list")
+    def refresh_sessions(self) -> None:
+        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        self.session_id = message.session_id
+        self.history = message.messages
+        self._tokens = list(message.tokens)
+        chat = self.query_one(ChatView)
+        chat.clear()
+        if needs_key(self.config):
+            chat.add_notice(SETUP_HELP, "warning")
+        chat.load(message.messages)
+        self.query_one(ToolActivity).load(message.messages)
+        status = self.query_one(StatusBar)
+        status.session_id = message.session_id or ""
+        status.input_tokens, status.output_tokens = self._tokens
+
+    def on_sessions_listed(self, message: SessionsListed) -> None:
+        self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
+
+    @on(SessionTree.Opened)
+    def _open_from_tree(self, message: SessionTree.Opened) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+            return
+        self.open_session(message.session_id)
+        self.query_one(Composer).focus()
+
+    def action_new_session(self) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+            return
+        self.post_message(SessionOpened(None, []))
+        self.refresh_sessions()
+
+    # -- turns --------------------------------------------------------------------------------
+
+    @on(Composer.Submitted)
+    def _submitted(self, message: Composer.Submitted) -> None:
+        text = message.text.strip()
+        if text.startswith("/") and self._command(text):
+            return
+        if needs_key(self.config):
+            self.query_one(ChatView).add_notice(SETUP_HELP, "warning")
+            return
+        if self.busy:
+            self._queued.append(message.text)
+            self.notify("Queued: it will be sent when the current turn ends (Esc interrupts).")
+            return
+        self.run_turn(message.text)
+
+    def _command(self, text: str) -> bool:
+        """Run a slash command; False when ``text`` is not one (it is then sent as a prompt)."""
+        name = text.split()[0]
+        if name == "/new":
+            self.action_new_session()
+        elif name in ("/quit", "/exit"):
+            self.exit()
+        elif name == "/help":
+            self.query_one(ChatView).add_notice(HELP)
+        else:
+            return False
+        return True
+
+    def action_interrupt(self) -> None:
+        """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""
+        if self.busy:
+            self.workers.cancel_group(self, "agent")
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_turn(self, text: str) -> None:
+        """Run one user turn in the background; events go to the widgets and the store."""
+        self.busy = True
+        try:
+            if self.session_id is None:
+                self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
+                self.query_one(StatusBar).session_id = self.session_id
+            if self.agent is None:
+                self.agent = build_agent(self.config, self.cwd)
+            agent = self.agent
+            try:
+                async for event in agent.run(self.history, text):
+                    await self._deliver(event)
+            except asyncio.CancelledError:
+                for event in agent.interrupt():
+                    await self._deliver(event)
+                raise
+            finally:
+                self.history = list(agent.messages)
+        except ScoutError as e:
+            self.query_one(ChatView).add_notice(str(e), "error")
+        finally:
+            self.busy = False
+            self.refresh_sessions()
+            if self._queued:
+                self.call_later(self.run_turn, self._queued.pop(0))
+
+    async def _deliver(self, event: Event) -> None:
+        """Show ``event`` and store it; the write runs in a thread so the UI never waits on disk."""
+        self.bus.emit(event)
+        if event.type not in TRANSIENT and self.session_id:
+            await asyncio.to_thread(self.store.append, self.session_id, event)
+
+    def on_agent_event(self, message: AgentEvent) -> None:
+        event, data = message.event, message.event.data
+        chat = self.query_one(ChatView)
+        tools = self.query_one(ToolActivity)
+        status = self.query_one(StatusBar)
+        if event.type == "message.delta":
+            if not self._streaming:
+                chat.begin_assistant()
+                self._streaming = True
+            chat.append_delta(data["kind"], data["text"])
+        elif event.type == "message.user":
+            text = "\n".join(b.get("text", "") for b in blocks(data["message"]) if b.get("type") == "text")
+            if text.strip():
+                chat.add_user(text)
+        elif event.type == "message.assistant":
+            has_text = any(b.get("type") == "text" and b.get("text", "").strip() for b in blocks(data["message"]))
+            if self._streaming or has_text:
+                if not self._streaming:
+                    chat.begin_assistant()
+                chat.end_assistant(data["message"], interrupted=bool(data.get("interrupted")))
+            self._streaming = False
+        elif event.type == "tool.start":
+            chat.add_tool_call(data["id"], data["name"], data.get("input") or {})
+            tools.start(data["id"], data["name"], data.get("input") or {})
+        elif event.type == "tool.output":
+            tools.output(data["id"], data["text"])
+        elif event.type == "tool.end":
+            chat.finish_tool_call(data["id"], data["is_error"], data.get("elapsed") or 0.0)
+            tools.end(data["id"], data["content"], data["is_error"], data.get("elapsed") or 0.0)
+        elif event.type == "usage":
+            self._tokens[0] += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
+            self._tokens[1] += data["output_tokens"]
+            status.input_tokens, status.output_tokens = self._tokens
+        elif event.type == "retry":
+            status.state = f"retrying {data['attempt']}/{data['max_attempts']} in {data['delay']:.1f}s"
+            chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']})", "warning")
+        elif event.type == "notice":
+            chat.add_notice(data["text"], "warning")
+        elif event.type == "error":
+            if self._streaming:
+                chat.end_assistant(None, interrupted=True)
+                self._streaming = False
+            chat.add_notice(data["message"], "error")
+        elif event.type == "turn.end":
+            status.state = ""
+            if self._streaming:
+                chat.end_assistant(None, interrupted=True)
+                self._streaming = False

@@ -1,0 +1,69 @@
+"""Wiring shared by the TUI and headless mode: config → backend, tools, system prompt, agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scout_tui.agent import Agent
+from scout_tui.backends import PROVIDERS, make_backend
+from scout_tui.config import Config
+from scout_tui.prompt import system_prompt
+from scout_tui.tools import builtin_registry
+
+SETUP_HELP = """\
+**No API key is configured**, so scout can't reach a model yet. Pick one:
+
+- Anthropic: `export ANTHROPIC_API_KEY=sk-ant-…` then restart `scout-tui`
+- OpenAI: `export OPENAI_API_KEY=sk-…` and run `scout-tui --provider openai`
+- A local OpenAI-compatible server such as **Ollama** (no key needed):
+  `scout-tui --provider openai --base-url http://localhost:11434/v1 --model llama3.1`
+
+Or put the same settings in `~/.config/scout/scout.toml` or `./scout.toml`:
+
+```toml
+provider = "openai"
+base_url = "http://localhost:11434/v1"
+model = "llama3.1"
+```
+"""
+
+
+def model_name(config: Config) -> str:
+    """The configured model, or the provider's default model."""
+    if config.model:
+        return config.model
+    cls = PROVIDERS.get(config.provider)
+    return getattr(cls, "default_model", "") or "default"
+
+
+def needs_key(config: Config) -> bool:
+    """True when no key is set and the provider's hosted default URL would be used.
+
+    A custom ``base_url`` (Ollama, vLLM, llama.cpp on localhost) may need no key at all.
+    """
+    return not config.api_key and not config.base_url
+
+
+def build_agent(config: Config, cwd: Path, *, transport: object = None) -> Agent:
+    """An Agent for ``config`` working in ``cwd``.
+
+    Raises:
+        ScoutError: for an unknown provider.
+    """
+    backend = make_backend(
+        config.provider,
+        model=model_name(config),
+        api_key=config.api_key,
+        base_url=config.base_url,
+        timeout=config.timeout,
+        transport=transport,
+    )
+    tools = builtin_registry()
+    return Agent(
+        backend,
+        tools,
+        system=system_prompt(cwd, list(tools.tools)),
+        cwd=cwd,
+        max_turns=config.max_turns,
+        max_tokens=config.max_tokens,
+    )
