@@ -1,0 +1,285 @@
+"""The ``bash`` tool: run a command in its own process group, stream its output, kill it whole.
+
+Timeout and cancellation (Esc) both end every process the command started; output kept for the
+model is capped to its head and tail, and so is the memory held while reading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+DEFAULT_TIMEOUT = 120.0  # seconds
+MAX_TIMEOUT = 600.0  # seconds
+MAX_OUTPUT_CHARS = 30_000  # kept for the model: half from the start, half from the end
+KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+DRAIN_SECONDS = 0.5  # how long to read on after the shell exits, if something still holds the pipe
+READ_CHUNK = 65_536  # bytes
+
+
+class HeadTail:
+    """Text kept as its first and last ``limit // 2`` characters, in bounded memory.
+
+    ``add(text)`` any number of times; ``text()`` is everything when it fits in ``limit``
+    characters, else head + ``"[... N characters omitted ...]"`` + tail.
+    """
+
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
+        self.half = limit // 2
+        self.head = ""
+        self.tail: list[str] = []
+        self.tail_len = 0
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.half:
+            room = self.half - len(self.head)
+            self.head += text[:room]
+            text = text[room:]
+        if not text:
+            return
+        self.tail.append(text)
+        self.tail_len += len(text)
+        # Trim only once the tail is twice its size, so a stream of small chunks costs O(n).
+        if self.tail_len > 2 * self.half:
+            joined = "".join(self.tail)[-self.half :]
+            self.tail, self.tail_len = [joined], len(joined)
+
+    def text(self) -> str:
+        head = self.head
+        tail = "".join(self.tail)[-self.half :] if self.half else ""
+        if self.total - len(head) - len(tail) <= 0:
+            return head + tail
+        # Cut at line ends when one is near, so no half line reaches the model.
+        if (cut := head.rfind("\n")) >= len(head) // 2:
+            head = head[: cut + 1]
+        if 0 <= (cut := tail.find("\n")) < len(tail) // 2:
+            tail = tail[cut + 1 :]
+        omitted = self.total - len(head) - len(tail)
+        return head.removesuffix("\n") + f"\n[... {omitted} characters omitted ...]\n" + tail
+
+
+# ----------------------------------------------------------------------------- process groups
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone, or (pgid reused) not ours to signal
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs; zombies (dead, unreaped) don't count.
+
+    On Linux this reads ``/proc/<pid>/stat`` (fields after the ``)`` closing the command
+    name: state, ppid, pgrp; see proc(5)), because orphans may stay zombies when PID 1 does not
+    reap them; elsewhere it asks ``killpg(pgid, 0)``.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not sys.platform.startswith("linux"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_bytes()
+        except OSError:
+            continue  # exited while we looked
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+async def _until_gone(pgid: int, seconds: float) -> None:
+    """Return once group ``pgid`` has no running process, or after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    # No event tells us when non-child members of the group die, so poll briefly.
+    while group_alive(pgid) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group led by ``proc``, then SIGKILL whatever is left after ``KILL_GRACE`` s.
+
+    Returns once the group is gone (or, for a process stuck in the kernel, a further grace
+    later) and the shell is reaped.
+    """
+    pgid = proc.pid  # start_new_session made the shell the leader of a new group
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        await _until_gone(pgid, KILL_GRACE)
+    finally:
+        # Also reached when cancelled again mid-grace: escalate rather than leave survivors.
+        if group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+    await _until_gone(pgid, KILL_GRACE)  # SIGKILL cannot be refused, but dying takes a moment
+    await proc.wait()
+
+
+# ----------------------------------------------------------------------------- running
+
+
+async def _read_until_eof(reader: asyncio.StreamReader, take: Callable[[bytes], None]) -> None:
+    while chunk := await reader.read(READ_CHUNK):
+        take(chunk)
+
+
+async def _stream(reader: asyncio.StreamReader, proc: asyncio.subprocess.Process, take: Callable[[bytes], None]) -> bool:
+    """Feed output to ``take`` until EOF and the shell's exit.
+
+    Returns False when the shell exited but something it started in the background still held
+    the output pipe ``DRAIN_SECONDS`` later (so we stopped waiting for EOF).
+    """
+    reading = asyncio.ensure_future(_read_until_eof(reader, take))
+    exited = asyncio.ensure_future(proc.wait())
+    try:
+        await asyncio.wait({reading, exited}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():
+            await asyncio.wait({reading}, timeout=DRAIN_SECONDS)
+        if not reading.done():
+            return False
+        reading.result()  # an error raised by on_output surfaces here
+        await exited
+        return True
+    finally:
+        reading.cancel()
+        exited.cancel()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name
+        return str(number)
+
+
+async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Run ``input["command"]`` with ``bash -c`` in ``ctx.cwd``; stdout and stderr merged.
+
+    Each decoded output fragment goes to ``ctx.on_output`` as it arrives. The result text is the
+    output (capped to ``MAX_OUTPUT_CHARS``: head and tail kept), then, on failure, a status line:
+    ``[exit code N]``, ``[killed by signal NAME]`` or ``[timed out after N s; ...killed]``; a
+    zero exit adds no line, and no output at all reads ``(no output)``. Any failure is an
+    ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
+    Raises ``ToolError`` for bad arguments or when bash cannot start.
+    """
+    command = input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ToolError("argument 'command' must be a non-empty string")
+    timeout = input.get("timeout", DEFAULT_TIMEOUT)
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
+        raise ToolError(f"argument 'timeout' must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {timeout!r:.50}")
+
+    # Our own pipe, not PIPE: we can stop reading and close it even while a background job
+    # of the command still holds the write end.
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", command,
+            cwd=ctx.cwd, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as e:
+        os.close(read_fd)
+        raise ToolError(f"could not start bash in {ctx.cwd}: {e}") from None
+    finally:
+        os.close(write_fd)
+
+    captured = HeadTail(MAX_OUTPUT_CHARS)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def take(data: bytes, final: bool = False) -> None:
+        text = decoder.decode(data, final)
+        if text:
+            captured.add(text)
+            ctx.on_output(text)
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_CHUNK)
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    transport: asyncio.BaseTransport | None = None
+    timed_out = False
+    finished = True
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        try:
+            async with asyncio.timeout(timeout):
+                finished = await _stream(reader, proc, take)
+        except TimeoutError:
+            timed_out = True
+            await kill_group(proc)
+        take(b"", final=True)
+    except BaseException:
+        # Cancelled (Esc), or on_output failed: no process of this command may outlive it.
+        await kill_group(proc)
+        raise
+    finally:
+        if transport is not None:
+            transport.close()
+        else:
+            pipe.close()
+
+    out = captured.text()
+    if timed_out:
+        status = f"[timed out after {timeout:g} s; the command and its child processes were killed]"
+    elif proc.returncode is not None and proc.returncode < 0:
+        status = f"[killed by signal {_signal_name(-proc.returncode)}]"
+    elif proc.returncode:
+        status = f"[exit code {proc.returncode}]"
+    else:
+        status = ""
+    if not finished:
+        note = "[the shell exited, but background processes still hold its output open; they were left running]"
+        status = f"{status}\n{note}" if status else note
+    if not status:
+        return ToolResult(out or "(no output)")
+    if out and not out.endswith("\n"):
+        out += "\n"
+    return ToolResult(out + status, is_error=timed_out or bool(proc.returncode))
+
+
+BASH = Tool(
+    name="bash",
+    description=(
+        "Run a shell command with bash -c in the working directory and return its output "
+        "(stdout and stderr together). stdin is closed, so interactive commands fail; pass flags "
+        f"like --yes instead. Default timeout {DEFAULT_TIMEOUT:g} s (at most {MAX_TIMEOUT:g} s); "
+        "on timeout the command and every process it started are killed. A non-zero exit is "
+        "reported as an error with its exit code. Output over "
+        f"{MAX_OUTPUT_CHARS} characters keeps only its start and end, so filter long output "
+        "(grep, head, tail). For background servers, redirect output: `cmd > log 2>&1 &`. "
+        "Prefer the read, grep, glob, edit and write tools over cat, grep, find, sed and echo."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to run, as you would type it in bash."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT,
+                "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
+            },
+        },
+        "required": ["command"],
+    },
+    run=run_bash,
+)

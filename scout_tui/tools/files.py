@@ -1,0 +1,351 @@
+"""The file tools: ``read`` (numbered lines, like ``cat -n``), ``write`` and ``edit`` (exact replace).
+
+Also the small argument checks and the text/binary test that the search tools share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from scout_tui.tools.base import Tool, ToolContext, ToolError
+
+DEFAULT_READ_LINES = 2000
+MAX_LINE_CHARS = 2000  # one minified line must not fill the context window
+SNIFF_BYTES = 8192  # a NUL in the first 8 KB marks a binary file (what git and grep use)
+BOM = b"\xef\xbb\xbf"
+
+_REQUIRED = object()
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def str_arg(input: dict[str, Any], key: str, default: Any = _REQUIRED) -> Any:
+    """``input[key]`` as a str; ``default`` when absent (or ``ToolError`` if it is required)."""
+    if key not in input or input[key] is None:
+        if default is _REQUIRED:
+            got = ", ".join(sorted(map(str, input))) or "nothing"
+            raise ToolError(f"missing required argument {key!r} (got: {got})")
+        return default
+    value = input[key]
+    if not isinstance(value, str):
+        raise ToolError(f"argument {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def int_arg(input: dict[str, Any], key: str, default: int, *, minimum: int = 1) -> int:
+    """``input[key]`` as an int ≥ ``minimum`` (``12.0`` is accepted as 12); ``ToolError`` otherwise."""
+    value = input.get(key)
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolError(f"argument {key!r} must be an integer, got {value!r:.50}")
+    if value < minimum:
+        raise ToolError(f"argument {key!r} must be at least {minimum}, got {value}")
+    return value
+
+
+def bool_arg(input: dict[str, Any], key: str, default: bool = False) -> bool:
+    """``input[key]`` as a bool; ``ToolError`` for anything but true/false."""
+    value = input.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ToolError(f"argument {key!r} must be true or false, got {value!r:.50}")
+    return value
+
+
+# ----------------------------------------------------------------------------- text files
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether the first bytes of a file (up to ``SNIFF_BYTES``) mark it as binary: a NUL byte."""
+    return b"\0" in head[:SNIFF_BYTES]
+
+
+def existing_file(ctx: ToolContext, path: str) -> Path:
+    """``path`` resolved against ``ctx.cwd``; ``ToolError`` unless it is an existing regular file."""
+    target = ctx.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a directory, not a file; use glob to list the files in it")
+    if not target.exists():
+        hint = "" if target.parent.is_dir() else f" (the folder {target.parent} does not exist either)"
+        raise ToolError(f"no such file: {path}{hint}; use glob to find the right path")
+    if not target.is_file():
+        # A FIFO or device: opening it could block forever or never end.
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device)")
+    return target
+
+
+def _decode_text(path: str, data: bytes, first_line: int = 1) -> str:
+    """``data`` (starting at line ``first_line`` of ``path``) as UTF-8 text.
+
+    Raises ``ToolError`` naming the line of the first invalid byte.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        raise ToolError(
+            f"{path} is not UTF-8 text (invalid byte at line {line}): it is binary or in another "
+            "encoding; bash with `file` or `iconv` can tell or convert"
+        ) from None
+
+
+def _split_line(raw: bytes) -> bytes:
+    """A line read in binary mode without its ``\\n`` or ``\\r\\n``."""
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+    return raw
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]} [... {len(line) - MAX_LINE_CHARS} more characters in this line]"
+
+
+# ----------------------------------------------------------------------------- read
+
+
+def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
+    target = existing_file(ctx, path)
+    try:
+        with target.open("rb") as f:
+            head = f.read(SNIFF_BYTES)
+            if not head:
+                return f"{path} is empty (0 bytes)."
+            if looks_binary(head):
+                raise ToolError(f"{path} is a binary file (it contains NUL bytes); read only shows text files")
+            f.seek(0)
+            # Stream the lines: a large log is counted, never held in memory whole.
+            shown: list[str] = []
+            total = 0
+            for total, raw in enumerate(f, start=1):
+                if offset <= total < offset + limit:
+                    text = _decode_text(path, _split_line(raw), total)
+                    shown.append(f"{total:>6}\t{_clip(text)}")
+    except PermissionError:
+        raise ToolError(f"permission denied reading {path}") from None
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a directory, not a file") from None
+    if offset > total:
+        raise ToolError(f"offset {offset} is past the end of {path}, which has {total} lines")
+    out = "\n".join(shown)
+    after = total - (offset + len(shown) - 1)
+    if after > 0:
+        out += f"\n... {after} more lines; use offset={offset + len(shown)} to read on"
+    return out
+
+
+async def run_read(input: dict[str, Any], ctx: ToolContext) -> str:
+    """Lines ``offset`` .. ``offset+limit-1`` (1-based) of a UTF-8 text file, numbered like ``cat -n``.
+
+    Output lines are ``f"{n:>6}\\t{text}"``; a line over ``MAX_LINE_CHARS`` characters is clipped
+    with a marker; a trailing ``... N more lines; use offset=M`` says what was left out.
+    Raises ``ToolError`` for a missing file, a directory, a binary (NUL in the first 8 KB) or
+    non-UTF-8 file, or an ``offset`` past the end.
+    """
+    path = str_arg(input, "path")
+    offset = int_arg(input, "offset", 1)
+    limit = int_arg(input, "limit", DEFAULT_READ_LINES)
+    return await asyncio.to_thread(_read, ctx, path, offset, limit)
+
+
+READ = Tool(
+    name="read",
+    description=(
+        "Read a UTF-8 text file. Returns its lines numbered like `cat -n` (line number, a tab, "
+        f"then the text). Reads up to {DEFAULT_READ_LINES} lines from the start by default; for "
+        "long files pass offset (1-based line number to start at) and limit (number of lines). "
+        f"Lines longer than {MAX_LINE_CHARS} characters are clipped. Binary files are refused. "
+        "The line-number prefix is not part of the file: leave it out when you edit."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+            "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start reading at."},
+            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum lines to return (default {DEFAULT_READ_LINES})."},
+        },
+        "required": ["path"],
+    },
+    run=run_read,
+    read_only=True,
+)
+
+
+# ----------------------------------------------------------------------------- write
+
+
+def _count_lines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _write(ctx: ToolContext, path: str, content: str) -> str:
+    target = ctx.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a directory; give a file path")
+    existed = target.exists()
+    data = content.encode("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Writing in place (not write-then-rename) keeps the file's permissions, e.g. an exec bit.
+        target.write_bytes(data)
+    except FileExistsError:
+        raise ToolError(f"cannot create the folders for {path}: a file is in the way") from None
+    except NotADirectoryError:
+        raise ToolError(f"cannot create {path}: a parent of it is a file, not a folder") from None
+    except PermissionError:
+        raise ToolError(f"permission denied writing {path}") from None
+    verb = "Overwrote" if existed else "Created"
+    lines = _count_lines(content)
+    return f"{verb} {path} ({len(data)} bytes, {lines} line{'s' if lines != 1 else ''})."
+
+
+async def run_write(input: dict[str, Any], ctx: ToolContext) -> str:
+    """Write ``content`` (UTF-8, newlines as given) to ``path``, creating parent folders.
+
+    Returns ``"Created|Overwrote {path} ({bytes} bytes, {lines} lines)."``; raises ``ToolError``
+    when the path is a directory or not writable.
+    """
+    path = str_arg(input, "path")
+    content = str_arg(input, "content")
+    return await asyncio.to_thread(_write, ctx, path, content)
+
+
+WRITE = Tool(
+    name="write",
+    description=(
+        "Write a file with the given content, replacing it entirely if it exists and creating "
+        "missing parent folders. Prefer edit for changing part of an existing file; read a file "
+        "before overwriting it."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
+        },
+        "required": ["path", "content"],
+    },
+    run=run_write,
+)
+
+
+# ----------------------------------------------------------------------------- edit
+
+_LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
+
+
+def _fuzzy_hint(text: str, old: str) -> str:
+    """Why ``old`` may have failed to match: read's line numbers, or whitespace differences."""
+    if _LINE_NUMBER_PREFIX.match(old):
+        return " old_string seems to start with a line-number prefix from read; leave the prefix out."
+    wanted = [line.strip() for line in old.strip("\n").split("\n")]
+    have = [line.strip() for line in text.split("\n")]
+    for i in range(len(have) - len(wanted) + 1):
+        if have[i : i + len(wanted)] == wanted:
+            end = i + len(wanted)
+            where = f"line {i + 1}" if end == i + 1 else f"lines {i + 1}-{end}"
+            return (
+                f" It does match {where} if whitespace is ignored: check indentation (tabs vs spaces) "
+                "and trailing spaces, and copy the exact text from read."
+            )
+    return " Read the file again and copy the exact text, including whitespace and indentation."
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> str:
+    target = existing_file(ctx, path)
+    try:
+        data = target.read_bytes()
+    except PermissionError:
+        raise ToolError(f"permission denied reading {path}") from None
+    if looks_binary(data):
+        raise ToolError(f"{path} is a binary file; edit only changes text files")
+    bom = data.startswith(BOM)
+    text = _decode_text(path, data[len(BOM) :] if bom else data)
+
+    # A CRLF file is matched and edited in "\n" form (the model writes "\n") and written back
+    # as CRLF; a file mixing both styles is matched exactly as it is.
+    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+    if crlf:
+        text = text.replace("\r\n", "\n")
+        old = old.replace("\r\n", "\n")
+        new = new.replace("\r\n", "\n")
+
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(f"old_string was not found in {path}.{_fuzzy_hint(text, old)}")
+    if count > 1 and not replace_all:
+        lines, start = [], 0
+        while (start := text.find(old, start)) != -1 and len(lines) < 10:
+            lines.append(str(_line_of(text, start)))
+            start += len(old)
+        raise ToolError(
+            f"old_string matches {count} times in {path} (at lines {', '.join(lines)}"
+            f"{', …' if count > len(lines) else ''}). Add surrounding lines to old_string to make "
+            f"it unique, or set replace_all to true to replace all {count}."
+        )
+    first_line = _line_of(text, text.find(old))
+    result = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    if crlf:
+        result = result.replace("\n", "\r\n")
+    try:
+        target.write_bytes((BOM if bom else b"") + result.encode("utf-8"))
+    except PermissionError:
+        raise ToolError(f"permission denied writing {path}") from None
+    done = count if replace_all else 1
+    return f"Edited {path}: {done} replacement{'s' if done != 1 else ''} (first at line {first_line})."
+
+
+async def run_edit(input: dict[str, Any], ctx: ToolContext) -> str:
+    """Replace exact ``old_string`` with ``new_string`` in a UTF-8 text file.
+
+    Keeps the file's encoding details: a UTF-8 byte-order mark and CRLF line endings survive.
+    Returns ``"Edited {path}: N replacement(s) (first at line L)."``. Raises ``ToolError`` when
+    the strings are equal or ``old_string`` is empty, not found (with a whitespace hint), or
+    found more than once without ``replace_all``.
+    """
+    path = str_arg(input, "path")
+    old = str_arg(input, "old_string")
+    new = str_arg(input, "new_string")
+    replace_all = bool_arg(input, "replace_all")
+    if old == "":
+        raise ToolError("old_string is empty; to create a file or replace all of it, use write")
+    if old == new:
+        raise ToolError("old_string and new_string are identical, so there is nothing to change")
+    return await asyncio.to_thread(_edit, ctx, path, old, new, replace_all)
+
+
+EDIT = Tool(
+    name="edit",
+    description=(
+        "Replace an exact piece of text in a file. old_string must match the file exactly, "
+        "including whitespace and indentation (copy it from read output, without the line-number "
+        "prefix), and must occur exactly once unless replace_all is true; include a few "
+        "surrounding lines to make it unique. Line endings (CRLF) and encoding are preserved."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+            "old_string": {"type": "string", "description": "The exact text to replace."},
+            "new_string": {"type": "string", "description": "The text to put in its place (must differ)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+        },
+        "required": ["path", "old_string", "new_string"],
+    },
+    run=run_edit,
+)

@@ -1,0 +1,349 @@
+"""The search tools: ``grep`` (regex over file contents) and ``glob`` (file names by pattern).
+
+Both walk the tree in a worker thread, skipping VCS folders, dependency folders, caches and
+virtualenvs, and cap what they return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from scout_tui.tools.base import Tool, ToolContext, ToolError
+from scout_tui.tools.files import bool_arg, looks_binary, str_arg
+
+# Never worth searching: version-control data, installed dependencies, caches. A folder holding
+# a pyvenv.cfg (any virtualenv, whatever its name) is skipped too. Naming one of them as the
+# `path` argument still searches it.
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "CVS",
+        "node_modules", "__pycache__", ".venv",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
+    }
+)  # fmt: skip
+MAX_GREP_MATCHES = 200
+MAX_GREP_CHARS = 30_000
+MAX_MATCH_LINE_CHARS = 500
+MAX_GLOB_RESULTS = 500
+WHOLE_FILE_BYTES = 4 * 1024 * 1024  # read and pre-check whole; larger files are streamed by line
+
+T = TypeVar("T")
+
+_WHOLE_TEXT_UNSAFE = re.compile(r"\\[AZ]")
+
+
+async def _off_loop(fn: Callable[[threading.Event], T]) -> T:
+    """``fn(stop)`` in a worker thread; when we are cancelled, ``stop`` is set so the walk ends."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+# ----------------------------------------------------------------------------- patterns
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """``"*.{ts,tsx}"`` → ``["*.ts", "*.tsx"]``; nested braces expand innermost first."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    out: list[str] = []
+    for alt in m.group(1).split(","):
+        out.extend(expand_braces(pattern[: m.start()] + alt + pattern[m.end() :]))
+    return list(dict.fromkeys(out))  # nested braces can yield one pattern twice
+
+
+def _translate(pattern: str) -> str:
+    """One brace-free glob as a regex over ``/``-separated relative paths.
+
+    ``*`` and ``?`` stay within one path segment, ``[...]``/``[!...]`` are character classes,
+    and a whole ``**`` segment spans any number of folders (zero included), as in bash globstar.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        at_segment_start = i == 0 or pattern[i - 1] == "/"
+        if at_segment_start and pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if at_segment_start and pattern.startswith("**", i) and i + 2 == n:
+            out.append(".*")
+            i += 2
+            continue
+        c = pattern[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1  # a "]" first in the class is a literal
+            j = pattern.find("]", j)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A compiled regex that fully matches the relative paths ``pattern`` (a glob) names."""
+    alternatives = "|".join(_translate(p) for p in expand_braces(pattern))
+    return re.compile(f"(?:{alternatives})\\Z", re.DOTALL)
+
+
+# ----------------------------------------------------------------------------- walking
+
+
+def walk_files(base: Path, stop: threading.Event, max_depth: int | None = None) -> Iterator[Path]:
+    """Regular files under ``base`` (``base`` itself if it is a file), depth first in name order.
+
+    Leaves out ``SKIP_DIRS`` and virtualenvs below ``base``, and FIFOs, sockets and devices
+    (opening a FIFO would block forever). ``max_depth`` limits how many folders deep below
+    ``base`` a file may be (0: ``base`` only). Symlinked folders are not followed; unreadable
+    folders are passed over. Ends early once ``stop`` is set.
+    """
+    if base.is_file():
+        yield base
+        return
+    pending = [(str(base), 0)]
+    while pending and not stop.is_set():
+        folder, depth = pending.pop()
+        try:
+            with os.scandir(folder) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError:
+            continue
+        if depth > 0 and any(e.name == "pyvenv.cfg" for e in entries):
+            continue  # a virtualenv, whatever its name: thousands of installed files
+        subfolders = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS and (max_depth is None or depth < max_depth):
+                        subfolders.append((entry.path, depth + 1))
+                elif entry.is_file():
+                    yield Path(entry.path)
+            except OSError:
+                continue
+        pending.extend(reversed(subfolders))
+
+
+def _shown(ctx: ToolContext, path: Path) -> str:
+    """``path`` relative to the working directory when it is inside it, else absolute."""
+    try:
+        return path.relative_to(ctx.cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _existing(ctx: ToolContext, path: str, *, dir_only: bool) -> Path:
+    base = ctx.resolve(path)
+    if not base.exists():
+        raise ToolError(f"no such file or directory: {path}")
+    if dir_only and not base.is_dir():
+        raise ToolError(f"{path} is a file, not a directory; give the folder to search in")
+    return base
+
+
+# ----------------------------------------------------------------------------- grep
+
+
+def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for each line of a text file that ``regex`` matches; binaries yield nothing."""
+    with path.open("rb") as f:
+        data = f.read(WHOLE_FILE_BYTES + 1)
+        if looks_binary(data):
+            return
+        if len(data) <= WHOLE_FILE_BYTES:
+            # Lines are matched without their "\r\n", so the whole-file check must see them so too.
+            text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+            # One search over the whole file rules most files out without a per-line loop; it
+            # finds a superset of the line matches, except with \A or \Z, which mean "line" here.
+            if not _WHOLE_TEXT_UNSAFE.search(regex.pattern) and not regex.search(text):
+                return
+            lines: Iterator[str] = iter(text.removesuffix("\n").split("\n"))
+        else:
+            f.seek(0)
+            lines = (raw.decode("utf-8", "replace").removesuffix("\n") for raw in f)
+        for number, line in enumerate(lines, start=1):
+            line = line.removesuffix("\r")
+            if regex.search(line):
+                yield number, line
+
+
+def _grep(ctx: ToolContext, regex: re.Pattern[str], base: Path, include: str | None, stop: threading.Event) -> tuple[list[str], str]:
+    """Match lines ``"path:line: text"`` and a note saying why the search stopped early (or "")."""
+    include_re = glob_regex(include) if include else None
+    out: list[str] = []
+    chars = 0
+    for file in walk_files(base, stop):
+        if include_re is not None:
+            # A pattern without "/" names files anywhere (like rg --glob); with "/", paths below `path`.
+            name = file.name if file == base or "/" not in include else file.relative_to(base).as_posix()
+            if not include_re.match(name):
+                continue
+        try:
+            for number, line in _matching_lines(file, regex):
+                if len(line) > MAX_MATCH_LINE_CHARS:
+                    line = line[:MAX_MATCH_LINE_CHARS] + " [...]"
+                entry = f"{_shown(ctx, file)}:{number}: {line}"
+                if len(out) >= MAX_GREP_MATCHES:
+                    return out, f"[stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include]"
+                if chars + len(entry) > MAX_GREP_CHARS:
+                    return out, f"[stopped at {MAX_GREP_CHARS} characters of results; narrow the pattern, path or include]"
+                out.append(entry)
+                chars += len(entry) + 1
+        except OSError:
+            continue  # unreadable, or vanished mid-walk: not the model's problem
+    return out, ""
+
+
+async def run_grep(input: dict[str, Any], ctx: ToolContext) -> str:
+    """Lines matching a Python regex, as ``"path:line: text"`` (path relative to ``ctx.cwd``).
+
+    Searches ``path`` (a file, or a folder walked in name order), only files whose name matches
+    ``include`` when given. Stops at ``MAX_GREP_MATCHES`` matches or ``MAX_GREP_CHARS``
+    characters and says so. No match is a plain result, not an error. Raises ``ToolError`` for
+    an invalid regex, include pattern or path.
+    """
+    pattern = str_arg(input, "pattern")
+    path = str_arg(input, "path", ".")
+    include = str_arg(input, "include", None) or None
+    flags = re.MULTILINE | (re.IGNORECASE if bool_arg(input, "ignore_case") else 0)
+    try:
+        regex = re.compile(pattern, flags)
+    except re.error as e:
+        raise ToolError(
+            f"invalid regular expression {pattern!r}: {e} (Python re syntax; escape literal "
+            "characters such as ( ) [ { . * + ? | with a backslash)"
+        ) from None
+    if include:
+        try:
+            glob_regex(include)
+        except re.error as e:
+            raise ToolError(f"invalid include pattern {include!r}: {e}") from None
+    base = _existing(ctx, path, dir_only=False)
+    found, note = await _off_loop(lambda stop: _grep(ctx, regex, base, include, stop))
+    if not found:
+        where = f"{path} (files matching {include})" if include else path
+        return f"No matches for {pattern!r} in {where}."
+    return "\n".join(found + ([note] if note else []))
+
+
+GREP = Tool(
+    name="grep",
+    description=(
+        "Search file contents with a regular expression (Python re syntax; one line at a time). "
+        "Returns matching lines as `path:line: text`, paths relative to the working directory. "
+        "Searches path (a folder or one file; default the working directory), skipping .git, "
+        "node_modules, __pycache__, virtualenvs and binary files. Narrow it with include, a "
+        f"file-name glob such as *.py or *.{{ts,tsx}}. Stops after {MAX_GREP_MATCHES} matches."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression (Python re) to search for."},
+            "path": {"type": "string", "description": "Folder or file to search (default: the working directory)."},
+            "include": {"type": "string", "description": "Only search files whose name matches this glob, e.g. *.py."},
+            "ignore_case": {"type": "boolean", "description": "Match without regard to case (default false)."},
+        },
+        "required": ["pattern"],
+    },
+    run=run_grep,
+    read_only=True,
+)
+
+
+# ----------------------------------------------------------------------------- glob
+
+
+def _glob(ctx: ToolContext, pattern: str, base: Path, stop: threading.Event) -> list[tuple[float, str]]:
+    regex = glob_regex(pattern)
+    alternatives = expand_braces(pattern)
+    # Without "**", a pattern names files a fixed number of folders deep: walk no deeper.
+    max_depth = None if "**" in pattern else max(p.count("/") for p in alternatives)
+    found: list[tuple[float, str]] = []
+    for file in walk_files(base, stop, max_depth):
+        if regex.match(file.relative_to(base).as_posix()):
+            try:
+                mtime = file.stat().st_mtime
+            except OSError:
+                continue
+            found.append((mtime, _shown(ctx, file)))
+    return found
+
+
+async def run_glob(input: dict[str, Any], ctx: ToolContext) -> str:
+    """Files under ``path`` whose relative path matches glob ``pattern``, newest-modified first.
+
+    One path per line, relative to ``ctx.cwd``; ties sorted by name. Capped at
+    ``MAX_GLOB_RESULTS`` with a closing note; no match is a plain result. Raises ``ToolError``
+    for an absolute or invalid pattern, or a missing ``path``.
+    """
+    pattern = str_arg(input, "pattern").strip()
+    path = str_arg(input, "path", ".")
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if not pattern:
+        raise ToolError("argument 'pattern' is empty; try **/*.py")
+    if pattern.startswith("/") or pattern.startswith("~"):
+        raise ToolError(f"pattern {pattern!r} must be relative; pass the folder as path and a pattern like **/*.py")
+    if ".." in pattern.split("/"):
+        raise ToolError(f"pattern {pattern!r} may not contain '..'; pass the folder as path instead")
+    try:
+        glob_regex(pattern)
+    except re.error as e:
+        raise ToolError(f"invalid glob pattern {pattern!r}: {e}") from None
+    base = _existing(ctx, path, dir_only=True)
+    found = await _off_loop(lambda stop: _glob(ctx, pattern, base, stop))
+    if not found:
+        hint = "" if "/" in pattern else " (this pattern only looks in the folder itself; use **/ to look in subfolders)"
+        return f"No files match {pattern!r} in {path}{hint}."
+    found.sort(key=lambda item: (-item[0], item[1]))
+    shown = [name for _, name in found[:MAX_GLOB_RESULTS]]
+    if len(found) > MAX_GLOB_RESULTS:
+        shown.append(f"[showing {MAX_GLOB_RESULTS} of {len(found)} matching files, newest first; narrow the pattern or path]")
+    return "\n".join(shown)
+
+
+GLOB = Tool(
+    name="glob",
+    description=(
+        "Find files by name pattern. Returns matching file paths relative to the working "
+        "directory, most recently modified first. `*` and `?` match within one folder name, "
+        "`**/` matches any number of folders, `{a,b}` either alternative: `**/*.py` finds "
+        "Python files at any depth, `*.md` only in the folder itself, `src/**/test_*.py` tests "
+        "under src. path sets the folder to search (default: the working directory). Skips "
+        f".git, node_modules, __pycache__ and virtualenvs. At most {MAX_GLOB_RESULTS} results."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob such as **/*.py, relative to path."},
+            "path": {"type": "string", "description": "Folder to search in (default: the working directory)."},
+        },
+        "required": ["pattern"],
+    },
+    run=run_glob,
+    read_only=True,
+)
