@@ -1,0 +1,171 @@
+"""The agent loop against a real backend over a loopback socket, with real tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from scout_tui.agent import CUT_BY_MAX_TOKENS, INTERRUPTED_BY_USER, Agent
+from scout_tui.backends import make_backend
+from scout_tui.history import problems
+from scout_tui.tools import builtin_registry
+from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
+
+
+def make_agent(server: LoopbackServer, cwd: Path, provider: str = "anthropic", **kw) -> Agent:
+    backend = make_backend(provider, model="test-model", api_key="sk-test", base_url=server.url, max_retries=0)
+    return Agent(backend, builtin_registry(), system="You are a test.", cwd=cwd, **kw)
+
+
+async def collect(agent: Agent, history: list[dict], text: str) -> list:
+    return [event async for event in agent.run(history, text)]
+
+
+async def test_text_answer_is_one_turn(tmp_path):
+    with LoopbackServer([Reply(anthropic_stream(["Hello", " there"]))]) as server:
+        agent = make_agent(server, tmp_path)
+        events = await collect(agent, [], "hi")
+    types = [e.type for e in events]
+    assert types == ["message.user", "message.delta", "message.delta", "message.assistant", "usage", "turn.end"]
+    assert events[3].data["message"]["content"] == [{"type": "text", "text": "Hello there"}]
+    assert events[-1].data == {"stop_reason": "end_turn"}
+    body = server.requests[0].json()
+    assert body["system"] == "You are a test."
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+
+
+async def test_tool_call_runs_and_its_result_goes_back_to_the_model(tmp_path):
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    first = anthropic_stream(["Reading."], ("toolu_1", "read", ['{"pa', 'th": "no', 'tes.txt"}']))
+    with LoopbackServer([Reply(split(first, 11)), Reply(anthropic_stream(["It says 42."]))]) as server:
+        agent = make_agent(server, tmp_path)
+        events = await collect(agent, [], "what is in notes.txt?")
+    ends = [e for e in events if e.type == "tool.end"]
+    assert len(ends) == 1 and ends[0].data["is_error"] is False
+    sent = server.requests[1].json()["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    result = sent[2]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
+    assert "the answer is 42" in json.dumps(result)
+    assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+    assert problems(agent.messages) == []
+
+
+async def test_parallel_read_only_calls_keep_call_order(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    calls = [("call_a", "read", {"path": "a.txt"}), ("call_b", "grep", {"pattern": "beta"}), ("call_c", "read", {"path": "missing.txt"})]
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    chunks = [(None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+        {"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (cid, name, args) in enumerate(calls)]}, "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}), (None, "[DONE]")]
+    with LoopbackServer([Reply(sse(chunks)), Reply(openai_stream(["done"]))]) as server:
+        agent = make_agent(server, tmp_path, provider="openai")
+        await collect(agent, [], "look")
+    tool_messages = [m for m in server.requests[1].json()["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_a", "call_b", "call_c"]
+    assert "alpha" in tool_messages[0]["content"] and "beta" in tool_messages[1]["content"]
+    results = agent.messages[2]["content"]
+    assert [r["is_error"] for r in results] == [False, False, True]
+
+
+async def test_max_turns_stops_and_says_so_with_a_valid_history(tmp_path):
+    loop = anthropic_stream([], ("toolu_x", "glob", ['{"pattern": "*.txt"}']))
+    with LoopbackServer(handler=lambda rec: Reply(loop)) as server:
+        agent = make_agent(server, tmp_path, max_turns=2)
+        events = await collect(agent, [], "loop forever")
+    assert len(server.requests) == 2
+    assert events[-1].data == {"stop_reason": "max_turns"}
+    assert any(e.type == "notice" and "max_turns" in e.data["text"] for e in events)
+    assert problems(agent.messages) == []
+
+
+async def test_tool_call_cut_by_max_tokens_is_never_run(tmp_path):
+    cut = anthropic_stream([], ("toolu_w", "write", ['{"path": "out.txt", "content": "x"}']), stop_reason="max_tokens")
+    with LoopbackServer([Reply(cut), Reply(anthropic_stream(["ok"]))]) as server:
+        agent = make_agent(server, tmp_path)
+        await collect(agent, [], "write it")
+    assert not (tmp_path / "out.txt").exists()
+    result = agent.messages[2]["content"][0]
+    assert result["is_error"] is True and result["content"] == CUT_BY_MAX_TOKENS
+
+
+async def test_error_mid_stream_ends_the_turn_and_the_partial_is_not_resent(tmp_path):
+    broken = sse([
+        ("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                                "content": [], "model": "x", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Half an"}}),
+        ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ])
+    with LoopbackServer([Reply(broken), Reply(anthropic_stream(["Whole answer."]))]) as server:
+        agent = make_agent(server, tmp_path)
+        events = await collect(agent, [], "first")
+        assert events[-2].type == "error" and "Overloaded" in events[-2].data["message"]
+        assert events[-1].data == {"stop_reason": "error"}
+        partial = [e for e in events if e.type == "message.assistant"]
+        assert partial and partial[0].data["message"]["incomplete"] is True
+        await collect(agent, agent.messages, "second")
+    sent = server.requests[1].json()["messages"]
+    assert "Half an" not in json.dumps(sent)
+    assert [m["role"] for m in sent] == ["user"]  # the two user texts, merged
+
+
+async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
+    body = anthropic_stream(["Partial ", "answer", " never finished"])
+    pieces = split(body, 300)
+    with LoopbackServer([Reply(pieces, delay=5.0)]) as server:
+        agent = make_agent(server, tmp_path)
+        seen = []
+
+        async def consume():
+            async for event in agent.run([], "go"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "message.delta" for e in seen):
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        closing = agent.interrupt()
+        assert time.monotonic() - started < 0.5
+    assert closing[0].type == "message.assistant" and closing[0].data["interrupted"] is True
+    assert closing[0].data["message"]["content"][0]["text"].startswith("Partial")
+    assert closing[-1].data == {"stop_reason": "interrupted"}
+    assert problems(agent.messages) == []
+
+
+async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
+    marker = tmp_path / "finished"
+    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep 30; touch {marker}"})])
+    with LoopbackServer([Reply(anthropic_stream([], call))]) as server:
+        agent = make_agent(server, tmp_path)
+        seen = []
+
+        async def consume():
+            async for event in agent.run([], "sleep"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "tool.start" for e in seen):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - started < 0.5
+        closing = agent.interrupt()
+    ends = [e for e in closing if e.type == "tool.end"]
+    assert ends and ends[0].data["content"] == INTERRUPTED_BY_USER
+    results = [e for e in closing if e.type == "message.user"][0].data["message"]["content"]
+    assert results[0]["tool_use_id"] == "toolu_b" and results[0]["is_error"] is True
+    assert problems(agent.messages) == []
+    assert not marker.exists()

@@ -1,0 +1,104 @@
+"""`scout-tui -p` as a real subprocess against a loopback model server, in a temporary HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scout_tui.store import Store
+from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
+
+SECRET = "sk-SECRET-do-not-print-42"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
+    return {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
+            "ANTHROPIC_API_KEY": SECRET}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "notes.txt").write_text("the answer is 42\n")
+    return repo
+
+
+def scout(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scout_tui", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_print_mode_runs_a_tool_using_turn_and_stores_it(repo, env):
+    replies = [
+        Reply(anthropic_stream(["Let me look."], ("toolu_1", "read", ['{"path":', ' "notes.txt"}']))),
+        Reply(anthropic_stream(["The file says ", "42."])),
+    ]
+    with LoopbackServer(replies) as server:
+        done = scout(["-p", "what is in notes.txt?", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Let me look.The file says 42.\n"
+    tool_lines = [line for line in done.stderr.splitlines() if "read" in line]
+    assert len(tool_lines) == 1 and tool_lines[0].startswith("✓ read notes.txt")
+    assert server.requests[0].headers["x-api-key"] == SECRET
+    assert "the answer is 42" in json.dumps(server.requests[1].json()["messages"][-1])
+    store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+    [session] = store.sessions(repo)
+    assert session.message_count == 4 and session.title == "what is in notes.txt?"
+    assert SECRET not in (Path(env["SCOUT_HOME"]) / "sessions.db").read_bytes().decode("utf-8", "replace")
+
+
+def test_continue_sends_the_earlier_conversation(repo, env):
+    with LoopbackServer([Reply(anthropic_stream(["first answer"])), Reply(anthropic_stream(["second answer"]))]) as server:
+        assert scout(["-p", "one", "--base-url", server.url], repo, env).returncode == 0
+        done = scout(["-c", "-p", "two", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    sent = server.requests[1].json()["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"][0]["text"] == "first answer"
+
+
+def test_openai_compatible_server_with_bash(repo, env):
+    env = {**env, "OPENAI_API_KEY": SECRET}
+    call = ("call_1", "bash", ['{"command": "echo hi-from-', 'bash"}'])
+    with LoopbackServer([Reply(openai_stream([], call)), Reply(openai_stream(["ran it"]))]) as server:
+        done = scout(["-p", "run echo", "--provider", "openai", "--base-url", server.url, "--model", "llama3.1"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ran it"
+    assert server.requests[0].path == "/chat/completions"
+    assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    tool = [m for m in server.requests[1].json()["messages"] if m["role"] == "tool"][0]
+    assert "hi-from-bash" in tool["content"]
+
+
+def test_server_error_exits_1_with_the_status_and_no_key(repo, env):
+    body = json.dumps({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    with LoopbackServer([Reply(body.encode(), 401, {"content-type": "application/json"})]) as server:
+        done = scout(["-p", "hi", "--base-url", server.url], repo, env)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("scout-tui: ") and "401" in last and "invalid x-api-key" in last
+    assert SECRET not in done.stderr + done.stdout
+
+
+def test_no_api_key_is_a_clear_error(repo, env):
+    env.pop("ANTHROPIC_API_KEY")
+    done = scout(["-p", "hi"], repo, env)
+    assert done.returncode == 1
+    assert "no API key" in done.stderr and "11434" in done.stderr
+
+
+def test_malformed_config_names_the_file_and_line(repo, env):
+    (repo / "scout.toml").write_text('model = "x"\nprovider = \n')
+    done = scout(["-p", "hi"], repo, env)
+    assert done.returncode == 1
+    assert f"{repo / 'scout.toml'}:2" in done.stderr
