@@ -2,8 +2,8 @@
 
 Used before every request, after loading a session and after compaction. Rules (from the
 Anthropic Messages and OpenAI Chat Completions references): every ``tool_use`` is answered
-exactly once by a ``tool_result`` in the next message, which is a user message; no orphan or
-duplicate result; no empty message or blank text block; roles alternate.
+exactly once by a ``tool_result`` in the next message, which is a user message, the results
+before any other block of it; no orphan or duplicate result; no empty message; roles alternate.
 """
 
 from __future__ import annotations
@@ -42,9 +42,13 @@ def problems(messages: list[dict]) -> list[str]:
             found.append(f"messages {i - 1} and {i} have the same role")
         asked = {b["id"] for b in tool_uses(messages[i - 1])} if i else set()
         seen: set[str] = set()
+        other_before = False
         for b in content:
             if b.get("type") != "tool_result":
+                other_before = True
                 continue
+            if other_before:
+                found.append(f"message {i} has a tool result after other content (results must come first)")
             tid = b.get("tool_use_id")
             if tid not in asked:
                 found.append(f"message {i} answers {tid}, which the message before did not call")

@@ -69,3 +69,11 @@ def test_repair_never_mutates_its_input():
     before = copy.deepcopy(convo)
     repair(convo)
     assert convo == before
+
+
+def test_text_before_a_tool_result_is_a_problem_that_repair_reorders():
+    convo = [user("go"), call("a"), {"role": "user", "content": [{"type": "text", "text": "note"}] + results("a")["content"]}]
+    assert any("after other content" in p for p in problems(convo))
+    fixed = repair(convo)
+    assert problems(fixed) == []
+    assert [b["type"] for b in fixed[2]["content"]] == ["tool_result", "text"]
