@@ -21,11 +21,12 @@ from scout_tui.backends.base import (
     Usage,
 )
 from scout_tui.bus import Event
-from scout_tui.errors import ModelError
+from scout_tui.compaction import Compacted, compact
+from scout_tui.errors import ScoutError
 from scout_tui.history import blocks, error_result, repair, tool_uses
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
 
-Prepare = Callable[[list[dict]], list[dict]]
+Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 
 INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
 CUT_BY_MAX_TOKENS = (
@@ -58,8 +59,10 @@ class Agent:
         cwd: the working directory tools resolve paths against.
         max_turns: model calls allowed per ``run`` before stopping (and saying so).
         max_tokens: output-token cap per model call.
-        prepare: compaction applied to the conversation before each call (ephemeral: it never
-            changes ``self.messages``); its result is repaired by the history check.
+        strategies: the prompt strategies applied before each call (see
+            ``compaction.prepare_prompt``; None means the configured default). Ephemeral: they
+            never change ``self.messages``; their result is repaired by the history check.
+        compaction_settings: threshold overrides for the strategies (None: config and env).
     """
 
     def __init__(
@@ -71,7 +74,8 @@ class Agent:
         cwd: Path | None = None,
         max_turns: int = 50,
         max_tokens: int = 8192,
-        prepare: Prepare | None = None,
+        strategies: Strategies = None,
+        compaction_settings: dict | None = None,
     ) -> None:
         self.backend = backend
         self.tools = tools
@@ -79,7 +83,8 @@ class Agent:
         self.cwd = cwd or Path.cwd()
         self.max_turns = max_turns
         self.max_tokens = max_tokens
-        self.prepare = prepare
+        self.strategies = strategies
+        self.compaction_settings = compaction_settings
         self.messages: list[dict] = []
         # State an interrupt needs to close the turn validly.
         self._partial: list[str] = []
@@ -106,7 +111,7 @@ class Agent:
                         completed = event
                     else:
                         yield event
-            except ModelError as e:
+            except ScoutError as e:
                 for event in self._failed(e):
                     yield event
                 return
@@ -180,11 +185,24 @@ class Agent:
 
     # -- one model call ---------------------------------------------------------------------
 
+    def preview(self, messages: list[dict] | None = None) -> Compacted:
+        """What the next model call would see for ``messages`` (default: this conversation).
+
+        Raises:
+            ScoutError: a bad compaction setting; ValueError: an unknown strategy name.
+        """
+        compacted = compact(for_request(self.messages if messages is None else messages), self.strategies,
+                            self.compaction_settings)
+        compacted.messages = repair(compacted.messages)
+        return compacted
+
     async def _call_model(self) -> AsyncIterator[Event | Completed]:
-        prompt = for_request(self.messages)
-        if self.prepare is not None:
-            prompt = self.prepare(prompt)
-        prompt = repair(prompt)
+        try:
+            compacted = self.preview()
+        except ValueError as e:  # an unknown strategy name
+            raise ScoutError(str(e)) from None
+        yield Event("prompt.compacted", compacted.event_data())
+        prompt = compacted.messages
         request = Request(
             model=self.backend.model,
             messages=prompt,
@@ -210,11 +228,11 @@ class Agent:
                 self._streaming = False
                 yield event
 
-    def _failed(self, error: ModelError) -> list[Event]:
+    def _failed(self, error: ScoutError) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete."""
         self._streaming = False
         events: list[Event] = []
-        partial = error.partial or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
+        partial = getattr(error, "partial", None) or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
         kept = [b for b in blocks(partial) if b.get("type") == "text" and b.get("text", "").strip()]
         if kept:
             message = {"role": "assistant", "content": kept, "incomplete": True}
@@ -223,7 +241,7 @@ class Agent:
                 Event("message.assistant", {"message": message, "usage": Usage().as_dict(), "stop_reason": "error",
                                             "model": self.backend.model, "interrupted": True})
             )
-        events.append(Event("error", {"message": str(error), "kind": error.kind}))
+        events.append(Event("error", {"message": str(error), "kind": getattr(error, "kind", "config")}))
         events.append(Event("turn.end", {"stop_reason": "error"}))
         return events
 

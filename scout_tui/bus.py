@@ -10,6 +10,7 @@ An event is a name from an open vocabulary plus a JSON-able dict of data. Names 
 - ``tool.end``          {id, name, content, is_error, elapsed}  (elapsed in seconds)
 - ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}
 - ``retry``             {attempt, max_attempts, delay, reason}
+- ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after}: before each call
 - ``notice``            {text}: something a person should read (e.g. max_turns reached)
 - ``error``             {message, kind}
 - ``turn.end``          {stop_reason}

@@ -30,8 +30,9 @@ async def test_text_answer_is_one_turn(tmp_path):
         agent = make_agent(server, tmp_path)
         events = await collect(agent, [], "hi")
     types = [e.type for e in events]
-    assert types == ["message.user", "message.delta", "message.delta", "message.assistant", "usage", "turn.end"]
-    assert events[3].data["message"]["content"] == [{"type": "text", "text": "Hello there"}]
+    assert types == ["message.user", "prompt.compacted", "message.delta", "message.delta", "message.assistant",
+                     "usage", "turn.end"]
+    assert events[4].data["message"]["content"] == [{"type": "text", "text": "Hello there"}]
     assert events[-1].data == {"stop_reason": "end_turn"}
     body = server.requests[0].json()
     assert body["system"] == "You are a test."
@@ -169,3 +170,36 @@ async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
     assert results[0]["tool_use_id"] == "toolu_b" and results[0]["is_error"] is True
     assert problems(agent.messages) == []
     assert not marker.exists()
+
+
+async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byte(tmp_path, tmp_home):
+    from scout_tui.bus import TRANSIENT
+    from scout_tui.store import Store
+
+    big = "x" * 5000
+    history = [{"role": "user", "content": [{"type": "text", "text": "start"}]}]
+    for i in range(30):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}"}}]})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": f"{i}:{big}", "is_error": False}]})
+    history.append({"role": "assistant", "content": [{"type": "text", "text": "read them all"}]})
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(tmp_path)
+    for message in history:
+        store.append(sid, __import__("scout_tui.bus", fromlist=["Event"]).Event(f"message.{message['role']}", {"message": message}))
+    settings = {"epoch_tool_call_threshold": 10, "epoch_full_tool_calls": 5, "epoch_compacted_tool_calls": 10, "epoch_size": 5}
+    with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
+        agent = make_agent(server, tmp_path, strategies="shorten_tools_epoch", compaction_settings=settings)
+        events = []
+        async for event in agent.run(store.messages(sid), "go on"):
+            events.append(event)
+            if event.type not in TRANSIENT:
+                store.append(sid, event)
+    sent = server.requests[0].json()["messages"]
+    sent_text = json.dumps(sent)
+    assert sent_text.count(big) < 30 and "Truncated (5003)" in sent_text
+    assert problems(sent) == []
+    [figures] = [e.data for e in events if e.type == "prompt.compacted"]
+    assert figures["dropped"] > 0 and figures["truncated"] > 0 and figures["tokens_after"] < figures["tokens_before"]
+    stored = store.messages(sid)
+    assert stored[: len(history)] == history  # every byte kept
+    assert json.dumps(stored).count(big) == 30
