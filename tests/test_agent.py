@@ -119,7 +119,8 @@ async def test_error_mid_stream_ends_the_turn_and_the_partial_is_not_resent(tmp_
 
 async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
     body = anthropic_stream(["Partial ", "answer", " never finished"])
-    pieces = split(body, 300)
+    cut = body.index(b"\n\n", body.index(b"Partial ")) + 2  # the first piece ends after one delta
+    pieces = [body[:cut], body[cut:]]
     with LoopbackServer([Reply(pieces, delay=5.0)]) as server:
         agent = make_agent(server, tmp_path)
         seen = []
