@@ -2,13 +2,13 @@
 
 A file holds Textual's ``Theme`` fields (``name`` and ``primary`` required) and a ``[variables]``
 table of scout-tui's tokens and any Textual CSS variable. Shipped themes live in ``themes/``
-(packaged as ``scout_tui.themes`` in the wheel).
+(packaged as ``scout_tui.shipped_themes`` in the wheel).
 """
 
 from __future__ import annotations
 
 import tomllib
-from importlib import resources
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,10 @@ FIELDS = {"name", "dark", "variables", *COLOUR_FIELDS}
 
 def shipped_themes_dir() -> Path:
     """The folder of shipped theme files: inside the installed wheel, or ``themes/`` in a checkout."""
-    try:
-        return Path(str(resources.files("scout_tui.themes")))
-    except ModuleNotFoundError:  # an editable install or a source checkout
-        return Path(__file__).resolve().parent.parent / "themes"
+    spec = importlib.util.find_spec("scout_tui.shipped_themes")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parent.parent / "themes"  # an editable install or a checkout
 
 
 def load_theme(path: Path) -> Theme:
