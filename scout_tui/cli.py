@@ -1,26 +1,46 @@
-"""The `scout-tui` command: open the TUI, or run one request headless with ``-p``."""
+"""The `scout-tui` command: open the TUI, run one request headless with ``-p``, list or export sessions.
+
+``sessions`` and ``export`` are subcommands only as the very first argument, so
+``scout-tui -p sessions`` still sends the prompt "sessions".
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import re
 import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 from scout_tui import __version__
 from scout_tui.errors import ScoutError
+
+EPILOG = """\
+other commands:
+  scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
+  scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
+"""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="scout-tui",
         description="A full-screen terminal coding assistant. Without -p it opens the TUI.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request headless: the answer goes to stdout, tool calls to stderr")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="continue the latest session of this directory")
     parser.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough)")
+    parser.add_argument("--fork", metavar="ID[:N]",
+                        help="start a new branch of session ID sharing its first N messages (all if N is omitted)")
     parser.add_argument("--provider", help="anthropic (default) or openai (any OpenAI-compatible server)")
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-5, gpt-4.1, llama3.1")
     parser.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 for Ollama")
@@ -31,35 +51,165 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def parse_fork(spec: str) -> tuple[str, int | None]:
+    """``"ID"`` or ``"ID:N"`` (``--fork``) as ``(ID, N)``; N None means all messages.
+
+    Raises:
+        ScoutError: N is not a whole number of messages, or ID is empty.
+    """
+    ref, sep, count = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if not ref:
+        raise ScoutError(f"--fork {spec!r}: expected ID or ID:N (a session id and a message count)")
+    if sep and not re.fullmatch(r"[0-9]+", count):
+        raise ScoutError(f"--fork {spec!r}: bad fork point {count!r}, expected a message count (0 or more)")
+    return ref, int(count) if sep else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and ``python -m scout_tui``; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return _run(lambda: SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    return _run(lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
-    try:
-        from scout_tui.config import load_config
+    fork = parse_fork(args.fork) if args.fork is not None else None
+    if fork is not None and (args.resume or args.continue_):
+        raise ScoutError("--fork starts a new branch: it cannot be combined with --resume or -c")
+    from scout_tui.config import load_config
 
-        config = load_config(
-            cwd,
-            flags={
-                "provider": args.provider,
-                "model": args.model,
-                "base_url": args.base_url,
-                "api_key": args.api_key,
-                "max_turns": args.max_turns,
-                "theme": args.theme,
-            },
+    config = load_config(
+        cwd,
+        flags={
+            "provider": args.provider,
+            "model": args.model,
+            "base_url": args.base_url,
+            "api_key": args.api_key,
+            "max_turns": args.max_turns,
+            "theme": args.theme,
+        },
+    )
+    if args.prompt is not None:
+        from scout_tui.headless import run_headless
+
+        return asyncio.run(
+            run_headless(config, cwd, args.prompt, resume=args.resume, continue_=args.continue_, fork=fork)
         )
-        if args.prompt is not None:
-            from scout_tui.headless import run_headless
+    resume = args.resume
+    if fork is not None:
+        from scout_tui.headless import open_session
+        from scout_tui.store import Store
 
-            return asyncio.run(run_headless(config, cwd, args.prompt, resume=args.resume, continue_=args.continue_))
-        from scout_tui.app import ScoutApp
+        with Store() as store:
+            resume = open_session(store, cwd, resume=None, continue_=False, fork=fork)
+    from scout_tui.app import ScoutApp
 
-        app = ScoutApp(config, cwd=cwd, resume=args.resume, continue_=args.continue_)
-        app.run()
-        return app.return_code or 0
+    app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
+    app.run()
+    return app.return_code or 0
+
+
+def _run(command: Callable[[], int]) -> int:
+    """Run a command; a ScoutError becomes ``scout-tui: <message>`` on stderr and exit code 1."""
+    try:
+        return command()
     except ScoutError as e:
         print(f"scout-tui: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`scout-tui sessions | head`): stop quietly, and keep Python
+        # from reporting the pipe again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+# -- scout-tui sessions -------------------------------------------------------------------
+
+
+def sessions_command(argv: list[str]) -> int:
+    """``scout-tui sessions [--all] [--json]``: the sessions of this directory as a tree."""
+    parser = argparse.ArgumentParser(
+        prog="scout-tui sessions",
+        description="List the sessions of this directory, newest first, forks nested under their parents.",
+    )
+    parser.add_argument("--all", action="store_true", help="sessions of every directory, grouped by directory")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON array: every session field (times in Unix seconds) plus its depth in the tree")
+    args = parser.parse_args(argv)
+    from scout_tui.store import Store, tree_order
+
+    store = Store()
+    groups: list[tuple[str, list]] = []
+    if store.path.exists():  # listing should not create a store
+        with store:
+            if args.all:
+                by_cwd: dict[str, list] = {}
+                for info in store.sessions():
+                    by_cwd.setdefault(info.cwd or "", []).append(info)
+                groups = [(cwd, tree_order(infos)) for cwd, infos in by_cwd.items()]
+            else:
+                groups = [(str(Path.cwd().resolve()), store.tree(Path.cwd()))]
+    rows = [(info, depth) for _, tree in groups for info, depth in tree]
+    if args.json:
+        print(json.dumps([{**asdict(info), "depth": depth} for info, depth in rows], ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        where = "" if args.all else f" in {Path.cwd().resolve()}"
+        print(f"no sessions{where}" + ("" if args.all else " (`scout-tui sessions --all` lists every directory)"),
+              file=sys.stderr)
+        return 0
+    print(f"{'ID':<8}  {'PARENT':<8}  {'AT':>4}  {'MSGS':>5}  {'UPDATED':<16}  TITLE")
+    for n, (cwd, tree) in enumerate(groups):
+        if args.all:
+            print(("\n" if n else "") + _one_line(cwd))
+        for info, depth in tree:
+            at = "-" if info.fork_at is None else str(info.fork_at)
+            title = ("  " * (depth - 1) + "└ " if depth else "") + (_one_line(info.title or "") or "(untitled)")
+            updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
+            parent = (info.parent or "-")[:8]
+            print(f"{info.id[:8]:<8}  {parent:<8}  {at:>4}  {info.message_count:>5}  {updated:<16}  {title}")
+    return 0
+
+
+def _one_line(text: str) -> str:
+    """``text`` without terminal controls, its whitespace runs collapsed to one space."""
+    from scout_tui.text import sanitize
+
+    return " ".join(sanitize(text).split())
+
+
+# -- scout-tui export ----------------------------------------------------------------------
+
+
+def export_command(argv: list[str]) -> int:
+    """``scout-tui export ID [--format md|json]``: a session with its ancestry, to stdout."""
+    parser = argparse.ArgumentParser(
+        prog="scout-tui export",
+        description="Write a session to stdout, with the messages it shares with the sessions it was forked from.",
+    )
+    parser.add_argument("id", metavar="ID", help="a session id, or a unique prefix of at least 4 characters")
+    parser.add_argument("--format", choices=("md", "json"), default="md",
+                        help="md: a readable transcript (default); json: {session, messages}")
+    args = parser.parse_args(argv)
+    from scout_tui.export import to_json, to_markdown
+    from scout_tui.store import Store
+
+    with Store() as store:
+        info = store.find(args.id)
+        ancestry, messages = store.ancestry(info.id), store.messages(info.id)
+    text = (to_json if args.format == "json" else to_markdown)(ancestry, messages)
+    if sys.stdout.isatty():  # a terminal would act on escape sequences in model or tool text
+        from scout_tui.text import sanitize
+
+        text = sanitize(text)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0
+
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"sessions": sessions_command, "export": export_command}

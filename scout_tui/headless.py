@@ -18,17 +18,32 @@ from scout_tui.text import sanitize
 from scout_tui.tools.summary import summarize_call
 
 
-def open_session(store: Store, cwd: Path, *, resume: str | None, continue_: bool) -> str:
-    """The session id to use: ``resume`` (a unique prefix), the latest of ``cwd``, or a new one.
+def open_session(
+    store: Store,
+    cwd: Path,
+    *,
+    resume: str | None,
+    continue_: bool,
+    fork: tuple[str, int | None] | None = None,
+) -> str:
+    """The session id to use: a new branch (``fork``), ``resume`` (a unique prefix), the latest
+    of ``cwd``, or a new session.
+
+    ``fork`` is ``(id or prefix, N)``: a branch of that session, in ``cwd``, sharing its first
+    N messages (all when N is None); ``Store.fork`` may move N so no tool call loses its result.
 
     Raises:
-        ScoutError: when ``resume`` matches no session.
+        ScoutError: ``resume`` or the fork's id matches no session or several, or N is more
+            than the session's message count.
     """
+    if fork is not None:
+        ref, at = fork
+        info = store.find(ref)
+        if at is not None and not 0 <= at <= info.message_count:
+            raise ScoutError(f"cannot fork session {info.id[:8]} at message {at}: it has {info.message_count}")
+        return store.fork(info.id, at, cwd=cwd)
     if resume:
-        info = store.session(resume)
-        if info is None:
-            raise ScoutError(f"no session matches {resume!r} (see `scout-tui sessions`)")
-        return info.id
+        return store.find(resume).id
     if continue_:
         latest = store.latest(cwd)
         if latest:
@@ -43,10 +58,14 @@ async def run_headless(
     *,
     resume: str | None = None,
     continue_: bool = False,
+    fork: tuple[str, int | None] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``)."""
+    """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``).
+
+    ``resume``, ``continue_`` and ``fork`` choose the session as in ``open_session``.
+    """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     if needs_key(config):
@@ -57,7 +76,10 @@ async def run_headless(
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
     clean = sanitize if out.isatty() else (lambda s: s)
     store = Store()
-    session_id = open_session(store, cwd, resume=resume, continue_=continue_)
+    session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
+    if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
+        print(f"forked at message {used} instead of {fork[1]}, so no tool call is left without its result",
+              file=err, flush=True)
     agent = build_agent(config, cwd)
     failure: str | None = None
     last = "\n"

@@ -1,7 +1,17 @@
 """The session store: an append-only sqlite event log (the truth) and its projections.
 
 ``events`` is never updated or deleted (triggers refuse); ``sessions`` and ``messages`` are
-projections that one function, ``_project``, builds both live and in ``rebuild()``.
+projections that one function, ``_project``, builds both live and in ``rebuild()``. Sessions
+form a tree: a ``session.fork`` event starts a branch that shares its parent's first ``at``
+messages without copying them, and reading a branch resolves its ancestry.
+
+Event vocabulary stored here (besides the agent's, see ``bus.py``):
+
+- ``session.create`` {id, cwd, title?}: a new root session. Stores of schema 1 also wrote
+  forks this way, with {parent, fork_at}; the projector reads those as ``session.fork``.
+- ``session.fork``   {parent, at, cwd, title?}: a branch of ``parent`` sharing its first ``at``
+  messages (the event's session id is the branch's id).
+- ``session.rename`` {title}; ``session.delete`` {}; ``session.restore`` {}.
 """
 
 from __future__ import annotations
@@ -13,15 +23,17 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from scout_tui.bus import TRANSIENT, Event
 from scout_tui.config import data_dir
 from scout_tui.errors import ScoutError
+from scout_tui.history import blocks, tool_uses
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TITLE_CHARS = 60
 MIN_PREFIX = 4
+BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another process's transaction
 
 _EVENTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -50,9 +62,11 @@ CREATE TABLE IF NOT EXISTS sessions (
     message_count INTEGER,
     input_tokens INTEGER,
     output_tokens INTEGER,
-    deleted INTEGER DEFAULT 0
+    deleted INTEGER DEFAULT 0,
+    title_inherited INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated);
+CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);
 CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT,
     seq INTEGER,
@@ -68,6 +82,7 @@ CREATE TABLE IF NOT EXISTS messages (
 _SESSION_COLUMNS = (
     "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens, deleted"
 )
+_ALL_SESSION_COLUMNS = _SESSION_COLUMNS + ", title_inherited"
 
 
 @dataclass
@@ -76,6 +91,8 @@ class SessionInfo:
 
     ``input_tokens`` counts input + cache read + cache write tokens of this session's own
     assistant messages; ``message_count`` includes the ``fork_at`` messages shared with a parent.
+    ``title`` is the first line of the first user message, a chosen title (``session.rename``),
+    or for a branch its parent's title until the branch's own first user message replaces it.
     """
 
     id: str
@@ -95,10 +112,13 @@ EventRow = tuple[int, str, str, dict, float]
 
 
 class Store:
-    """Sessions in one sqlite file (WAL), safe to call from a worker thread.
+    """Sessions in one sqlite file (WAL), safe to call from a worker thread and from several
+    processes at once (every write is one short ``BEGIN IMMEDIATE`` transaction; a writer
+    waits up to ``BUSY_TIMEOUT_MS`` for another's to end instead of failing).
 
-    The connection opens on first use; every call holds one lock, so the app may call the
-    store through ``asyncio.to_thread`` while the UI thread also reads it.
+    The connection opens on first use, and upgrades an older schema then (see ``MIGRATIONS``);
+    every call holds one lock, so the app may call the store through ``asyncio.to_thread``
+    while the UI thread also reads it.
     """
 
     def __init__(self, path: Path | None = None) -> None:
@@ -109,7 +129,7 @@ class Store:
     # -- connection ---------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
-        """The open connection (caller holds the lock); creates the file and schema once."""
+        """The open connection (caller holds the lock); creates or migrates the schema once."""
         if self._db is not None:
             return self._db
         try:
@@ -118,19 +138,14 @@ class Store:
         except (OSError, sqlite3.Error) as exc:
             raise ScoutError(f"{self.path}: cannot open session store: {exc}") from None
         try:
-            db.execute("PRAGMA busy_timeout = 5000")
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
-            with _transaction(db):
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise ScoutError(
-                        f"{self.path}: session store has schema version {version}; "
-                        f"this scout-tui reads version {SCHEMA_VERSION} (upgrade scout-tui)"
-                    )
-                if version < SCHEMA_VERSION:
-                    _executescript(db, _EVENTS_SCHEMA + _PROJECTION_SCHEMA)
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            # Checked without a write lock first: the common case (current schema) never
+            # contends with another process's writes.
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                with _transaction(db):
+                    _upgrade(db, self.path)
         except sqlite3.DatabaseError as exc:
             db.close()
             raise ScoutError(f"{self.path}: cannot open session store: {exc}") from None
@@ -165,30 +180,66 @@ class Store:
     ) -> str:
         """Start a session in directory ``cwd``; returns its id (a full uuid4 hex).
 
-        With ``parent`` the session is a fork sharing the parent's first ``fork_at`` messages
-        (default: all of them); nothing is copied.
+        With ``parent`` this is ``fork(parent, fork_at, title=title, cwd=cwd)``.
 
         Raises:
-            ScoutError: ``parent`` does not exist, or ``fork_at`` is outside 0..its message count.
+            ScoutError: ``parent`` does not exist, or ``fork_at`` is given without a parent.
         """
+        if parent is not None:
+            return self.fork(parent, fork_at, title=title, cwd=cwd)
+        if fork_at is not None:
+            raise ScoutError("fork_at needs a parent session")
         data: dict[str, Any] = {"id": uuid.uuid4().hex, "cwd": str(Path(cwd).resolve())}
         if title is not None:
             data["title"] = title
         with self._lock:
             db = self._conn()
             with _transaction(db):
-                if parent is not None:
-                    row = db.execute("SELECT message_count FROM sessions WHERE id = ?", (parent,)).fetchone()
-                    if row is None:
-                        raise ScoutError(f"cannot fork: no session {parent}")
-                    at = row[0] if fork_at is None else fork_at
-                    if not 0 <= at <= row[0]:
-                        raise ScoutError(f"cannot fork session {parent} at message {at}: it has {row[0]}")
-                    data["parent"], data["fork_at"] = parent, at
-                elif fork_at is not None:
-                    raise ScoutError("fork_at needs a parent session")
                 self._insert(db, data["id"], Event("session.create", data))
         return data["id"]
+
+    def fork(
+        self,
+        parent_id: str,
+        at: int | None = None,
+        *,
+        title: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> str:
+        """Start a branch of session ``parent_id`` sharing its first ``at`` messages; returns its id.
+
+        Nothing is copied: one ``session.fork {parent, at, cwd, title?}`` event and one
+        ``sessions`` row are written whatever the parent's size, and reading the branch
+        resolves its ancestry. Forks of forks work to any depth.
+
+        ``at`` is a message count (None: all the parent's messages). It is clamped to
+        0..the parent's message count, then moved by ``valid_fork_point`` so that no tool call
+        is left without its result; the point used is the branch's ``fork_at``.
+        ``title`` defaults to the parent's title, which the branch's own first user message
+        then replaces (so sibling branches are told apart by where they diverge).
+        ``cwd`` defaults to the parent's directory.
+
+        Raises:
+            ScoutError: no session ``parent_id``.
+        """
+        new_id = uuid.uuid4().hex
+        with self._lock:
+            db = self._conn()
+            with _transaction(db):
+                row = db.execute("SELECT message_count, cwd FROM sessions WHERE id = ?", (parent_id,)).fetchone()
+                if row is None:
+                    raise ScoutError(f"cannot fork: no session {parent_id}")
+                count, parent_cwd = row
+                point = valid_fork_point(lambda i: _message_at(db, parent_id, i), count, at)
+                data: dict[str, Any] = {
+                    "parent": parent_id,
+                    "at": point,
+                    "cwd": str(Path(cwd).resolve()) if cwd is not None else parent_cwd,
+                }
+                if title is not None:
+                    data["title"] = title
+                self._insert(db, new_id, Event("session.fork", data))
+        return new_id
 
     def append(self, session_id: str, event: Event) -> int | None:
         """Store ``event`` for the session and update the projections in one transaction.
@@ -208,6 +259,36 @@ class Store:
                     if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                         raise ScoutError(f"no session {session_id} to record {event.type} in")
                 return self._insert(db, session_id, event)
+
+    def rename(self, session_id: str, title: str) -> None:
+        """Give a session a chosen title (a ``session.rename`` event); runs of whitespace,
+        newlines included, become one space so the title stays one line.
+
+        Raises:
+            ScoutError: no session ``session_id``, or ``title`` is blank.
+        """
+        clean = " ".join(title.split())
+        if not clean:
+            raise ScoutError(f"cannot rename session {session_id}: the title is blank")
+        self.append(session_id, Event("session.rename", {"title": clean}))
+
+    def delete(self, session_id: str) -> None:
+        """Hide a session from listings (a ``session.delete`` event; ``restore`` undoes it).
+
+        Its rows stay, and its branches stay readable (they show as roots in ``tree``).
+
+        Raises:
+            ScoutError: no session ``session_id``.
+        """
+        self.append(session_id, Event("session.delete", {}))
+
+    def restore(self, session_id: str) -> None:
+        """Show a deleted session again (a ``session.restore`` event).
+
+        Raises:
+            ScoutError: no session ``session_id``.
+        """
+        self.append(session_id, Event("session.restore", {}))
 
     def subscriber(self, session_id: str) -> Callable[[Event], None]:
         """A bus handler that appends every event to ``session_id``: ``bus.on("*", ...)``."""
@@ -241,13 +322,7 @@ class Store:
         with self._lock:
             db = self._conn()
             with _transaction(db):
-                db.execute("DROP TABLE IF EXISTS messages")
-                db.execute("DROP TABLE IF EXISTS sessions")
-                _executescript(db, _PROJECTION_SCHEMA)
-                rows = db.execute("SELECT id, session_id, type, data, created FROM events ORDER BY id")
-                while batch := rows.fetchmany(1000):
-                    for row in batch:
-                        _project(db, row)
+                _rebuild_projections(db)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -256,36 +331,27 @@ class Store:
 
         A message cut short by a stream error also carries ``"incomplete": True``.
 
-        A fork's list starts with its parent's first ``fork_at`` messages (recursively).
+        A fork's list starts with its parent's first ``fork_at`` messages (recursively): one
+        range query per ancestor, read in one snapshot.
         """
         with self._lock:
             db = self._conn()
-            segments: list[tuple[str, int, int | None]] = []
-            limit: int | None = None
-            current: str | None = session_id
-            seen: set[str] = set()
-            while current is not None and current not in seen:
-                seen.add(current)
-                row = db.execute("SELECT parent, fork_at FROM sessions WHERE id = ?", (current,)).fetchone()
-                if row is None:
-                    break
-                start = (row[1] or 0) if row[0] is not None else 0
-                segments.append((current, start, limit))
-                limit = start if limit is None else min(limit, start)
-                current = row[0]
-            result: list[dict] = []
-            for sid, start, stop in reversed(segments):
-                rows = db.execute(
-                    "SELECT role, content, incomplete FROM messages WHERE session_id = ? AND seq >= ? AND seq < ?"
-                    " ORDER BY seq",
-                    (sid, start, stop if stop is not None else 2**62),
-                )
-                for role, content, incomplete in rows:
-                    message = {"role": role, "content": json.loads(content)}
-                    if incomplete:
-                        message["incomplete"] = True
-                    result.append(message)
-            return result
+            with _snapshot(db):
+                segments: list[tuple[str, int, int | None]] = []
+                limit: int | None = None
+                for sid, parent, fork_at in _chain(db, session_id):
+                    start = (fork_at or 0) if parent is not None else 0
+                    segments.append((sid, start, limit))
+                    limit = start if limit is None else min(limit, start)
+                result: list[dict] = []
+                for sid, start, stop in reversed(segments):
+                    rows = db.execute(
+                        "SELECT role, content, incomplete FROM messages WHERE session_id = ? AND seq >= ? AND seq < ?"
+                        " ORDER BY seq",
+                        (sid, start, stop if stop is not None else 2**62),
+                    )
+                    result.extend(_message(*row) for row in rows)
+                return result
 
     def session(self, session_id: str) -> SessionInfo | None:
         """The session with this id, or with this unique prefix (at least 4 characters).
@@ -310,6 +376,28 @@ class Store:
             raise ScoutError(f"session id prefix {session_id!r} is ambiguous: {shown}")
         return _info(rows[0]) if rows else None
 
+    def find(self, ref: str) -> SessionInfo:
+        """``session(ref)``, deleted sessions included, but a miss is an error.
+
+        Raises:
+            ScoutError: nothing matches ``ref`` (an id, or a prefix of at least 4 characters),
+                or the prefix is ambiguous.
+        """
+        info = self.session(ref)
+        if info is None:
+            raise ScoutError(f"no session matches {ref!r} (see `scout-tui sessions --all`)")
+        return info
+
+    def ancestry(self, session_id: str) -> list[SessionInfo]:
+        """The session and its ancestors, root first and ``session_id`` last; [] if unknown."""
+        with self._lock:
+            db = self._conn()
+            with _snapshot(db):
+                ids = [sid for sid, _, _ in _chain(db, session_id)]
+                rows = [db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (sid,)).fetchone()
+                        for sid in reversed(ids)]
+        return [_info(r) for r in rows]
+
     def sessions(self, cwd: str | Path | None = None, include_deleted: bool = False) -> list[SessionInfo]:
         """Sessions newest-updated first; only those of directory ``cwd`` unless it is None."""
         where, params = [], []
@@ -324,6 +412,14 @@ class Store:
                 f"SELECT {_SESSION_COLUMNS} FROM sessions {clause} ORDER BY updated DESC, created DESC", params
             ).fetchall()
         return [_info(r) for r in rows]
+
+    def tree(self, cwd: str | Path | None = None, include_deleted: bool = False) -> list[tuple[SessionInfo, int]]:
+        """``sessions(cwd, include_deleted)`` as a tree, in display order: ``[(info, depth)]``.
+
+        See ``tree_order``: branches follow their parent one level deeper, siblings newest
+        first; a branch whose parent is not listed (deleted, or in another directory) is a root.
+        """
+        return tree_order(self.sessions(cwd, include_deleted))
 
     def latest(self, cwd: str | Path) -> str | None:
         """The id of the most recently updated non-deleted session in ``cwd``, or None."""
@@ -346,15 +442,107 @@ class Store:
         return [(i, sid, type_, json.loads(data), created) for i, sid, type_, data, created in rows]
 
     def projection_rows(self) -> tuple[list[tuple], list[tuple]]:
-        """Every ``sessions`` row (by id) and ``messages`` row (by session, seq), for comparing."""
+        """Every ``sessions`` row (by id, all columns) and ``messages`` row (by session, seq)."""
         with self._lock:
             db = self._conn()
-            sessions = db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
-            messages = db.execute(
-                "SELECT session_id, seq, role, content, event_id, created, incomplete FROM messages"
-                " ORDER BY session_id, seq"
-            ).fetchall()
+            with _snapshot(db):
+                sessions = db.execute(f"SELECT {_ALL_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
+                messages = db.execute(
+                    "SELECT session_id, seq, role, content, event_id, created, incomplete FROM messages"
+                    " ORDER BY session_id, seq"
+                ).fetchall()
         return sessions, messages
+
+
+# -- fork points and trees (pure) -------------------------------------------------------
+
+
+def valid_fork_point(message_at: Callable[[int], dict | None], count: int, at: int | None) -> int:
+    """The fork point to use when asked to share the first ``at`` of ``count`` messages.
+
+    ``message_at(i)`` returns message ``i`` (0-based) of the parent, in the ``{"role",
+    "content"}`` shape. ``at`` None means ``count``; otherwise it is clamped to 0..count.
+
+    Rule: a fork point right after an assistant message that calls tools (message ``at - 1``)
+    would leave those ``tool_use`` blocks without their ``tool_result``, which both model APIs
+    reject. The person pointed at that assistant message, so the point moves *forward* by one
+    to take in the user message carrying its results. When there is no such message (the
+    parent ends with calls still unanswered: running, or cut off), it moves *back* to just
+    before the assistant message instead, since a result that does not exist cannot be shared.
+    Reads at most a few messages, whatever ``count`` is.
+    """
+    point = count if at is None else max(0, min(at, count))
+    while point > 0:
+        before = message_at(point - 1)
+        if before is None or before.get("role") != "assistant" or not tool_uses(before):
+            break
+        results = message_at(point) if point < count else None
+        if results is not None and results.get("role") == "user" and any(
+            b.get("type") == "tool_result" for b in blocks(results)
+        ):
+            point += 1
+        else:
+            point -= 1
+    return point
+
+
+def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """``sessions`` (newest-updated first, as ``Store.sessions`` returns them) as a tree.
+
+    Returns ``[(info, depth)]`` depth-first: each branch right after its parent at depth + 1,
+    siblings (and roots) newest-updated first. A session whose parent is not in ``sessions``
+    is a root (depth 0).
+    """
+    by_id = {s.id: s for s in sessions}
+    children: dict[str | None, list[SessionInfo]] = {}
+    for info in sorted(sessions, key=lambda s: (s.updated, s.created), reverse=True):
+        key = info.parent if info.parent in by_id and info.parent != info.id else None
+        children.setdefault(key, []).append(info)
+    out: list[tuple[SessionInfo, int]] = []
+    stack: list[tuple[SessionInfo, int]] = [(s, 0) for s in reversed(children.get(None, []))]
+    seen: set[str] = set()
+    while stack:
+        info, depth = stack.pop()
+        if info.id in seen:
+            continue
+        seen.add(info.id)
+        out.append((info, depth))
+        stack.extend((child, depth + 1) for child in reversed(children.get(info.id, [])))
+    return out
+
+
+# -- reading helpers (caller holds the lock) ---------------------------------------------
+
+
+def _chain(db: sqlite3.Connection, session_id: str) -> Iterator[tuple[str, str | None, int | None]]:
+    """``(id, parent, fork_at)`` of the session, then of each ancestor up to its root."""
+    current: str | None = session_id
+    seen: set[str] = set()
+    while current is not None and current not in seen:
+        seen.add(current)
+        row = db.execute("SELECT parent, fork_at FROM sessions WHERE id = ?", (current,)).fetchone()
+        if row is None:
+            return
+        yield current, row[0], row[1]
+        current = row[0]
+
+
+def _message_at(db: sqlite3.Connection, session_id: str, index: int) -> dict | None:
+    """Message ``index`` of the session's conversation (ancestry resolved), or None."""
+    for sid, parent, fork_at in _chain(db, session_id):
+        if parent is None or index >= (fork_at or 0):
+            row = db.execute(
+                "SELECT role, content, incomplete FROM messages WHERE session_id = ? AND seq = ?", (sid, index)
+            ).fetchone()
+            return _message(*row) if row else None
+    return None
+
+
+def _message(role: str, content: str, incomplete: int) -> dict:
+    message = {"role": role, "content": json.loads(content)}
+    if incomplete:
+        message["incomplete"] = True
+    return message
 
 
 # -- the projector ----------------------------------------------------------------------
@@ -364,23 +552,23 @@ def _project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> N
     """Apply one stored event row ``(id, session_id, type, data JSON, created)`` to the projections.
 
     The only writer of ``sessions`` and ``messages``: live appends and ``rebuild()`` both call
-    it, and everything it writes comes from the row, so both give identical rows.
+    it, and everything it writes comes from the row and the projection so far, so both give
+    identical rows.
     """
     event_id, session_id, type_, raw, created = row
     data = json.loads(raw)
-    if type_ == "session.create":
-        parent = data.get("parent")
-        fork_at = data.get("fork_at") if parent is not None else None
-        db.execute(
-            "INSERT OR IGNORE INTO sessions (id, parent, fork_at, cwd, title, created, updated,"
-            " message_count, input_tokens, output_tokens, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0)",
-            (session_id, parent, fork_at, data.get("cwd"), data.get("title"), created, created, fork_at or 0),
-        )
+    if type_ == "session.fork":
+        _project_session(db, session_id, data, created, data.get("at"))
+    elif type_ == "session.create":
+        # Schema-1 stores recorded forks as a create with {parent, fork_at}: the same branch.
+        _project_session(db, session_id, data, created, data.get("fork_at"))
     elif type_ in ("message.user", "message.assistant"):
-        found = db.execute("SELECT message_count, title FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        found = db.execute(
+            "SELECT message_count, title, title_inherited FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
         if found is None:
             return
-        count, title = found
+        count, title, inherited = found
         message = data.get("message") or {}
         role = message.get("role") or type_.split(".", 1)[1]
         db.execute(
@@ -392,21 +580,96 @@ def _project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> N
         usage = data.get("usage") or {}
         spent_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
         spent_out = int(usage.get("output_tokens") or 0)
-        if title is None and role == "user":
-            title = _title(message.get("content"))
+        if role == "user" and (title is None or inherited):
+            own = _title(message.get("content"))
+            if own is not None:
+                title, inherited = own, 0
         db.execute(
-            "UPDATE sessions SET message_count = ?, updated = ?, title = ?,"
+            "UPDATE sessions SET message_count = ?, updated = ?, title = ?, title_inherited = ?,"
             " input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-            (count + 1, created, title, spent_in, spent_out, session_id),
+            (count + 1, created, title, inherited, spent_in, spent_out, session_id),
         )
     elif type_ == "session.rename":
-        db.execute("UPDATE sessions SET title = ? WHERE id = ?", (data.get("title"), session_id))
+        db.execute("UPDATE sessions SET title = ?, title_inherited = 0 WHERE id = ?", (data.get("title"), session_id))
     elif type_ == "session.delete":
         db.execute("UPDATE sessions SET deleted = 1 WHERE id = ?", (session_id,))
     elif type_ == "session.restore":
         db.execute("UPDATE sessions SET deleted = 0 WHERE id = ?", (session_id,))
     # Every other event (tool.start, tool.end, usage, notice, error, turn.end, retry, ...)
     # is history only: it leaves the projections as they are.
+
+
+def _project_session(db: sqlite3.Connection, session_id: str, data: dict, created: float, at: Any) -> None:
+    """One ``sessions`` row for a root session or a branch (``data["parent"]`` set)."""
+    parent = data.get("parent")
+    title, inherited = data.get("title"), 0
+    fork_at: int | None = None
+    if parent is not None:
+        fork_at = int(at or 0)
+        if title is None:
+            found = db.execute("SELECT title FROM sessions WHERE id = ?", (parent,)).fetchone()
+            title, inherited = (found[0] if found else None), 1
+    db.execute(
+        "INSERT OR IGNORE INTO sessions (id, parent, fork_at, cwd, title, created, updated, message_count,"
+        " input_tokens, output_tokens, deleted, title_inherited) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
+        (session_id, parent, fork_at, data.get("cwd"), title, created, created, fork_at or 0, inherited),
+    )
+
+
+def _rebuild_projections(db: sqlite3.Connection) -> None:
+    """Drop ``sessions`` and ``messages`` and replay every event (caller holds a transaction)."""
+    db.execute("DROP TABLE IF EXISTS messages")
+    db.execute("DROP TABLE IF EXISTS sessions")
+    _executescript(db, _PROJECTION_SCHEMA)
+    rows = db.execute("SELECT id, session_id, type, data, created FROM events ORDER BY id")
+    while batch := rows.fetchmany(1000):
+        for row in batch:
+            _project(db, row)
+
+
+# -- schema versions --------------------------------------------------------------------
+
+
+def _migrate_1_to_2(db: sqlite3.Connection) -> None:
+    """Schema 2 adds ``sessions.title_inherited`` and an index on ``sessions.parent``, and the
+    projector learned ``session.fork`` and inherited titles. Projections are derived data, so
+    replaying the unchanged ``events`` into the new tables is the whole migration."""
+    _rebuild_projections(db)
+
+
+# MIGRATIONS[v] upgrades a store of schema v to v + 1; each runs inside the one transaction
+# that opening holds, so a failed upgrade leaves the file as it was.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+
+
+def _upgrade(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to SCHEMA_VERSION (caller holds a write transaction).
+
+    Raises:
+        ScoutError: the store is newer than this code, or a migration failed.
+    """
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise ScoutError(
+            f"{path}: session store has schema version {version}; "
+            f"this scout-tui reads version {SCHEMA_VERSION} (upgrade scout-tui)"
+        )
+    if version == SCHEMA_VERSION:
+        return  # another process upgraded it while we waited for the lock
+    if version == 0:  # a new file
+        _executescript(db, _EVENTS_SCHEMA + _PROJECTION_SCHEMA)
+    else:
+        for step in range(version, SCHEMA_VERSION):
+            try:
+                MIGRATIONS[step](db)
+            except (sqlite3.Error, ValueError) as exc:  # ValueError: an event's data is not JSON
+                raise ScoutError(
+                    f"{path}: cannot migrate session store from schema {step} to {step + 1}: {exc}"
+                ) from None
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+# -- small helpers ------------------------------------------------------------------------
 
 
 def _title(content: Any) -> str | None:
@@ -458,7 +721,12 @@ def _statements(script: str) -> list[str]:
 
 
 class _transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
+    can fail at once with "database is locked" when another process wrote in between (its
+    snapshot is stale, and waiting cannot help), while IMMEDIATE just waits ``busy_timeout``.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -468,3 +736,16 @@ class _transaction:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class _snapshot:
+    """A read transaction: several SELECTs see one state, whatever other processes commit."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN")
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.execute("COMMIT")

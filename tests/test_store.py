@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from scout_tui.bus import Bus, Event
 from scout_tui.errors import ScoutError
-from scout_tui.store import Store
+from scout_tui.history import tool_uses
+from scout_tui.store import SCHEMA_VERSION, Store, _title
 
 
 def user(text: str) -> Event:
@@ -38,11 +39,11 @@ def test_default_path_is_under_scout_home(tmp_home: Path) -> None:
     assert Store().path == tmp_home / ".scout-data" / "sessions.db"
 
 
-def test_database_uses_wal_and_schema_version_1(store: Store, tmp_path: Path) -> None:
+def test_database_uses_wal_and_the_current_schema_version(store: Store, tmp_path: Path) -> None:
     store.create_session(tmp_path)
     raw = sqlite3.connect(store.path)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     raw.close()
 
 
@@ -182,8 +183,9 @@ def test_fork_shares_the_parents_first_messages(store: Store, tmp_path: Path) ->
     texts = [m["content"][0]["text"] for m in store.messages(child)]
     assert texts == ["u0", "a0", "branch"]
     assert store.session(child).message_count == 3 and len(store.messages(parent)) == 6
-    with pytest.raises(ScoutError, match="at message 7"):
-        store.create_session(tmp_path, parent=parent, fork_at=7)
+    assert store.session(store.create_session(tmp_path, parent=parent, fork_at=7)).fork_at == 6  # clamped
+    with pytest.raises(ScoutError, match="no session nope"):
+        store.create_session(tmp_path, parent="nope")
 
 
 async def test_store_is_usable_from_a_worker_thread(store: Store, tmp_path: Path) -> None:
@@ -195,54 +197,93 @@ async def test_store_is_usable_from_a_worker_thread(store: Store, tmp_path: Path
 
 # -- incremental projection == rebuild(), row for row --------------------------------
 
-TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x00\r\n\x1b😀é"), max_size=20)
+TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x00\r\n\x1b😀é日ß"), max_size=20)
 USAGE = st.fixed_dictionaries(
     {k: st.integers(0, 10_000) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")}
 )
+TARGET = st.integers(0, 50)
 STEP = st.one_of(
     st.tuples(st.just("create"), st.integers(0, 2), st.one_of(st.none(), TEXT)),
-    st.tuples(st.just("fork"), st.integers(0, 50), st.integers(0, 50)),
-    st.tuples(st.just("user"), st.integers(0, 50), TEXT),
-    st.tuples(st.just("assistant"), st.integers(0, 50), TEXT, USAGE),
-    st.tuples(st.just("event"), st.integers(0, 50), st.sampled_from(["tool.start", "notice", "message.delta", "usage"]), TEXT),
-    st.tuples(st.just("rename"), st.integers(0, 50), TEXT),
-    st.tuples(st.just("delete"), st.integers(0, 50), st.booleans()),
+    st.tuples(st.just("fork"), TARGET, st.one_of(st.none(), st.integers(-2, 12)), st.one_of(st.none(), TEXT)),
+    st.tuples(st.just("user"), TARGET, TEXT),
+    st.tuples(st.just("assistant"), TARGET, TEXT, USAGE),
+    st.tuples(st.just("calls"), TARGET, st.integers(1, 2), st.booleans()),
+    st.tuples(st.just("event"), TARGET, st.sampled_from(["tool.start", "notice", "message.delta", "usage"]), TEXT),
+    st.tuples(st.just("rename"), TARGET, TEXT),
+    st.tuples(st.just("delete"), TARGET, st.booleans()),
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(STEP, min_size=1, max_size=25))
+def expected_fork_point(messages: list[dict], at: int | None) -> int:
+    """The documented rule, restated: forward over a results message, else back over the calls."""
+    point = len(messages) if at is None else max(0, min(at, len(messages)))
+    while point and tool_uses(messages[point - 1]):
+        has_results = point < len(messages) and any(b["type"] == "tool_result" for b in messages[point]["content"])
+        point += 1 if has_results else -1
+    return point
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(STEP, min_size=1, max_size=30))
 def test_rebuild_equals_the_incremental_projection(steps: list[tuple]) -> None:
+    """Appends, tool calls, forks of forks, renames and deletes: the live projection equals its
+    replay row for row, and matches a plain model of conversations, fork points and titles."""
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "s.db") as store:
         dirs = [Path(tmp) / name for name in ("a", "b", "c")]
         ids: list[str] = []
-        appended: dict[str, list[dict]] = {}
-        for step in steps:
+        conversation: dict[str, list[dict]] = {}
+        title: dict[str, str | None] = {}
+        inherited: dict[str, bool] = {}
+        for n, step in enumerate(steps):
             kind = step[0]
             if kind == "create":
                 ids.append(store.create_session(dirs[step[1]], title=step[2]))
-                appended[ids[-1]] = []
+                conversation[ids[-1]], title[ids[-1]], inherited[ids[-1]] = [], step[2], False
                 continue
             if not ids:
                 continue
             sid = ids[step[1] % len(ids)]
             if kind == "fork":
-                at = step[2] % (store.session(sid).message_count + 1)
-                ids.append(store.create_session(dirs[0], parent=sid, fork_at=at))
-                appended[ids[-1]] = store.messages(sid)[:at]
+                branch = store.fork(sid, step[2], title=step[3])
+                point = expected_fork_point(conversation[sid], step[2])
+                assert store.session(branch).fork_at == point
+                ids.append(branch)
+                conversation[branch] = conversation[sid][:point]
+                title[branch], inherited[branch] = (step[3], False) if step[3] is not None else (title[sid], True)
             elif kind in ("user", "assistant"):
                 event = user(step[2]) if kind == "user" else assistant(step[2], step[3])
                 store.append(sid, event)
-                appended[sid].append(event.data["message"])
+                conversation[sid].append(event.data["message"])
+                own = _title(event.data["message"]["content"]) if kind == "user" else None
+                if own is not None and (title[sid] is None or inherited[sid]):
+                    title[sid], inherited[sid] = own, False
+            elif kind == "calls":
+                calls = [{"type": "tool_use", "id": f"t{n}-{i}", "name": "bash", "input": {"command": "ls é"}}
+                         for i in range(step[2])]
+                messages = [{"role": "assistant", "content": calls}]
+                if step[3]:
+                    answers = [{"type": "tool_result", "tool_use_id": c["id"], "content": "ok ✓", "is_error": False}
+                               for c in calls]
+                    messages.append({"role": "user", "content": answers})
+                for message in messages:
+                    store.append(sid, Event(f"message.{message['role']}", {"message": message}))
+                    conversation[sid].append(message)
             elif kind == "event":
                 store.append(sid, Event(step[2], {"text": step[3]}))
             elif kind == "rename":
-                store.append(sid, Event("session.rename", {"title": step[2]}))
+                if step[2].split():
+                    store.rename(sid, step[2])
+                    title[sid], inherited[sid] = " ".join(step[2].split()), False
+                else:
+                    with pytest.raises(ScoutError, match="blank"):
+                        store.rename(sid, step[2])
             else:
-                store.append(sid, Event("session.delete" if step[2] else "session.restore", {}))
+                store.delete(sid) if step[2] else store.restore(sid)
         live = store.projection_rows()
-        for sid, messages in appended.items():
+        for sid, messages in conversation.items():
             assert store.messages(sid) == messages
+            assert store.session(sid).title == title[sid]
+            assert store.session(sid).message_count == len(messages)
         store.rebuild()
         assert store.projection_rows() == live
 

@@ -1,0 +1,144 @@
+"""Session store figures: what a fork costs as the parent grows, and what opening a long session costs.
+
+    python benchmarks/sessions.py [--sizes 10,1000,10000] [--forks 25]
+
+1. Fork: for parents of 10, 1,000 and 10,000 messages, the median and worst time of
+   ``Store.fork`` (ms) and the rows one fork writes to events / sessions / messages.
+   Targets: fork ≤ 5 ms at every size, and no per-message rows.
+2. Opening a long session, store side: a fresh process opens the store and reads the
+   10,000-message session (``Store.session`` + ``Store.messages``), directly and through a
+   fork of a fork of a fork (ancestry resolved on read); wall time and resident memory after.
+   The TUI's open-to-first-paint figure belongs beside ``store_open_figures`` as its own
+   function (it needs the chat view that loads the newest messages first).
+
+Messages are realistic in size: user prompts of ~200 characters, assistant answers of ~1,500,
+and every fifth turn a tool call with a ~2,000-character result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scout_tui.bus import Event
+from scout_tui.store import Store
+
+PROSE = "The quick brown fox jumps over the lazy dog; ünïcødé and 😀 included. "
+
+
+def fill(store: Store, sid: str, count: int) -> None:
+    """Append ``count`` messages: user / assistant turns, every fifth a tool call and its result."""
+    n = 0
+    while n < count:
+        turn = n // 2
+        if turn % 5 == 4 and n + 2 < count:
+            call = f"toolu_{n}"
+            use = {"type": "tool_use", "id": call, "name": "bash", "input": {"command": f"grep -rn fox src/{n}"}}
+            message = {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, use]}
+            usage = {"input_tokens": 900, "output_tokens": 40}
+            store.append(sid, Event("message.assistant", {"message": message, "usage": usage}))
+            result = {"type": "tool_result", "tool_use_id": call, "content": PROSE * 28, "is_error": False}
+            store.append(sid, Event("message.user", {"message": {"role": "user", "content": [result]}}))
+            n += 2
+            continue
+        role = "user" if n % 2 == 0 else "assistant"
+        text = PROSE * (3 if role == "user" else 21)
+        message = {"role": role, "content": [{"type": "text", "text": text}]}
+        store.append(sid, Event(f"message.{role}", {"message": message}))
+        n += 1
+
+
+def row_counts(path: Path) -> tuple[int, int, int]:
+    db = sqlite3.connect(path)
+    try:
+        return tuple(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("events", "sessions", "messages"))
+    finally:
+        db.close()
+
+
+def fork_figures(store: Store, parent: str, size: int, forks: int) -> dict:
+    """Median / worst ms of ``forks`` forks at varied points, and the rows one fork writes."""
+    times = []
+    for i in range(forks):
+        at = (size * (i + 1)) // (forks + 1)
+        start = time.perf_counter()
+        store.fork(parent, at)
+        times.append((time.perf_counter() - start) * 1000)
+    before = row_counts(store.path)
+    store.fork(parent, size // 2)
+    after = row_counts(store.path)
+    return {
+        "median_ms": statistics.median(times),
+        "max_ms": max(times),
+        "rows": dict(zip(("events", "sessions", "messages"), (a - b for a, b in zip(after, before)))),
+    }
+
+
+# Runs in a fresh process so resident memory is the store's and the messages', nothing else.
+OPEN_STORE = r"""
+import json, resource, sys, time
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+from scout_tui.store import Store
+baseline = rss_mb()
+start = time.perf_counter()
+store = Store(sys.argv[1])
+info = store.session(sys.argv[2])
+messages = store.messages(info.id)
+wall = time.perf_counter() - start
+print(json.dumps({"seconds": wall, "messages": len(messages), "rss_mb": rss_mb(), "baseline_mb": baseline,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def store_open_figures(path: Path, session_id: str) -> dict:
+    """Open the store in a fresh process and read one session: seconds, messages, memory (MB)."""
+    done = subprocess.run([sys.executable, "-c", OPEN_STORE, str(path), session_id],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10,1000,10000", help="parent sizes in messages, comma-separated")
+    parser.add_argument("--forks", type=int, default=25, help="forks timed per size")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "sessions.db"
+        parents: dict[int, str] = {}
+        with Store(path) as store:
+            print("fork (target: <= 5 ms, no message rows)")
+            print(f"{'parent msgs':>11}  {'build s':>7}  {'median ms':>9}  {'max ms':>6}  rows written by one fork")
+            for size in sizes:
+                start = time.perf_counter()
+                parents[size] = store.create_session(tmp)
+                fill(store, parents[size], size)
+                built = time.perf_counter() - start
+                f = fork_figures(store, parents[size], size, args.forks)
+                rows = ", ".join(f"{k} +{v}" for k, v in f["rows"].items())
+                print(f"{size:>11,}  {built:>7.2f}  {f['median_ms']:>9.3f}  {f['max_ms']:>6.3f}  {rows}")
+            largest = max(sizes)
+            deep = parents[largest]
+            for _ in range(3):
+                deep = store.fork(deep, store.session(deep).message_count - 1)
+        size_mb = path.stat().st_size / 2**20  # closing the last connection checkpointed the WAL into it
+        print(f"\nopening a {largest:,}-message session, store side (fresh process; store file {size_mb:.1f} MB)")
+        for label, sid in (("the session", parents[largest]), ("a fork of a fork of a fork of it", deep)):
+            o = store_open_figures(path, sid)
+            print(f"  {label}: {o['messages']:,} messages in {o['seconds'] * 1000:.0f} ms; resident "
+                  f"{o['rss_mb']:.1f} MB after (process with the store imported: {o['baseline_mb']:.1f} MB; "
+                  f"peak {o['peak_mb']:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
