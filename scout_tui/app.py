@@ -24,11 +24,7 @@ from scout_tui.history import blocks
 from scout_tui.runtime import SETUP_HELP, build_agent, model_name, needs_key
 from scout_tui.store import Store
 from scout_tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, shipped_themes
-from scout_tui.widgets.chat_view import ChatView
-from scout_tui.widgets.composer import Composer
-from scout_tui.widgets.session_tree import SessionTree
-from scout_tui.widgets.status_bar import StatusBar
-from scout_tui.widgets.tool_activity import ToolActivity
+from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 
 HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·

@@ -1,0 +1,123 @@
+"""The prompt box: multi-line input that sends on Enter and remembers earlier prompts.
+
+Terminals disagree on Shift+Enter: some send it as its own key, many as plain Enter, some
+as Ctrl+J (a bare line feed). Both ``shift+enter`` and ``ctrl+j`` insert a newline here.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import TextArea
+
+PLACEHOLDER = "Ask scout… (Enter to send, Shift+Enter for newline)"
+
+
+class Composer(TextArea):
+    """Multi-line prompt input. Posts ``Submitted(text)`` on Enter, then clears itself.
+
+    ``prompt_history`` holds earlier prompts, newest first (the app may fill it); Up on the
+    first visual line recalls older ones, Down on the last line comes back, to the unsent
+    draft. (Not ``history``: ``TextArea.history`` is the undo/redo ``EditHistory``.)
+    It stays editable while a turn runs: ``disabled`` is never used.
+    """
+
+    DEFAULT_CSS = """
+    Composer {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: tall $border-blurred;
+        background: $surface;
+        &:focus {
+            border: tall $primary;
+        }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Shown in the Footer; the key itself is handled in ``_on_key`` (see there).
+        Binding("enter", "submit", "Send", id="composer.submit"),
+        Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
+        Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
+        Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
+    ]
+
+    class Submitted(Message):
+        """The person sent a prompt: ``text`` (never blank; trailing whitespace removed)."""
+
+        def __init__(self, text: str, composer: Composer | None = None) -> None:
+            super().__init__()
+            self.text = text
+            self.composer = composer
+
+        @property
+        def control(self) -> Composer | None:
+            return self.composer
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None, prompt_history: list[str] | None = None) -> None:
+        super().__init__(
+            id=id,
+            classes=classes,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder=PLACEHOLDER,
+        )
+        self.prompt_history: list[str] = list(prompt_history or [])
+        """Earlier prompts, newest first."""
+        self._history_index = -1  # -1: editing the draft, not a recalled prompt
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Enter is handled here, in the widget's own queue after the keys typed before it.
+        # A priority binding would run as soon as the key arrives, ahead of characters still
+        # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+            return
+        await super()._on_key(event)
+
+    def action_submit(self) -> None:
+        """Send the text (if not blank) and clear the box."""
+        text = self.text.rstrip().lstrip("\n")
+        if not text.strip():
+            return
+        if not self.prompt_history or self.prompt_history[0] != text:
+            self.prompt_history.insert(0, text)
+        self._history_index = -1
+        self._draft = ""
+        self.clear()
+        self.post_message(self.Submitted(text, self))
+
+    def action_newline(self) -> None:
+        """Insert a line break at the cursor (replacing any selection)."""
+        start, end = self.selection
+        self.replace("\n", start, end, maintain_selection_offset=False)
+
+    def action_history_previous(self) -> None:
+        """On the first visual line: recall the next older prompt. Elsewhere: cursor up."""
+        if not self.navigator.is_first_wrapped_line(self.cursor_location) or self._history_index + 1 >= len(self.prompt_history):
+            self.action_cursor_up()
+            return
+        if self._history_index == -1:
+            self._draft = self.text
+        self._history_index += 1
+        self._show(self.prompt_history[self._history_index])
+
+    def action_history_next(self) -> None:
+        """On the last visual line of a recalled prompt: the next newer one, or the draft."""
+        if self._history_index < 0 or not self.navigator.is_last_wrapped_line(self.cursor_location):
+            self.action_cursor_down()
+            return
+        self._history_index -= 1
+        self._show(self.prompt_history[self._history_index] if self._history_index >= 0 else self._draft)
+
+    def _show(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)

@@ -1,0 +1,92 @@
+"""One line of state: provider and model, session, token usage, and whether a turn is running.
+
+``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ⠋ working (Esc to interrupt)``
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import BindingType
+from textual.content import Content
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Static
+
+from ..text import one_line
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def tokens(count: int) -> str:
+    """A token count for a narrow column: 950, 12.3k, 1.2M."""
+    if count < 1_000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1_000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+class StatusBar(Static):
+    """The status line. Set its reactive attributes; it redraws itself."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $foreground-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        &.-busy {
+            color: $foreground;
+        }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = []
+
+    provider: reactive[str] = reactive("")
+    model: reactive[str] = reactive("")
+    session_id: reactive[str | None] = reactive(None)
+    input_tokens: reactive[int] = reactive(0)
+    output_tokens: reactive[int] = reactive(0)
+    busy: reactive[bool] = reactive(False)
+    """A turn is running: show a spinner and how to interrupt it."""
+    state: reactive[str] = reactive("")
+    """Free text such as "retrying 1/4 in 2.0s"; shown after everything else."""
+    _frame: reactive[int] = reactive(0)
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._spinner: Timer | None = None
+
+    def on_mount(self) -> None:
+        self._spinner = self.set_interval(0.1, self._spin, pause=not self.busy)
+
+    def watch_busy(self, busy: bool) -> None:
+        self.set_class(busy, "-busy")
+        if self._spinner is not None:
+            if busy:
+                self._spinner.resume()
+            else:
+                self._spinner.pause()
+
+    def _spin(self) -> None:
+        self._frame += 1
+
+    def render(self) -> Content:
+        sep = ("  │  ", "$text-muted")
+        parts: list[str | tuple[str, str]] = []
+        if self.provider or self.model:
+            parts += [(one_line(self.provider, 30), "bold"), " · " if self.provider and self.model else "", one_line(self.model, 60)]
+        if self.session_id:
+            parts += [sep, f"session {one_line(self.session_id, 40)[:8]}"]
+        parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
+        if self.busy:
+            parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
+        if self.state:
+            parts += [sep, one_line(self.state, 80)]
+        if parts and parts[0] == sep:
+            parts = parts[1:]
+        return Content.assemble(*parts)

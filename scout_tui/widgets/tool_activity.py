@@ -1,0 +1,307 @@
+"""Live tool activity: one row per tool call, and the whole output of the row you select.
+
+Rows live in an ``OptionList`` (keyboard and mouse selection for free); a 4 Hz timer redraws
+only while something runs or changed, so thousands of small output fragments cost a list
+append each. Output is kept raw (capped) and sanitized when drawn: an escape sequence split
+across two fragments is still removed whole. The detail area is a ``Log``: it draws only the
+visible lines, unwrapped, so 2,000 lines or a 200,000-character line cost little per frame,
+and a running call's new output is appended rather than redrawn.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Log, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..history import blocks
+from ..text import clip, one_line, sanitize, tool_summary
+
+OUTPUT_CAP = 200_000
+"""Characters of output kept per tool call; the rest is counted, not kept."""
+
+DETAIL_LINES = 2_000
+DETAIL_CHARS = 200_000
+"""What the detail area shows of a selected call's output at most (``text.clip``)."""
+
+TICK = 0.25
+"""Seconds between redraws of running rows (elapsed time, spinner, first output line)."""
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+@dataclass
+class ToolCall:
+    """What the pane knows about one tool call. ``elapsed`` is seconds, None when unknown."""
+
+    id: str
+    name: str
+    summary: str
+    key: str = ""  # the row's option id: unique even when a server reuses tool-call ids
+    status: str = "running"  # "running" | "ok" | "error"
+    started: float = field(default_factory=time.monotonic)
+    elapsed: float | None = None
+    parts: list[str] = field(default_factory=list)  # raw output, at most OUTPUT_CAP chars
+    kept: int = 0
+    dropped: int = 0
+
+    @property
+    def raw(self) -> str:
+        """The kept raw output."""
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    @property
+    def output(self) -> str:
+        """The kept raw output, with a last line saying how much was dropped, if any."""
+        text = self.raw
+        if self.dropped:
+            text += f"\n… {self.dropped:,} more characters of output not kept"
+        return text
+
+    def add(self, text: str) -> None:
+        room = OUTPUT_CAP - self.kept
+        if room > 0:
+            piece = text[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def first_line(self) -> str:
+        head = self.parts[0] if len(self.parts) == 1 else "".join(self.parts[:64])
+        return one_line(head[:8192], 120)
+
+
+class ToolActivity(Vertical):
+    """The tool-activity pane. Methods down (``start``, ``output``, ``end``…); posts ``Selected``."""
+
+    DEFAULT_CSS = """
+    ToolActivity {
+        height: 1fr;
+        background: $surface;
+        & > #tool-list {
+            height: 1fr;
+            border: none;
+            background: $surface;
+            padding: 0;
+        }
+        & > #tool-detail {
+            display: none;
+            height: 2fr;
+            background: $panel;
+            border-top: solid $primary;
+            padding: 0 1;
+        }
+        #tool-detail-body {
+            height: 1fr;
+            background: $panel;
+        }
+        &.-detail > #tool-detail {
+            display: block;
+        }
+        #tool-detail-title {
+            text-style: bold;
+        }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close_detail", "Close output", id="tools.close_detail"),
+    ]
+
+    class Selected(Message):
+        """A tool call's row was selected (Enter or click); its output is now shown."""
+
+        def __init__(self, tool_use_id: str) -> None:
+            super().__init__()
+            self.tool_use_id = tool_use_id
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._calls: dict[str, ToolCall] = {}  # tool_use_id -> its newest call
+        self._rows: dict[str, ToolCall] = {}  # row key -> call, one per row
+        self._serial = 0
+        self._dirty: set[str] = set()
+        self._detail_id: str | None = None
+        self._detail_written = 0  # raw output characters of the detail's call already shown
+        self._frame = 0
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="tool-list")
+        with Vertical(id="tool-detail"):
+            yield Static(id="tool-detail-title", markup=False)
+            yield Log(id="tool-detail-body", auto_scroll=False)
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(TICK, self._tick, pause=True)
+
+    # -- methods down --------------------------------------------------------------------------
+
+    def start(self, tool_use_id: str, name: str, input: dict) -> None:
+        """Add a running row: name, one-line argument summary, spinner and elapsed seconds."""
+        call = self._track(ToolCall(tool_use_id, sanitize(str(name))[:40], tool_summary(input, 60)))
+        self._list.add_option(Option(self._prompt(call), id=call.key))
+        self._ticker.resume()
+
+    def output(self, tool_use_id: str, text: str) -> None:
+        """Keep a live fragment of a running call's output (O(1); the row redraws at 4 Hz)."""
+        call = self._calls.get(tool_use_id)
+        if call is None or call.status != "running":
+            return
+        call.add(text)
+        self._dirty.add(call.key)
+
+    def end(self, tool_use_id: str, content: str, is_error: bool, elapsed: float | None) -> None:
+        """Finish a call: ✓ or ✗, ``elapsed`` seconds, and ``content`` as its whole output."""
+        call = self._calls.get(tool_use_id)
+        if call is None:
+            call = self._track(ToolCall(tool_use_id, "?", ""))
+            self._list.add_option(Option(self._prompt(call), id=call.key))
+        call.status = "error" if is_error else "ok"
+        call.elapsed = elapsed
+        call.parts, call.kept, call.dropped = [], 0, 0
+        call.add(_result_text(content))
+        self._redraw(call, full=True)
+
+    def load(self, messages: list[dict]) -> None:
+        """Rebuild the rows from a stored conversation's ``tool_use``/``tool_result`` blocks.
+
+        Elapsed times are unknown; a call with no result shows as an error.
+        """
+        self.clear()
+        options: list[Option] = []
+        for message in messages:
+            for block in blocks(message):
+                if block.get("type") == "tool_use":
+                    call = self._track(ToolCall(str(block.get("id")), sanitize(str(block.get("name", "")))[:40],
+                                                tool_summary(block.get("input") or {}, 60)))
+                    call.status = "error"
+                elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
+                    call.status = "error" if block.get("is_error") else "ok"
+                    call.add(_result_text(block.get("content", "")))
+        for call in self._rows.values():
+            if call.status == "error" and not call.parts:
+                call.add("(no result: the call did not finish)")
+            options.append(Option(self._prompt(call), id=call.key))
+        self._list.add_options(options)
+
+    def clear(self) -> None:
+        """Remove every row and close the detail area."""
+        self._calls.clear()
+        self._rows.clear()
+        self._dirty.clear()
+        self._list.clear_options()
+        self.action_close_detail()
+
+    def status_of(self, tool_use_id: str) -> str:
+        """``"running"``, ``"ok"`` or ``"error"``. Raises KeyError for an unknown id."""
+        return self._calls[tool_use_id].status
+
+    def output_of(self, tool_use_id: str) -> str:
+        """The raw output kept for a call (at most ``OUTPUT_CAP`` chars, plus a note of what
+        was dropped). Raises KeyError for an unknown id."""
+        return self._calls[tool_use_id].output
+
+    def _track(self, call: ToolCall) -> ToolCall:
+        """Give ``call`` its own row key and make it the newest call of its id."""
+        self._serial += 1
+        call.key = f"row-{self._serial}"
+        self._rows[call.key] = call
+        self._calls[call.id] = call
+        return call
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Esc closes the detail only when it is open; otherwise it reaches the app (interrupt).
+        if action == "close_detail":
+            return self.has_class("-detail")
+        return True
+
+    def action_close_detail(self) -> None:
+        """Hide the output of the selected call."""
+        self._detail_id = None
+        self.remove_class("-detail")
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    @on(OptionList.OptionSelected, "#tool-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        call = self._rows.get(event.option.id or "")
+        if call is None:
+            return
+        self._detail_id = call.key
+        self.add_class("-detail")
+        self._show_detail(call, full=True)
+        self.post_message(self.Selected(call.id))
+
+    def _tick(self) -> None:
+        self._frame += 1
+        running = [c for c in self._rows.values() if c.status == "running"]
+        for call in running:
+            self._redraw(call)
+        for key in self._dirty - {c.key for c in running}:
+            if call := self._rows.get(key):
+                self._redraw(call)
+        self._dirty.clear()
+        if not running:
+            self._ticker.pause()
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    @property
+    def _list(self) -> OptionList:
+        return self.query_one("#tool-list", OptionList)
+
+    def _redraw(self, call: ToolCall, full: bool = False) -> None:
+        self._list.replace_option_prompt(call.key, self._prompt(call))
+        if call.key == self._detail_id:
+            self._show_detail(call, full)
+
+    def _prompt(self, call: ToolCall) -> Content:
+        if call.status == "running":
+            icon = (SPINNER[self._frame % len(SPINNER)], "$tool-running")
+            elapsed = f"{time.monotonic() - call.started:.1f}s"
+        else:
+            icon = ("✓", "$tool-ok") if call.status == "ok" else ("✗", "$tool-error")
+            elapsed = "" if call.elapsed is None else f"{call.elapsed:.1f}s"
+        parts: list[str | tuple[str, str]] = [icon, " ", (call.name, "bold"), "  ", call.summary]
+        if elapsed:
+            parts += ["  ", (elapsed, "$text-muted")]
+        if first := call.first_line():
+            parts += ["\n  ", (first, "$text-muted")]
+        return Content.assemble(*parts)
+
+    def _show_detail(self, call: ToolCall, full: bool) -> None:
+        """Show ``call`` in the detail area: all of it (clipped), or only output added since."""
+        status = {"running": "running…", "ok": "ok", "error": "error"}[call.status]
+        elapsed = "" if call.elapsed is None else f", {call.elapsed:.1f}s"
+        self.query_one("#tool-detail-title", Static).update(Content(f"{call.name}  {call.summary}  ({status}{elapsed})"))
+        log = self.query_one("#tool-detail-body", Log)
+        if full:
+            log.clear()
+            text = clip(sanitize(call.output), DETAIL_LINES, DETAIL_CHARS)
+            log.write(text or ("" if call.status == "running" else "(no output)"), scroll_end=False)
+            log.scroll_home(animate=False)
+            self._detail_written = call.kept
+        elif call.kept > self._detail_written and log.line_count < DETAIL_LINES:
+            log.write(sanitize(call.raw[self._detail_written :]))
+            self._detail_written = call.kept
+
+
+def _result_text(content: object) -> str:
+    """A ``tool_result`` content as text: a string, or the text of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return str(content)

@@ -1,0 +1,53 @@
+"""StatusBar: one line of provider, model, session, tokens and the busy hint."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+
+from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, StatusBar
+
+
+class StatusApp(App):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return THEME_VARIABLE_DEFAULTS
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+
+
+def line(bar: StatusBar) -> str:
+    return bar.render_lines(Region(0, 0, bar.size.width, 1))[0].text.strip()
+
+
+async def test_status_shows_provider_model_session_and_tokens():
+    app = StatusApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.provider, bar.model = "anthropic", "claude-sonnet-4-5"
+        bar.session_id = "1a2b3c4d5e6f"
+        bar.input_tokens, bar.output_tokens = 12_345, 1_234
+        await pilot.pause()
+        assert line(bar) == "anthropic · claude-sonnet-4-5  │  session 1a2b3c4d  │  ↑ 12.3k ↓ 1.2k"
+
+
+async def test_busy_shows_a_spinner_and_how_to_interrupt_until_idle():
+    app = StatusApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.busy = True
+        await pilot.pause()
+        assert "working (Esc to interrupt)" in line(bar)
+        assert bar.has_class("-busy")
+        bar.busy = False
+        await pilot.pause()
+        assert "Esc" not in line(bar)
+
+
+async def test_state_text_is_shown_literally():
+    app = StatusApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.state = "retrying 1/4 in 2.0s [bold]"
+        await pilot.pause()
+        assert line(bar).endswith("retrying 1/4 in 2.0s [bold]")

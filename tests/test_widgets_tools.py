@@ -1,0 +1,229 @@
+"""ToolActivity: row lifecycle, live output, the detail view, caps, stored conversations."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import App, ComposeResult
+from textual.widgets import Log, OptionList
+
+from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ToolActivity
+from scout_tui.widgets.tool_activity import OUTPUT_CAP
+
+
+class ToolsApp(App):
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: list[str] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return THEME_VARIABLE_DEFAULTS
+
+    def compose(self) -> ComposeResult:
+        yield ToolActivity(id="tools")
+
+    def on_tool_activity_selected(self, event: ToolActivity.Selected) -> None:
+        self.selected.append(event.tool_use_id)
+
+
+def row(tools: ToolActivity, index: int) -> str:
+    """The plain text of one row's prompt."""
+    option_list = tools.query_one("#tool-list", OptionList)
+    return option_list.get_option_at_index(index).prompt.plain
+
+
+def detail(tools: ToolActivity) -> str:
+    """The text in the detail area."""
+    return "\n".join(tools.query_one("#tool-detail-body", Log).lines)
+
+
+async def test_row_runs_shows_output_then_ends_ok_with_elapsed():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "pytest -q"})
+        await pilot.pause()
+        assert tools.status_of("t1") == "running"
+        assert "bash  pytest -q" in row(tools, 0)
+        tools.output("t1", "\x1b[32m....\x1b[0m 4 passed\n")
+        await pilot.pause(0.3)  # one 4 Hz redraw
+        assert "\n  .... 4 passed" in row(tools, 0)
+        tools.end("t1", "4 passed in 0.1s\n", False, 0.42)
+        await pilot.pause()
+        assert tools.status_of("t1") == "ok"
+        assert row(tools, 0).startswith("✓ bash  pytest -q  0.4s\n  4 passed in 0.1s")
+
+
+async def test_row_ends_with_an_error_mark():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "read", {"path": "missing.py"})
+        tools.end("t1", "File not found: missing.py", True, 0.01)
+        await pilot.pause()
+        assert tools.status_of("t1") == "error"
+        assert row(tools, 0).startswith("✗ read  missing.py  0.0s")
+
+
+async def test_selecting_a_row_shows_its_whole_output_and_posts_selected():
+    output = "".join(f"line {i}\n" for i in range(300))
+    app = ToolsApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "read", {"path": "a.txt"})
+        tools.end("t1", "first", False, 0.1)
+        tools.start("t2", "bash", {"command": "seq"})
+        tools.end("t2", output, False, 0.2)
+        await pilot.pause()
+        tools.query_one("#tool-list").focus()
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        assert app.selected == ["t2"]
+        assert tools.has_class("-detail")
+        assert detail(tools) == output
+        await pilot.press("escape")
+        assert not tools.has_class("-detail")
+
+
+async def test_a_2mb_single_line_is_kept_capped_and_shown_clipped_without_hanging():
+    app = ToolsApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "cat big.min.js"})
+        started = time.perf_counter()
+        tools.end("t1", "x" * 2_000_000, False, 1.0)
+        tools.query_one("#tool-list").focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert time.perf_counter() - started < 5
+        shown = detail(tools)
+        assert shown.startswith("x" * 1000)
+        assert "hidden" in shown and len(shown) < OUTPUT_CAP + 200
+
+
+async def test_many_small_output_fragments_are_cheap_and_capped():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "yes"})
+        started = time.perf_counter()
+        for _ in range(50_000):
+            tools.output("t1", "y\n" * 4)
+        assert time.perf_counter() - started < 1.0
+        await pilot.pause(0.3)
+        tools.query_one("#tool-list").focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        shown = detail(tools)
+        assert "more lines" in shown  # clipped to DETAIL_LINES for display
+        kept = tools.output_of("t1")  # 400,000 chars sent
+        assert kept.startswith("y\n" * (OUTPUT_CAP // 2))
+        assert kept.endswith(f"… {400_000 - OUTPUT_CAP:,} more characters of output not kept")
+
+
+async def test_detail_of_tool_output_is_sanitized():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "evil"})
+        tools.output("t1", "safe \x1b]52;c;cm0gLXJm")
+        tools.output("t1", "IH4=\x07text \u202edesrever")
+        tools.end("t1", "safe \x1b]52;c;cm0gLXJmIH4=\x07text \u202edesrever", False, 0.1)
+        tools.query_one("#tool-list").focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert detail(tools) == "safe text desrever"
+
+
+async def test_load_rebuilds_rows_from_tool_use_and_tool_result_blocks():
+    messages = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Running two."},
+                {"type": "tool_use", "id": "a", "name": "read", "input": {"path": "x.py"}},
+                {"type": "tool_use", "id": "b", "name": "bash", "input": {"command": "false"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "print(1)"},
+                {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": "exit 1"}], "is_error": True},
+            ],
+        },
+    ]
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("old", "read", {"path": "gone"})
+        tools.load(messages)
+        await pilot.pause()
+        assert (tools.status_of("a"), tools.status_of("b")) == ("ok", "error")
+        assert row(tools, 0) == "✓ read  x.py\n  print(1)"
+        assert row(tools, 1) == "✗ bash  false\n  exit 1"
+        try:
+            tools.status_of("old")
+        except KeyError:
+            pass
+        else:
+            raise AssertionError("clear() by load() should forget earlier calls")
+
+
+async def test_the_detail_of_a_running_call_follows_its_new_output():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "make"})
+        tools.output("t1", "step 1\n")
+        tools.query_one("#tool-list").focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert detail(tools) == "step 1\n"
+        tools.output("t1", "step 2\n")
+        await pilot.pause(0.3)  # one 4 Hz redraw
+        assert detail(tools) == "step 1\nstep 2\n"
+        tools.end("t1", "step 1\nstep 2\ndone\n", False, 2.5)
+        await pilot.pause()
+        assert detail(tools) == "step 1\nstep 2\ndone\n"
+
+
+async def test_escape_reaches_the_app_when_no_output_is_open():
+    class InterruptApp(ToolsApp):
+        BINDINGS = [("escape", "interrupt", "Interrupt")]
+        interrupted = 0
+
+        def action_interrupt(self) -> None:
+            self.interrupted += 1
+
+    app = InterruptApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "sleep 9"})
+        tools.query_one("#tool-list").focus()
+        await pilot.press("escape")
+        assert app.interrupted == 1
+        await pilot.press("down", "enter", "escape")
+        assert app.interrupted == 1 and not tools.has_class("-detail")
+
+
+async def test_a_reused_tool_call_id_gets_its_own_row():
+    """Some servers number calls per response (call_0 every turn): ids repeat within a session."""
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("call_0", "read", {"path": "a.txt"})
+        tools.end("call_0", "alpha", False, 0.1)
+        tools.start("call_0", "read", {"path": "b.txt"})
+        await pilot.pause()
+        assert tools.status_of("call_0") == "running"
+        tools.end("call_0", "beta", True, 0.2)
+        await pilot.pause()
+        assert row(tools, 0).startswith("✓ read  a.txt") and row(tools, 1).startswith("✗ read  b.txt")
+        tools.load([{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "glob", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "1"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "grep", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "2"}]}])
+        await pilot.pause()
+        assert row(tools, 0).startswith("✓ glob") and row(tools, 1).startswith("✓ grep")
