@@ -133,8 +133,6 @@ class ScoutApp(App):
         status.provider = self.config.provider
         status.model = model_name(self.config)
         self.query_one(Composer).focus()
-        if needs_key(self.config):
-            self.query_one(ChatView).add_notice(SETUP_HELP, "warning")
         self.open_session(self._resume, latest=self._continue)
 
     def _register_themes(self) -> None:
@@ -187,10 +185,9 @@ class ScoutApp(App):
         self.history = message.messages
         self._tokens = list(message.tokens)
         chat = self.query_one(ChatView)
-        chat.clear()
+        chat.load(message.messages)  # clears what was shown; later additions go below it
         if needs_key(self.config):
             chat.add_notice(SETUP_HELP, "warning")
-        chat.load(message.messages)
         self.query_one(ToolActivity).load(message.messages)
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""

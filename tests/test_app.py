@@ -1,0 +1,188 @@
+"""The real app, driven with Pilot, against loopback model servers speaking each wire format."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+from scout_tui.store import Store
+from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets.chat_view import AssistantMessage, Notice, UserMessage
+from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("the answer is 42\n")
+    return workdir
+
+
+def make_app(repo: Path, server: LoopbackServer | None, provider: str = "anthropic", **flags) -> ScoutApp:
+    base = {"provider": provider, "base_url": server.url if server else None, "api_key": "sk-test" if server else None}
+    return ScoutApp(load_config(repo, flags={**base, **flags}), cwd=repo)
+
+
+async def send(app: ScoutApp, pilot, text: str) -> None:
+    composer = app.query_one(Composer)
+    composer.focus()
+    composer.load_text(text)
+    await pilot.press("enter")
+
+
+async def settle(app: ScoutApp, pilot) -> None:
+    """Wait for the turn, the store writes and the chat's last flush."""
+    await app.workers.wait_for_complete()
+    for _ in range(200):
+        await pilot.pause(0.02)
+        answers = list(app.query(AssistantMessage))
+        if not app.busy and all(a.done for a in answers):
+            break
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_anthropic_turn_reads_a_file_and_shows_the_answer(repo):
+    first = anthropic_stream(["Let me read ", "the file."], ("toolu_1", "read", ['{"pa', 'th": "not', 'es.txt"}']))
+    replies = [Reply(split(first, 23)), Reply(split(anthropic_stream(["The file says ", "**42**."]), 17))]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "what does notes.txt say?")
+            await settle(app, pilot)
+            answers = list(app.query(AssistantMessage))
+            assert answers[-1].source == "The file says **42**."
+            assert app.query_one(ToolActivity).status_of("toolu_1") == "ok"
+            assert [str(u.content) for u in app.query(UserMessage)] == ["what does notes.txt say?"]
+            session_id = app.session_id
+    result = server.requests[1].json()["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
+    assert "the answer is 42" in json.dumps(result)
+    stored = Store().messages(session_id)
+    assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]
+    assert stored[2]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+async def test_openai_compatible_turn_runs_bash(repo):
+    call = ("call_9", "bash", ['{"command": "echo from-', 'bash; cat notes.txt"}'])
+    replies = [Reply(split(openai_stream([], call), 31)), Reply(openai_stream(["It printed ", "the answer."]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server, provider="openai", model="llama3.1")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "run it")
+            await settle(app, pilot)
+            assert list(app.query(AssistantMessage))[-1].source == "It printed the answer."
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("call_9") == "ok"
+            assert "from-bash" in tools.output_of("call_9")
+            session_id = app.session_id
+    tool_message = [m for m in server.requests[1].json()["messages"] if m["role"] == "tool"][0]
+    assert tool_message["tool_call_id"] == "call_9" and "from-bash" in tool_message["content"]
+    assert len(Store().messages(session_id)) == 4
+
+
+async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
+    body = anthropic_stream(["Half of ", "an answer", " that never ends"])
+    cut = body.index(b"\n\n", body.index(b"an answer")) + 2
+    with LoopbackServer([Reply([body[:cut], body[cut:]], delay=30)]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "go")
+            for _ in range(300):
+                await pilot.pause(0.01)
+                answers = list(app.query(AssistantMessage))
+                if answers and "an answer" in answers[-1].source:
+                    break
+            started = time.monotonic()
+            await pilot.press("escape")
+            while app.busy:
+                await pilot.pause(0.01)
+            assert time.monotonic() - started < 0.5
+            await settle(app, pilot)
+            answer = list(app.query(AssistantMessage))[-1]
+            assert answer.source == "Half of an answer" and answer.query(".interrupted")
+            session_id = app.session_id
+    stored = Store().messages(session_id)
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["content"][0]["text"] == "Half of an answer"
+
+
+async def test_escape_during_bash_kills_it_and_answers_the_call(repo):
+    call = ("toolu_s", "bash", [json.dumps({"command": "sleep 30; touch finished"})])
+    with LoopbackServer([Reply(anthropic_stream(["Sleeping."], call))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "sleep")
+            tools = app.query_one(ToolActivity)
+            for _ in range(300):
+                await pilot.pause(0.01)
+                try:
+                    if tools.status_of("toolu_s") == "running":
+                        break
+                except KeyError:
+                    pass
+            await pilot.pause(0.2)
+            started = time.monotonic()
+            await pilot.press("escape")
+            while app.busy:
+                await pilot.pause(0.01)
+            assert time.monotonic() - started < 0.5
+            await settle(app, pilot)
+            assert tools.status_of("toolu_s") == "error"
+            session_id = app.session_id
+    stored = Store().messages(session_id)
+    assert [m["role"] for m in stored] == ["user", "assistant", "user"]
+    result = stored[2]["content"][0]
+    assert result["tool_use_id"] == "toolu_s" and result["is_error"] is True and "Interrupted" in result["content"]
+    assert not (repo / "finished").exists()
+
+
+async def test_the_app_stays_responsive_while_a_turn_streams(repo):
+    body = anthropic_stream(["x" * 4] * 400)
+    with LoopbackServer([Reply(split(body, 64), delay=0.002)]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "stream a lot")
+            await pilot.pause(0.05)
+            assert app.busy
+            composer = app.query_one(Composer)
+            await pilot.press(*"typing while it streams")
+            assert composer.text == "typing while it streams"
+            await settle(app, pilot)
+
+
+async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        notices = " ".join(n.text for n in app.query(Notice))
+        assert "ANTHROPIC_API_KEY" in notices and "--base-url http://localhost:11434/v1" in notices
+        await send(app, pilot, "hello?")
+        await pilot.pause()
+        assert not app.busy and app.session_id is None
+
+
+async def test_choosing_a_session_in_the_tree_opens_it(repo):
+    store = Store()
+    older = store.create_session(repo)
+    store.append(older, __import__("scout_tui.bus", fromlist=["Event"]).Event(
+        "message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "older question"}]}}))
+    store.close()
+    with LoopbackServer([Reply(anthropic_stream(["new answer"]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "new question")
+            await settle(app, pilot)
+            tree = app.query_one(SessionTree)
+            tree.post_message(SessionTree.Opened(older))
+            await settle(app, pilot)
+            assert app.session_id == older
+            assert [str(u.content) for u in app.query(UserMessage)] == ["older question"]
+            assert app.query_one(StatusBar).session_id == older
