@@ -7,6 +7,7 @@ back to the widgets as ``AgentEvent`` messages and are stored off the event loop
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 from textual import on, work
@@ -76,8 +77,8 @@ class ScoutApp(App):
     #main { height: 1fr; }
     #chat { width: 2fr; }
     #side { width: 1fr; min-width: 32; }
-    #tools { height: 3fr; border-top: solid $panel; }
-    #tree { height: 2fr; border-top: solid $panel; }
+    #tools { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tree { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
     #composer { margin: 0 0; }
     """
     BINDINGS = [
@@ -129,6 +130,11 @@ class ScoutApp(App):
 
     def on_mount(self) -> None:
         self._register_themes()
+        self.query_one(ToolActivity).border_title = "Tool activity"
+        self.query_one(SessionTree).border_title = "Sessions"
+        # Objects alive after start-up live for the whole run: keep the collector off them, so
+        # full collections during a stream stay short (see DESIGN.md, performance facts).
+        self.call_after_refresh(gc.freeze)
         status = self.query_one(StatusBar)
         status.provider = self.config.provider
         status.model = model_name(self.config)
@@ -324,6 +330,13 @@ class ScoutApp(App):
             chat.add_notice(data["message"], "error")
         elif event.type == "turn.end":
             status.state = ""
+            # Idle now: collect this turn's garbage once and freeze what survives.
+            self.call_after_refresh(_collect_and_freeze)
             if self._streaming:
                 chat.end_assistant(None, interrupted=True)
                 self._streaming = False
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()

@@ -1,0 +1,43 @@
+"""SVG snapshots of the main screen (pytest-textual-snapshot): empty, and after a tool-using turn.
+
+Update after an intended visual change with `pytest --snapshot-update tests/test_snapshots.py`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.test_app import SIZE, send, settle
+
+
+@pytest.fixture
+def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session ids shown on screen come out the same on every run."""
+    counter = iter(range(1, 1000))
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
+
+
+def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
+    app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path, fixed_ids: None) -> None:
+    (workdir / "notes.txt").write_text("the answer is 42\n")
+    first = anthropic_stream(["Let me read the file."], ("toolu_1", "read", ['{"path": "notes.txt"}']))
+    answer = ["The file `notes.txt` says:\n\n", "> the answer is **42**\n\n",
+              "```python\nprint(42)\n```\n\n", "- one fact\n- no *surprises*"]
+    with LoopbackServer([Reply(first), Reply(anthropic_stream(answer))]) as server:
+        app = ScoutApp(load_config(workdir, flags={"base_url": server.url, "api_key": "sk-test"}), cwd=workdir)
+
+        async def run_before(pilot) -> None:
+            await send(app, pilot, "what does notes.txt say?")
+            await settle(app, pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
