@@ -43,20 +43,22 @@ def lines(tree: SessionTree) -> list[str]:
     return [s.text.rstrip() for s in strips if s.text.strip()]
 
 
-NOW = time.time()
-SESSIONS = [
-    Info("old", "Old work", NOW - 3 * 86_400, 12),
-    Info("new", "Newest [bold]thing[/]", NOW - 30, 1),
-    Info("mid", "Middle", NOW - 7_200, 5),
-    Info("fork", "A fork \x1b[31mred\x1b[0m", NOW - 600, 7, parent="mid"),
-]
+def sessions() -> list[Info]:
+    """Sessions aged relative to now (not import time: "just now" must not go stale mid-suite)."""
+    now = time.time()
+    return [
+        Info("old", "Old work", now - 3 * 86_400, 12),
+        Info("new", "Newest [bold]thing[/]", now - 5, 1),
+        Info("mid", "Middle", now - 7_200, 5),
+        Info("fork", "A fork \x1b[31mred\x1b[0m", now - 600, 7, parent="mid"),
+    ]
 
 
 async def test_sessions_are_listed_newest_first_with_forks_nested_and_current_marked():
     app = TreeApp()
     async with app.run_test(size=(80, 12)) as pilot:
         tree = app.query_one(SessionTree)
-        tree.set_sessions(SESSIONS, "mid")
+        tree.set_sessions(sessions(), "mid")
         await pilot.pause()
         shown = lines(tree)
         assert shown[0].strip() == "Newest [bold]thing[/]  1 msg · just now"
@@ -70,7 +72,7 @@ async def test_enter_opens_the_session_under_the_cursor():
     app = TreeApp()
     async with app.run_test(size=(80, 12)) as pilot:
         tree = app.query_one(SessionTree)
-        tree.set_sessions(SESSIONS, "new")
+        tree.set_sessions(sessions(), "new")
         tree.focus()
         await pilot.pause()
         await pilot.press("down", "enter")
@@ -82,12 +84,12 @@ async def test_cursor_stays_on_the_same_session_when_the_list_changes():
     app = TreeApp()
     async with app.run_test(size=(80, 12)) as pilot:
         tree = app.query_one(SessionTree)
-        tree.set_sessions(SESSIONS, "new")
+        tree.set_sessions(sessions(), "new")
         tree.focus()
         await pilot.pause()
         await pilot.press("down", "down", "down")  # new, mid, fork, old
         assert tree.cursor_node is not None and tree.cursor_node.data.id == "old"
-        tree.set_sessions([Info("newer", "Brand new", NOW), *SESSIONS], "newer")
+        tree.set_sessions([Info("newer", "Brand new", time.time()), *sessions()], "newer")
         await pilot.pause()
         assert tree.cursor_node is not None and tree.cursor_node.data.id == "old"
         await pilot.press("enter")
