@@ -7,6 +7,7 @@ database, so the TUI worker and headless ``-p`` share every line of it (the seed
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
@@ -86,6 +87,7 @@ class Agent:
         self.strategies = strategies
         self.compaction_settings = compaction_settings
         self.messages: list[dict] = []
+        self._overhead: int | None = None
         # State an interrupt needs to close the turn validly.
         self._partial: list[str] = []
         self._streaming = False
@@ -184,6 +186,13 @@ class Agent:
         return events
 
     # -- one model call ---------------------------------------------------------------------
+
+    def overhead_tokens(self) -> int:
+        """Estimated tokens every request carries besides the conversation: the system prompt
+        and the tool definitions (characters / 4, as ``compaction.estimate_tokens``)."""
+        if self._overhead is None:
+            self._overhead = (len(self.system) + len(json.dumps(self.tools.specs()))) // 4
+        return self._overhead
 
     def preview(self, messages: list[dict] | None = None) -> Compacted:
         """What the next model call would see for ``messages`` (default: this conversation).

@@ -11,27 +11,31 @@ import gc
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Footer
 
+from scout_tui.agent import Agent
 from scout_tui.bus import TRANSIENT, Bus, Event
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
-from scout_tui.runtime import SETUP_HELP, build_agent, model_name, needs_key
+from scout_tui.compaction import strategy_names
+from scout_tui.runtime import SETUP_HELP, build_agent, context_window, model_name, needs_key
 from scout_tui.store import Store
 from scout_tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, shipped_themes
-from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
 
 HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
-Ctrl+P command palette · Ctrl+Q quit
+Ctrl+O what the model sees · Ctrl+P command palette · Ctrl+Q quit
 
-**Commands**: `/new` new session · `/help` this text · `/quit` quit
+**Commands**: `/new` new session · `/strategy NAME[,NAME]` prompt strategy for this session ·
+`/help` this text · `/quit` quit
 """
 
 
@@ -51,6 +55,14 @@ class SessionOpened(Message):
         self.session_id = session_id
         self.messages = messages
         self.tokens = tokens  # (input, output) totals of the session
+
+
+class ContextEstimated(Message):
+    """The estimated size of the next request, in tokens."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__()
+        self.tokens = tokens
 
 
 class SessionsListed(Message):
@@ -85,6 +97,7 @@ class ScoutApp(App):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
+        Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
     ]
 
     busy: reactive[bool] = reactive(False)
@@ -109,6 +122,7 @@ class ScoutApp(App):
         self.session_id: str | None = None
         self.history: list[dict] = []
         self.agent = None
+        self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
         self._streaming = False
         self._tokens = [0, 0]
@@ -138,6 +152,7 @@ class ScoutApp(App):
         status = self.query_one(StatusBar)
         status.provider = self.config.provider
         status.model = model_name(self.config)
+        status.context_window = context_window(self.config)
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
 
@@ -198,6 +213,7 @@ class ScoutApp(App):
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = self._tokens
+        self.estimate_context()
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
         self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
@@ -240,11 +256,81 @@ class ScoutApp(App):
             self.action_new_session()
         elif name in ("/quit", "/exit"):
             self.exit()
+        elif name == "/strategy":
+            self.set_strategy(text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
         elif name == "/help":
             self.query_one(ChatView).add_notice(HELP)
         else:
             return False
         return True
+
+    # -- compaction: strategy, context use, what the model sees --------------------------------
+
+    def _ensure_agent(self) -> Agent:
+        if self.agent is None:
+            self.agent = build_agent(self.config, self.cwd)
+            self.agent.strategies = self.strategies
+        return self.agent
+
+    def set_strategy(self, names: str) -> None:
+        """Use the prompt strategies ``names`` ("a,b") for this session; a bad name is reported."""
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        known = strategy_names()
+        unknown = [n for n in wanted if n not in known]
+        if not wanted or unknown:
+            what = f"Unknown strategy {unknown[0]!r}. " if unknown else ""
+            self.query_one(ChatView).add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
+            return
+        self.strategies = ",".join(wanted)
+        self._ensure_agent().strategies = self.strategies
+        self.notify(f"Prompt strategy for this session: {self.strategies}")
+        self.estimate_context()
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def estimate_context(self) -> None:
+        """Estimate the next request's size off the event loop and show it in the status bar."""
+        agent = self._ensure_agent()
+        try:
+            compacted = agent.preview(self.history)
+        except (ScoutError, ValueError):
+            return
+        self.post_message(ContextEstimated(compacted.tokens_after + agent.overhead_tokens()))
+
+    def on_context_estimated(self, message: ContextEstimated) -> None:
+        self.query_one(StatusBar).context_used = message.tokens
+
+    def action_show_prompt(self) -> None:
+        """Ctrl+O: the stored history beside what the next model call would send."""
+        if isinstance(self.screen, PromptView):
+            self.screen.dismiss(None)
+            return
+        self._open_prompt_view()
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def _open_prompt_view(self) -> None:
+        agent = self._ensure_agent()
+        history = list(self.history)
+        try:
+            compacted = agent.preview(history)
+        except (ScoutError, ValueError) as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            return
+        summary = (
+            f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
+            f"{compacted.dropped} dropped; about {compacted.tokens_before:,} tokens stored, "
+            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools). "
+            "The store keeps everything. Esc closes."
+        )
+        self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New session", "Start a new conversation in this directory", self.action_new_session)
+        yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
+                            self.action_show_prompt)
+        for name in strategy_names():
+            yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
+                                lambda name=name: self.set_strategy(name))
 
     def action_interrupt(self) -> None:
         """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""
@@ -259,9 +345,7 @@ class ScoutApp(App):
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id
-            if self.agent is None:
-                self.agent = build_agent(self.config, self.cwd)
-            agent = self.agent
+            agent = self._ensure_agent()
             try:
                 async for event in agent.run(self.history, text):
                     await self._deliver(event)
@@ -276,6 +360,7 @@ class ScoutApp(App):
         finally:
             self.busy = False
             self.refresh_sessions()
+            self.estimate_context()
             if self._queued:
                 self.call_later(self.run_turn, self._queued.pop(0))
 
@@ -318,6 +403,8 @@ class ScoutApp(App):
             self._tokens[0] += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
             self._tokens[1] += data["output_tokens"]
             status.input_tokens, status.output_tokens = self._tokens
+        elif event.type == "prompt.compacted":
+            status.context_used = data["tokens_after"] + self._ensure_agent().overhead_tokens()
         elif event.type == "retry":
             status.state = f"retrying {data['attempt']}/{data['max_attempts']} in {data['delay']:.1f}s"
             chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']})", "warning")
@@ -340,3 +427,4 @@ class ScoutApp(App):
 def _collect_and_freeze() -> None:
     gc.collect()
     gc.freeze()
+

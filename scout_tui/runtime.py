@@ -36,6 +36,32 @@ def model_name(config: Config) -> str:
     return getattr(cls, "default_model", "") or "default"
 
 
+# Context windows in tokens, by model-id prefix (providers' model pages); longest prefix wins.
+CONTEXT_WINDOWS = {
+    "claude": 200_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4": 200_000,
+    "llama3": 128_000,
+    "qwen": 32_768,
+}
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+
+def context_window(config: Config) -> int:
+    """The model's context window in tokens: the ``context_window`` setting, else by model id."""
+    configured = config.extra.get("context_window")
+    if isinstance(configured, int) and configured > 0:
+        return configured
+    model = model_name(config).lower().rsplit("/", 1)[-1]  # "anthropic/claude-…" on OpenRouter
+    matches = [prefix for prefix in CONTEXT_WINDOWS if model.startswith(prefix)]
+    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
+
+
 def needs_key(config: Config) -> bool:
     """True when no key is set and the provider's hosted default URL would be used.
 

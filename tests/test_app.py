@@ -186,3 +186,75 @@ async def test_choosing_a_session_in_the_tree_opens_it(repo):
             assert app.session_id == older
             assert [str(u.content) for u in app.query(UserMessage)] == ["older question"]
             assert app.query_one(StatusBar).session_id == older
+
+
+def long_session(store: Store, repo: Path, calls: int = 30, size: int = 5000) -> str:
+    """A stored session with ``calls`` read calls whose results are ``size`` characters each."""
+    from scout_tui.bus import Event
+
+    sid = store.create_session(repo)
+    store.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "read all"}]}}))
+    for i in range(calls):
+        use = {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}.txt"}}
+        store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": [use]}}))
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"{i}:" + "x" * size, "is_error": False}
+        store.append(sid, Event("message.user", {"message": {"role": "user", "content": [result]}}))
+    store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}))
+    return sid
+
+
+@pytest.fixture
+def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in {"EPOCH_TOOL_CALL_THRESHOLD": 10, "EPOCH_FULL_TOOL_CALLS": 5,
+                       "EPOCH_COMPACTED_TOOL_CALLS": 10, "EPOCH_SIZE": 5}.items():
+        monkeypatch.setenv(f"SCOUT_{key}", str(value))
+
+
+async def test_ctrl_o_shows_what_the_model_sees_with_compacted_calls_marked(repo, small_epochs):
+    from scout_tui.widgets.prompt_view import PromptView
+
+    sid = long_session(Store(), repo)
+    app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        assert isinstance(app.screen, PromptView)
+        stored = str(app.screen.query_one("#prompt-stored Static").content)
+        sent = str(app.screen.query_one("#prompt-sent Static").content)
+        # 30 calls, threshold 10, epoch 5: the newest 10 whole, 10 truncated, 10 dropped
+        assert stored.count("[dropped]") == 20 and stored.count("[truncated]") == 20  # call and result
+        assert "f0.txt" in stored and "f0.txt" not in sent
+        assert "Truncated (5003)" in sent and "Strategy shorten_tools_epoch: 10 tool calls truncated, 10 dropped" in str(
+            app.screen.query_one("#prompt-summary").content)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PromptView)
+
+
+async def test_strategy_command_switches_the_strategy_for_this_session(repo, small_epochs):
+    sid = long_session(Store(), repo)
+    with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
+        app = ScoutApp(load_config(repo, flags={"api_key": "sk-test", "base_url": server.url}), cwd=repo, resume=sid)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            status = app.query_one(StatusBar)
+            compacted_use = status.context_used
+            assert 0 < compacted_use < 30 * 5000 / 4
+            await send(app, pilot, "/strategy nonsense")
+            await pilot.pause()
+            assert "Unknown strategy 'nonsense'" in " ".join(n.text for n in app.query(Notice))
+            await send(app, pilot, "/strategy none")
+            await settle(app, pilot)
+            assert status.context_used > 30 * 5000 / 4 > compacted_use
+            await send(app, pilot, "go on")
+            await settle(app, pilot)
+    assert json.dumps(server.requests[0].json()["messages"]).count("x" * 5000) == 30  # nothing compacted
+
+
+async def test_command_palette_offers_the_strategies_and_the_model_view(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"Prompt strategy: none", "Prompt strategy: shorten_tools", "Prompt strategy: shorten_tools_epoch",
+                "What the model sees", "New session"} <= set(titles)

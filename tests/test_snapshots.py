@@ -10,17 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from scout_tui.agent import Agent
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-from tests.test_app import SIZE, send, settle
+from scout_tui.store import Store
+from tests.test_app import SIZE, long_session, send, settle, small_epochs  # noqa: F401 (fixture)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Session ids shown on screen come out the same on every run."""
+    """What the screen shows comes out the same on every run: session ids, and the context
+    estimate (the system prompt holds the temporary directory's path and today's date)."""
     counter = iter(range(1, 1000))
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
+    monkeypatch.setattr(Agent, "overhead_tokens", lambda self: 1500)
 
 
 def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
@@ -28,7 +32,7 @@ def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
     assert snap_compare(app, terminal_size=SIZE)
 
 
-def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path, fixed_ids: None) -> None:
+def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path) -> None:
     (workdir / "notes.txt").write_text("the answer is 42\n")
     first = anthropic_stream(["Let me read the file."], ("toolu_1", "read", ['{"path": "notes.txt"}']))
     answer = ["The file `notes.txt` says:\n\n", "> the answer is **42**\n\n",
@@ -41,3 +45,15 @@ def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path, f
             await settle(app, pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_epochs: None) -> None:
+    sid = long_session(Store(), workdir, calls=16, size=300)
+    app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir, resume=sid)
+
+    async def run_before(pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

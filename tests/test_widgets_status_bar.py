@@ -51,3 +51,21 @@ async def test_state_text_is_shown_literally():
         bar.state = "retrying 1/4 in 2.0s [bold]"
         await pilot.pause()
         assert line(bar).endswith("retrying 1/4 in 2.0s [bold]")
+
+
+async def test_context_use_is_shown_with_a_colour_that_rises_as_it_fills():
+    app = StatusApp()
+    async with app.run_test(size=(160, 1)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.context_window = 200_000
+        bar.context_used = 24_100
+        await pilot.pause()
+        text = bar.render()
+        assert "ctx 24.1k/200k 12%" in text.plain
+        colours = {}
+        for used in (24_100, 120_000, 190_000):
+            bar.context_used = used
+            content = bar.render()
+            start = content.plain.index("%") - 3
+            colours[used] = [str(span.style) for span in content.spans if span.start <= start + 2 < span.end]
+        assert colours[24_100] == ["$success"] and colours[120_000] == ["$warning"] and colours[190_000] == ["$error"]

@@ -2,6 +2,7 @@
 
 from .chat_view import ChatView
 from .composer import Composer
+from .prompt_view import PromptView
 from .session_tree import SessionTree
 from .status_bar import StatusBar
 from .tool_activity import ToolActivity
@@ -11,4 +12,4 @@ from .tool_activity import ToolActivity
 # ``App.get_theme_variable_defaults``; themes override them.
 from ..themes import VARIABLE_DEFAULTS as THEME_VARIABLE_DEFAULTS
 
-__all__ = ["THEME_VARIABLE_DEFAULTS", "ChatView", "Composer", "SessionTree", "StatusBar", "ToolActivity"]
+__all__ = ["THEME_VARIABLE_DEFAULTS", "ChatView", "Composer", "PromptView", "SessionTree", "StatusBar", "ToolActivity"]

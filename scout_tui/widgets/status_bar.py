@@ -1,6 +1,6 @@
 """One line of state: provider and model, session, token usage, and whether a turn is running.
 
-``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ⠋ working (Esc to interrupt)``
+``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ⠋ working``
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def tokens(count: int) -> str:
-    """A token count for a narrow column: 950, 12.3k, 1.2M."""
+    """A token count for a narrow column: 950, 12.3k, 200k, 1.2M."""
     if count < 1_000:
         return str(count)
-    if count < 1_000_000:
+    if count < 100_000:
         return f"{count / 1_000:.1f}k"
+    if count < 1_000_000:
+        return f"{count / 1_000:.0f}k"
     return f"{count / 1_000_000:.1f}M"
 
 
@@ -51,6 +53,10 @@ class StatusBar(Static):
     session_id: reactive[str | None] = reactive(None)
     input_tokens: reactive[int] = reactive(0)
     output_tokens: reactive[int] = reactive(0)
+    context_used: reactive[int] = reactive(0)
+    """Estimated tokens of the next request (the compacted prompt), 0 when unknown."""
+    context_window: reactive[int] = reactive(0)
+    """The model's context window in tokens, 0 when unknown."""
     busy: reactive[bool] = reactive(False)
     """A turn is running: show a spinner and how to interrupt it."""
     state: reactive[str] = reactive("")
@@ -83,6 +89,11 @@ class StatusBar(Static):
         if self.session_id:
             parts += [sep, f"session {one_line(self.session_id, 40)[:8]}"]
         parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
+        if self.context_used and self.context_window:
+            share = self.context_used / self.context_window
+            colour = "$error" if share >= 0.8 else "$warning" if share >= 0.5 else "$success"
+            parts += [sep, f"ctx {tokens(self.context_used)}/{tokens(self.context_window)} ",
+                      (f"{share:.0%}", colour)]
         if self.busy:
             parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
         if self.state:
