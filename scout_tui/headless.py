@@ -14,8 +14,7 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.runtime import build_agent, needs_key
 from scout_tui.store import Store
-from scout_tui.text import sanitize
-from scout_tui.tools.summary import summarize_call
+from scout_tui.text import sanitize, tool_summary
 
 
 def open_session(
@@ -94,7 +93,7 @@ async def run_headless(
             elif event.type == "tool.end":
                 mark = "✗" if data["is_error"] else "✓"
                 use = next((b for m in agent.messages for b in _blocks(m) if b.get("id") == data["id"]), {})
-                summary = summarize_call(data["name"], use.get("input") or {})
+                summary = f"{data['name']} {tool_summary(use.get('input') or {})}"
                 print(f"{mark} {summary} ({data['elapsed'] or 0:.2f}s)", file=err, flush=True)
             elif event.type == "retry":
                 print(f"retrying ({data['attempt']}/{data['max_attempts']}) in {data['delay']:.1f}s: {data['reason']}",

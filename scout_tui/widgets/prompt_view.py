@@ -17,10 +17,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..history import blocks
-from ..text import one_line, sanitize
+from ..text import sanitize
 
 PREVIEW_CHARS = 240
 """Characters of each text, argument set or result shown per block."""
+
+
+def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
+    """``text`` sanitized, its whitespace runs (newlines too) squashed to one space, cut to ``width``."""
+    flat = " ".join(sanitize(text[: width * 4 + 1024]).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _result_text(content: object) -> str:
@@ -42,20 +48,20 @@ def render_conversation(messages: list[dict], marks: dict[str, str]) -> Text:
         for block in blocks(message):
             kind = block.get("type")
             if kind == "text":
-                out.append("  " + one_line(sanitize(str(block.get("text", ""))), PREVIEW_CHARS) + "\n")
+                out.append("  " + _preview(str(block.get("text", ""))) + "\n")
             elif kind == "thinking":
-                out.append("  (thinking) " + one_line(sanitize(str(block.get("thinking", ""))), 80) + "\n", style="dim")
+                out.append("  (thinking) " + _preview(str(block.get("thinking", "")), 80) + "\n", style="dim")
             elif kind == "tool_use":
                 args = json.dumps(block.get("input"), ensure_ascii=False)
                 out.append(f"  → {block.get('name')} ", style="bold")
-                out.append(one_line(sanitize(args), PREVIEW_CHARS))
+                out.append(_preview(args))
                 _mark(out, marks.get(str(block.get("id"))))
                 out.append("\n")
             elif kind == "tool_result":
                 text = _result_text(block.get("content", ""))
                 out.append("  ← ", style="bold")
                 out.append(f"{len(text):,} chars{' (error)' if block.get('is_error') else ''}: ", style="dim")
-                out.append(one_line(sanitize(text), PREVIEW_CHARS))
+                out.append(_preview(text))
                 _mark(out, marks.get(str(block.get("tool_use_id"))))
                 out.append("\n")
             else:
