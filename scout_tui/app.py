@@ -213,7 +213,8 @@ class ScoutApp(App):
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = self._tokens
-        self.estimate_context()
+        # After the first paint: the estimate imports the backend and compaction modules.
+        self.call_after_refresh(self.estimate_context)
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
         self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
