@@ -64,6 +64,9 @@ class Agent:
             ``compaction.prepare_prompt``; None means the configured default). Ephemeral: they
             never change ``self.messages``; their result is repaired by the history check.
         compaction_settings: threshold overrides for the strategies (None: config and env).
+        tool_env: the environment for processes tools start (None: this process's).
+        secrets: strings (API keys) replaced by ``[redacted]`` in tool output before anything
+            (screen, store, model) sees it.
     """
 
     def __init__(
@@ -77,6 +80,8 @@ class Agent:
         max_tokens: int = 8192,
         strategies: Strategies = None,
         compaction_settings: dict | None = None,
+        tool_env: dict[str, str] | None = None,
+        secrets: list[str] | None = None,
     ) -> None:
         self.backend = backend
         self.tools = tools
@@ -86,6 +91,8 @@ class Agent:
         self.max_tokens = max_tokens
         self.strategies = strategies
         self.compaction_settings = compaction_settings
+        self.tool_env = tool_env
+        self.secrets = [s for s in secrets or [] if len(s) >= 8]
         self.messages: list[dict] = []
         self._overhead: int | None = None
         # State an interrupt needs to close the turn validly.
@@ -93,6 +100,14 @@ class Agent:
         self._streaming = False
         self._open_calls: list[dict] = []
         self._results: dict[str, ToolResult] = {}
+        self._started: dict[str, float] = {}
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]``."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, "[redacted]")
+        return text
 
     async def run(self, history: list[dict], text: str) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
@@ -171,9 +186,11 @@ class Agent:
             for use in self._open_calls:
                 result = self._results.get(use["id"])
                 if result is None:
+                    started = self._started.get(use["id"])
+                    elapsed = None if started is None else round(time.monotonic() - started, 3)
                     events.append(
                         Event("tool.end", {"id": use["id"], "name": use["name"], "content": INTERRUPTED_BY_USER,
-                                           "is_error": True, "elapsed": None})
+                                           "is_error": True, "elapsed": elapsed})
                     )
                     content.append(error_result(use["id"], INTERRUPTED_BY_USER))
                 else:
@@ -289,11 +306,14 @@ class Agent:
         queue: asyncio.Queue[Event] = asyncio.Queue()
 
         async def one(use: dict) -> None:
-            start = time.monotonic()
+            start = self._started[use["id"]] = time.monotonic()
             ctx = ToolContext(
-                self.cwd, on_output=lambda text: queue.put_nowait(Event("tool.output", {"id": use["id"], "text": text}))
+                self.cwd,
+                on_output=lambda text: queue.put_nowait(Event("tool.output", {"id": use["id"], "text": self.redact(text)})),
+                env=self.tool_env,
             )
             result = await self.tools.call(use["name"], use.get("input"), ctx)
+            result = ToolResult(self.redact(result.content), result.is_error)
             self._results[use["id"]] = result
             queue.put_nowait(
                 Event("tool.end", {"id": use["id"], "name": use["name"], "content": result.content,

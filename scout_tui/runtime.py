@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
 from scout_tui.config import Config
+from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.tools import builtin_registry
 
@@ -70,6 +72,24 @@ def needs_key(config: Config) -> bool:
     return not config.api_key and not config.base_url
 
 
+# Environment variables that hold provider keys: never handed to the processes tools start.
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SCOUT_API_KEY", "OPENROUTER_API_KEY")
+
+
+def tool_environment(config: Config, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without API keys: the known key variables and any variable
+    holding the configured key are left out (a model could otherwise `env` them onto screen)."""
+    environ = dict(os.environ if environ is None else environ)
+    return {k: v for k, v in environ.items()
+            if k not in KEY_VARIABLES and not (config.api_key and v == config.api_key)}
+
+
+def check_provider(config: Config) -> None:
+    """Raise ScoutError when ``config.provider`` names no known backend."""
+    if config.provider not in PROVIDERS:
+        raise ScoutError(f"unknown provider {config.provider!r} (known: {', '.join(sorted(PROVIDERS))})")
+
+
 def build_agent(config: Config, cwd: Path, *, transport: object = None) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -92,4 +112,6 @@ def build_agent(config: Config, cwd: Path, *, transport: object = None) -> Agent
         cwd=cwd,
         max_turns=config.max_turns,
         max_tokens=config.max_tokens,
+        tool_env=tool_environment(config),
+        secrets=[config.api_key] if config.api_key else [],
     )

@@ -204,3 +204,47 @@ async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byt
     stored = store.messages(sid)
     assert stored[: len(history)] == history  # every byte kept
     assert json.dumps(stored).count(big) == 30
+
+
+async def test_api_keys_never_reach_tool_processes_output_or_the_model(tmp_path, monkeypatch):
+    from scout_tui.config import Config
+    from scout_tui.runtime import tool_environment
+
+    key = "sk-ant-SECRET-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("SOME_OTHER_NAME", key)  # the same key under a name we do not know
+    monkeypatch.setenv("HARMLESS", "visible")
+    config = Config(api_key=key)
+    (tmp_path / ".env").write_text(f"KEY={key}\n")  # e.g. a .env file the model reads
+    command = json.dumps({"command": "env | sort; cat .env"})
+    replies = [Reply(anthropic_stream([], ("toolu_e", "bash", [command]))), Reply(anthropic_stream(["done"]))]
+    with LoopbackServer(replies) as server:
+        backend = make_backend("anthropic", model="m", api_key=key, base_url=server.url, max_retries=0)
+        agent = Agent(backend, builtin_registry(), cwd=tmp_path, tool_env=tool_environment(config), secrets=[key])
+        events = [e async for e in agent.run([], "show env")]
+    shown = json.dumps([e.data for e in events])
+    assert key not in shown and key not in json.dumps(agent.messages)
+    assert key not in server.requests[1].body.decode()
+    result = agent.messages[2]["content"][0]["content"]
+    assert "HARMLESS=visible" in result and "ANTHROPIC_API_KEY" not in result and "KEY=[redacted]" in result
+
+
+async def test_an_interrupted_tool_call_reports_how_long_it_ran(tmp_path):
+    call = ("toolu_t", "bash", [json.dumps({"command": "sleep 30"})])
+    with LoopbackServer([Reply(anthropic_stream([], call))]) as server:
+        agent = make_agent(server, tmp_path)
+        seen = []
+
+        async def consume():
+            async for event in agent.run([], "sleep"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        while not any(e.type == "tool.start" for e in seen):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [end] = [e for e in agent.interrupt() if e.type == "tool.end"]
+    assert end.data["elapsed"] >= 0.3

@@ -15,6 +15,7 @@ from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from scout_tui.store import Store
+from scout_tui.widgets import Composer
 from tests.test_app import SIZE, long_session, send, settle, small_epochs  # noqa: F401 (fixture)
 
 
@@ -27,9 +28,20 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Agent, "overhead_tokens", lambda self: 1500)
 
 
+async def steady(app: ScoutApp, pilot) -> None:
+    """A still frame: no blinking cursor (its phase at capture time depends on load)."""
+    app.query_one(Composer).cursor_blink = False
+    await pilot.pause()
+
+
 def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
     app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
-    assert snap_compare(app, terminal_size=SIZE)
+
+    async def run_before(pilot) -> None:
+        await settle(app, pilot)
+        await steady(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path) -> None:
@@ -43,6 +55,7 @@ def test_finished_tool_using_turn(snap_compare, tmp_home: Path, workdir: Path) -
         async def run_before(pilot) -> None:
             await send(app, pilot, "what does notes.txt say?")
             await settle(app, pilot)
+            await steady(app, pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -53,6 +66,7 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
 
     async def run_before(pilot) -> None:
         await settle(app, pilot)
+        await steady(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
 

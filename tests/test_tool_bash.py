@@ -214,3 +214,11 @@ async def test_huge_output_is_read_in_bounded_memory(tmp_path: Path) -> None:
 async def test_bad_arguments_are_error_results(ctx: ToolContext, arguments: dict, message: str) -> None:
     result = await builtin_registry().call("bash", arguments, ctx)
     assert result.is_error and result.content.startswith("bash: ") and message in result.content
+
+
+async def test_nul_bytes_are_removed_from_what_the_model_reads(tmp_path):
+    from scout_tui.tools import ToolContext, builtin_registry
+
+    result = await builtin_registry().call("bash", {"command": "printf 'a\\000\\000b'"}, ToolContext(tmp_path))
+    assert "\x00" not in result.content
+    assert result.content.startswith("ab") and "2 NUL bytes removed" in result.content

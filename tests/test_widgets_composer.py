@@ -108,3 +108,18 @@ async def test_enter_arriving_with_a_burst_of_keys_sends_the_whole_text():
         await pilot.pause()
         await pilot.pause()
         assert app.sent == ["what does it say?"]
+
+
+async def test_ctrl_j_in_a_burst_of_keys_lands_where_it_was_typed():
+    from textual import events
+
+    app = ComposerApp()
+    async with app.run_test() as pilot:
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.pause()
+        for key, char in [("a", "a"), ("a", "a"), ("ctrl+j", "\n"), ("b", "b"), ("b", "b")]:
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert composer.text == "aa\nbb"

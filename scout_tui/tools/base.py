@@ -30,11 +30,13 @@ class ToolContext:
     """What a running tool may use.
 
     ``cwd`` is the working directory that relative paths resolve against; ``on_output`` receives
-    live fragments of output (bash streams through it; the UI shows them).
+    live fragments of output (bash streams through it; the UI shows them); ``env`` is the
+    environment for processes a tool starts (None: this process's), without API keys.
     """
 
     cwd: Path
     on_output: Callable[[str], None] = lambda text: None
+    env: dict[str, str] | None = None
 
     def resolve(self, path: str) -> Path:
         """``path`` (relative to ``cwd``, or absolute, ``~`` expanded) as an absolute Path."""

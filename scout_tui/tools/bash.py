@@ -195,7 +195,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", command,
             cwd=ctx.cwd, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-            start_new_session=True,
+            start_new_session=True, env=ctx.env,
         )  # fmt: skip
     except OSError as e:
         os.close(read_fd)
@@ -238,6 +238,9 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             pipe.close()
 
     out = captured.text()
+    if "\x00" in out:  # binary output: NULs mean nothing to the model and break some servers
+        nuls = out.count("\x00")
+        out = out.replace("\x00", "") + f"\n[{nuls:,} NUL bytes removed from the output]"
     if timed_out:
         status = f"[timed out after {timeout:g} s; the command and its child processes were killed]"
     elif proc.returncode is not None and proc.returncode < 0:

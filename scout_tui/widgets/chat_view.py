@@ -13,6 +13,9 @@ too (benchmarks/stream_markdown.py): at a model's pace (2,000 deltas/s) it re-mo
 widgets whenever a block ends, and the garbage those leave made gen-2 collections and stalls
 of 100–240 ms; a ``Static`` stayed under 75 ms. Finished text looks the same as live text.
 Rich renderables carry no selection offsets, so answer text is not mouse-selectable.
+
+A long session opens with only its newest ``LOAD_LIMIT`` messages mounted; earlier batches
+mount above as the person scrolls up, the view kept on what they were reading.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from rich.markdown import Heading as RichHeading
 from rich.markdown import Markdown as RichMarkdown
 from rich.measure import Measurement
 from rich.segment import Segment
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.layout import DockArrangeResult
+from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
@@ -54,7 +60,8 @@ LIVE_CHARS = 2_000
 long paragraph is cut at a line start, so re-rendering the live block stays cheap."""
 
 LOAD_LIMIT = 50
-"""Newest stored messages ``ChatView.load`` mounts; older ones are summarised in one line."""
+"""Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
+time the view comes within a screen of the top; the rest are counted in one line."""
 
 THINKING_CHARS = 20_000
 """Characters of thinking text shown when a thinking block is expanded."""
@@ -64,7 +71,14 @@ FORGET_INTERVAL = 2.0
 
 
 class ChatView(VerticalScroll):
-    """The conversation pane. Methods down (``add_user``, ``append_delta``…); posts nothing."""
+    """The conversation pane. Methods down (``add_user``, ``append_delta``…); messages up.
+
+    Focused, it keeps a selection among the user and assistant messages (Up/Down or k/j to
+    move, Home/End or g/G for the first and newest) and ``f`` posts ``ForkRequested`` for the
+    selected one. Every message widget knows its ``index`` in the stored conversation (the
+    order of ``Store.messages``): ``load`` numbers what it shows, live ones take the ``index``
+    passed to ``add_user`` / ``end_assistant``. Tool-result messages are not shown, but count.
+    """
 
     DEFAULT_CSS = """
     ChatView {
@@ -114,16 +128,66 @@ class ChatView(VerticalScroll):
             padding: 0 1;
         }
     }
+    /* An outline is drawn over the message's left padding: selecting changes no layout. */
+    ChatView:focus > .-selected {
+        outline-left: thick $accent;
+        background-tint: $accent 12%;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("end", "follow", "Follow output", id="chat.follow", show=False),
+        Binding("up,k", "select_previous", "Previous message", id="chat.previous", show=False),
+        Binding("down,j", "select_next", "Next message", id="chat.next", show=False),
+        Binding("home,g", "select_first", "First message", id="chat.first", show=False),
+        Binding("end,G", "select_last", "Newest message", id="chat.follow", show=False),
+        Binding("f", "fork", "Fork here", id="chat.fork"),
     ]
+
+    class ForkRequested(Message):
+        """``f`` on the selected message: the person wants a new branch there.
+
+        ``index`` is the message's position in the stored conversation (``Store.messages``).
+        ``role`` ``"user"``: fork *before* it (``at = index``) and offer ``text``, the prompt
+        as shown (sanitized), for editing; ``"assistant"``: fork *after* it
+        (``at = index + 1``), ``text`` being the answer's markdown.
+        """
+
+        def __init__(self, index: int, role: str, text: str, *, chat_view: ChatView | None = None) -> None:
+            super().__init__()
+            self.index = index
+            self.role = role
+            self.text = text
+            self.chat_view = chat_view
+
+        @property
+        def control(self) -> ChatView | None:
+            return self.chat_view
+
+    class Selected(Message):
+        """The selection moved to a message: its stored ``index`` (None for a live message given
+        no index, or an answer still streaming) and ``role`` (``"user"`` or ``"assistant"``)."""
+
+        def __init__(self, index: int | None, role: str, *, chat_view: ChatView | None = None) -> None:
+            super().__init__()
+            self.index = index
+            self.role = role
+            self.chat_view = chat_view
+
+        @property
+        def control(self) -> ChatView | None:
+            return self.chat_view
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._current: AssistantMessage | None = None
         self._tool_lines: dict[str, ToolCallLine] = {}
+        self._selected: UserMessage | AssistantMessage | None = None
+        self._stored: list[dict] = []  # the conversation given to load()
+        self._first = 0  # index in _stored of the oldest mounted message
+        self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
+        self._loading_earlier = False
+        self._pin: tuple[Widget, int] | None = None  # (widget, its y before a batch went in above)
+        self._select_previous_after = False  # Up was pressed on the first mounted message
 
     def on_mount(self) -> None:
         # Stay at the bottom as content grows, until the person scrolls up (Widget.anchor);
@@ -151,9 +215,24 @@ class ChatView(VerticalScroll):
         """The answer being streamed, if any."""
         return self._current
 
-    def add_user(self, text: str) -> None:
-        """Show a prompt the person sent (plain text, never markup)."""
-        self.mount(UserMessage(Content(sanitize(text))))
+    @property
+    def loaded_count(self) -> int:
+        """How many messages of the conversation given to ``load`` are mounted (newest first;
+        tool-result messages count though they show no widget; live additions do not)."""
+        return len(self._stored) - self._first
+
+    @property
+    def selected(self) -> UserMessage | AssistantMessage | None:
+        """The selected message widget, if any (it has ``index``; ``-selected`` class)."""
+        return self._selected if self._selected is not None and self._selected.parent is self else None
+
+    def add_user(self, text: str, *, index: int | None = None) -> None:
+        """Show a prompt the person sent (plain text, never markup).
+
+        ``index`` is its position in the stored conversation (the app's message count before
+        it); without one, the message can be selected but not forked.
+        """
+        self.mount(UserMessage(sanitize(text), index=index))
 
     def begin_assistant(self) -> None:
         """Start a streamed assistant answer; deltas go to it until ``end_assistant``."""
@@ -169,15 +248,18 @@ class ChatView(VerticalScroll):
         assert self._current is not None
         self._current.write(kind, text)
 
-    def end_assistant(self, message: dict | None, interrupted: bool = False) -> None:
+    def end_assistant(self, message: dict | None, interrupted: bool = False, *, index: int | None = None) -> None:
         """Finish the streamed answer; returns at once (the pump drains what is buffered).
 
         ``message`` is the final ``{"role": "assistant", "content": [blocks]}``; its text and
         thinking blocks are shown if none streamed. ``interrupted`` adds a dim "(interrupted)".
+        ``index`` is the message's position in the stored conversation (None when it is not
+        stored, or not known: the answer then cannot be forked).
         """
         if self._current is None:
             self.begin_assistant()
         assert self._current is not None
+        self._current.index = index
         self._current.finish(message, interrupted)
         self._current = None
 
@@ -199,38 +281,59 @@ class ChatView(VerticalScroll):
         self.mount(Notice(sanitize(text), classes=f"-{level}"))
 
     def load(self, messages: list[dict]) -> None:
-        """Show a stored conversation (content-block dicts) instead of what is shown now.
+        """Show a stored conversation (content-block dicts, ``Store.messages`` order) instead of
+        what is shown now.
 
         User text, assistant text and thinking, ``tool_use`` blocks as compact lines, and
         ``tool_result`` blocks marking their line ✓ or ✗ (elapsed unknown). Only the newest
-        ``LOAD_LIMIT`` messages mount, after a line counting the others. Returns at once: a
-        worker renders the markdown in a thread, then mounts everything in one batch (await
-        ``app.workers.wait_for_complete()`` in tests).
+        ``LOAD_LIMIT`` messages mount, after a line counting the others; scrolling near the
+        top mounts the batch before them (``loaded_count`` says how many are in). Returns at
+        once: a worker renders the markdown in a thread, then mounts everything in one batch
+        (await ``app.workers.wait_for_complete()`` in tests). ``messages`` is kept, not copied.
         """
         self.clear()
+        self._stored = messages
+        self._first = len(messages)
         self.run_worker(self._load(messages), name="load", group="chat-load", exclusive=True)
 
     async def _load(self, messages: list[dict]) -> None:
-        shown = messages[-LOAD_LIMIT:]
-        widgets: list[Static | AssistantMessage] = []
-        if hidden := len(messages) - len(shown):
-            widgets.append(Static(f"{hidden:,} earlier message{'s' if hidden != 1 else ''} not shown", classes="earlier", markup=False))
+        start = max(0, len(messages) - LOAD_LIMIT)
+        widgets = await self._build(messages, start, len(messages))
+        earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
+        # Anything added since load() was called comes after the stored conversation.
+        await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
+        self._first, self._earlier = start, earlier
+        if earlier is not None:
+            await self.wait_for_refresh()
+            self._check_earlier()
+
+    async def _build(self, messages: list[dict], start: int, stop: int) -> list[Widget]:
+        """Widgets for ``messages[start:stop]``, their markdown pre-rendered in a thread.
+
+        ``messages[stop]``, when there, is read for the ``tool_result`` blocks answering the
+        last message's calls (it is mounted already, or about to be).
+        """
+        widgets: list[Widget] = []
         answers: list[tuple[AssistantMessage, list[str]]] = []
         lines: dict[str, ToolCallLine] = {}
-        for message in shown:
+        for index in range(start, min(stop + 1, len(messages))):
+            message = messages[index]
             content = blocks(message)
             if message.get("role") == "user":
-                text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
-                if text.strip():
-                    widgets.append(UserMessage(Content(sanitize(text))))
+                if index < stop:
+                    text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+                    if text.strip():
+                        widgets.append(UserMessage(sanitize(text), index=index))
                 for b in content:
                     if b.get("type") == "tool_result" and (line := lines.get(b.get("tool_use_id"))):
                         line.finish(bool(b.get("is_error")), None)
                 continue
+            if index == stop:
+                break
             text = sanitize("".join(str(b.get("text", "")) for b in content if b.get("type") == "text"))
             thinking = sanitize("".join(str(b.get("thinking", "")) for b in content if b.get("type") == "thinking"))
             if text.strip() or thinking.strip():
-                answer = AssistantMessage(streaming=False, text=text, thinking=thinking)
+                answer = AssistantMessage(streaming=False, text=text, thinking=thinking, index=index)
                 chunks, last = split_markdown(text)
                 answers.append((answer, [c for c in (*chunks, last) if c.strip()]))
                 widgets.append(answer)
@@ -249,15 +352,196 @@ class ChatView(VerticalScroll):
         for answer, pieces in answers:
             answer.set_chunks([MarkdownChunk(source, next(prepared)) for source in pieces])
         self._tool_lines.update(lines)
-        # Anything added since load() was called comes after the stored conversation.
-        await self.mount_all(widgets, before=0 if self.children else None)
+        return widgets
+
+    # -- earlier messages, mounted as the person scrolls up -----------------------------------
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Textual's arrangement; after an earlier batch was mounted, also scroll by the height
+        it added, before this layout is painted: the view does not jump, even for one frame."""
+        arrangement = super().arrange(size, optimal)
+        if self._pin is not None:
+            widget, was = self._pin
+            for placement in arrangement.placements:
+                if placement.widget is widget:
+                    self._pin = None
+                    # The compositor reads scroll_y right after arrange() (as it does for
+                    # Widget.anchor); watchers and clamping catch up after the refresh.
+                    target = max(0.0, self.scroll_y + placement.region.y - was)
+                    self.set_reactive(ChatView.scroll_y, target)
+                    self.set_reactive(ChatView.scroll_target_y, target)
+                    break
+        return arrangement
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value:
+            self._check_earlier()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_earlier()  # a taller pane may show the top without any scrolling
+
+    def _check_earlier(self) -> None:
+        """Mount the previous batch when the view is within one screen of the top."""
+        if self._earlier is not None and not self._loading_earlier and self.scroll_y <= self.scrollable_content_region.height:
+            self._load_earlier()
+
+    def _load_earlier(self, select_previous: bool = False) -> None:
+        """Mount the batch before the oldest mounted message (once; in a worker); then, with
+        ``select_previous``, select the message above the selected one."""
+        self._select_previous_after = self._select_previous_after or select_previous
+        if self._earlier is None or self._loading_earlier:
+            return
+        self._loading_earlier = True
+        self.run_worker(self._mount_earlier(), name="earlier", group="chat-earlier", exclusive=True)
+
+    async def _mount_earlier(self) -> None:
+        """Mount the ``LOAD_LIMIT`` stored messages before the oldest mounted one, above it,
+        keeping what the person looks at where it is on screen."""
+        try:
+            earlier = self._earlier
+            if earlier is None:
+                return
+            stop = self._first
+            start = max(0, stop - LOAD_LIMIT)
+            widgets = await self._build(self._stored, start, stop)
+            if earlier is not self._earlier:
+                return  # load() or clear() ran meanwhile
+            # The first widget below the "earlier" line still in view, and where it is.
+            below = self.children[self.children.index(earlier) + 1 :]
+            keep = next((w for w in below if w.virtual_region.bottom > self.scroll_y), below[0] if below else None)
+            if keep is not None:
+                was = keep.virtual_region.y
+                on_screen = was - self.scroll_y
+            with self.app.batch_update():  # no layout until all is in, and the pin set
+                await self.mount_all(widgets, after=earlier)
+                if start:
+                    earlier.update(_earlier_text(start))
+                else:
+                    await earlier.remove()
+                    self._earlier = None
+                if keep is not None:
+                    self._pin = (keep, was)
+            self._first = start
+            await self.wait_for_refresh()
+            self._pin = None
+            if keep is not None and keep.parent is self:
+                # Normally a no-op (``arrange`` scrolled already); it also moves the scrollbar.
+                self.scroll_to(y=keep.virtual_region.y - on_screen, animate=False, immediate=True, release_anchor=False)
+                if self.show_vertical_scrollbar:
+                    self.vertical_scrollbar.position = self.scroll_y
+        finally:
+            self._pin = None
+            self._loading_earlier = False
+        if not self._select_previous_after:
+            self._check_earlier()
+            return
+        self._select_previous_after = False
+        messages = self._messages()
+        current = self.selected
+        above = messages[: messages.index(current)] if current in messages else []
+        if above:
+            self.select(above[-1])
+        elif self._earlier is not None:  # a batch of tool calls only: keep going up
+            self._load_earlier(select_previous=True)
+
+    # -- selection and fork ---------------------------------------------------------------------
+
+    def _messages(self) -> list[UserMessage | AssistantMessage]:
+        return [w for w in self.children if isinstance(w, (UserMessage, AssistantMessage))]
+
+    def select(self, message: UserMessage | AssistantMessage, *, scroll: bool = True) -> None:
+        """Select ``message`` (a child of this view): highlight it, scroll it into view, post
+        ``Selected``."""
+        if self._selected is not None:
+            self._selected.remove_class("-selected")
+        self._selected = message
+        message.add_class("-selected")
+        if scroll:
+            self.scroll_to_widget(message, animate=False)
+        role = "user" if isinstance(message, UserMessage) else "assistant"
+        self.post_message(self.Selected(message.index, role, chat_view=self))
+
+    def on_focus(self, event: events.Focus) -> None:
+        if self.selected is None and (messages := self._messages()):
+            newest = messages[-1]
+            # Do not jump away from the end of a long answer that is already in view.
+            self.select(newest, scroll=not newest.region.overlaps(self.scrollable_content_region))
+
+    def on_click(self, event: events.Click) -> None:
+        widget = event.widget
+        while widget is not None and widget is not self:
+            if isinstance(widget, (UserMessage, AssistantMessage)):
+                self.select(widget, scroll=False)
+                return
+            widget = widget.parent if isinstance(widget.parent, Widget) else None
+
+    def action_select_previous(self) -> None:
+        """Select the message above; past the first mounted one, mount the batch before it."""
+        messages = self._messages()
+        current = self.selected
+        if current is None:
+            if messages:
+                self.select(messages[-1])
+            return
+        position = messages.index(current)
+        if position > 0:
+            self.select(messages[position - 1])
+        elif self._earlier is not None:
+            self._load_earlier(select_previous=True)
+        else:
+            self.scroll_home(animate=False)
+
+    def action_select_next(self) -> None:
+        """Select the message below."""
+        messages = self._messages()
+        current = self.selected
+        if current is None:
+            if messages:
+                self.select(messages[-1])
+            return
+        position = messages.index(current)
+        if position + 1 < len(messages):
+            self.select(messages[position + 1])
+
+    def action_select_first(self) -> None:
+        """Select the first mounted message and show the top (where the batch before it loads)."""
+        if messages := self._messages():
+            self.select(messages[0], scroll=False)
+        self.scroll_home(animate=False)
+
+    def action_select_last(self) -> None:
+        """Select the newest message and follow new output again."""
+        if messages := self._messages():
+            self.select(messages[-1], scroll=False)
+        self.anchor()
+
+    def action_fork(self) -> None:
+        """Post ``ForkRequested`` for the selected message (a bell when none, or not stored)."""
+        message = self.selected
+        if message is None or message.index is None:
+            self.app.bell()
+            return
+        if isinstance(message, UserMessage):
+            self.post_message(self.ForkRequested(message.index, "user", message.text, chat_view=self))
+        else:
+            self.post_message(self.ForkRequested(message.index, "assistant", message.source, chat_view=self))
 
     def clear(self) -> None:
         """Remove every message (a streaming answer stops with its widget)."""
         self.workers.cancel_group(self, "chat-load")
+        self.workers.cancel_group(self, "chat-earlier")
         self._current = None
+        self._selected = None
         self._tool_lines.clear()
+        self._stored, self._first, self._earlier = [], 0, None
+        self._loading_earlier = self._select_previous_after = False
+        self._pin = None
         self.remove_children()
+
+
+def _earlier_text(hidden: int) -> str:
+    return f"{hidden:,} earlier message{'s' if hidden != 1 else ''} not shown yet: scroll up to load them"
 
 
 class AssistantMessage(Vertical):
@@ -267,8 +551,10 @@ class AssistantMessage(Vertical):
     ``finish`` is called, ``done`` once the last widget is in place.
     """
 
-    def __init__(self, *, streaming: bool, text: str = "", thinking: str = "", **kwargs) -> None:
+    def __init__(self, *, streaming: bool, text: str = "", thinking: str = "", index: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.index = index
+        """Position in the stored conversation; None while streaming or when not stored."""
         self.streaming = streaming
         self.done = not streaming
         self._streamed = streaming
@@ -552,7 +838,13 @@ class ThinkingBlock(Static):
 
 
 class UserMessage(Static):
-    """A prompt the person sent."""
+    """A prompt the person sent: ``text`` (sanitized, shown literally) and its ``index`` in the
+    stored conversation (None when not known)."""
+
+    def __init__(self, text: str, *, index: int | None = None) -> None:
+        super().__init__(Content(text))
+        self.text = text
+        self.index = index
 
 
 class Notice(Static):

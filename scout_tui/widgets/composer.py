@@ -76,10 +76,14 @@ class Composer(TextArea):
         # Enter is handled here, in the widget's own queue after the keys typed before it.
         # A priority binding would run as soon as the key arrives, ahead of characters still
         # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
-        if event.key == "enter":
+        # Ctrl+J / Shift+Enter likewise, or the newline lands after text typed later.
+        if event.key in ("enter", "ctrl+j", "shift+enter"):
             event.stop()
             event.prevent_default()
-            self.action_submit()
+            if event.key == "enter":
+                self.action_submit()
+            else:
+                self.action_newline()
             return
         await super()._on_key(event)
 

@@ -1,50 +1,89 @@
-"""The sessions of this directory as a tree: newest first, forks under their parents.
+"""The session pane: every session of this directory as a tree, branches nested under their parents.
 
-Entries are duck-typed session infos with ``.id``, ``.parent`` (id or None), ``.title``,
-``.message_count`` and ``.updated`` (epoch seconds). Labels are drawn at render time, so the
-relative times and the theme's colours stay current.
+A line reads ``● ⑂ at 3 Title  7 msgs · 10m ago``: "●" marks the current session, "⑂ at 3" says
+the branch shares its parent's first 3 messages, then the title, message count and age.
+Siblings are newest first; a branch whose parent is not listed (deleted, or in another
+directory) is shown at the top level, still with its fork point.
+
+Keys while the tree has focus: Enter opens the highlighted session, ``n`` asks for a new one,
+``r`` renames (a prompt), ``d`` deletes (after a y/n question), ``j``/``k`` move down/up,
+Space folds or unfolds a branch, ``/`` starts a filter.
+
+Typing filters by title (case-insensitive substring; a session stays visible while one of its
+descendants matches). A filter opens with ``/`` or with any printable key that no binding
+claims (so not ``n``, ``r``, ``d``, ``j``, ``k`` or Space). While it is open *every* printable
+key, those included, goes to the filter, shown in the pane's border subtitle; Backspace edits
+it (and closes it once empty), Esc clears and closes it, Enter opens the highlighted session
+and closes it. With no filter open, Esc is not handled here, so the app's Esc binding runs.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import Callable, ClassVar, Iterable
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ..text import one_line
+from ..store import SessionInfo, tree_order
+from ..text import one_line, sanitize
+from .dialogs import ConfirmScreen, PromptScreen
 
 TITLE_WIDTH = 40
 """Characters of a session title shown at most."""
+
+RELABEL_SECONDS = 30
+"""How often the ages ("5m ago") are redrawn."""
+
+_NO_LABEL = Text()  # every node's stored label: render_label draws from the session
+_TOGGLE = Style.from_meta({"toggle": True})  # a click here folds/unfolds, as on Tree's own icon
 
 
 def relative_time(updated: float, now: float | None = None) -> str:
     """``updated`` (epoch seconds) relative to ``now``: "just now", "5m ago", "3h ago", "2d ago"."""
     seconds = max(0.0, (time.time() if now is None else now) - updated)
-    if seconds < 60:
-        return "just now"
     for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
 
 
-class SessionTree(Tree[Any]):
-    """Sessions, newest first; the current one marked "● ". Posts ``Opened`` on Enter or click."""
+def _title(session: SessionInfo) -> str:
+    return str(session.title or "")
+
+
+class SessionTree(Tree[SessionInfo]):
+    """The sessions of one directory; see the module docstring for what it shows and its keys.
+
+    Feed it with ``set_sessions``. It tells its parent what the person asked for by posting
+    ``Opened``, ``NewRequested``, ``RenameRequested`` and ``DeleteRequested``; it never changes
+    the store itself.
+    """
 
     DEFAULT_CSS = """
     SessionTree {
         height: 1fr;
         background: $surface;
         padding: 0 1;
+        border-subtitle-align: left;
+        border-subtitle-color: $foreground;
+        &.-filtering {
+            border-bottom: solid $tree-fork;
+        }
         & > .session-tree--current {
-            color: $primary;
+            color: $tree-current;
             text-style: bold;
+        }
+        & > .session-tree--fork {
+            color: $tree-fork;
+            text-style: dim;
         }
         & > .session-tree--meta {
             color: $text-muted;
@@ -52,83 +91,326 @@ class SessionTree(Tree[Any]):
     }
     """
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"session-tree--current", "session-tree--meta"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "session-tree--current",
+        "session-tree--fork",
+        "session-tree--meta",
+    }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Open session", id="tree.open"),
+        Binding("enter", "select_cursor", "Open", tooltip="Open the highlighted session", id="tree.open"),
+        Binding("n", "new", "New", tooltip="Start a new session", id="tree.new"),
+        Binding("r", "rename", "Rename", tooltip="Rename the highlighted session", id="tree.rename"),
+        Binding("d", "delete", "Delete", tooltip="Delete the highlighted session (asks first)", id="tree.delete"),
+        Binding("slash", "start_filter", "Filter",
+                tooltip="Filter by title; typing any other unbound letter starts one too", id="tree.filter"),
+        Binding("escape", "clear_filter", "Clear filter",
+                tooltip="Clear the filter (all letters go to it while it is open)", id="tree.clear_filter"),
+        Binding("j", "cursor_down", "Down", show=False, id="tree.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="tree.up"),
     ]
 
+    filter_text: reactive[str | None] = reactive(None, init=False)
+    """The title filter: None when closed, "" when just opened, else the text typed so far."""
+
     class Opened(Message):
-        """The person chose a session to open."""
+        """The person chose a session to open (Enter or a click)."""
 
         def __init__(self, session_id: str) -> None:
             super().__init__()
             self.session_id = session_id
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    class NewRequested(Message):
+        """The person asked for a new session (``n``)."""
+
+    class RenameRequested(Message):
+        """The person renamed a session: ``title`` is the new title (non-empty, stripped)."""
+
+        def __init__(self, session_id: str, title: str) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.title = title
+
+    class DeleteRequested(Message):
+        """The person confirmed deleting a session (``d``, then y or Enter)."""
+
+        def __init__(self, session_id: str) -> None:
+            super().__init__()
+            self.session_id = session_id
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """``clock`` gives "now" in epoch seconds for the ages (a fixed one makes snapshots stable)."""
         super().__init__("sessions", id=id, classes=classes)
         self.show_root = False
-        self.guide_depth = 2
-        self.auto_expand = False  # selecting a parent opens it; it must not fold its forks
+        self.guide_depth = 3
+        self.auto_expand = False  # Enter opens a session; it must not fold its branches
+        self.clock = clock
         self.current_id: str | None = None
+        self._ordered: list[tuple[SessionInfo, int]] = []  # (session, depth) in display order
+        self._parent_of: dict[str, str | None] = {}  # as displayed: None for a top-level session
+        self._session_nodes: dict[str, TreeNode[SessionInfo]] = {}
+        self._collapsed: set[str] = set()  # folded by the person, in the unfiltered view
+        self._shape: tuple | None = None  # what the nodes were built from (see _show)
+        self._bindings_state: tuple[bool, bool] | None = None  # see _refresh_bindings
 
     def on_mount(self) -> None:
-        # "5m ago" goes stale: redraw the labels every half minute.
-        self.set_interval(30, self._refresh_labels)
+        self.set_interval(RELABEL_SECONDS, self._relabel)
 
-    def set_sessions(self, sessions: list, current_id: str | None) -> None:
-        """Show ``sessions`` (forks nested under their parents, newest first at each level).
+    # -- feeding ------------------------------------------------------------------------------
 
-        The cursor stays on the session it was on, if that one is still listed. Posts nothing.
+    def set_sessions(self, sessions: Iterable[SessionInfo], current_id: str | None) -> None:
+        """Show ``sessions`` (deleted ones are skipped), marking ``current_id`` as current.
+
+        Cheap to call after every message: when the tree's shape (which sessions are shown,
+        under which parent, in which order) is unchanged, the nodes stay and only changed
+        labels are redrawn; otherwise the nodes are rebuilt. Either way the cursor stays on the
+        session it was on (or, if that one is gone, on the line it was on), folded branches
+        stay folded, and the current session's ancestors are unfolded. Posts nothing.
         """
-        cursor = self.cursor_node.data.id if self.cursor_node is not None and self.cursor_node.data is not None else None
-        self.current_id = current_id
+        self._ordered = tree_order([s for s in sessions if not getattr(s, "deleted", False)])
+        parent_of: dict[str, str | None] = {}
+        path: list[str] = []
+        for info, depth in self._ordered:
+            del path[depth:]
+            parent_of[info.id] = path[-1] if path else None
+            path.append(info.id)
+        self._parent_of = parent_of
+        previous, self.current_id = self.current_id, current_id
+        if current_id is not None and current_id != previous:
+            self._reveal(current_id)
+        self._show()
+        for session_id in {previous, current_id} - {None}:
+            node = self._session_nodes.get(session_id)  # type: ignore[arg-type]
+            if node is not None:
+                node.refresh()
+
+    @property
+    def highlighted_session(self) -> SessionInfo | None:
+        """The session under the cursor, or None when the tree shows none."""
+        if self.cursor_line < 0:
+            return None
+        node = self.get_node_at_line(self.cursor_line)
+        return node.data if node is not None else None
+
+    def _show(self) -> None:
+        """Bring the nodes in line with ``_ordered``, ``filter_text`` and ``_collapsed``."""
+        ordered, parent_of = self._ordered, self._parent_of
+        needle = (self.filter_text or "").casefold()
+        if needle:
+            # Reversed display order visits every descendant before its ancestors.
+            kept: set[str] = set()
+            for info, _ in reversed(ordered):
+                if info.id in kept or needle in _title(info).casefold():
+                    kept.add(info.id)
+                    if parent_of[info.id] is not None:
+                        kept.add(parent_of[info.id])  # type: ignore[arg-type]
+            rows = [info for info, _ in ordered if info.id in kept]
+        else:
+            rows = [info for info, _ in ordered]
+
+        shape = (bool(needle), tuple((info.id, parent_of[info.id]) for info in rows))
+        if shape == self._shape:
+            for info in rows:
+                node = self._session_nodes[info.id]
+                if node.data != info:
+                    node.data = info
+                    node.refresh()
+        else:
+            self._rebuild(rows, filtered=bool(needle), needle=needle)
+            self._shape = shape
+        self._show_filter(matches=bool(rows))
+        self._refresh_bindings()
+
+    def _rebuild(self, rows: list[SessionInfo], *, filtered: bool, needle: str) -> None:
+        was_on = self.highlighted_session
+        was_line = self.cursor_line
         self.clear()
-        by_id = {s.id: s for s in sessions}
-        children: dict[str | None, list] = {}
-        for session in sessions:
-            parent = getattr(session, "parent", None)
-            children.setdefault(parent if parent in by_id else None, []).append(session)
-        nodes: dict[str, TreeNode[Any]] = {}
+        self.unselect()  # so moving the cursor below always updates Tree's cursor node
+        has_children = {self._parent_of[info.id] for info in rows}
+        nodes: dict[str, TreeNode[SessionInfo]] = {}
+        for info in rows:
+            parent = self._parent_of[info.id]
+            nodes[info.id] = (nodes[parent] if parent is not None else self.root).add(
+                _NO_LABEL,
+                data=info,
+                expand=filtered or info.id not in self._collapsed,
+                allow_expand=info.id in has_children,
+            )
+        self._session_nodes = nodes
+        if not nodes:
+            return
+        last = self.last_line  # lays out the lines, so every shown node knows its line
 
-        def add(parent_node: TreeNode[Any], parent_id: str | None) -> None:
-            for session in sorted(children.get(parent_id, ()), key=lambda s: s.updated or 0, reverse=True):
-                kids = children.get(session.id)
-                node = parent_node.add(Text(session.id), data=session, expand=True, allow_expand=bool(kids))
-                nodes[session.id] = node
-                add(node, session.id)
+        def shown(node: TreeNode[SessionInfo] | None) -> TreeNode[SessionInfo] | None:
+            return node if node is not None and node.line >= 0 else None
 
-        add(self.root, None)
-        target = nodes.get(cursor) or nodes.get(current_id)  # type: ignore[arg-type]
-        if target is not None:
-            self.last_line  # noqa: B018 - builds the tree lines so the node knows its line
-            self.move_cursor(target)
+        target = None
+        if was_on is not None and was_on.id in nodes:
+            # Still listed, perhaps inside a folded branch: the nearest shown ancestor.
+            session_id: str | None = was_on.id
+            while target is None and session_id is not None:
+                target = shown(nodes.get(session_id))
+                session_id = self._parent_of.get(session_id)
+        if target is None and filtered:
+            target = next((nodes[i.id] for i in rows if needle in _title(i).casefold()), None)
+        if target is None and was_on is not None:
+            target = self.get_node_at_line(min(max(was_line, 0), last))  # it was deleted: stay put
+        if target is None and self.current_id is not None:
+            target = shown(nodes.get(self.current_id))
+        self.move_cursor(target or self.get_node_at_line(0))
 
-    def render_label(self, node: TreeNode[Any], base_style: Style, style: Style) -> Text:
+    def _reveal(self, session_id: str) -> None:
+        """Unfold every ancestor of ``session_id`` (now, and in later rebuilds)."""
+        parent = self._parent_of.get(session_id)
+        while parent is not None:
+            self._collapsed.discard(parent)
+            node = self._session_nodes.get(parent)
+            if node is not None and not node.is_expanded:
+                node.expand()
+            parent = self._parent_of.get(parent)
+
+    def _relabel(self) -> None:
+        for node in self._session_nodes.values():
+            node.refresh()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def process_label(self, label: str | Text) -> Text:
+        # Labels are drawn from the node's session by render_label; the stored one is unused,
+        # so skip Tree's markup parse and line split (a rebuild adds every node again).
+        return label if isinstance(label, Text) else Text(label)
+
+    def render_label(self, node: TreeNode[SessionInfo], base_style: Style, style: Style) -> Text:
         session = node.data
         if session is None:
             return super().render_label(node, base_style, style)
         current = session.id == self.current_id
         title_style = self.get_component_rich_style("session-tree--current", partial=True) if current else Style()
+        fork_style = self.get_component_rich_style("session-tree--fork", partial=True)
         meta_style = self.get_component_rich_style("session-tree--meta", partial=True)
-        title = one_line(str(session.title or ""), TITLE_WIDTH) or "(untitled)"
+        parts: list[tuple[str, Style]] = [("● " if current else "  ", title_style)]
+        if session.parent is not None:
+            fork_at = getattr(session, "fork_at", None)
+            parts.append((f"⑂ at {fork_at} " if fork_at is not None else "⑂ ", fork_style))
+        parts.append((one_line(_title(session), TITLE_WIDTH) or "(untitled)", title_style))
         count = int(session.message_count or 0)
-        label = Text.assemble(
-            ("● " if current else "  ", title_style),
-            (title, title_style),
-            (f"  {count} msg{'s' if count != 1 else ''} · {relative_time(float(session.updated or 0))}", meta_style),
-        )
+        age = relative_time(float(session.updated or 0), now=self.clock())
+        parts.append((f"  {count} msg{'s' if count != 1 else ''} · {age}", meta_style))
+        if node.allow_expand and not node.is_expanded:
+            hidden = len(node.children)
+            parts.append((f"  ▶ {hidden} branch{'es' if hidden != 1 else ''}", fork_style + _TOGGLE))
+        label = Text.assemble(*parts)
         label.stylize(style)
         return label
 
-    def _refresh_labels(self) -> None:
-        stack = list(self.root.children)
-        while stack:
-            node = stack.pop()
-            node.refresh()
-            stack.extend(node.children)
+    def _show_filter(self, *, matches: bool) -> None:
+        if self.filter_text is None:
+            self.border_subtitle = None
+            return
+        note = "" if matches or not self.filter_text else "  no match"
+        self.border_subtitle = Content(f"/{sanitize(self.filter_text)}▏{note}")
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+    # -- keys ---------------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        # Runs before any binding is looked up (bindings are checked as the key bubbles up to
+        # the app), so stopping the event here keeps n, r, d, j and k for the filter.
+        if self.filter_text is not None:
+            if event.key == "backspace":
+                self.filter_text = self.filter_text[:-1] if self.filter_text else None
+            elif event.is_printable and event.character:
+                self.filter_text += event.character
+            else:
+                return
+        elif event.is_printable and event.character and event.key not in self.screen.active_bindings:
+            self.filter_text = event.character
+        else:
+            return
         event.stop()
-        if event.node.data is not None:
-            self.post_message(self.Opened(event.node.data.id))
+        event.prevent_default()
+
+    def watch_filter_text(self, old: str | None, new: str | None) -> None:
+        self.set_class(new is not None, "-filtering")
+        if (old or "") != (new or ""):
+            self._show()
+        else:
+            self._show_filter(matches=bool(self._session_nodes))
+            self._refresh_bindings()
+
+    def _refresh_bindings(self) -> None:
+        # The Footer redraws all its keys on refresh_bindings (~10 ms): only ask when what
+        # check_action answers can have changed, not after every message.
+        state = (self.filter_text is None, self.highlighted_session is not None)
+        if state != self._bindings_state:
+            self._bindings_state = state
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("new", "start_filter"):
+            return self.filter_text is None
+        if action in ("rename", "delete"):
+            if self.filter_text is not None:
+                return False
+            return True if self.highlighted_session is not None else None
+        if action == "clear_filter":
+            return self.filter_text is not None  # False: Esc goes on to the app's binding
+        return super().check_action(action, parameters)
+
+    def action_start_filter(self) -> None:
+        self.filter_text = ""
+
+    def action_clear_filter(self) -> None:
+        self.filter_text = None
+
+    def action_new(self) -> None:
+        self.post_message(self.NewRequested())
+
+    def action_rename(self) -> None:
+        session = self.highlighted_session
+        if session is None:
+            return
+
+        def renamed(title: str | None) -> None:
+            if title:
+                self.post_message(self.RenameRequested(session.id, title))
+
+        value = sanitize(_title(session)).replace("\n", " ").strip()
+        self.app.push_screen(PromptScreen("Rename session", value, placeholder="title"), renamed)
+
+    def action_delete(self) -> None:
+        session = self.highlighted_session
+        if session is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(self.DeleteRequested(session.id))
+
+        title = one_line(_title(session), TITLE_WIDTH) or session.id
+        self.app.push_screen(ConfirmScreen(f"Delete session “{title}”?", yes="delete"), answered)
+
+    # -- tree events ----------------------------------------------------------------------------
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[SessionInfo]) -> None:
+        event.stop()
+        session = event.node.data
+        if session is None:
+            return
+        if self.filter_text is not None:
+            self._reveal(session.id)
+            self.filter_text = None
+        self.post_message(self.Opened(session.id))
+
+    def on_tree_node_collapsed(self, event: Tree.NodeCollapsed[SessionInfo]) -> None:
+        if self.filter_text is None and event.node.data is not None:
+            self._collapsed.add(event.node.data.id)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[SessionInfo]) -> None:
+        if self.filter_text is None and event.node.data is not None:
+            self._collapsed.discard(event.node.data.id)

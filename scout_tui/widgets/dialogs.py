@@ -1,0 +1,101 @@
+"""Small modal dialogs: a yes/no question and a one-line text prompt.
+
+Push one with ``app.push_screen(screen, callback)``; the callback gets the answer (``bool``, or
+the entered text / None). Their text is shown as given, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+_DIALOG_CSS = """
+{name} {{
+    align: center middle;
+    & > #dialog {{
+        width: 64;
+        max-width: 90%;
+        height: auto;
+        padding: 1 2;
+        background: $surface;
+        border: round $primary;
+    }}
+    & #question {{ text-style: bold; }}
+    & #hint {{ color: $text-muted; margin-top: 1; }}
+}}
+"""
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask ``question``; dismiss with True on ``y`` or Enter, False on ``n`` or Esc.
+
+    ``yes`` and ``no`` name the two outcomes in the hint line ("y / Enter: delete · n / Esc:
+    cancel").
+    """
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="ConfirmScreen")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, question: str, *, yes: str = "yes", no: str = "cancel") -> None:
+        super().__init__()
+        self.question = question
+        self.yes = yes
+        self.no = no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Content(self.question), id="question")
+            yield Static(Content(f"y / Enter: {self.yes} · n / Esc: {self.no}"), id="hint")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text, prefilled with ``value`` (selected, so typing replaces it).
+
+    Dismisses with the entered text stripped of surrounding blanks on Enter (None when that
+    leaves nothing), or None on Esc.
+    """
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="PromptScreen") + """
+    PromptScreen #answer { margin-top: 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="prompt.cancel"),
+    ]
+
+    def __init__(self, question: str, value: str = "", *, placeholder: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Content(self.question), id="question")
+            yield Input(self.value, placeholder=self.placeholder, id="answer")
+            yield Static(Content("Enter: save · Esc: cancel"), id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,296 @@
+"""ChatView: keyboard selection of messages, `f` to fork, stored indices, earlier batches on scroll-up.
+
+Update the snapshot after an intended visual change with
+`pytest --snapshot-update tests/test_widgets_chat_select.py`.
+"""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets import Input
+
+from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ChatView
+from scout_tui.widgets.chat_view import LOAD_LIMIT, AssistantMessage, ToolCallLine, UserMessage
+from tests.test_widgets_chat import finished, rendered
+
+
+class SelectApp(App):
+    """A chat above an input (the composer's stand-in, focused at start); records what the chat posts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forks: list[tuple[int, str, str]] = []
+        self.selections: list[tuple[int | None, str]] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return THEME_VARIABLE_DEFAULTS
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(id="chat")
+        yield Input(id="composer")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
+        self.forks.append((message.index, message.role, message.text))
+
+    def on_chat_view_selected(self, message: ChatView.Selected) -> None:
+        self.selections.append((message.index, message.role))
+
+
+def text(role: str, body: str) -> dict:
+    return {"role": role, "content": [{"type": "text", "text": body}]}
+
+
+def dialogue(count: int) -> list[dict]:
+    """``count`` messages, user and assistant in turn, each saying its own index."""
+    return [text("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(count)]
+
+
+WITH_TOOLS = [
+    text("user", "what is in notes.txt?"),
+    {"role": "assistant", "content": [{"type": "text", "text": "Let me read it."},
+                                      {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "notes.txt"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "42"}]},
+    text("assistant", "It says **42**."),
+    text("user", "and in todo.txt?"),
+    text("assistant", "Nothing yet."),
+]
+
+
+async def loaded(app: App, pilot, messages: list[dict]) -> ChatView:
+    chat = app.query_one(ChatView)
+    chat.load(messages)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return chat
+
+
+def selected_index(chat: ChatView) -> int | None:
+    assert chat.selected is not None
+    assert [w for w in chat.children if w.has_class("-selected")] == [chat.selected]
+    return chat.selected.index
+
+
+async def test_focusing_the_chat_by_keyboard_selects_the_newest_message():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(4))
+        assert chat.selected is None
+        await pilot.press("tab")
+        assert app.focused is chat
+        assert selected_index(chat) == 3
+        assert app.selections == [(3, "assistant")]
+
+
+async def test_up_down_k_j_move_the_selection_between_messages():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(4))
+        await pilot.press("tab")
+        seen = []
+        for key in ("k", "up", "up", "up", "j", "down", "down", "down"):
+            await pilot.press(key)
+            seen.append(selected_index(chat))
+        assert seen == [2, 1, 0, 0, 1, 2, 3, 3]
+
+
+async def test_home_end_and_g_shift_g_jump_to_first_and_newest():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(6))
+        await pilot.press("tab", "g")
+        assert selected_index(chat) == 0
+        await pilot.press("G")
+        assert selected_index(chat) == 5
+        await pilot.press("home")
+        assert selected_index(chat) == 0
+        await pilot.press("end")
+        assert selected_index(chat) == 5
+
+
+async def test_the_selected_message_is_highlighted_only_while_the_chat_has_focus():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(4))
+        await pilot.press("tab", "k")
+        message = chat.selected
+        assert message is not None
+        other = chat.query(UserMessage).first()
+        assert message is not other
+        assert message.styles.outline_left[0] == "thick"
+        assert other.styles.outline_left[0] == ""
+        await pilot.press("tab")  # back to the input
+        await pilot.pause()
+        assert message.has_class("-selected")  # remembered ...
+        assert message.styles.outline_left[0] == ""  # ... but not drawn
+
+
+async def test_selection_scrolls_the_message_into_view():
+    app = SelectApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        chat = await loaded(app, pilot, dialogue(20))
+        await pilot.press("tab", "g")
+        await pilot.pause()
+        first = chat.selected
+        assert first is not None and first.index == 0
+        assert first.region in chat.scrollable_content_region
+
+
+async def test_f_on_a_user_message_posts_fork_before_it_with_its_text():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(4))
+        await pilot.press("tab", "k", "f")
+        await pilot.pause()
+        assert app.forks == [(2, "user", "message 2")]
+
+
+async def test_f_on_an_assistant_message_posts_its_index_and_role():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(4))
+        await pilot.press("tab", "up", "up", "f")
+        await pilot.pause()
+        assert selected_index(chat) == 1
+        assert app.forks == [(1, "assistant", "message 1")]
+
+
+async def test_indices_after_load_count_tool_results_that_show_no_message():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, WITH_TOOLS)
+        assert [w.index for w in chat.query(UserMessage)] == [0, 4]
+        assert [w.index for w in chat.query(AssistantMessage)] == [1, 3, 5]
+        await pilot.press("tab", "k", "f")  # the second prompt the person sees
+        await pilot.pause()
+        assert app.forks == [(4, "user", "and in todo.txt?")]
+
+
+async def test_live_messages_take_the_index_the_app_gives():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, WITH_TOOLS)
+        chat.add_user("and now?", index=6)
+        chat.begin_assistant()
+        answer = chat.current
+        assert answer is not None
+        chat.append_delta("text", "Still nothing.")
+        chat.end_assistant(text("assistant", "Still nothing."), index=7)
+        await finished(answer)
+        await pilot.press("tab", "f", "k", "f")
+        await pilot.pause()
+        assert app.forks == [(7, "assistant", "Still nothing."), (6, "user", "and now?")]
+
+
+async def test_f_on_a_message_without_an_index_posts_nothing():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        chat.add_user("not stored")
+        await pilot.pause()
+        await pilot.press("tab", "f")
+        await pilot.pause()
+        assert chat.selected is not None
+        assert app.forks == []
+
+
+async def test_a_long_session_mounts_only_the_newest_batch():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(10_000))
+        assert chat.loaded_count == LOAD_LIMIT
+        assert len(chat.query(UserMessage)) + len(chat.query(AssistantMessage)) == LOAD_LIMIT
+        assert rendered(chat.query_one(".earlier")).strip().startswith("9,950 earlier messages not shown")
+
+
+async def test_scrolling_to_the_top_mounts_the_batch_before_and_keeps_the_view_in_place():
+    app = SelectApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = await loaded(app, pilot, dialogue(300))
+        assert chat.loaded_count == 50
+        oldest = chat.query(UserMessage).first()
+        assert oldest.index == 250
+        row = oldest.virtual_region.y  # where it shows with the view at the top
+        rows_laid_out: list[int] = []  # its row in every layout from here on, new batch or not
+        app.screen.screen_layout_refresh_signal.subscribe(
+            chat, lambda _: rows_laid_out.append(oldest.region.y - chat.scrollable_content_region.y), immediate=True
+        )
+        chat.scroll_to(y=0, animate=False)  # what the wheel or PageUp does
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert chat.loaded_count == 100
+        assert chat.query(UserMessage).first().index == 200
+        assert rendered(chat.query_one(".earlier")).strip().startswith("200 earlier messages not shown")
+        assert chat.scroll_y > 0
+        assert rows_laid_out and set(rows_laid_out) == {row}  # not even one frame jumped
+
+
+async def test_up_from_the_first_mounted_message_mounts_and_selects_the_one_before():
+    app = SelectApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = await loaded(app, pilot, dialogue(300))
+        await pilot.press("tab")
+        oldest = chat.query(UserMessage).first()
+        chat.select(oldest, scroll=False)  # selected while the view stays at the bottom
+        await pilot.press("k")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert chat.loaded_count == 100
+        assert selected_index(chat) == 249
+        assert chat.selected.region.overlaps(chat.scrollable_content_region)
+
+
+async def test_scrolling_up_to_the_start_loads_everything_and_drops_the_earlier_line():
+    app = SelectApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = await loaded(app, pilot, dialogue(120))
+        for _ in range(5):
+            chat.scroll_to(y=0, animate=False)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        assert chat.loaded_count == 120
+        assert not chat.query(".earlier")
+        assert [w.index for w in chat.query(UserMessage)] == list(range(0, 120, 2))
+
+
+async def test_an_earlier_batch_marks_its_tool_calls_answered_in_the_batch_after_it():
+    messages = dialogue(100)
+    messages[49] = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make"}}]}
+    messages[50] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+    app = SelectApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = await loaded(app, pilot, messages)
+        assert chat.query_one(UserMessage).index == 52  # the result at 50 shows nothing
+        chat.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert chat.loaded_count == 100
+        assert rendered(chat.query_one(ToolCallLine)).strip() == "✓ bash  make"
+
+
+SNAPSHOT_CONVERSATION = [
+    text("user", "What does `make check` run?"),
+    {"role": "assistant", "content": [{"type": "text", "text": "Let me look at the Makefile."},
+                                      {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "Makefile"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "check: lint test"}]},
+    text("assistant", "It runs two targets:\n\n- `lint`\n- `test`"),
+    text("user", "Add a `typecheck` target to it."),
+    text("assistant", "Done: `check` now runs **lint**, **typecheck** and **test**."),
+]
+
+
+def test_snapshot_chat_with_the_third_message_selected(snap_compare) -> None:
+    app = SelectApp()
+
+    async def run_before(pilot) -> None:
+        await loaded(app, pilot, SNAPSHOT_CONVERSATION)
+        await pilot.press("tab", "g", "j", "j")
+        await pilot.pause()
+        assert selected_index(app.query_one(ChatView)) == 3  # the third shown; a tool result sits between
+
+    assert snap_compare(app, terminal_size=(70, 24), run_before=run_before)
