@@ -32,10 +32,15 @@ from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, Statu
 
 HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
-Ctrl+O what the model sees · Ctrl+P command palette · Ctrl+Q quit
+Ctrl+T sessions pane and back · Ctrl+O what the model sees · Ctrl+P command palette · Ctrl+Q quit
 
-**Commands**: `/new` new session · `/strategy NAME[,NAME]` prompt strategy for this session ·
-`/help` this text · `/quit` quit
+**In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
+new branch before it, with the prompt ready to edit; on an answer: a branch after it)
+
+**In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
+
+**Commands**: `/new` · `/fork [N]` branch sharing the first N messages · `/tree` · `/rename TITLE` ·
+`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/help` · `/quit`
 """
 
 
@@ -98,6 +103,7 @@ class ScoutApp(App):
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
+        Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
     ]
 
     busy: reactive[bool] = reactive(False)
@@ -121,6 +127,7 @@ class ScoutApp(App):
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
         self.session_id: str | None = None
         self.history: list[dict] = []
+        self._count = 0  # messages in the current session: the index of the next one
         self.agent = None
         self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
@@ -204,6 +211,7 @@ class ScoutApp(App):
     def on_session_opened(self, message: SessionOpened) -> None:
         self.session_id = message.session_id
         self.history = message.messages
+        self._count = len(message.messages)
         self._tokens = list(message.tokens)
         chat = self.query_one(ChatView)
         chat.load(message.messages)  # clears what was shown; later additions go below it
@@ -219,13 +227,78 @@ class ScoutApp(App):
     def on_sessions_listed(self, message: SessionsListed) -> None:
         self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
 
-    @on(SessionTree.Opened)
-    def _open_from_tree(self, message: SessionTree.Opened) -> None:
+    def _refuse_while_busy(self) -> bool:
         if self.busy:
             self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
-            return
-        self.open_session(message.session_id)
+        return self.busy
+
+    @on(SessionTree.Opened)
+    def _open_from_tree(self, message: SessionTree.Opened) -> None:
+        if message.session_id != self.session_id and not self._refuse_while_busy():
+            self.open_session(message.session_id)
         self.query_one(Composer).focus()
+
+    @on(SessionTree.NewRequested)
+    def _new_from_tree(self) -> None:
+        self.action_new_session()
+        self.query_one(Composer).focus()
+
+    @on(SessionTree.RenameRequested)
+    async def _rename_from_tree(self, message: SessionTree.RenameRequested) -> None:
+        await asyncio.to_thread(self.store.rename, message.session_id, message.title)
+        self.refresh_sessions()
+
+    @on(SessionTree.DeleteRequested)
+    async def _delete_from_tree(self, message: SessionTree.DeleteRequested) -> None:
+        current = message.session_id == self.session_id
+        if current and self._refuse_while_busy():
+            return
+        await asyncio.to_thread(self.store.delete, message.session_id)
+        if current:
+            self.post_message(SessionOpened(None, []))
+        self.notify("Session deleted (it stays in the event log and can be restored).")
+        self.refresh_sessions()
+
+    def action_toggle_tree(self) -> None:
+        """Ctrl+T: to the sessions pane, and back to the composer."""
+        tree = self.query_one(SessionTree)
+        (self.query_one(Composer) if tree.has_focus else tree).focus()
+
+    @on(ChatView.ForkRequested)
+    def _fork_from_chat(self, message: ChatView.ForkRequested) -> None:
+        # A prompt forks before itself, to be edited and resent (a sibling branch); an answer
+        # forks after itself, to continue from there differently.
+        at = message.index if message.role == "user" else message.index + 1
+        self.fork_session(at, message.text if message.role == "user" else "")
+
+    @work(exclusive=True, group="fork")
+    async def fork_session(self, at: int | None, prompt: str = "") -> None:
+        """Branch the current session at ``at`` (None: all its messages) and open the branch."""
+        if self.session_id is None:
+            self.notify("Nothing to fork yet: send a message first.", severity="warning")
+            return
+        if self._refuse_while_busy():
+            return
+        try:
+            branch = await asyncio.to_thread(self.store.fork, self.session_id, at)
+        except ScoutError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.open_session(branch)
+        composer = self.query_one(Composer)
+        if prompt:
+            composer.load_text(prompt)
+            composer.move_cursor(composer.document.end)
+        composer.focus()
+        self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
+
+    @work(exclusive=True, group="rename")
+    async def rename_session(self, title: str) -> None:
+        if self.session_id is None:
+            self.notify("No session to rename yet: send a message first.", severity="warning")
+            return
+        await asyncio.to_thread(self.store.rename, self.session_id, title)
+        self.refresh_sessions()
 
     def action_new_session(self) -> None:
         if self.busy:
@@ -257,6 +330,26 @@ class ScoutApp(App):
             self.action_new_session()
         elif name in ("/quit", "/exit"):
             self.exit()
+        elif name == "/fork":
+            arg = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
+            if arg and not arg.isdigit():
+                self.query_one(ChatView).add_notice("Use `/fork` (all messages) or `/fork N` (the first N).", "error")
+            else:
+                self.fork_session(int(arg) if arg else None)
+        elif name == "/tree":
+            self.query_one(SessionTree).focus()
+        elif name == "/rename":
+            title = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
+            if title:
+                self.rename_session(title)
+            else:
+                self.query_one(ChatView).add_notice("Use `/rename TITLE`.", "error")
+        elif name == "/resume":
+            ref = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
+            if ref and not self._refuse_while_busy():
+                self.open_session(ref)
+            elif not ref:
+                self.query_one(SessionTree).focus()
         elif name == "/strategy":
             self.set_strategy(text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
         elif name == "/help":
@@ -327,11 +420,27 @@ class ScoutApp(App):
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         yield SystemCommand("New session", "Start a new conversation in this directory", self.action_new_session)
+        yield SystemCommand("Fork session", "A new branch sharing every message of this session so far",
+                            lambda: self.fork_session(None))
+        yield SystemCommand("Sessions", "Focus the session tree: open, rename, delete, filter (Ctrl+T)",
+                            lambda: self.query_one(SessionTree).focus())
+        yield SystemCommand("Resume a session", "Pick a session of this directory in the tree",
+                            lambda: self.query_one(SessionTree).focus())
+        yield SystemCommand("Rename session", "Give this session a new title", self._ask_rename)
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
                             self.action_show_prompt)
         for name in strategy_names():
             yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
                                 lambda name=name: self.set_strategy(name))
+
+    def _ask_rename(self) -> None:
+        from scout_tui.widgets.dialogs import PromptScreen
+
+        def done(title: str | None) -> None:
+            if title:
+                self.rename_session(title)
+
+        self.push_screen(PromptScreen("Rename this session", ""), done)
 
     def action_interrupt(self) -> None:
         """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""
@@ -370,6 +479,8 @@ class ScoutApp(App):
         self.bus.emit(event)
         if event.type not in TRANSIENT and self.session_id:
             await asyncio.to_thread(self.store.append, self.session_id, event)
+            if event.type.startswith("message."):
+                self.refresh_sessions()  # the tree updates live: counts, titles, order
 
     def on_agent_event(self, message: AgentEvent) -> None:
         event, data = message.event, message.event.data
@@ -382,15 +493,17 @@ class ScoutApp(App):
                 self._streaming = True
             chat.append_delta(data["kind"], data["text"])
         elif event.type == "message.user":
+            index, self._count = self._count, self._count + 1
             text = "\n".join(b.get("text", "") for b in blocks(data["message"]) if b.get("type") == "text")
             if text.strip():
-                chat.add_user(text)
+                chat.add_user(text, index=index)
         elif event.type == "message.assistant":
+            index, self._count = self._count, self._count + 1
             has_text = any(b.get("type") == "text" and b.get("text", "").strip() for b in blocks(data["message"]))
             if self._streaming or has_text:
                 if not self._streaming:
                     chat.begin_assistant()
-                chat.end_assistant(data["message"], interrupted=bool(data.get("interrupted")))
+                chat.end_assistant(data["message"], interrupted=bool(data.get("interrupted")), index=index)
             self._streaming = False
         elif event.type == "tool.start":
             chat.add_tool_call(data["id"], data["name"], data.get("input") or {})

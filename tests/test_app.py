@@ -258,3 +258,51 @@ async def test_command_palette_offers_the_strategies_and_the_model_view(repo):
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert {"Prompt strategy: none", "Prompt strategy: shorten_tools", "Prompt strategy: shorten_tools_epoch",
                 "What the model sees", "New session"} <= set(titles)
+
+
+async def test_fork_at_a_selected_prompt_makes_a_sibling_branch_and_keeps_the_original(repo):
+    replies = [Reply(anthropic_stream(["first answer"])), Reply(anthropic_stream(["second answer"])),
+               Reply(anthropic_stream(["different answer"]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "first question")
+            await settle(app, pilot)
+            await send(app, pilot, "second question")
+            await settle(app, pilot)
+            original = app.session_id
+            chat = app.query_one(ChatView)
+            chat.focus()
+            await pilot.pause()
+            await pilot.press("k")  # from the newest answer up to the third message, the second prompt
+            await pilot.press("f")
+            await settle(app, pilot)
+            branch = app.session_id
+            assert branch != original
+            composer = app.query_one(Composer)
+            assert composer.text == "second question" and composer.has_focus
+            composer.load_text("a different question")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            tree = app.query_one(SessionTree)
+            roots = [node for node in tree.root.children]
+            assert [n.data.id for n in roots] == [original]
+            assert [n.data.id for n in roots[0].children] == [branch]
+            # back to the original branch from the keyboard: Ctrl+T, up to it, Enter
+            await pilot.press("ctrl+t")
+            tree.select_node(roots[0])
+            tree.move_cursor(roots[0])
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert app.session_id == original
+            assert [str(u.content) for u in app.query(UserMessage)] == ["first question", "second question"]
+            assert [a.source for a in app.query(AssistantMessage)] == ["first answer", "second answer"]
+    store = Store()
+    texts = lambda sid: [b["text"] for m in store.messages(sid) for b in m["content"]]
+    assert texts(original) == ["first question", "first answer", "second question", "second answer"]
+    assert texts(branch) == ["first question", "first answer", "a different question", "different answer"]
+    assert store.session(branch).parent == original and store.session(branch).fork_at == 2
+    # the branch shares its first two messages with the original: no copies were written
+    assert len(store.events(branch)) < len(store.events(original))
+    sent = [b["text"] for m in server.requests[2].json()["messages"] for b in m["content"]]
+    assert sent == ["first question", "first answer", "a different question"]
