@@ -25,7 +25,7 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
-from scout_tui.runtime import SETUP_HELP, build_agent, context_window, model_name, needs_key
+from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, context_window, model_name, needs_key
 from scout_tui.store import Store
 from scout_tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, shipped_themes
 from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
@@ -215,8 +215,8 @@ class ScoutApp(App):
         self._tokens = list(message.tokens)
         chat = self.query_one(ChatView)
         chat.load(message.messages)  # clears what was shown; later additions go below it
-        if needs_key(self.config):
-            chat.add_notice(SETUP_HELP, "warning")
+        if problem := self._setup_problem():
+            chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
         self.query_one(ToolActivity).load(message.messages)
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
@@ -314,14 +314,27 @@ class ScoutApp(App):
         text = message.text.strip()
         if text.startswith("/") and self._command(text):
             return
-        if needs_key(self.config):
-            self.query_one(ChatView).add_notice(SETUP_HELP, "warning")
+        problem = self._setup_problem()
+        if problem:
+            chat = self.query_one(ChatView)
+            chat.add_user(message.text)
+            chat.add_notice(f"Not sent: {problem}", "error")
             return
         if self.busy:
             self._queued.append(message.text)
             self.notify("Queued: it will be sent when the current turn ends (Esc interrupts).")
             return
         self.run_turn(message.text)
+
+    def _setup_problem(self) -> str:
+        """Why no turn can run with this configuration ("" when one can)."""
+        try:
+            check_provider(self.config)
+        except ScoutError as e:
+            return f"{e}. Set `provider` in scout.toml or pass --provider."
+        if needs_key(self.config):
+            return "no API key is configured; see how to set one up above."
+        return ""
 
     def _command(self, text: str) -> bool:
         """Run a slash command; False when ``text`` is not one (it is then sent as a prompt)."""
@@ -376,18 +389,19 @@ class ScoutApp(App):
             self.query_one(ChatView).add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
             return
         self.strategies = ",".join(wanted)
-        self._ensure_agent().strategies = self.strategies
+        if self.agent is not None:  # a new agent takes self.strategies when it is built
+            self.agent.strategies = self.strategies
         self.notify(f"Prompt strategy for this session: {self.strategies}")
         self.estimate_context()
 
     @work(thread=True, exclusive=True, group="estimate")
     def estimate_context(self) -> None:
         """Estimate the next request's size off the event loop and show it in the status bar."""
-        agent = self._ensure_agent()
         try:
+            agent = self._ensure_agent()
             compacted = agent.preview(self.history)
         except (ScoutError, ValueError):
-            return
+            return  # the chat already says what is wrong with the configuration
         self.post_message(ContextEstimated(compacted.tokens_after + agent.overhead_tokens()))
 
     def on_context_estimated(self, message: ContextEstimated) -> None:
@@ -402,9 +416,9 @@ class ScoutApp(App):
 
     @work(thread=True, exclusive=True, group="estimate")
     def _open_prompt_view(self) -> None:
-        agent = self._ensure_agent()
         history = list(self.history)
         try:
+            agent = self._ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError) as e:
             self.call_from_thread(self.notify, str(e), severity="error")

@@ -99,12 +99,13 @@ def _main(args: argparse.Namespace) -> int:
             run_headless(config, cwd, args.prompt, resume=args.resume, continue_=args.continue_, fork=fork)
         )
     resume = args.resume
-    if fork is not None:
+    if fork is not None or resume:
         from scout_tui.headless import open_session
         from scout_tui.store import Store
 
+        # Resolve the session before the screen opens, so a bad id is a plain error.
         with Store() as store:
-            resume = open_session(store, cwd, resume=None, continue_=False, fork=fork)
+            resume = open_session(store, cwd, resume=resume, continue_=False, fork=fork)
     from scout_tui.app import ScoutApp
 
     app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
@@ -125,7 +126,7 @@ def _run(command: Callable[[], int]) -> int:
         # The reader went away (`scout-tui sessions | head`): stop quietly, and keep Python
         # from reporting the pipe again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 0
 
 
 # -- scout-tui sessions -------------------------------------------------------------------

@@ -12,9 +12,9 @@ from typing import TextIO
 
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
-from scout_tui.runtime import build_agent, needs_key
+from scout_tui.runtime import build_agent, check_provider, needs_key
 from scout_tui.store import Store
-from scout_tui.text import sanitize, tool_summary
+from scout_tui.text import StreamSanitizer, tool_summary
 
 
 def open_session(
@@ -67,13 +67,14 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    check_provider(config)
     if needs_key(config):
         raise ScoutError(
             f"no API key for provider {config.provider!r}: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
             "pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
         )
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
-    clean = sanitize if out.isatty() else (lambda s: s)
+    cleaner = StreamSanitizer() if out.isatty() else None
     store = Store()
     session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
@@ -81,19 +82,34 @@ async def run_headless(
               file=err, flush=True)
     agent = build_agent(config, cwd)
     failure: str | None = None
-    last = "\n"
+    last = "\n"  # the last character written to ``out``
+    new_message = False  # the next text starts another assistant message: keep them apart
+    inputs: dict[str, dict] = {}  # tool_use id -> arguments, for the stderr line
+
+    def write(text: str) -> None:
+        nonlocal last
+        text = cleaner.feed(text) if cleaner else text
+        if text:
+            out.write(text)
+            out.flush()
+            last = text[-1]
+
     try:
         async for event in agent.run(store.messages(session_id), prompt):
             store.append(session_id, event)
             data = event.data
             if event.type == "message.delta" and data["kind"] == "text":
-                last = data["text"] or last
-                out.write(clean(data["text"]))
-                out.flush()
+                if new_message and last != "\n":
+                    write("\n\n")
+                new_message = False
+                write(data["text"])
+            elif event.type == "message.assistant":
+                new_message = True
+            elif event.type == "tool.start":
+                inputs[data["id"]] = data.get("input") or {}
             elif event.type == "tool.end":
                 mark = "✗" if data["is_error"] else "✓"
-                use = next((b for m in agent.messages for b in _blocks(m) if b.get("id") == data["id"]), {})
-                summary = f"{data['name']} {tool_summary(use.get('input') or {})}"
+                summary = f"{data['name']} {tool_summary(inputs.get(data['id'], {}))}"
                 print(f"{mark} {summary} ({data['elapsed'] or 0:.2f}s)", file=err, flush=True)
             elif event.type == "retry":
                 print(f"retrying ({data['attempt']}/{data['max_attempts']}) in {data['delay']:.1f}s: {data['reason']}",
@@ -102,14 +118,20 @@ async def run_headless(
                 print(data["text"], file=err, flush=True)
             elif event.type == "error":
                 failure = data["message"]
-    except (asyncio.CancelledError, KeyboardInterrupt):
+        if cleaner:
+            write(cleaner.flush())
+    except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):
+        # Ctrl+C, or the reader of stdout went away (`| head`): close the turn validly.
         for event in agent.interrupt():
             store.append(session_id, event)
         raise
     finally:
-        if not last.endswith("\n"):
-            out.write("\n")
-            out.flush()
+        if last != "\n":
+            try:
+                out.write("\n")
+                out.flush()
+            except BrokenPipeError:
+                pass
         await agent.backend.aclose()
         store.close()
     if failure:
@@ -117,7 +139,3 @@ async def run_headless(
         return 1
     return 0
 
-
-def _blocks(message: dict) -> list[dict]:
-    content = message.get("content")
-    return content if isinstance(content, list) else []

@@ -52,6 +52,45 @@ def sanitize(text: str) -> str:
     return text.translate(_DROP)
 
 
+# A control sequence that is complete (its final byte or terminator arrived); used to tell
+# whether text ending in one can be cleaned now or must wait for the next piece.
+_COMPLETE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c|\n)"
+    r"|\x1b[ -/]*[0-OQ-WYZ\\`-~]"  # a two-byte sequence; not the introducers [ ] P X ^ _
+)
+_STARTS = "\x1b\x9b\x90\x98\x9d\x9e\x9f"
+
+
+class StreamSanitizer:
+    """``sanitize`` for text that arrives in pieces (a streamed answer on a terminal).
+
+    A control sequence cut between two pieces is held back until it completes (or until
+    ``HOLD`` characters pass), so no half of it leaks through as junk.
+    """
+
+    HOLD = 256
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The safe text of everything fed so far that can be shown now."""
+        text = self._held + text
+        self._held = ""
+        cut = max(text.rfind(c) for c in _STARTS)
+        if cut != -1 and len(text) - cut < self.HOLD and not _COMPLETE.match(text, cut):
+            text, self._held = text[:cut], text[cut:]
+        if text.endswith("\r"):  # may be half of \r\n, or a redraw: wait for what follows
+            text, self._held = text[:-1], "\r" + self._held
+        return sanitize(text)
+
+    def flush(self) -> str:
+        """Whatever is still held, cleaned: call at the end of the stream."""
+        text, self._held = self._held, ""
+        return sanitize(text)
+
+
 def _last_segments(text: str) -> str:
     """Each line of ``text`` reduced to what follows its last ``\\r`` (ignoring trailing ones)."""
     lines = text.split("\n")

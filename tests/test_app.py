@@ -167,6 +167,9 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
         await send(app, pilot, "hello?")
         await pilot.pause()
         assert not app.busy and app.session_id is None
+        assert [str(u.content) for u in app.query(UserMessage)] == ["hello?"]  # the prompt stays visible
+        last = list(app.query(Notice))[-1].text
+        assert last.startswith("Not sent: no API key") and len(last) < 120  # short, not the whole help again
 
 
 async def test_choosing_a_session_in_the_tree_opens_it(repo):
@@ -306,3 +309,13 @@ async def test_fork_at_a_selected_prompt_makes_a_sibling_branch_and_keeps_the_or
     assert len(store.events(branch)) < len(store.events(original))
     sent = [b["text"] for m in server.requests[2].json()["messages"] for b in m["content"]]
     assert sent == ["first question", "first answer", "a different question"]
+
+
+async def test_an_unknown_provider_is_explained_in_the_chat(repo):
+    app = make_app(repo, None, provider="bogus", api_key="sk-x")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "unknown provider 'bogus'" in " ".join(n.text for n in app.query(Notice))
+        await send(app, pilot, "hi")
+        await pilot.pause()
+        assert not app.busy and app.session_id is None

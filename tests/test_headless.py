@@ -46,7 +46,7 @@ def test_print_mode_runs_a_tool_using_turn_and_stores_it(repo, env):
     with LoopbackServer(replies) as server:
         done = scout(["-p", "what is in notes.txt?", "--base-url", server.url], repo, env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "Let me look.The file says 42.\n"
+    assert done.stdout == "Let me look.\n\nThe file says 42.\n"  # two answers, kept apart
     tool_lines = [line for line in done.stderr.splitlines() if "read" in line]
     assert len(tool_lines) == 1 and tool_lines[0].startswith("✓ read notes.txt")
     assert server.requests[0].headers["x-api-key"] == SECRET
@@ -102,3 +102,15 @@ def test_malformed_config_names_the_file_and_line(repo, env):
     done = scout(["-p", "hi"], repo, env)
     assert done.returncode == 1
     assert f"{repo / 'scout.toml'}:2" in done.stderr
+
+
+def test_unknown_provider_is_named_as_such(repo, env):
+    done = scout(["-p", "hi", "--provider", "bogus"], repo, env)
+    assert done.returncode == 1
+    assert "unknown provider 'bogus'" in done.stderr and "anthropic" in done.stderr
+
+
+def test_resume_of_an_unknown_session_is_an_error_before_the_screen_opens(repo, env):
+    done = scout(["--resume", "zzzz9999"], repo, env)
+    assert done.returncode == 1
+    assert done.stderr.startswith("scout-tui: ") and "zzzz9999" in done.stderr

@@ -270,10 +270,29 @@ async def test_chat_follows_new_output_until_the_person_scrolls_up():
         await pilot.pause()
         assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y
         chat.scroll_to(y=0, animate=False)  # what a wheel or PageUp does
-        chat.add_user("while reading")
+        chat.add_notice("output arriving while reading")
         await pilot.pause()
         assert chat.scroll_y == 0
         chat.action_follow()
-        chat.add_user("latest")
+        chat.add_notice("latest")
         await pilot.pause()
         assert chat.scroll_y == chat.max_scroll_y
+
+
+async def test_sending_a_prompt_while_scrolled_up_follows_its_answer_again():
+    app = ChatApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        chat = app.query_one(ChatView)
+        for i in range(20):
+            chat.add_user(f"message {i}")
+        await pilot.pause()
+        chat.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        chat.add_user("a new question")
+        chat.begin_assistant()
+        for _ in range(30):
+            chat.append_delta("text", "more answer text\n\n")
+        chat.end_assistant(None)
+        await finished(chat.query(AssistantMessage).last())
+        await pilot.pause()
+        assert chat.scroll_y == chat.max_scroll_y > 0

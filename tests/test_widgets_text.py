@@ -104,3 +104,20 @@ def test_tool_summary_survives_odd_input():
     assert tool_summary({"n": 3}) == "n=3"
     assert tool_summary("not a dict") == "not a dict"
     assert "\x1b" not in tool_summary({"command": "\x1b]52;c;AAAA\x07echo hi"})
+
+
+def test_stream_sanitizer_removes_sequences_cut_between_pieces():
+    from scout_tui.text import StreamSanitizer
+
+    text = "ANSI \x1b[31mRED\x1b[0m title \x1b]0;PWNED\x07 done\r\nnext"
+    for size in (1, 2, 3, 5, 7):
+        cleaner = StreamSanitizer()
+        out = "".join(cleaner.feed(text[i : i + size]) for i in range(0, len(text), size)) + cleaner.flush()
+        assert out == sanitize(text) == "ANSI RED title  done\nnext", size
+
+
+def test_stream_sanitizer_passes_plain_text_straight_through():
+    from scout_tui.text import StreamSanitizer
+
+    cleaner = StreamSanitizer()
+    assert cleaner.feed("hello ") == "hello " and cleaner.feed("world") == "world" and cleaner.flush() == ""

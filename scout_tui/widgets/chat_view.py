@@ -230,9 +230,11 @@ class ChatView(VerticalScroll):
         """Show a prompt the person sent (plain text, never markup).
 
         ``index`` is its position in the stored conversation (the app's message count before
-        it); without one, the message can be selected but not forked.
+        it); without one, the message can be selected but not forked. Sending a prompt means
+        wanting its answer: the view follows new output again even if it was scrolled up.
         """
         self.mount(UserMessage(sanitize(text), index=index))
+        self.anchor()
 
     def begin_assistant(self) -> None:
         """Start a streamed assistant answer; deltas go to it until ``end_assistant``."""
