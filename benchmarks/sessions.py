@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -107,6 +108,46 @@ def store_open_figures(path: Path, session_id: str) -> dict:
     return json.loads(done.stdout)
 
 
+# The TUI side: a fresh process opens the session in the real app (headless, 120x40) and
+# stops at the first frame painted after the chat mounted the stored messages.
+OPEN_TUI = r"""
+import json, os, sys, time
+start = time.perf_counter()
+from pathlib import Path
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+from scout_tui.widgets import ChatView
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+class Timed(ScoutApp):
+    def on_mount(self):
+        super().on_mount()
+        self.app_start = time.perf_counter()
+        self._poll = self.set_interval(0.002, self._check)
+    def _check(self):
+        if self.query_one(ChatView).loaded_count:
+            self._poll.stop()
+            self.call_after_refresh(self._painted)
+    def _painted(self):
+        self.result = {"seconds": time.perf_counter() - start, "from_mount": time.perf_counter() - self.app_start,
+                       "mounted": self.query_one(ChatView).loaded_count, "rss_mb": rss_mb()}
+        self.exit()
+app = Timed(load_config(Path.cwd(), flags={"api_key": "sk-bench"}), cwd=Path.cwd(), resume=sys.argv[1])
+app.run(headless=True, size=(120, 40))
+print(json.dumps(app.result))
+"""
+
+
+def tui_open_figures(home: Path, session_id: str) -> dict:
+    """Open the session in the real app in a fresh process: seconds to the first painted chat."""
+    env = {**os.environ, "SCOUT_HOME": str(home), "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", OPEN_TUI, session_id], capture_output=True, text=True,
+                          check=True, env=env, cwd=home)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10,1000,10000", help="parent sizes in messages, comma-separated")
@@ -138,6 +179,11 @@ def main() -> None:
             print(f"  {label}: {o['messages']:,} messages in {o['seconds'] * 1000:.0f} ms; resident "
                   f"{o['rss_mb']:.1f} MB after (process with the store imported: {o['baseline_mb']:.1f} MB; "
                   f"peak {o['peak_mb']:.1f} MB)")
+        print(f"\nopening the {largest:,}-message session in the TUI (fresh process, 120x40; target <= 1 s)")
+        t = tui_open_figures(Path(tmp), parents[largest])
+        print(f"  first painted chat {t['seconds']:.2f} s after the process started "
+              f"({t['from_mount']:.2f} s after the app mounted); {t['mounted']} messages mounted; "
+              f"resident {t['rss_mb']:.1f} MB")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -27,7 +28,8 @@ from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, context_window, model_name, needs_key
 from scout_tui.store import Store
-from scout_tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, shipped_themes
+from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
+                              describe_source, discover_themes, pick_theme, save_theme, saved_theme)
 from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
 
 HELP = """\
@@ -53,13 +55,28 @@ class AgentEvent(Message):
 
 
 class SessionOpened(Message):
-    """A session's stored conversation was read (off the event loop) and can be shown."""
+    """A session's stored conversation was read (off the event loop) and can be shown.
 
-    def __init__(self, session_id: str | None, messages: list[dict], tokens: tuple[int, int] = (0, 0)) -> None:
+    For a long session only the newest messages are read first: the older entries of
+    ``messages`` are None until ``HistoryLoaded`` brings them (``complete`` is False).
+    """
+
+    def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
+                 complete: bool = True) -> None:
         super().__init__()
         self.session_id = session_id
         self.messages = messages
         self.tokens = tokens  # (input, output) totals of the session
+        self.complete = complete
+
+
+class HistoryLoaded(Message):
+    """The whole conversation of a session opened with only its newest messages."""
+
+    def __init__(self, session_id: str, messages: list[dict]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.messages = messages
 
 
 class ContextEstimated(Message):
@@ -76,6 +93,10 @@ class SessionsListed(Message):
     def __init__(self, sessions: list) -> None:
         super().__init__()
         self.sessions = sessions
+
+
+OPEN_TAIL = 40
+"""Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
 
 class ScoutApp(App):
@@ -128,16 +149,23 @@ class ScoutApp(App):
         self.session_id: str | None = None
         self.history: list[dict] = []
         self._count = 0  # messages in the current session: the index of the next one
+        self._history_ready = asyncio.Event()  # self.history holds every message (not only the newest)
+        self._history_ready.set()
         self.agent = None
         self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
         self._streaming = False
         self._tokens = [0, 0]
+        self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
+        self._theme_watcher = ThemeFileWatcher()
+        self._theme_preview_from: str | None = None  # the theme to go back to while the palette previews
 
     # -- layout -----------------------------------------------------------------------------
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
-        return dict(VARIABLE_DEFAULTS)
+        # scout-tui's variables for a theme that leaves some out (Textual's own leave out all),
+        # derived from its colours: a light theme gets light message backgrounds.
+        return derive_variables(self.current_theme)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -163,24 +191,96 @@ class ScoutApp(App):
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
 
-    def _register_themes(self) -> None:
-        try:
-            themes = shipped_themes()
-        except ScoutError as e:
-            self.notify(str(e), title="Theme skipped", severity="error")
-            themes = []
-        for theme in themes:
-            self.register_theme(theme)
-        wanted = self.config.theme or DEFAULT_THEME
-        if wanted in self.available_themes:
-            self.theme = wanted
-        else:
-            self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}.", severity="warning")
-            if DEFAULT_THEME in self.available_themes:
-                self.theme = DEFAULT_THEME
-
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
+
+    # -- themes -----------------------------------------------------------------------------
+
+    def _register_themes(self) -> None:
+        """Register the shipped, user and project themes, report skipped files, start with the
+        configured or saved theme (``themes.pick_theme``) and poll its file for edits."""
+        self.theme_sources, problems = discover_themes(self.cwd)
+        for problem in problems:
+            self.notify(problem, title="Theme file skipped", severity="error", timeout=15)
+        for source in self.theme_sources.values():
+            self.register_theme(source.theme)
+        try:
+            saved = saved_theme()
+        except ScoutError as e:
+            self.notify(str(e), title="Saved theme ignored", severity="warning")
+            saved = None
+        name, warnings = pick_theme(self.config.theme, self.config.sources.get("theme"), saved, self.available_themes)
+        for warning in warnings:
+            self.notify(warning, severity="warning")
+        self.theme = name
+        self._theme_watcher.watch(self.theme_sources.get(name))
+        self.set_interval(POLL_SECONDS, self._poll_theme_file, name="theme-file")
+
+    def watch_theme(self, name: str) -> None:
+        self._theme_watcher.watch(self.theme_sources.get(name))
+
+    def choose_theme(self, name: str) -> None:
+        """Use theme ``name`` and save the choice for the next runs (the palette, ``/theme NAME``)."""
+        self._theme_preview_from = None
+        if name not in self.available_themes:
+            names = ", ".join(sorted(self.available_themes))
+            self.query_one(ChatView).add_notice(f"Unknown theme {name!r}. Use `/theme NAME` with: {names}.", "error")
+            return
+        self.theme = name
+        self._save_theme(name)
+
+    @work(thread=True, exclusive=True, group="theme-save")
+    def _save_theme(self, name: str) -> None:
+        try:
+            save_theme(name)
+        except ScoutError as e:
+            self.call_from_thread(self.notify, str(e), title="Theme not saved", severity="error")
+            return
+        origin = self.config.sources.get("theme")
+        if origin and self.config.theme != name:
+            self.call_from_thread(self.notify, f"Theme {name} saved, but {origin} sets theme = "
+                                  f"{self.config.theme!r}, which comes first at start-up.", severity="warning")
+
+    def search_themes(self) -> None:
+        """The theme picker (also behind Textual's "Theme" command): highlighting previews a
+        theme, Enter keeps it, Esc goes back to the one before."""
+        self.push_screen(CommandPalette(providers=[ThemePicker], placeholder="Search for themes…"))
+
+    def on_command_palette_option_highlighted(self, message: CommandPalette.OptionHighlighted) -> None:
+        command = getattr(getattr(message.highlighted_event.option, "hit", None), "command", None)
+        if isinstance(command, ThemeChoice):
+            if self._theme_preview_from is None:
+                self._theme_preview_from = self.theme
+            self.theme = command.name
+        elif self._theme_preview_from is not None:  # moved on to a command that is not a theme
+            self.theme = self._theme_preview_from
+
+    def on_command_palette_closed(self, message: CommandPalette.Closed) -> None:
+        # The palette queues the chosen command after this message: end the preview after it,
+        # so a chosen theme stays (choose_theme clears the preview) and anything else restores.
+        if self._theme_preview_from is not None:
+            self.call_later(self._end_theme_preview)
+
+    def _end_theme_preview(self) -> None:
+        if self._theme_preview_from is not None:
+            self.theme, self._theme_preview_from = self._theme_preview_from, None
+
+    def _poll_theme_file(self) -> None:
+        """Re-apply the theme in use when its file changed; a broken edit keeps the last good one."""
+        result = self._theme_watcher.poll()
+        if isinstance(result, ScoutError):
+            self.notify(f"{result}. The last good version stays.", title="Theme not reloaded", severity="error",
+                        timeout=15)
+        elif result is not None:
+            name = result.theme.name
+            self.theme_sources = {**self.theme_sources, name: result}
+            self.register_theme(result.theme)
+            if name != self.theme:  # the file now names another theme
+                self.theme = name
+            else:
+                # Textual applies a theme when its name changes; its watcher re-applies this one.
+                self._watch_theme(name)
+            self.notify(f"Theme {name} reloaded.", timeout=2)
 
     # -- sessions (store reads run in a thread) -----------------------------------------------
 
@@ -195,14 +295,18 @@ class ScoutApp(App):
                 session_id = info.id
             elif latest:
                 session_id = self.store.latest(self.cwd)
-            messages = self.store.messages(session_id) if session_id else []
             info = self.store.session(session_id) if session_id else None
             tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
+            # The newest messages first, so a long session paints at once; the rest follows.
+            since = max(0, info.message_count - OPEN_TAIL) if info else 0
+            tail = self.store.messages(session_id, since=since) if session_id else []
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
-            session_id, messages, tokens = None, [], (0, 0)
-        self.post_message(SessionOpened(session_id, messages, tokens))
+            session_id, since, tail, tokens = None, 0, [], (0, 0)
+        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+        if since and session_id:
+            self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
     @work(thread=True, exclusive=True, group="store-list")
     def refresh_sessions(self) -> None:
@@ -212,17 +316,30 @@ class ScoutApp(App):
         self.session_id = message.session_id
         self.history = message.messages
         self._count = len(message.messages)
+        if message.complete:
+            self._history_ready.set()
+        else:
+            self._history_ready.clear()
         self._tokens = list(message.tokens)
         chat = self.query_one(ChatView)
-        chat.load(message.messages)  # clears what was shown; later additions go below it
+        chat.load(self.history)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
             chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
-        self.query_one(ToolActivity).load(message.messages)
+        self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = self._tokens
-        # After the first paint: the estimate imports the backend and compaction modules.
-        self.call_after_refresh(self.estimate_context)
+        if message.complete:
+            # After the first paint: the estimate imports the backend and compaction modules.
+            self.call_after_refresh(self.estimate_context)
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        if message.session_id != self.session_id or self._history_ready.is_set():
+            return
+        self.history[:] = message.messages  # in place: the chat holds this same list
+        self._history_ready.set()
+        self.query_one(ChatView).older_messages_ready()
+        self.estimate_context()
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
         self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
@@ -365,6 +482,12 @@ class ScoutApp(App):
                 self.query_one(SessionTree).focus()
         elif name == "/strategy":
             self.set_strategy(text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
+        elif name == "/theme":
+            arg = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
+            if arg:
+                self.choose_theme(arg)
+            else:
+                self.search_themes()
         elif name == "/help":
             self.query_one(ChatView).add_notice(HELP)
         else:
@@ -397,6 +520,8 @@ class ScoutApp(App):
     @work(thread=True, exclusive=True, group="estimate")
     def estimate_context(self) -> None:
         """Estimate the next request's size off the event loop and show it in the status bar."""
+        if not self._history_ready.is_set():
+            return  # estimated again once the whole conversation is read
         try:
             agent = self._ensure_agent()
             compacted = agent.preview(self.history)
@@ -416,6 +541,9 @@ class ScoutApp(App):
 
     @work(thread=True, exclusive=True, group="estimate")
     def _open_prompt_view(self) -> None:
+        if not self._history_ready.is_set():
+            self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
+            return
         history = list(self.history)
         try:
             agent = self._ensure_agent()
@@ -446,6 +574,9 @@ class ScoutApp(App):
         for name in strategy_names():
             yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
                                 lambda name=name: self.set_strategy(name))
+        for name in sorted(self.theme_sources):  # found by typing "theme" or a name; highlighting previews
+            yield SystemCommand(f"Theme: {name}", describe_source(name, self.theme_sources),
+                                ThemeChoice(name, self.choose_theme), discover=False)
 
     def _ask_rename(self) -> None:
         from scout_tui.widgets.dialogs import PromptScreen
@@ -466,6 +597,7 @@ class ScoutApp(App):
         """Run one user turn in the background; events go to the widgets and the store."""
         self.busy = True
         try:
+            await self._history_ready.wait()  # a long session's older messages may still be loading
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id

@@ -326,10 +326,12 @@ class Store:
 
     # -- reading ------------------------------------------------------------------------
 
-    def messages(self, session_id: str) -> list[dict]:
+    def messages(self, session_id: str, since: int = 0) -> list[dict]:
         """The conversation ``[{"role", "content"}, ...]`` in order; [] for an unknown id.
 
-        A message cut short by a stream error also carries ``"incomplete": True``.
+        ``since`` skips the first messages: the result starts at that position (so the tail of
+        a long session reads in time proportional to the tail). A message cut short by a stream
+        error also carries ``"incomplete": True``.
 
         A fork's list starts with its parent's first ``fork_at`` messages (recursively): one
         range query per ancestor, read in one snapshot.
@@ -348,7 +350,7 @@ class Store:
                     rows = db.execute(
                         "SELECT role, content, incomplete FROM messages WHERE session_id = ? AND seq >= ? AND seq < ?"
                         " ORDER BY seq",
-                        (sid, start, stop if stop is not None else 2**62),
+                        (sid, max(start, since), stop if stop is not None else 2**62),
                     )
                     result.extend(_message(*row) for row in rows)
                 return result

@@ -1,25 +1,37 @@
 """Themes: TOML files that become Textual themes, so every widget (Textual's own too) follows them.
 
-A file holds Textual's ``Theme`` fields (``name`` and ``primary`` required) and a ``[variables]``
-table of scout-tui's tokens and any Textual CSS variable. Shipped themes live in ``themes/``
-(packaged as ``scout_tui.shipped_themes`` in the wheel).
+Sources, later replacing earlier by name: Textual's built-ins < shipped ``themes/*.toml`` <
+``<user config dir>/themes/*.toml`` < ``./.scout/themes/*.toml``. Also here: the saved choice
+(``state.toml``), the palette's theme picker, the hot-reload poller and WCAG contrast helpers.
 """
 
 from __future__ import annotations
 
-import tomllib
 import importlib.util
+import os
+import re
+import tomllib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from textual.color import Color, ColorParseError
-from textual.theme import Theme
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.design import ColorSystem
+from textual.theme import BUILTIN_THEMES, Theme
 
 from scout_tui.errors import ScoutError
 
 DEFAULT_THEME = "scout-dark"
+STATE_FILE = "state.toml"
+"""scout-tui's own small state file in ``user_config_dir()``; the person's scout.toml is never written."""
+POLL_SECONDS = 0.5
+"""How often the file of the theme in use is checked for edits (a stat call: cheap)."""
 
-# scout-tui's own CSS variables and their fallbacks (used when a theme does not set them).
+# scout-tui's own CSS variables and static fallbacks (widget tests use these; the app derives
+# its fallbacks from the current theme with ``derive_variables``).
 VARIABLE_DEFAULTS: dict[str, str] = {
     "user-message-background": "#232a38",
     "assistant-message-background": "#1b1e24",
@@ -31,14 +43,41 @@ VARIABLE_DEFAULTS: dict[str, str] = {
     "tree-current": "#5fafff",
     "tree-fork": "#af87ff",
 }
-# Variables that are not colours (kept out of the colour check).
-NON_COLOUR_VARIABLES = {"syntax-style"}
+SYNTAX_STYLE = "syntax-style"
+"""The variable naming the Pygments style of code blocks (read by ``widgets/chat_view.py``)."""
+SCOUT_VARIABLES = frozenset(VARIABLE_DEFAULTS) | {SYNTAX_STYLE}
+# Rich's own code themes that follow the terminal's palette; not Pygments styles.
+RICH_CODE_THEMES = frozenset({"ansi_dark", "ansi_light"})
 
 COLOUR_FIELDS = (
     "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
     "success", "warning", "error",
 )
-FIELDS = {"name", "dark", "variables", *COLOUR_FIELDS}
+FIELDS = ("name", "dark", *COLOUR_FIELDS, "variables")
+REQUIRED = ("name", "primary")
+KINDS = ("shipped", "user", "project")
+"""Theme sources, lowest precedence first."""
+
+_TEXT_STYLE_WORDS = frozenset(
+    {"b", "blink", "bold", "dim", "i", "italic", "none", "not", "o", "overline", "reverse", "strike", "u",
+     "underline", "uu"}
+)  # textual.css.constants.VALID_STYLE_FLAGS
+_ALPHA_SUFFIX = re.compile(r"(.+?)\s+(\d+(?:\.\d+)?)%")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class ThemeSource:
+    """A theme read from a file. ``kind`` is one of ``KINDS``; ``stamp`` is the file's
+    (mtime in ns, size in bytes) taken just before reading, for the hot-reload poller."""
+
+    theme: Theme
+    path: Path
+    kind: str
+    stamp: tuple[int, int] | None = None
+
+
+# -- reading theme files ---------------------------------------------------------------------
 
 
 def shipped_themes_dir() -> Path:
@@ -49,37 +88,121 @@ def shipped_themes_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "themes"  # an editable install or a checkout
 
 
-def load_theme(path: Path) -> Theme:
-    """Parse one theme file into a Textual ``Theme``.
+def theme_dirs(cwd: Path) -> list[tuple[str, Path]]:
+    """``(kind, folder)`` for every source, lowest precedence first."""
+    from scout_tui.config import user_config_dir
+
+    return [
+        ("shipped", shipped_themes_dir()),
+        ("user", user_config_dir() / "themes"),
+        ("project", Path(cwd) / ".scout" / "themes"),
+    ]
+
+
+def load_theme(path: Path, text: str | None = None) -> Theme:
+    """Parse one theme file (``text``, or the file's content) into a Textual ``Theme``.
+
+    The format: Textual's ``Theme`` fields (``FIELDS``; ``name`` and ``primary`` required) and a
+    ``[variables]`` table of scout-tui's tokens (``SCOUT_VARIABLES``) and Textual CSS variables.
+    Colours are ``#rrggbb``, ``#rgb``, ``rgb()``, ``hsl()`` or a name (``textual.color.Color.parse``),
+    optionally followed by an alpha like ``50%``. When ``dark`` is absent it follows the
+    background's brightness (Textual's default, dark, when there is no background either).
 
     Raises:
-        ScoutError: naming the file (and line for TOML syntax errors) and the field at fault.
+        ScoutError: "<path>:<line>: <field> ..." for bad TOML, an unknown field or variable, a
+            wrong type, a bad colour, an unknown Pygments style; "<path>: missing field ..."
     """
+    if text is None:
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except OSError as e:
+            raise ScoutError(f"{path}: cannot read theme: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            line = path.read_bytes()[: e.start].count(b"\n") + 1
+            raise ScoutError(f"{path}:{line}: invalid TOML: not UTF-8 text") from None
     try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ScoutError(f"{path}:{getattr(e, 'lineno', '?')}: invalid TOML: {e}") from None
-    except OSError as e:
-        raise ScoutError(f"{path}: cannot read theme: {e.strerror}") from None
-    unknown = sorted(set(data) - FIELDS)
-    if unknown:
-        raise ScoutError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(sorted(FIELDS))})")
-    for required in ("name", "primary"):
-        if not isinstance(data.get(required), str):
-            raise ScoutError(f"{path}: field {required!r} is required and must be a string")
-    for field in COLOUR_FIELDS:
-        if field in data:
-            _check_colour(path, field, data[field])
+        from scout_tui.config import _toml_error
+
+        raise ScoutError(_toml_error(path, text, e)) from None
+
+    def fail(field: str, problem: str, table: str | None = None) -> ScoutError:
+        line = _field_line(text, field, table)
+        where = f"{path}:{line}" if line else str(path)
+        return ScoutError(f"{where}: {f'{table}.' if table else ''}{field} {problem}")
+
+    for key in data:
+        if key not in FIELDS:
+            raise fail(key, f"is not a theme field (fields: {', '.join(FIELDS)})")
+    for key in REQUIRED:
+        if key not in data:
+            raise ScoutError(f"{path}: missing field {key!r} (every theme needs {' and '.join(REQUIRED)})")
+    name = data["name"]
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise fail("name", f"= {name!r} must be letters, digits, '-' or '_' (it becomes a CSS class)")
+    if "dark" in data and not isinstance(data["dark"], bool):
+        raise fail("dark", f"= {data['dark']!r} must be true or false")
+    for key in COLOUR_FIELDS:
+        if key in data and not _is_colour(data[key]):
+            raise fail(key, f"= {data[key]!r} is not a colour (use #rrggbb, #rgb, rgb(), hsl() or a colour name)")
     variables = data.get("variables", {})
     if not isinstance(variables, dict):
-        raise ScoutError(f"{path}: [variables] must be a table")
+        raise fail("variables", "must be a table: [variables]")
     for key, value in variables.items():
-        if not isinstance(value, str):
-            raise ScoutError(f"{path}: variables.{key} must be a string")
-        if key not in NON_COLOUR_VARIABLES and key in VARIABLE_DEFAULTS:
-            _check_colour(path, f"variables.{key}", value)
-    kwargs = {k: data[k] for k in COLOUR_FIELDS if k in data}
-    return Theme(name=data["name"], dark=bool(data.get("dark", True)), variables=dict(variables), **kwargs)
+        _check_variable(key, value, lambda problem, key=key: fail(key, problem, "variables"))
+    colours = {k: data[k] for k in COLOUR_FIELDS if k in data}
+    dark = data.get("dark")
+    if dark is None:
+        dark = _parse(colours["background"]).brightness < 0.5 if "background" in colours else True
+    theme = Theme(name=name, dark=dark, variables=dict(variables), **colours)
+    try:
+        theme.to_color_system().generate()
+    except (ColorParseError, ValueError, TypeError) as e:  # a combination Textual cannot derive from
+        raise ScoutError(f"{path}: Textual cannot derive this theme's colours: {e}") from None
+    return theme
+
+
+def discover_themes(cwd: Path) -> tuple[dict[str, ThemeSource], list[str]]:
+    """Every theme file of every source (see ``theme_dirs``) by theme name, a later source
+    replacing an earlier theme of the same name; and one message per skipped (broken) file.
+
+    Files are read in name order within a folder; a missing folder is simply empty.
+    """
+    found: dict[str, ThemeSource] = {}
+    problems: list[str] = []
+    for kind, folder in theme_dirs(cwd):
+        try:
+            paths = sorted(p for p in folder.glob("*.toml") if p.is_file())
+        except OSError:
+            paths = []
+        for path in paths:
+            try:
+                source = read_theme_file(path, kind)
+            except ScoutError as e:
+                problems.append(str(e))
+                continue
+            found[source.theme.name] = source
+    return found, problems
+
+
+def read_theme_file(path: Path, kind: str) -> ThemeSource:
+    """``load_theme`` with the file's stamp taken first (so an edit made meanwhile is seen later).
+
+    Raises:
+        ScoutError: as ``load_theme``.
+    """
+    stamp = file_stamp(path)
+    return ThemeSource(load_theme(path), path, kind, stamp)
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime in ns, size in bytes) of ``path``, or None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def shipped_themes() -> list[Theme]:
@@ -87,8 +210,377 @@ def shipped_themes() -> list[Theme]:
     return [load_theme(p) for p in sorted(shipped_themes_dir().glob("*.toml"))]
 
 
-def _check_colour(path: Path, field: str, value: Any) -> None:
+def _check_variable(key: str, value: Any, fail: Callable[[str], ScoutError]) -> None:
+    if not isinstance(value, str):
+        raise fail(f"= {value!r} must be a string")
+    if key == SYNTAX_STYLE:
+        if not is_code_style(value):
+            raise fail(f"= {value!r} is not a Pygments style (for example: {', '.join(_some_styles())})")
+    elif key in SCOUT_VARIABLES or key in _textual_colour_variables():
+        if not _is_colour(value, textual=key not in SCOUT_VARIABLES):
+            raise fail(f"= {value!r} is not a colour (use #rrggbb, #rgb, rgb(), hsl() or a colour name)")
+    elif key in _textual_style_variables():
+        if not value.split() or not set(value.split()) <= _TEXT_STYLE_WORDS:
+            raise fail(f"= {value!r} is not a text style (words: {', '.join(sorted(_TEXT_STYLE_WORDS))})")
+    else:
+        raise fail(f"is not a scout-tui or Textual variable (scout-tui's: {', '.join(sorted(SCOUT_VARIABLES))})")
+
+
+def is_code_style(name: str) -> bool:
+    """Whether ``name`` is a Pygments style (or one of Rich's terminal-palette code themes)."""
+    if name in RICH_CODE_THEMES:
+        return True
+    from pygments.styles import get_style_by_name
+    from pygments.util import ClassNotFound
+
     try:
-        Color.parse(value)
-    except (ColorParseError, ValueError, TypeError):
-        raise ScoutError(f"{path}: {field} = {value!r} is not a colour (#rrggbb, #rgb, rgb(), hsl() or a name)") from None
+        get_style_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
+
+
+def _some_styles() -> list[str]:
+    return ["monokai", "github-dark", "one-dark", "nord", "gruvbox-dark", "solarized-light", "default", "friendly"]
+
+
+@cache
+def _textual_variables() -> dict[str, str]:
+    """Every variable Textual's colour system defines, with a sample value (dark and light)."""
+    return {**ColorSystem(primary="#0178d4").generate(), **ColorSystem(primary="#0178d4", dark=True).generate()}
+
+
+@cache
+def _textual_style_variables() -> frozenset[str]:
+    return frozenset(k for k in _textual_variables() if "text-style" in k or k.startswith("link-style"))
+
+
+@cache
+def _textual_colour_variables() -> frozenset[str]:
+    return frozenset(_textual_variables()) - _textual_style_variables()
+
+
+def _is_colour(value: Any, textual: bool = False) -> bool:
+    """A colour Textual's CSS accepts: ``Color.parse`` syntax, optionally with ``NN%`` alpha;
+    ``textual`` also allows Textual's ``auto NN%`` and ``initial``."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if textual and text == "initial":
+        return True
+    match = _ALPHA_SUFFIX.fullmatch(text)
+    if match:
+        text = match[1]
+        if textual and text == "auto":
+            return True
+    try:
+        Color.parse(text)
+    except (ColorParseError, ValueError):
+        return False
+    return True
+
+
+def _field_line(text: str, key: str, table: str | None = None) -> int | None:
+    """The line of ``key = ...`` in ``table`` (None: top level) of TOML ``text``; for a key of
+    ``variables`` also ``variables.key = ...`` or the ``variables = {...}`` line."""
+    quoted = rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')"""
+    plain = re.compile(rf"^\s*{quoted}\s*=")
+    dotted = re.compile(rf"""^\s*(?:{re.escape(table)}|"{re.escape(table)}")\s*\.\s*{quoted}\s*=""") if table else None
+    inline = re.compile(rf"^\s*{re.escape(table)}\s*=") if table else None
+    header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+    current: str | None = None
+    fallback = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if m := header.match(line):
+            current = m[1].strip("\"'")
+            continue
+        if current == table and plain.match(line):
+            return number
+        if current is None and table is not None:
+            if dotted.match(line):
+                return number
+            if inline.match(line) and re.search(rf"[{{,]\s*{quoted}\s*=", line):
+                fallback = number
+    return fallback
+
+
+def _parse(value: str) -> Color:
+    return Color.parse(value)
+
+
+# -- what a theme looks like, resolved -------------------------------------------------------
+
+
+def derive_variables(theme: Theme) -> dict[str, str]:
+    """scout-tui's variables for a theme that does not set them: from its colour system, kept
+    legible (text colours reach a WCAG contrast of 4.5 on the chat's surface, message
+    backgrounds keep the foreground at 4.5). Shape: ``{"tool-ok": "#87d787", ...}``."""
+    if theme.ansi:
+        return {
+            "user-message-background": "transparent", "assistant-message-background": "transparent",
+            "tool-running": "ansi_yellow", "tool-ok": "ansi_green", "tool-error": "ansi_red",
+            "diff-added": "ansi_green", "diff-removed": "ansi_red",
+            "tree-current": "ansi_blue", "tree-fork": "ansi_magenta",
+            SYNTAX_STYLE: "ansi_dark" if theme.dark else "ansi_light",
+        }
+    base = theme.to_color_system().generate()
+    background = _parse(base["background"])
+    surface = resolve_colour(base["surface"], background)
+    foreground = resolve_colour(base["foreground"], surface)
+
+    def legible(name: str, under: Color, minimum: float = 4.5) -> str:
+        colour = resolve_colour(base[name], under)
+        for step in range(11):  # mix toward the foreground until it reads
+            mixed = colour.blend(foreground, step / 10)
+            if contrast_ratio(mixed, under) >= minimum:
+                return mixed.hex
+        return foreground.hex
+
+    def tinted(under: Color, tint: str, amount: float) -> str:
+        tint_colour = _parse(base[tint])
+        for factor in (amount, amount * 2 / 3, amount / 3, 0.0):  # fade the tint until text reads
+            colour = under.blend(tint_colour, factor)
+            if contrast_ratio(foreground, colour) >= 4.5:
+                return colour.hex
+        return under.hex
+
+    return {
+        "user-message-background": tinted(surface, "primary", 0.12),
+        "assistant-message-background": surface.hex,
+        "tool-running": legible("warning", surface),
+        "tool-ok": legible("success", surface),
+        "tool-error": legible("error", surface),
+        "diff-added": tinted(background, "success", 0.2),
+        "diff-removed": tinted(background, "error", 0.2),
+        "tree-current": legible("primary", surface),
+        "tree-fork": legible("secondary", surface),
+        SYNTAX_STYLE: "monokai" if theme.dark else "default",
+    }
+
+
+def css_variables(theme: Theme) -> dict[str, str]:
+    """The CSS variables the app uses for ``theme``, merged as ``App.get_css_variables`` does:
+    scout-tui's derived defaults < Textual's colour system < the theme's own ``variables``."""
+    return {**derive_variables(theme), **theme.to_color_system().generate(), **theme.variables}
+
+
+def resolve_colour(value: str, under: Color) -> Color:
+    """The opaque colour a CSS colour value shows over ``under``: alpha (``rgba()``, ``50%``)
+    blended, ``auto`` as Textual's contrast text, ``transparent`` as ``under`` itself.
+
+    Raises:
+        ColorParseError: ``value`` is not a colour.
+    """
+    text = value.strip()
+    alpha = 1.0
+    if match := _ALPHA_SUFFIX.fullmatch(text):
+        text, alpha = match[1], float(match[2]) / 100
+    colour = under.get_contrast_text(1.0) if text == "auto" else Color.parse(text)
+    colour = colour.multiply_alpha(alpha)
+    return under + colour if colour.a < 1 else colour
+
+
+def relative_luminance(colour: Color) -> float:
+    """WCAG 2.x relative luminance of an sRGB colour, 0 (black) to 1 (white).
+
+    Source: https://www.w3.org/TR/WCAG22/#dfn-relative-luminance (the 0.04045 threshold of
+    IEC 61966-2-1; WCAG's 0.03928 gives the same result for 8-bit channels).
+    """
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(colour.r) + 0.7152 * linear(colour.g) + 0.0722 * linear(colour.b)
+
+
+def contrast_ratio(a: Color, b: Color) -> float:
+    """WCAG 2.x contrast ratio of two opaque colours, 1 to 21 (text needs 4.5, AA).
+
+    Source: https://www.w3.org/TR/WCAG22/#dfn-contrast-ratio
+    """
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+# -- the choice: which theme starts, and the saved one ---------------------------------------
+
+
+def state_path() -> Path:
+    """``<user config dir>/state.toml``: scout-tui's own state, written by ``save_theme``."""
+    from scout_tui.config import user_config_dir
+
+    return user_config_dir() / STATE_FILE
+
+
+def read_state() -> dict[str, Any]:
+    """The state file's table ({} when there is none).
+
+    Raises:
+        ScoutError: "<path>:<line>:<col>: invalid TOML: ..." or unreadable.
+    """
+    path = state_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScoutError(f"{path}: cannot read scout-tui's state: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        from scout_tui.config import _toml_error
+
+        raise ScoutError(_toml_error(path, text, e)) from None
+
+
+def saved_theme() -> str | None:
+    """The theme saved by an earlier run, or None.
+
+    Raises:
+        ScoutError: the state file is unreadable or not TOML.
+    """
+    theme = read_state().get("theme")
+    return theme if isinstance(theme, str) and theme else None
+
+
+def save_theme(name: str) -> Path:
+    """Remember ``name`` for the next runs in the state file (other keys kept); returns its path.
+
+    Written to a temporary file then renamed, so a crash never leaves half a file.
+
+    Raises:
+        ScoutError: the folder or file cannot be written.
+    """
+    import tomli_w
+
+    path = state_path()
+    try:
+        state = read_state()
+    except ScoutError:
+        state = {}  # a broken state file is replaced rather than kept broken
+    state["theme"] = name
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(tomli_w.dumps(state), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as e:
+        temporary.unlink(missing_ok=True)
+        raise ScoutError(f"{path}: cannot save the theme choice: {e.strerror or e}") from None
+    return path
+
+
+def pick_theme(wanted: str, origin: str | None, saved: str | None, available: Collection[str]) -> tuple[str, list[str]]:
+    """The theme to start with, and warnings for a person.
+
+    Precedence: ``wanted`` when ``origin`` says it was set explicitly (``Config.sources["theme"]``:
+    a flag, SCOUT_THEME or a scout.toml) > ``saved`` > ``DEFAULT_THEME`` (> Textual's default,
+    should the shipped files be gone). An unknown name is skipped with a warning.
+    """
+    warnings: list[str] = []
+    candidates = [(wanted, origin)] if origin else []
+    candidates += [(saved, "saved choice")] if saved else []
+    for name, where in candidates:
+        if name in available:
+            return name, warnings
+        warnings.append(f"Unknown theme {name!r} ({where}); `scout-tui themes` lists them.")
+    return (DEFAULT_THEME if DEFAULT_THEME in available else "textual-dark"), warnings
+
+
+# -- the command palette's theme picker ------------------------------------------------------
+
+
+class ThemeChoice:
+    """A palette command that chooses theme ``name``. The app previews the theme while this
+    command is highlighted (see ``ScoutApp.on_command_palette_option_highlighted``)."""
+
+    def __init__(self, name: str, choose: Callable[[str], None]) -> None:
+        self.name = name
+        self._choose = choose
+
+    def __call__(self) -> None:
+        self._choose(self.name)
+
+    def __repr__(self) -> str:
+        return f"ThemeChoice({self.name!r})"
+
+
+def describe_source(name: str, sources: Mapping[str, ThemeSource]) -> str:
+    """Where theme ``name`` comes from, for a person: "user theme ~/.config/scout/themes/x.toml"."""
+    source = sources.get(name)
+    if source is None:
+        return "Textual built-in" if name in BUILTIN_THEMES else "registered by a plugin"
+    replaced = " (replaces Textual's built-in)" if name in BUILTIN_THEMES else ""
+    return f"{source.kind} theme {_short(source.path)}{replaced}"
+
+
+def _short(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+class ThemePicker(Provider):
+    """Every available theme, for ``CommandPalette``; each hit's command is a ``ThemeChoice``.
+
+    The app must have ``choose_theme(name)``; ``theme_sources`` (name -> ``ThemeSource``) is
+    used, when present, for the help line.
+    """
+
+    def _choices(self) -> list[tuple[str, ThemeChoice, str]]:
+        app = self.app
+        sources = getattr(app, "theme_sources", {})
+        return [
+            (name, ThemeChoice(name, app.choose_theme), describe_source(name, sources))  # type: ignore[attr-defined]
+            for name in sorted(app.available_themes)
+        ]
+
+    async def discover(self) -> Hits:
+        for name, choice, help in self._choices():
+            yield DiscoveryHit(name, choice, help=help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, choice, help in self._choices():
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), choice, text=name, help=help)
+
+
+# -- hot reload --------------------------------------------------------------------------------
+
+
+@dataclass
+class ThemeFileWatcher:
+    """Polls the file of the theme in use; ``poll`` returns what changed since the last call.
+
+    It holds no timer: the app calls ``poll`` every ``POLL_SECONDS`` (``App.set_interval``).
+    """
+
+    source: ThemeSource | None = None
+    _seen: tuple[int, int] | None = field(default=None, repr=False)
+
+    def watch(self, source: ThemeSource | None) -> None:
+        """Follow ``source``'s file from now on (None: a theme without a file)."""
+        if source is None or self.source is None or source.path != self.source.path:
+            self._seen = source.stamp if source else None
+        self.source = source
+
+    def poll(self) -> ThemeSource | ScoutError | None:
+        """The reloaded theme when its file changed and parses; a ``ScoutError`` when it
+        changed and is broken (once per change: the last good theme stays); else None.
+        A file that vanished is not an error: the theme stays as it was."""
+        if self.source is None:
+            return None
+        stamp = file_stamp(self.source.path)
+        if stamp is None or stamp == self._seen:
+            return None
+        self._seen = stamp
+        try:
+            reloaded = read_theme_file(self.source.path, self.source.kind)
+        except ScoutError as e:
+            return e
+        self.source, self._seen = reloaded, reloaded.stamp
+        return reloaded

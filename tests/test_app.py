@@ -37,15 +37,27 @@ async def send(app: ScoutApp, pilot, text: str) -> None:
     await pilot.press("enter")
 
 
+async def workers_done(app: ScoutApp) -> None:
+    """Wait for every worker; one replaced by a newer of its group (exclusive) is fine."""
+    from textual.worker import WorkerCancelled
+
+    for _ in range(20):
+        try:
+            await app.workers.wait_for_complete()
+            return
+        except WorkerCancelled:
+            continue
+
+
 async def settle(app: ScoutApp, pilot) -> None:
     """Wait for the turn, the store writes and the chat's last flush."""
-    await app.workers.wait_for_complete()
+    await workers_done(app)
     for _ in range(200):
         await pilot.pause(0.02)
         answers = list(app.query(AssistantMessage))
         if not app.busy and all(a.done for a in answers):
             break
-    await app.workers.wait_for_complete()
+    await workers_done(app)
     await pilot.pause()
 
 
@@ -319,3 +331,25 @@ async def test_an_unknown_provider_is_explained_in_the_chat(repo):
         await send(app, pilot, "hi")
         await pilot.pause()
         assert not app.busy and app.session_id is None
+
+
+async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(repo):
+    from scout_tui.app import OPEN_TAIL
+    from scout_tui.bus import Event
+
+    store = Store()
+    sid = store.create_session(repo)
+    for i in range(OPEN_TAIL * 3):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.append(sid, Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
+    with LoopbackServer([Reply(anthropic_stream(["fine"]))]) as server:
+        app = make_app(repo, server)
+        app._resume = sid
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert len(app.history) == OPEN_TAIL * 3 and None not in app.history
+            assert app.history[0]["content"][0]["text"] == "m0"
+            await send(app, pilot, "next")
+            await settle(app, pilot)
+    sent = server.requests[0].json()["messages"]
+    assert len(sent) == OPEN_TAIL * 3 + 1 and sent[0]["content"][0]["text"] == "m0"

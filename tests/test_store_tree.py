@@ -256,3 +256,20 @@ def test_tree_shows_a_branch_of_a_hidden_or_elsewhere_parent_as_a_root(store: St
     assert [(i.id, d) for i, d in store.tree(here, include_deleted=True)] == [(visitor, 0), (hidden, 0), (orphan, 1)]
     everything = {i.id: d for i, d in store.tree()}
     assert everything[visitor] == 1 and everything[elsewhere] == 0
+
+
+def test_messages_since_reads_the_tail_through_the_ancestry(tmp_path):
+    from scout_tui.bus import Event
+    from scout_tui.store import Store
+
+    store = Store(tmp_path / "s.db")
+    root = store.create_session(tmp_path)
+    for i in range(6):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.append(root, Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
+    branch = store.fork(root, 4)
+    store.append(branch, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "b4"}]}}))
+    texts = lambda ms: [m["content"][0]["text"] for m in ms]
+    assert texts(store.messages(branch, since=3)) == ["m3", "b4"]
+    assert texts(store.messages(branch, since=0)) == texts(store.messages(branch))
+    assert texts(store.messages(root, since=5)) == ["m5"] and store.messages(root, since=9) == []

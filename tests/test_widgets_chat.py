@@ -11,6 +11,7 @@ from textual.widget import Widget
 
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ChatView
 from scout_tui.widgets.chat_view import (
+    LOAD_LIMIT,
     AssistantMessage,
     MarkdownChunk,
     Notice,
@@ -204,8 +205,9 @@ async def test_load_mounts_only_the_newest_messages_and_marks_tool_results():
         chat.load(messages)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert "73 earlier messages not shown" in rendered(chat.query_one(".earlier"))
-        assert len(chat.query(UserMessage)) + len(chat.query(AssistantMessage)) == 48  # of the 50 shown, a tool_use and a tool_result have no text
+        assert f"{123 - LOAD_LIMIT} earlier messages not shown" in rendered(chat.query_one(".earlier"))
+        # of the LOAD_LIMIT shown, a tool_use and a tool_result have no text
+        assert len(chat.query(UserMessage)) + len(chat.query(AssistantMessage)) == LOAD_LIMIT - 2
         assert "answer 59" in rendered(chat.query(AssistantMessage).last())
         line = chat.query_one(ToolCallLine)
         assert line.status == "error"

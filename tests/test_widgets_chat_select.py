@@ -202,16 +202,16 @@ async def test_a_long_session_mounts_only_the_newest_batch():
         chat = await loaded(app, pilot, dialogue(10_000))
         assert chat.loaded_count == LOAD_LIMIT
         assert len(chat.query(UserMessage)) + len(chat.query(AssistantMessage)) == LOAD_LIMIT
-        assert rendered(chat.query_one(".earlier")).strip().startswith("9,950 earlier messages not shown")
+        assert rendered(chat.query_one(".earlier")).strip().startswith(f"{10_000 - LOAD_LIMIT:,} earlier messages not shown")
 
 
 async def test_scrolling_to_the_top_mounts_the_batch_before_and_keeps_the_view_in_place():
     app = SelectApp()
     async with app.run_test(size=(80, 24)) as pilot:
         chat = await loaded(app, pilot, dialogue(300))
-        assert chat.loaded_count == 50
+        assert chat.loaded_count == LOAD_LIMIT
         oldest = chat.query(UserMessage).first()
-        assert oldest.index == 250
+        assert oldest.index == 300 - LOAD_LIMIT
         row = oldest.virtual_region.y  # where it shows with the view at the top
         rows_laid_out: list[int] = []  # its row in every layout from here on, new batch or not
         app.screen.screen_layout_refresh_signal.subscribe(
@@ -221,9 +221,9 @@ async def test_scrolling_to_the_top_mounts_the_batch_before_and_keeps_the_view_i
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert chat.loaded_count == 100
-        assert chat.query(UserMessage).first().index == 200
-        assert rendered(chat.query_one(".earlier")).strip().startswith("200 earlier messages not shown")
+        assert chat.loaded_count == 2 * LOAD_LIMIT
+        assert chat.query(UserMessage).first().index == 300 - 2 * LOAD_LIMIT
+        assert rendered(chat.query_one(".earlier")).strip().startswith(f"{300 - 2 * LOAD_LIMIT} earlier messages not shown")
         assert chat.scroll_y > 0
         assert rows_laid_out and set(rows_laid_out) == {row}  # not even one frame jumped
 
@@ -238,8 +238,8 @@ async def test_up_from_the_first_mounted_message_mounts_and_selects_the_one_befo
         await pilot.press("k")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert chat.loaded_count == 100
-        assert selected_index(chat) == 249
+        assert chat.loaded_count == 2 * LOAD_LIMIT
+        assert selected_index(chat) == 300 - LOAD_LIMIT - 1
         assert chat.selected.region.overlaps(chat.scrollable_content_region)
 
 
@@ -259,17 +259,18 @@ async def test_scrolling_up_to_the_start_loads_everything_and_drops_the_earlier_
 
 async def test_an_earlier_batch_marks_its_tool_calls_answered_in_the_batch_after_it():
     messages = dialogue(100)
-    messages[49] = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make"}}]}
-    messages[50] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+    cut = 100 - LOAD_LIMIT  # the first message of the newest batch
+    messages[cut - 1] = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make"}}]}
+    messages[cut] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
     app = SelectApp()
     async with app.run_test(size=(80, 24)) as pilot:
         chat = await loaded(app, pilot, messages)
-        assert chat.query_one(UserMessage).index == 52  # the result at 50 shows nothing
+        assert chat.query_one(UserMessage).index == cut + 2  # the result at the cut shows nothing
         chat.scroll_to(y=0, animate=False)
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert chat.loaded_count == 100
+        assert chat.loaded_count == 2 * LOAD_LIMIT
         assert rendered(chat.query_one(ToolCallLine)).strip() == "✓ bash  make"
 
 

@@ -227,3 +227,19 @@ async def test_a_reused_tool_call_id_gets_its_own_row():
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "2"}]}])
         await pilot.pause()
         assert row(tools, 0).startswith("✓ glob") and row(tools, 1).startswith("✓ grep")
+
+
+async def test_opening_a_long_session_shows_only_its_newest_calls():
+    from scout_tui.widgets.tool_activity import LOAD_LIMIT
+
+    messages = []
+    for i in range(LOAD_LIMIT + 50):
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": "glob", "input": {"pattern": f"p{i}"}}]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "ok"}]})
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.load(messages)
+        await pilot.pause()
+        assert tools.query_one("#tool-list", OptionList).option_count == LOAD_LIMIT
+        assert row(tools, LOAD_LIMIT - 1).startswith(f"✓ glob  p{LOAD_LIMIT + 49}")

@@ -59,7 +59,7 @@ LIVE_CHARS = 2_000
 """A live block longer than this is cut: a fence is closed and reopened, a tight list or a
 long paragraph is cut at a line start, so re-rendering the live block stays cheap."""
 
-LOAD_LIMIT = 50
+LOAD_LIMIT = 24
 """Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
 time the view comes within a screen of the top; the rest are counted in one line."""
 
@@ -291,7 +291,9 @@ class ChatView(VerticalScroll):
         ``LOAD_LIMIT`` messages mount, after a line counting the others; scrolling near the
         top mounts the batch before them (``loaded_count`` says how many are in). Returns at
         once: a worker renders the markdown in a thread, then mounts everything in one batch
-        (await ``app.workers.wait_for_complete()`` in tests). ``messages`` is kept, not copied.
+        (await ``app.workers.wait_for_complete()`` in tests). ``messages`` is kept, not copied:
+        entries older than the newest batch may be None while the caller reads them, and fill
+        them in place later; older batches mount once they are there.
         """
         self.clear()
         self._stored = messages
@@ -406,6 +408,8 @@ class ChatView(VerticalScroll):
                 return
             stop = self._first
             start = max(0, stop - LOAD_LIMIT)
+            if self._stored[start] is None:
+                return  # the app is still reading the older messages (see ScoutApp.open_session)
             widgets = await self._build(self._stored, start, stop)
             if earlier is not self._earlier:
                 return  # load() or clear() ran meanwhile
@@ -528,6 +532,11 @@ class ChatView(VerticalScroll):
             self.post_message(self.ForkRequested(message.index, "user", message.text, chat_view=self))
         else:
             self.post_message(self.ForkRequested(message.index, "assistant", message.source, chat_view=self))
+
+    def older_messages_ready(self) -> None:
+        """The entries of the loaded list that were None are filled in: mount older messages now
+        if the view is already near the top."""
+        self._check_earlier()
 
     def clear(self) -> None:
         """Remove every message (a streaming answer stops with its widget)."""

@@ -33,6 +33,9 @@ DETAIL_LINES = 2_000
 DETAIL_CHARS = 200_000
 """What the detail area shows of a selected call's output at most (``text.clip``)."""
 
+LOAD_LIMIT = 200
+"""Tool calls of a stored session shown when it is opened (the newest)."""
+
 TICK = 0.25
 """Seconds between redraws of running rows (elapsed time, spinner, first output line)."""
 
@@ -176,7 +179,8 @@ class ToolActivity(Vertical):
     def load(self, messages: list[dict]) -> None:
         """Rebuild the rows from a stored conversation's ``tool_use``/``tool_result`` blocks.
 
-        Elapsed times are unknown; a call with no result shows as an error.
+        Elapsed times are unknown; a call with no result shows as an error. Only the newest
+        ``LOAD_LIMIT`` calls get rows.
         """
         self.clear()
         options: list[Option] = []
@@ -189,6 +193,9 @@ class ToolActivity(Vertical):
                 elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
                     call.status = "error" if block.get("is_error") else "ok"
                     call.add(_result_text(block.get("content", "")))
+        # Rows for every call of a long session would cost seconds to build: show the newest.
+        for key in list(self._rows)[:-LOAD_LIMIT]:
+            del self._rows[key]
         for call in self._rows.values():
             if call.status == "error" and not call.parts:
                 call.add("(no result: the call did not finish)")
