@@ -24,6 +24,7 @@ EPILOG = """\
 other commands:
   scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
   scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
+  scout-tui themes                           list every theme and the file it comes from
 """
 
 
@@ -46,7 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 for Ollama")
     parser.add_argument("--api-key", help="API key (prefer ANTHROPIC_API_KEY / OPENAI_API_KEY)")
     parser.add_argument("--max-turns", type=int, help="model calls allowed per request")
-    parser.add_argument("--theme", help="theme name")
+    parser.add_argument("--theme", help="theme name for this run (`scout-tui themes` lists them)")
     parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
     return parser.parse_args(argv)
 
@@ -213,4 +214,44 @@ def export_command(argv: list[str]) -> int:
     return 0
 
 
-SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"sessions": sessions_command, "export": export_command}
+# -- scout-tui themes ----------------------------------------------------------------------
+
+
+def themes_command(argv: list[str]) -> int:
+    """``scout-tui themes``: every available theme with its source file; skipped files on stderr."""
+    parser = argparse.ArgumentParser(
+        prog="scout-tui themes",
+        description="List every theme: shipped, yours (<config dir>/themes/*.toml), this project's "
+                    "(.scout/themes/*.toml) and Textual's built-ins. * marks the one a run starts with.",
+    )
+    parser.parse_args(argv)
+    from textual.theme import BUILTIN_THEMES
+
+    from scout_tui.config import load_config
+    from scout_tui.themes import discover_themes, pick_theme, saved_theme
+
+    cwd = Path.cwd()
+    sources, problems = discover_themes(cwd)
+    for problem in problems:
+        print(f"scout-tui: skipped {problem}", file=sys.stderr)
+    available = {**dict.fromkeys(BUILTIN_THEMES), **dict.fromkeys(sources)}
+    try:
+        config = load_config(cwd)
+        start, warnings = pick_theme(config.theme, config.sources.get("theme"), saved_theme(), available)
+    except ScoutError as e:  # still list the themes
+        start, warnings = None, [str(e)]
+    for warning in warnings:
+        print(f"scout-tui: {warning}", file=sys.stderr)
+    rows = [(name, s.kind, str(s.path) + (" (replaces Textual's built-in)" if name in BUILTIN_THEMES else ""))
+            for name, s in sorted(sources.items())]
+    rows += [(name, "built-in", "Textual") for name in sorted(BUILTIN_THEMES) if name not in sources]
+    width = max(len(name) for name, _, _ in rows)
+    print(f"   {'NAME':<{width}}  {'SOURCE':<8}  FILE")
+    for name, kind, where in rows:
+        print(f"{'*' if name == start else ' '}  {name:<{width}}  {kind:<8}  {where}")
+    return 0
+
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "sessions": sessions_command, "export": export_command, "themes": themes_command,
+}

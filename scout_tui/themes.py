@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import tempfile
 import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -104,8 +105,8 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
 
     The format: Textual's ``Theme`` fields (``FIELDS``; ``name`` and ``primary`` required) and a
     ``[variables]`` table of scout-tui's tokens (``SCOUT_VARIABLES``) and Textual CSS variables.
-    Colours are ``#rrggbb``, ``#rgb``, ``rgb()``, ``hsl()`` or a name (``textual.color.Color.parse``),
-    optionally followed by an alpha like ``50%``. When ``dark`` is absent it follows the
+    Colours are ``#rrggbb``, ``#rgb``, ``rgb()``, ``hsl()`` or a name (``textual.color.Color.parse``);
+    a variable's may end in an alpha like ``50%``. When ``dark`` is absent it follows the
     background's brightness (Textual's default, dark, when there is no background either).
 
     Raises:
@@ -123,9 +124,7 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        from scout_tui.config import _toml_error
-
-        raise ScoutError(_toml_error(path, text, e)) from None
+        raise ScoutError(_toml_message(path, text, e)) from None
 
     def fail(field: str, problem: str, table: str | None = None) -> ScoutError:
         line = _field_line(text, field, table)
@@ -143,8 +142,8 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
         raise fail("name", f"= {name!r} must be letters, digits, '-' or '_' (it becomes a CSS class)")
     if "dark" in data and not isinstance(data["dark"], bool):
         raise fail("dark", f"= {data['dark']!r} must be true or false")
-    for key in COLOUR_FIELDS:
-        if key in data and not _is_colour(data[key]):
+    for key in COLOUR_FIELDS:  # Textual parses these itself (Color.parse): no alpha suffix here
+        if key in data and not _is_colour(data[key], alpha=False):
             raise fail(key, f"= {data[key]!r} is not a colour (use #rrggbb, #rgb, rgb(), hsl() or a colour name)")
     variables = data.get("variables", {})
     if not isinstance(variables, dict):
@@ -154,13 +153,21 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
     colours = {k: data[k] for k in COLOUR_FIELDS if k in data}
     dark = data.get("dark")
     if dark is None:
-        dark = _parse(colours["background"]).brightness < 0.5 if "background" in colours else True
-    theme = Theme(name=name, dark=dark, variables=dict(variables), **colours)
-    try:
-        theme.to_color_system().generate()
-    except (ColorParseError, ValueError, TypeError) as e:  # a combination Textual cannot derive from
-        raise ScoutError(f"{path}: Textual cannot derive this theme's colours: {e}") from None
-    return theme
+        dark = Color.parse(colours["background"]).brightness < 0.5 if "background" in colours else True
+    return Theme(name=name, dark=dark, variables=dict(variables), **colours)
+
+
+def _toml_message(path: Path, text: str, error: tomllib.TOMLDecodeError) -> str:
+    """"<path>:<line>:<col>: invalid TOML at <field>: <reason>" (the field when the line has one)."""
+    from scout_tui.config import _toml_error
+
+    message = _toml_error(path, text, error)
+    where = re.match(rf"{re.escape(str(path))}:(\d+)", message)
+    lines = text.splitlines()
+    if where and int(where[1]) <= len(lines):
+        if key := re.match(r"""\s*["']?([A-Za-z0-9_.-]+)["']?\s*=""", lines[int(where[1]) - 1]):
+            message = message.replace(": invalid TOML: ", f": invalid TOML at {key[1]}: ", 1)
+    return message
 
 
 def discover_themes(cwd: Path) -> tuple[dict[str, ThemeSource], list[str]]:
@@ -260,15 +267,15 @@ def _textual_colour_variables() -> frozenset[str]:
     return frozenset(_textual_variables()) - _textual_style_variables()
 
 
-def _is_colour(value: Any, textual: bool = False) -> bool:
-    """A colour Textual's CSS accepts: ``Color.parse`` syntax, optionally with ``NN%`` alpha;
-    ``textual`` also allows Textual's ``auto NN%`` and ``initial``."""
+def _is_colour(value: Any, textual: bool = False, alpha: bool = True) -> bool:
+    """A colour Textual's CSS accepts: ``Color.parse`` syntax, with ``alpha`` also followed by
+    ``NN%``; ``textual`` also allows Textual's ``auto NN%`` and ``initial``."""
     if not isinstance(value, str):
         return False
     text = value.strip()
     if textual and text == "initial":
         return True
-    match = _ALPHA_SUFFIX.fullmatch(text)
+    match = _ALPHA_SUFFIX.fullmatch(text) if alpha else None
     if match:
         text = match[1]
         if textual and text == "auto":
@@ -304,10 +311,6 @@ def _field_line(text: str, key: str, table: str | None = None) -> int | None:
     return fallback
 
 
-def _parse(value: str) -> Color:
-    return Color.parse(value)
-
-
 # -- what a theme looks like, resolved -------------------------------------------------------
 
 
@@ -324,7 +327,7 @@ def derive_variables(theme: Theme) -> dict[str, str]:
             SYNTAX_STYLE: "ansi_dark" if theme.dark else "ansi_light",
         }
     base = theme.to_color_system().generate()
-    background = _parse(base["background"])
+    background = Color.parse(base["background"])
     surface = resolve_colour(base["surface"], background)
     foreground = resolve_colour(base["foreground"], surface)
 
@@ -337,7 +340,7 @@ def derive_variables(theme: Theme) -> dict[str, str]:
         return foreground.hex
 
     def tinted(under: Color, tint: str, amount: float) -> str:
-        tint_colour = _parse(base[tint])
+        tint_colour = Color.parse(base[tint])
         for factor in (amount, amount * 2 / 3, amount / 3, 0.0):  # fade the tint until text reads
             colour = under.blend(tint_colour, factor)
             if contrast_ratio(foreground, colour) >= 4.5:
@@ -460,13 +463,17 @@ def save_theme(name: str) -> Path:
     except ScoutError:
         state = {}  # a broken state file is replaced rather than kept broken
     state["theme"] = name
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(tomli_w.dumps(state), encoding="utf-8")
+        handle, name_of_temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        temporary = Path(name_of_temporary)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(tomli_w.dumps(state))
         os.replace(temporary, path)
     except OSError as e:
-        temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
         raise ScoutError(f"{path}: cannot save the theme choice: {e.strerror or e}") from None
     return path
 

@@ -194,6 +194,15 @@ class ChatView(VerticalScroll):
         # scrolling back to the bottom re-anchors.
         self.anchor()
         self.set_interval(FORGET_INTERVAL, self._forget_offscreen)
+        # Code blocks take their colours from the theme's syntax-style, which no CSS rule
+        # carries: redraw them when the theme changes (or its file is edited).
+        self.app.theme_changed_signal.subscribe(self, self._restyle_code)
+
+    def _restyle_code(self, theme: object) -> None:
+        for block in self.query(LiveBlock):
+            block._rendered = None
+        for widget in self.query("MarkdownChunk, LiveBlock, Notice"):
+            widget.refresh()
 
     def _forget_offscreen(self) -> None:
         """Let chunks that scrolled out of view drop their cached strips.
