@@ -42,7 +42,8 @@ new branch before it, with the prompt ready to edit; on an answer: a branch afte
 **In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
 
 **Commands**: `/new` · `/fork [N]` branch sharing the first N messages · `/tree` · `/rename TITLE` ·
-`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/help` · `/quit`
+`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/theme [NAME]` · `/help` ·
+`/quit`
 """
 
 
@@ -94,6 +95,9 @@ class SessionsListed(Message):
         super().__init__()
         self.sessions = sessions
 
+
+SESSIONS_POLL = 3.0
+"""Seconds between re-reads of the session list, to show other processes' sessions."""
 
 OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
@@ -154,6 +158,7 @@ class ScoutApp(App):
         self.agent = None
         self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
+        self._before_tree = None  # the widget focused before Ctrl+T went to the tree
         self._streaming = False
         self._tokens = [0, 0]
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
@@ -184,6 +189,9 @@ class ScoutApp(App):
         # Objects alive after start-up live for the whole run: keep the collector off them, so
         # full collections during a stream stay short (see DESIGN.md, performance facts).
         self.call_after_refresh(gc.freeze)
+        # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
+        # and then, off the event loop (a cheap indexed query).
+        self.set_interval(SESSIONS_POLL, self._poll_sessions)
         status = self.query_one(StatusBar)
         status.provider = self.config.provider
         status.model = model_name(self.config)
@@ -302,11 +310,17 @@ class ScoutApp(App):
             tail = self.store.messages(session_id, since=since) if session_id else []
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
+            if self.session_id is not None:
+                return  # stay in the session that is open
             session_id, since, tail, tokens = None, 0, [], (0, 0)
         self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if since and session_id:
             self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
+
+    def _poll_sessions(self) -> None:
+        if not self.busy:  # during a turn every stored message refreshes the list anyway
+            self.refresh_sessions()
 
     @work(thread=True, exclusive=True, group="store-list")
     def refresh_sessions(self) -> None:
@@ -373,13 +387,18 @@ class ScoutApp(App):
         await asyncio.to_thread(self.store.delete, message.session_id)
         if current:
             self.post_message(SessionOpened(None, []))
-        self.notify("Session deleted (it stays in the event log and can be restored).")
+        self.notify("Session deleted: hidden from the list (its events stay in the store).")
         self.refresh_sessions()
 
     def action_toggle_tree(self) -> None:
-        """Ctrl+T: to the sessions pane, and back to the composer."""
+        """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first)."""
         tree = self.query_one(SessionTree)
-        (self.query_one(Composer) if tree.has_focus else tree).focus()
+        if tree.has_focus:
+            back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
+            (back or self.query_one(Composer)).focus()
+        else:
+            self._before_tree = self.focused
+            tree.focus()
 
     @on(ChatView.ForkRequested)
     def _fork_from_chat(self, message: ChatView.ForkRequested) -> None:
@@ -398,9 +417,13 @@ class ScoutApp(App):
             return
         try:
             branch = await asyncio.to_thread(self.store.fork, self.session_id, at)
+            info = await asyncio.to_thread(self.store.session, branch)
         except ScoutError as e:
             self.notify(str(e), severity="error")
             return
+        if at is not None and info is not None and info.fork_at != at:
+            self.notify(f"Forked at message {info.fork_at} instead of {at}, so no tool call is left without its "
+                        "result.", severity="warning")
         self.open_session(branch)
         composer = self.query_one(Composer)
         if prompt:

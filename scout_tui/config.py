@@ -53,6 +53,8 @@ class Config:
     max_turns: int = 50
     timeout: float = 600.0
     theme: str = "scout-dark"
+    context_window: int | None = None
+    """The model's context window in tokens; None: looked up by model id."""
     extra: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -72,8 +74,9 @@ _KINDS: dict[str, str] = {
     "max_turns": "int",
     "timeout": "float",
     "theme": "str",
+    "context_window": "int",
 }
-_POSITIVE = {"max_tokens", "max_turns", "timeout"}
+_POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number"}
 
 assert set(_KINDS) | {"extra", "sources"} == {f.name for f in fields(Config)}
@@ -142,22 +145,27 @@ def load_config(
     return Config(**values, extra=extra, sources=sources)
 
 
-def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
-    """The text and parsed table of a TOML file; errors name the file (and line)."""
+def read_text(path: Path, what: str = "config") -> str:
+    """A TOML file's text. Raises ScoutError naming the file (and the line of a non-UTF-8 byte)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise ScoutError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+        raise ScoutError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise ScoutError(f"{path}:{line}: invalid TOML: not UTF-8 text") from None
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text and parsed table of a TOML file; errors name the file (and line)."""
+    text = read_text(path)
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ScoutError(_toml_error(path, text, exc)) from None
+        raise ScoutError(toml_error(path, text, exc)) from None
 
 
-def _toml_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> str:
+def toml_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> str:
     """"<path>:<line>:<col>: invalid TOML: <reason>" from tomllib's message.
 
     Python 3.11's TOMLDecodeError carries the position only inside its message

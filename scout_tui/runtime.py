@@ -56,9 +56,8 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 
 def context_window(config: Config) -> int:
     """The model's context window in tokens: the ``context_window`` setting, else by model id."""
-    configured = config.extra.get("context_window")
-    if isinstance(configured, int) and configured > 0:
-        return configured
+    if config.context_window:
+        return config.context_window
     model = model_name(config).lower().rsplit("/", 1)[-1]  # "anthropic/claude-…" on OpenRouter
     matches = [prefix for prefix in CONTEXT_WINDOWS if model.startswith(prefix)]
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW

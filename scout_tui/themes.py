@@ -23,6 +23,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.design import ColorSystem
 from textual.theme import BUILTIN_THEMES, Theme
 
+from scout_tui.config import read_text, toml_error, user_config_dir
 from scout_tui.errors import ScoutError
 
 DEFAULT_THEME = "scout-dark"
@@ -91,7 +92,6 @@ def shipped_themes_dir() -> Path:
 
 def theme_dirs(cwd: Path) -> list[tuple[str, Path]]:
     """``(kind, folder)`` for every source, lowest precedence first."""
-    from scout_tui.config import user_config_dir
 
     return [
         ("shipped", shipped_themes_dir()),
@@ -114,13 +114,7 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
             wrong type, a bad colour, an unknown Pygments style; "<path>: missing field ..."
     """
     if text is None:
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except OSError as e:
-            raise ScoutError(f"{path}: cannot read theme: {e.strerror or e}") from None
-        except UnicodeDecodeError as e:
-            line = path.read_bytes()[: e.start].count(b"\n") + 1
-            raise ScoutError(f"{path}:{line}: invalid TOML: not UTF-8 text") from None
+        text = read_text(path, "theme")
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -159,9 +153,7 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
 
 def _toml_message(path: Path, text: str, error: tomllib.TOMLDecodeError) -> str:
     """"<path>:<line>:<col>: invalid TOML at <field>: <reason>" (the field when the line has one)."""
-    from scout_tui.config import _toml_error
-
-    message = _toml_error(path, text, error)
+    message = toml_error(path, text, error)
     where = re.match(rf"{re.escape(str(path))}:(\d+)", message)
     lines = text.splitlines()
     if where and int(where[1]) <= len(lines):
@@ -411,7 +403,6 @@ def contrast_ratio(a: Color, b: Color) -> float:
 
 def state_path() -> Path:
     """``<user config dir>/state.toml``: scout-tui's own state, written by ``save_theme``."""
-    from scout_tui.config import user_config_dir
 
     return user_config_dir() / STATE_FILE
 
@@ -432,9 +423,7 @@ def read_state() -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        from scout_tui.config import _toml_error
-
-        raise ScoutError(_toml_error(path, text, e)) from None
+        raise ScoutError(toml_error(path, text, e)) from None
 
 
 def saved_theme() -> str | None:

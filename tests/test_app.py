@@ -353,3 +353,58 @@ async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(rep
             await settle(app, pilot)
     sent = server.requests[0].json()["messages"]
     assert len(sent) == OPEN_TAIL * 3 + 1 and sent[0]["content"][0]["text"] == "m0"
+
+
+async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
+    with LoopbackServer([Reply(anthropic_stream(["hello"]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "hi")
+            await settle(app, pilot)
+            current = app.session_id
+            await send(app, pilot, "/resume zzzz9999")
+            await settle(app, pilot)
+            assert app.session_id == current and app.query_one(StatusBar).session_id == current
+            assert [str(u.content) for u in app.query(UserMessage)] == ["hi"]
+
+
+async def test_sessions_written_by_another_process_appear_in_the_tree(repo, monkeypatch):
+    import scout_tui.app as app_module
+    from scout_tui.bus import Event
+
+    monkeypatch.setattr(app_module, "SESSIONS_POLL", 0.05)
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        other = Store()  # a second connection to the same file, as another scout-tui would have
+        sid = other.create_session(repo)
+        other.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "from elsewhere"}]}}))
+        other.close()
+        tree = app.query_one(SessionTree)
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if [n.data.id for n in tree.root.children] == [sid]:
+                break
+        assert [n.data.id for n in tree.root.children] == [sid]
+
+
+async def test_ctrl_t_goes_to_the_tree_and_back_to_where_focus_was(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        chat = app.query_one(ChatView)
+        chat.focus()
+        await pilot.press("ctrl+t")
+        assert app.query_one(SessionTree).has_focus
+        await pilot.press("ctrl+t")
+        assert chat.has_focus
+
+
+def test_the_model_view_shows_only_the_newest_messages_of_a_long_session():
+    from scout_tui.widgets.prompt_view import SHOWN_MESSAGES, render_conversation
+
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"type": "text", "text": f"m{i}"}]}
+                for i in range(SHOWN_MESSAGES + 600)]
+    text = render_conversation(messages, {}).plain
+    assert text.startswith("… 600 earlier messages not shown") and f"m{SHOWN_MESSAGES + 599}" in text
+    assert "#599 " not in text and "#600 " in text

@@ -113,3 +113,14 @@ def test_repr_and_errors_hide_the_api_key(tmp_home: Path, workdir: Path) -> None
 
 def test_config_repr_is_a_dataclass_repr_without_the_key() -> None:
     assert "api_key" not in repr(Config(api_key="k"))
+
+
+def test_context_window_comes_from_env_or_file_else_the_model_id(tmp_home, workdir, monkeypatch):
+    from scout_tui.runtime import context_window
+
+    assert context_window(load_config(workdir)) == 200_000  # claude-* by default
+    assert context_window(load_config(workdir, flags={"provider": "openai", "model": "gpt-4o-mini"})) == 128_000
+    (workdir / "scout.toml").write_text("context_window = 30000\n")
+    assert context_window(load_config(workdir)) == 30_000
+    monkeypatch.setenv("SCOUT_CONTEXT_WINDOW", "16000")
+    assert context_window(load_config(workdir)) == 16_000

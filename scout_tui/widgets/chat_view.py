@@ -917,6 +917,11 @@ class _LeftHeading(RichHeading):
 class _RichMarkdown(RichMarkdown):
     elements: ClassVar[dict] = {**RichMarkdown.elements, "heading_open": _LeftHeading}
 
+    def __init__(self, markup: str, code_theme: str = "monokai", **kwargs) -> None:
+        # Inline `code` in the theme's code style too: Rich's default (bold cyan on black)
+        # shows as black blocks on a light theme.
+        super().__init__(markup, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme, **kwargs)
+
 
 class _RenderOnce:
     """A Rich renderable that renders its inner one once per width and replays the segments.

@@ -22,6 +22,9 @@ from ..text import sanitize
 PREVIEW_CHARS = 240
 """Characters of each text, argument set or result shown per block."""
 
+SHOWN_MESSAGES = 400
+"""Messages shown per column, the newest: a long session stays quick to open here."""
+
 
 def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
     """``text`` sanitized, its whitespace runs (newlines too) squashed to one space, cut to ``width``."""
@@ -39,10 +42,14 @@ def render_conversation(messages: list[dict], marks: dict[str, str]) -> Text:
     """A compact transcript: one header per message, one line or two per block.
 
     ``marks`` maps tool_use ids to ``"truncated"`` or ``"dropped"``; marked calls and results
-    are labelled. Model and tool text is sanitized and never read as markup.
+    are labelled. Only the newest ``SHOWN_MESSAGES`` appear. Model and tool text is sanitized
+    and never read as markup.
     """
     out = Text()
-    for i, message in enumerate(messages):
+    first = max(0, len(messages) - SHOWN_MESSAGES)
+    if first:
+        out.append(f"… {first:,} earlier messages not shown\n", style="dim")
+    for i, message in enumerate(messages[first:], start=first):
         role = message.get("role", "?")
         out.append(f"#{i} {role}\n", style="bold")
         for block in blocks(message):
