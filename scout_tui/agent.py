@@ -149,6 +149,11 @@ class Agent:
                 },
             )
             yield Event("usage", completed.usage.as_dict())
+            if completed.stop_reason == "max_tokens":
+                yield Event("notice", {"text": f"The answer was cut off at the output limit (max_tokens "
+                                               f"{self.max_tokens}). Send “continue” to let it go on."})
+            elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
+                yield Event("notice", {"text": "The model sent an empty answer."})
             if not uses:
                 yield Event("turn.end", {"stop_reason": completed.stop_reason})
                 return

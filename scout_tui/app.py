@@ -690,7 +690,8 @@ class ScoutApp(App):
             status.context_used = data["tokens_after"] + self._ensure_agent().overhead_tokens()
         elif event.type == "retry":
             status.state = f"retrying {data['attempt']}/{data['max_attempts']} in {data['delay']:.1f}s"
-            chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']})", "warning")
+            chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']}) "
+                            f"in {data['delay']:.1f}s", "warning")
         elif event.type == "notice":
             chat.add_notice(data["text"], "warning")
         elif event.type == "error":

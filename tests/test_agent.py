@@ -248,3 +248,12 @@ async def test_an_interrupted_tool_call_reports_how_long_it_ran(tmp_path):
             await task
         [end] = [e for e in agent.interrupt() if e.type == "tool.end"]
     assert end.data["elapsed"] >= 0.3
+
+
+async def test_an_answer_cut_by_max_tokens_or_an_empty_one_is_pointed_out(tmp_path):
+    with LoopbackServer([Reply(anthropic_stream(["half an"], stop_reason="max_tokens")), Reply(anthropic_stream([]))]) as server:
+        agent = make_agent(server, tmp_path)
+        cut = [e.data["text"] for e in await collect(agent, [], "long") if e.type == "notice"]
+        empty = [e.data["text"] for e in await collect(agent, agent.messages, "again") if e.type == "notice"]
+    assert len(cut) == 1 and "max_tokens" in cut[0]
+    assert empty == ["The model sent an empty answer."]
