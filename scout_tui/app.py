@@ -26,7 +26,9 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
+from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, context_window, model_name, needs_key
+from scout_tui.skills import Skill, describe_skills, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
                               describe_source, discover_themes, pick_theme, save_theme, saved_theme)
@@ -42,8 +44,8 @@ new branch before it, with the prompt ready to edit; on an answer: a branch afte
 **In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
 
 **Commands**: `/new` · `/fork [N]` branch sharing the first N messages · `/tree` · `/rename TITLE` ·
-`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/theme [NAME]` · `/help` ·
-`/quit`
+`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/theme [NAME]` ·
+`/skills` · `/plugins` · `/help` · `/quit`
 """
 
 
@@ -86,6 +88,16 @@ class ContextEstimated(Message):
     def __init__(self, tokens: int) -> None:
         super().__init__()
         self.tokens = tokens
+
+
+class ExtensionsLoaded(Message):
+    """Skills and plugins were discovered and loaded (off the event loop)."""
+
+    def __init__(self, skills: list, plugins: Plugins, problems: list[str]) -> None:
+        super().__init__()
+        self.skills = skills
+        self.plugins = plugins
+        self.problems = problems
 
 
 class SessionsListed(Message):
@@ -153,12 +165,15 @@ class ScoutApp(App):
         self.session_id: str | None = None
         self.history: list[dict] = []
         self._count = 0  # messages in the current session: the index of the next one
-        self._history_ready = asyncio.Event()  # self.history holds every message (not only the newest)
-        self._history_ready.set()
+        # self.history holds every message of the open session (set once a session, or none, is open)
+        self._history_ready = asyncio.Event()
         self.agent = None
         self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
         self._before_tree = None  # the widget focused before Ctrl+T went to the tree
+        self.skills: list[Skill] = []
+        self.plugins = Plugins()
+        self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._streaming = False
         self._tokens = [0, 0]
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
@@ -198,6 +213,7 @@ class ScoutApp(App):
         status.context_window = context_window(self.config)
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
+        self.load_extensions()
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
@@ -318,6 +334,23 @@ class ScoutApp(App):
         if since and session_id:
             self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
+    @work(thread=True, exclusive=True, group="extensions")
+    def load_extensions(self) -> None:
+        """Find skills and load plugins (their code runs here, off the event loop)."""
+        skills, problems = discover_skills(self.cwd)
+        plugins = load_plugins(self.cwd, config=self.config)
+        self.post_message(ExtensionsLoaded(skills, plugins, problems + plugins.problems))
+
+    def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
+        self.skills, self.plugins = message.skills, message.plugins
+        self.plugins.attach(self.bus)
+        for problem in message.problems:
+            self.notify(problem, title="Skipped", severity="error", timeout=10)
+        if not self.busy:
+            self.agent = None  # built again with the skills and plugin tools
+        self._extensions_ready.set()
+        self.estimate_context()
+
     def _poll_sessions(self) -> None:
         if not self.busy:  # during a turn every stored message refreshes the list anyway
             self.refresh_sessions()
@@ -356,7 +389,8 @@ class ScoutApp(App):
         self.estimate_context()
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
-        self.query_one(SessionTree).set_sessions(message.sessions, self.session_id)
+        for tree in self.query(SessionTree):  # none once the app is closing
+            tree.set_sessions(message.sessions, self.session_id)
 
     def _refuse_while_busy(self) -> bool:
         if self.busy:
@@ -472,7 +506,7 @@ class ScoutApp(App):
             check_provider(self.config)
         except ScoutError as e:
             return f"{e}. Set `provider` in scout.toml or pass --provider."
-        if needs_key(self.config):
+        if needs_key(self.config) and self.config.provider not in self.plugins.providers:
             return "no API key is configured; see how to set one up above."
         return ""
 
@@ -511,6 +545,12 @@ class ScoutApp(App):
                 self.choose_theme(arg)
             else:
                 self.search_themes()
+        elif name == "/skills":
+            self.query_one(ChatView).add_notice(describe_skills(self.skills))
+        elif name == "/plugins":
+            self.query_one(ChatView).add_notice(self.plugins.describe())
+        elif name[1:] in self.plugins.commands:
+            self.run_plugin_command(name[1:], text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
         elif name == "/help":
             self.query_one(ChatView).add_notice(HELP)
         else:
@@ -521,7 +561,7 @@ class ScoutApp(App):
 
     def _ensure_agent(self) -> Agent:
         if self.agent is None:
-            self.agent = build_agent(self.config, self.cwd)
+            self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins)
             self.agent.strategies = self.strategies
         return self.agent
 
@@ -543,17 +583,19 @@ class ScoutApp(App):
     @work(thread=True, exclusive=True, group="estimate")
     def estimate_context(self) -> None:
         """Estimate the next request's size off the event loop and show it in the status bar."""
-        if not self._history_ready.is_set():
+        history = self.history
+        if not self._history_ready.is_set() or (history and history[0] is None):
             return  # estimated again once the whole conversation is read
         try:
             agent = self._ensure_agent()
-            compacted = agent.preview(self.history)
+            compacted = agent.preview(history)
         except (ScoutError, ValueError):
             return  # the chat already says what is wrong with the configuration
         self.post_message(ContextEstimated(compacted.tokens_after + agent.overhead_tokens()))
 
     def on_context_estimated(self, message: ContextEstimated) -> None:
-        self.query_one(StatusBar).context_used = message.tokens
+        for status in self.query(StatusBar):  # none once the app is closing
+            status.context_used = message.tokens
 
     def action_show_prompt(self) -> None:
         """Ctrl+O: the stored history beside what the next model call would send."""
@@ -564,10 +606,10 @@ class ScoutApp(App):
 
     @work(thread=True, exclusive=True, group="estimate")
     def _open_prompt_view(self) -> None:
-        if not self._history_ready.is_set():
+        history = list(self.history)
+        if not self._history_ready.is_set() or (history and history[0] is None):
             self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
             return
-        history = list(self.history)
         try:
             agent = self._ensure_agent()
             compacted = agent.preview(history)
@@ -592,6 +634,13 @@ class ScoutApp(App):
         yield SystemCommand("Resume a session", "Pick a session of this directory in the tree",
                             lambda: self.query_one(SessionTree).focus())
         yield SystemCommand("Rename session", "Give this session a new title", self._ask_rename)
+        yield SystemCommand("Skills", "The skills found in ~/.agents/skills and ./.agents/skills",
+                            lambda: self._command("/skills"))
+        yield SystemCommand("Plugins", "The plugins loaded from ~/.agents/plugins and ./.agents/plugins",
+                            lambda: self._command("/plugins"))
+        for name, (_, owner) in self.plugins.commands.items():
+            yield SystemCommand(f"/{name}", f"Plugin command ({owner})",
+                                lambda name=name: self.run_plugin_command(name, ""))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
                             self.action_show_prompt)
         for name in strategy_names():
@@ -600,6 +649,17 @@ class ScoutApp(App):
         for name in sorted(self.theme_sources):  # found by typing "theme" or a name; highlighting previews
             yield SystemCommand(f"Theme: {name}", describe_source(name, self.theme_sources),
                                 ThemeChoice(name, self.choose_theme), discover=False)
+
+    @work(thread=True, group="plugin-command")
+    def run_plugin_command(self, name: str, args: str) -> None:
+        """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
+        try:
+            text = self.plugins.run_command(name, args)
+        except ScoutError as e:
+            self.call_from_thread(self.query_one(ChatView).add_notice, str(e), "error")
+            return
+        if text:
+            self.call_from_thread(self.query_one(ChatView).add_notice, text)
 
     def _ask_rename(self) -> None:
         from scout_tui.widgets.dialogs import PromptScreen
@@ -621,6 +681,7 @@ class ScoutApp(App):
         self.busy = True
         try:
             await self._history_ready.wait()  # a long session's older messages may still be loading
+            await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id

@@ -1,6 +1,7 @@
 """Headless mode (``scout-tui -p``): the answer streams to stdout, one line per tool call to stderr.
 
-Same agent and store as the TUI; the session is saved and can be continued with ``-c``.
+Same agent, store, skills and plugins as the TUI; the session is saved and can be continued
+with ``-c``. Skill and plugin problems go to stderr as ``scout-tui: <problem>``.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from scout_tui.bus import Bus
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
+from scout_tui.plugins import load_plugins
 from scout_tui.runtime import build_agent, check_provider, needs_key
+from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.text import StreamSanitizer, tool_summary
 
@@ -67,8 +71,22 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+
+    def warn(text: str) -> None:
+        print(f"scout-tui: {text}", file=err, flush=True)
+
+    # Before the provider check: a plugin may register the configured provider.
+    skills, problems = discover_skills(cwd)
+    plugins = load_plugins(cwd, config=config)
+    for problem in (*problems, *plugins.problems):
+        warn(problem)
+    bus = Bus()
+    # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
+    bus.on("notice", lambda event: print(event.data.get("text", ""), file=err, flush=True))
+    plugins.attach(bus, report=warn)
     check_provider(config)
-    if needs_key(config):
+    # A plugin's provider decides for itself whether it needs a key.
+    if needs_key(config) and config.provider not in plugins.providers:
         raise ScoutError(
             f"no API key for provider {config.provider!r}: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
             "pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
@@ -80,7 +98,7 @@ async def run_headless(
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
         print(f"forked at message {used} instead of {fork[1]}, so no tool call is left without its result",
               file=err, flush=True)
-    agent = build_agent(config, cwd)
+    agent = build_agent(config, cwd, skills=skills, plugins=plugins)
     failure: str | None = None
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart
@@ -96,6 +114,7 @@ async def run_headless(
 
     try:
         async for event in agent.run(store.messages(session_id), prompt):
+            bus.emit(event)  # plugins' `on` handlers
             store.append(session_id, event)
             data = event.data
             if event.type == "message.delta" and data["kind"] == "text":
@@ -114,8 +133,6 @@ async def run_headless(
             elif event.type == "retry":
                 print(f"retrying ({data['attempt']}/{data['max_attempts']}) in {data['delay']:.1f}s: {data['reason']}",
                       file=err, flush=True)
-            elif event.type == "notice":
-                print(data["text"], file=err, flush=True)
             elif event.type == "error":
                 failure = data["message"]
         if cleaner:
@@ -123,6 +140,7 @@ async def run_headless(
     except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):
         # Ctrl+C, or the reader of stdout went away (`| head`): close the turn validly.
         for event in agent.interrupt():
+            bus.emit(event)
             store.append(session_id, event)
         raise
     finally:

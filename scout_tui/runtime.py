@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
+from scout_tui.skills import Skill, skill_tool
 from scout_tui.tools import builtin_registry
+
+if TYPE_CHECKING:
+    from scout_tui.plugins import Plugins
 
 SETUP_HELP = """\
 **No API key is configured**, so scout can't reach a model yet. Pick one:
@@ -89,8 +95,19 @@ def check_provider(config: Config) -> None:
         raise ScoutError(f"unknown provider {config.provider!r} (known: {', '.join(sorted(PROVIDERS))})")
 
 
-def build_agent(config: Config, cwd: Path, *, transport: object = None) -> Agent:
+def build_agent(
+    config: Config,
+    cwd: Path,
+    *,
+    transport: object = None,
+    skills: Sequence[Skill] | None = None,
+    plugins: Plugins | None = None,
+) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
+
+    Tools: the built-ins, then the ``skill`` tool when ``skills`` is not empty, then the
+    plugins' tools (a plugin tool replaces a built-in of the same name). The system prompt
+    lists the skills' names and descriptions and adds the plugins' prompt texts.
 
     Raises:
         ScoutError: for an unknown provider.
@@ -104,10 +121,16 @@ def build_agent(config: Config, cwd: Path, *, transport: object = None) -> Agent
         transport=transport,
     )
     tools = builtin_registry()
+    if skills:
+        tools.add(skill_tool(skills))
+    for tool in (plugins.tools.values() if plugins is not None else ()):
+        tools.add(tool)
+    system = system_prompt(cwd, list(tools.tools), skills=skills or (),
+                           extra=plugins.prompts if plugins is not None else ())
     return Agent(
         backend,
         tools,
-        system=system_prompt(cwd, list(tools.tools)),
+        system=system,
         cwd=cwd,
         max_turns=config.max_turns,
         max_tokens=config.max_tokens,

@@ -408,3 +408,42 @@ def test_the_model_view_shows_only_the_newest_messages_of_a_long_session():
     text = render_conversation(messages, {}).plain
     assert text.startswith("… 600 earlier messages not shown") and f"m{SHOWN_MESSAGES + 599}" in text
     assert "#599 " not in text and "#600 " in text
+
+
+async def test_project_plugins_and_skills_reach_the_tui(repo):
+    plugins = repo / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "shout.py").write_text('''
+from scout_tui.tools import Tool
+
+async def run(input, ctx):
+    return input["text"].upper()
+
+def scout(api):
+    api.tool(Tool("shout", "Upper-cases text.", {"type": "object", "properties": {"text": {"type": "string"}},
+                                                  "required": ["text"]}, run, read_only=True))
+    api.command("hello", lambda args: f"hello {args or 'world'} from a plugin")
+''')
+    (plugins / "broken.py").write_text("def scout(api):\n    raise RuntimeError('boom')\n")
+    skill = repo / ".agents" / "skills" / "release"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release\ndescription: How to cut a release\n---\nSteps: tag, build, upload.\n")
+    call = ("toolu_p", "shout", ['{"text": "quiet words"}'])
+    with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["done"]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert any("broken.py" in n.message and "boom" in n.message for n in app._notifications)
+            await send(app, pilot, "/hello there")
+            await settle(app, pilot)
+            await send(app, pilot, "/skills")
+            await settle(app, pilot)
+            notices = " ".join(n.text for n in app.query(Notice))
+            assert "hello there from a plugin" in notices and "release" in notices and "How to cut a release" in notices
+            await send(app, pilot, "shout it")
+            await settle(app, pilot)
+            assert app.query_one(ToolActivity).status_of("toolu_p") == "ok"
+    first = server.requests[0].json()
+    assert "shout" in [t["name"] for t in first["tools"]] and "skill" in [t["name"] for t in first["tools"]]
+    assert "How to cut a release" in first["system"] and "tag, build, upload" not in first["system"]
+    assert "QUIET WORDS" in json.dumps(server.requests[1].json()["messages"][-1])

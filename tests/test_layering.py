@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 ENGINE = ["scout_tui.agent", "scout_tui.backends", "scout_tui.tools", "scout_tui.store", "scout_tui.config",
-          "scout_tui.compaction", "scout_tui.history", "scout_tui.runtime", "scout_tui.headless", "scout_tui.export"]
+          "scout_tui.compaction", "scout_tui.history", "scout_tui.runtime", "scout_tui.headless", "scout_tui.export", "scout_tui.skills",
+          "scout_tui.plugins"]
 
 
 def test_the_engine_imports_no_textual():
