@@ -117,7 +117,7 @@ def load_config(
             if key in _KINDS:
                 values[key] = _check_file_value(path, text, key, value)
             else:
-                extra[key] = _merge(extra.get(key), value)
+                extra[key] = merge_tables(extra.get(key), value)
             sources[key] = str(path)
 
     for key in _KINDS:
@@ -235,11 +235,11 @@ def _key_line(text: str, key: str) -> int | None:
     return None
 
 
-def _merge(old: Any, new: Any) -> Any:
+def merge_tables(old: Any, new: Any) -> Any:
     """Tables merge key by key (``new`` wins); any other value is replaced by ``new``."""
     if isinstance(old, dict) and isinstance(new, dict):
         merged = dict(old)
         for key, value in new.items():
-            merged[key] = _merge(merged.get(key), value)
+            merged[key] = merge_tables(merged.get(key), value)
         return merged
     return new

@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from scout_tui.bus import Bus, Event
-from scout_tui.config import Config
+from scout_tui.config import Config, merge_tables
 from scout_tui.errors import ScoutError
 from scout_tui.tools.base import Tool
 
@@ -170,7 +170,7 @@ class PluginApi:
             own = table.get(self.name, {})
             if not isinstance(own, dict):
                 raise ScoutError(f"{where}: plugins.{self.name} must be a table ([plugins.{self.name}])")
-            settings = _merge(settings, own)
+            settings = merge_tables(settings, own)
         self._stage().settings = settings
         return settings
 
@@ -431,13 +431,3 @@ def _error(exc: BaseException) -> str:
 def _check_callable(fn: Any, what: str) -> None:
     if not callable(fn):
         raise TypeError(f"{what} expects a function, got {type(fn).__name__}")
-
-
-def _merge(old: Any, new: Any) -> Any:
-    """Tables merge key by key (``new`` wins); any other value is replaced by ``new``."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        merged = dict(old)
-        for key, value in new.items():
-            merged[key] = _merge(merged.get(key), value)
-        return merged
-    return new

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from typing import ClassVar
+from typing import ClassVar, Iterator
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Heading as RichHeading
@@ -1008,6 +1008,20 @@ def _closes(match: re.Match[str] | None, marker: str) -> bool:
     return bool(match) and match.group(1)[0] == marker[0] and len(match.group(1)) >= len(marker) and not match.group(2).strip()  # type: ignore[union-attr]
 
 
+def _scan(source: str) -> Iterator[tuple[int, int, str, bool, re.Match[str] | None]]:
+    """Each line of ``source``: ``(start, end, text, complete, fence match)``; the last may lack
+    its newline (``complete`` False: then a fence line does not count yet, see ``_fence_line``)."""
+    pos, total = 0, len(source)
+    while pos < total:
+        end = source.find("\n", pos)
+        complete = end >= 0
+        if not complete:
+            end = total
+        line = source[pos:end]
+        yield pos, end, line, complete, _fence_line(line, complete)
+        pos = end + 1
+
+
 def split_markdown(source: str, size: int = CHUNK_CHARS) -> tuple[list[str], str]:
     """Cut markdown ``source`` into chunks of at least ``size`` characters: ``(chunks, rest)``.
 
@@ -1024,15 +1038,8 @@ def split_markdown(source: str, size: int = CHUNK_CHARS) -> tuple[list[str], str
     fence: tuple[str, str] | None = None  # (opening line, marker) while inside a fence
     fence_start = 0  # where the fence's part in the current chunk starts
     previous_blank = False
-    pos, total = 0, len(source)
-    while pos < total:
-        end = source.find("\n", pos)
-        complete = end >= 0
-        if not complete:
-            end = total
-        line = source[pos:end]
+    for pos, end, line, complete, match in _scan(source):
         blank = not line.strip()
-        match = _fence_line(line, complete)
         if fence is not None:
             if _closes(match, fence[1]):
                 fence = None
@@ -1049,7 +1056,6 @@ def split_markdown(source: str, size: int = CHUNK_CHARS) -> tuple[list[str], str
             if match:
                 fence, fence_start = (line + "\n", match.group(1)), pos
         previous_blank = blank
-        pos = end + 1
     return chunks, prefix + source[start:]
 
 
@@ -1066,15 +1072,9 @@ def last_cut(source: str, limit: int = LIVE_CHARS) -> tuple[str, str]:
     item = line_cut = 0  # last list item / plain line start after a non-blank line, outside fences
     fence: tuple[int, int, str] | None = None  # (line start, line end, marker) of an open fence
     previous_blank = True
-    pos, total = 0, len(source)
-    while pos < total:
-        end = source.find("\n", pos)
-        complete = end >= 0
-        if not complete:
-            end = total
-        line = source[pos:end]
+    total = len(source)
+    for pos, end, line, complete, match in _scan(source):
         blank = not line.strip()
-        match = _fence_line(line, complete)
         if fence is not None:
             if _closes(match, fence[2]):
                 fence = None
@@ -1089,7 +1089,6 @@ def last_cut(source: str, limit: int = LIVE_CHARS) -> tuple[str, str]:
             if match:
                 fence = (pos, end, match.group(1))
         previous_blank = blank
-        pos = end + 1
     if fence is not None:
         start, line_end, marker = fence
         last_line = source.rfind("\n", 0, total - 1) + 1
