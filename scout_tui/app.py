@@ -175,7 +175,6 @@ class ScoutApp(App):
         self.plugins = Plugins()
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._streaming = False
-        self._tokens = [0, 0]
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
         self._theme_watcher = ThemeFileWatcher()
         self._theme_preview_from: str | None = None  # the theme to go back to while the palette previews
@@ -313,13 +312,11 @@ class ScoutApp(App):
         """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
         try:
             if session_id:
-                info = self.store.session(session_id)
-                if info is None:
-                    raise ScoutError(f"no session matches {session_id!r}")
-                session_id = info.id
-            elif latest:
-                session_id = self.store.latest(self.cwd)
-            info = self.store.session(session_id) if session_id else None
+                info = self.store.find(session_id)  # raises when nothing matches
+            else:
+                latest_id = self.store.latest(self.cwd) if latest else None
+                info = self.store.session(latest_id) if latest_id else None
+            session_id = info.id if info else None
             tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
             # The newest messages first, so a long session paints at once; the rest follows.
             since = max(0, info.message_count - OPEN_TAIL) if info else 0
@@ -367,7 +364,6 @@ class ScoutApp(App):
             self._history_ready.set()
         else:
             self._history_ready.clear()
-        self._tokens = list(message.tokens)
         chat = self.query_one(ChatView)
         chat.load(self.history)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
@@ -375,7 +371,7 @@ class ScoutApp(App):
         self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
-        status.input_tokens, status.output_tokens = self._tokens
+        status.input_tokens, status.output_tokens = message.tokens
         if message.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
@@ -744,9 +740,8 @@ class ScoutApp(App):
             chat.finish_tool_call(data["id"], data["is_error"], data.get("elapsed") or 0.0)
             tools.end(data["id"], data["content"], data["is_error"], data.get("elapsed") or 0.0)
         elif event.type == "usage":
-            self._tokens[0] += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
-            self._tokens[1] += data["output_tokens"]
-            status.input_tokens, status.output_tokens = self._tokens
+            status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
+            status.output_tokens += data["output_tokens"]
         elif event.type == "prompt.compacted":
             status.context_used = data["tokens_after"] + self._ensure_agent().overhead_tokens()
         elif event.type == "retry":
