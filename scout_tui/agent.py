@@ -25,11 +25,16 @@ from scout_tui.bus import Event
 from scout_tui.compaction import Compacted, compact
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks, error_result, repair, tool_uses
-from scout_tui.tools.base import Registry, ToolContext, ToolResult
+from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult
+from scout_tui.tools.output import MAX_OUTPUT_CHARS, cut_to_fit, redact, save_output
+from scout_tui.tools.permissions import Approval, Approver, PermissionRequest, Policy
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 
 INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
+STOPPED_BY_USER = "Not run: the user stopped the turn."
+STOP_GRACE = 3.0
+"""Seconds a tool stopped from the tool pane gets to return what it has before it is cancelled."""
 CUT_BY_MAX_TOKENS = (
     "Not run: this tool call was cut off by the max_tokens limit, so its arguments may be "
     "incomplete. Send it again, smaller if needed."
@@ -66,7 +71,11 @@ class Agent:
         compaction_settings: threshold overrides for the strategies (None: config and env).
         tool_env: the environment for processes tools start (None: this process's).
         secrets: strings (API keys) replaced by ``[redacted]`` in tool output before anything
-            (screen, store, model) sees it.
+            (screen, store, model, saved output files) sees it.
+        permissions: the policy each tool call is checked against first (None: every call runs).
+        approve: asked, one call at a time, about a call the policy says to ask about (None:
+            such calls are denied, and the model told so).
+        output_dir: where a result cut to fit the model is saved whole (None: not saved).
     """
 
     def __init__(
@@ -82,6 +91,9 @@ class Agent:
         compaction_settings: dict | None = None,
         tool_env: dict[str, str] | None = None,
         secrets: list[str] | None = None,
+        permissions: Policy | None = None,
+        approve: Approver | None = None,
+        output_dir: Path | None = None,
     ) -> None:
         self.backend = backend
         self.tools = tools
@@ -93,6 +105,12 @@ class Agent:
         self.compaction_settings = compaction_settings
         self.tool_env = tool_env
         self.secrets = [s for s in secrets or [] if len(s) >= 8]
+        self.permissions = permissions
+        self.approve = approve
+        self.output_dir = output_dir
+        self._asking = asyncio.Lock()  # one approval prompt at a time
+        self._stopping = False  # the person stopped the turn at an approval prompt
+        self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
         self.messages: list[dict] = []
         self._overhead: int | None = None
         # State an interrupt needs to close the turn validly.
@@ -104,10 +122,19 @@ class Agent:
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted]``."""
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, "[redacted]")
-        return text
+        return redact(text, tuple(self.secrets))
+
+    def kill(self, tool_use_id: str) -> bool:
+        """Stop one running tool call (the turn goes on; the model reads what it printed).
+
+        Returns False when no call of that id is running. Bash kills its whole process group;
+        another tool gets ``STOP_GRACE`` seconds to return, then is cancelled.
+        """
+        ctx = self._running.get(tool_use_id)
+        if ctx is None or ctx.stop.is_set():
+            return False
+        ctx.stop.set()
+        return True
 
     async def run(self, history: list[dict], text: str) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
@@ -116,6 +143,7 @@ class Agent:
         {stop_reason}; a model error ends the turn with an ``error`` event instead of raising.
         """
         self.messages = repair(history)
+        self._stopping = False
         message = user_message(text)
         self.messages.append(message)
         yield Event("message.user", {"message": message})
@@ -159,6 +187,9 @@ class Agent:
                 return
             async for event in self._run_tools(uses, cut_last=completed.stop_reason == "max_tokens"):
                 yield event
+            if self._stopping:
+                yield Event("turn.end", {"stop_reason": "stopped"})
+                return
 
         yield Event(
             "notice",
@@ -282,12 +313,20 @@ class Agent:
         """Run the calls of one assistant message; yield their events; append the results.
 
         Consecutive read-only calls run at once; a call that may change things runs alone, so
-        an edit never races a read of the same file. Results keep call order.
+        an edit never races a read of the same file. Results keep call order. Once the person
+        stops the turn at an approval prompt, the calls not yet run get a "not run" result.
         """
         runnable = uses[:-1] if cut_last else uses
         if cut_last:
             self._results[uses[-1]["id"]] = ToolResult(CUT_BY_MAX_TOKENS, True)
         for batch in self._batches(runnable):
+            if self._stopping:
+                for use in batch:
+                    self._results[use["id"]] = ToolResult(STOPPED_BY_USER, True)
+                    yield Event("tool.start", {"id": use["id"], "name": use["name"], "input": use.get("input")})
+                    yield Event("tool.end", {"id": use["id"], "name": use["name"], "content": STOPPED_BY_USER,
+                                             "is_error": True, "elapsed": None})
+                continue
             async for event in self._run_batch(batch):
                 yield event
         content = [_result_block(u["id"], self._results[u["id"]]) for u in uses]
@@ -316,14 +355,24 @@ class Agent:
                 self.cwd,
                 on_output=lambda text: queue.put_nowait(Event("tool.output", {"id": use["id"], "text": self.redact(text)})),
                 env=self.tool_env,
+                output_path=self._output_path(use["id"]),
+                secrets=tuple(self.secrets),
             )
-            result = await self.tools.call(use["name"], use.get("input"), ctx)
-            result = ToolResult(self.redact(result.content), result.is_error)
+            diff, refused = await self._permit(use, ctx, queue.put_nowait)
+            if refused is not None:
+                result = refused
+            else:
+                start = self._started[use["id"]] = time.monotonic()  # not counting the approval
+                result = await self._call(use, ctx)
+            result = ToolResult(self.redact(result.content), result.is_error, result.output_path)
             self._results[use["id"]] = result
-            queue.put_nowait(
-                Event("tool.end", {"id": use["id"], "name": use["name"], "content": result.content,
-                                   "is_error": result.is_error, "elapsed": round(time.monotonic() - start, 3)})
-            )
+            end = {"id": use["id"], "name": use["name"], "content": result.content, "is_error": result.is_error,
+                   "elapsed": None if refused is not None else round(time.monotonic() - start, 3)}
+            if diff and refused is None and not result.is_error:
+                end["diff"] = self.redact(diff)
+            if result.output_path:
+                end["output_path"] = result.output_path
+            queue.put_nowait(Event("tool.end", end))
 
         for use in batch:
             yield Event("tool.start", {"id": use["id"], "name": use["name"], "input": use.get("input")})
@@ -340,6 +389,98 @@ class Agent:
                 task.cancel()
             # Let cancelled tools clean up (bash kills its process group) before we go on.
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _call(self, use: dict, ctx: ToolContext) -> ToolResult:
+        """Run one call; stopping it from the pane ends it; a result too long for the model is
+        cut to its head and tail and saved whole."""
+        self._running[use["id"]] = ctx
+        task = asyncio.ensure_future(self.tools.call(use["name"], use.get("input"), ctx))
+        stopping = asyncio.ensure_future(ctx.stop.wait())
+        try:
+            await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():  # stopped: bash returns what it printed; others get a moment
+                await asyncio.wait({task}, timeout=STOP_GRACE)
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                return ToolResult(f"Stopped by the user after {time.monotonic() - self._started[use['id']]:.1f} s.", True)
+            result = task.result()
+        finally:
+            self._running.pop(use["id"], None)
+            stopping.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if len(result.content) > MAX_OUTPUT_CHARS + 1_000 and result.output_path is None:
+            content = self.redact(result.content)
+            note = ""
+            if ctx.output_path is not None:
+                try:
+                    await asyncio.to_thread(save_output, ctx.output_path, content)
+                    result.output_path = str(ctx.output_path)
+                    note = f"\n[the full output ({len(content):,} characters) is saved in {ctx.output_path}]"
+                except OSError as e:
+                    note = f"\n[could not save the full output to {ctx.output_path}: {e.strerror or e}]"
+            result.content = cut_to_fit(content) + note
+        return result
+
+    def _output_path(self, tool_use_id: str) -> Path | None:
+        if self.output_dir is None:
+            return None
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:64] or "call"
+        return self.output_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}.txt"
+
+    # -- permissions --------------------------------------------------------------------------
+
+    async def _permit(self, use: dict, ctx: ToolContext, emit: Callable[[Event], None]) -> tuple[str | None, ToolResult | None]:
+        """Check a call against the policy, asking the person when it says so.
+
+        Returns ``(diff, refused)``: the unified diff an edit or write would make (None for
+        other tools), and the result to give the model instead of running it (None: run it).
+        """
+        name, input = use["name"], use.get("input")
+        tool = self.tools.tools.get(name)
+        if tool is None or not isinstance(input, dict):
+            return None, None  # the registry answers with the error; nothing runs
+        diff = None
+        if tool.preview is not None:
+            try:
+                diff = await tool.preview(input, ctx)
+            except ToolError as e:  # the call would fail the same way: say so, change nothing
+                return None, ToolResult(f"{name}: {e}", True)
+            except Exception as e:  # a plugin's preview bug: ask without a diff
+                diff = f"(no preview: {type(e).__name__}: {e})"
+        if self.permissions is None:
+            return diff, None
+        check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only)
+        if check.verdict == "allow":
+            return diff, None
+        if check.verdict == "deny":
+            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": "deny", "by": "rule",
+                                               "reason": check.reason}))
+            return diff, ToolResult(f"Permission denied: {check.reason}. Do not try to get around this rule; "
+                                    "if the task needs it, tell the user.", True)
+        async with self._asking:
+            if self._stopping:
+                return diff, ToolResult(STOPPED_BY_USER, True)
+            emit(Event("permission.ask", {"id": use["id"], "name": name, "reason": check.reason,
+                                          "suggestions": list(check.suggestions)}))
+            request = PermissionRequest(use["id"], name, input, check.reason, check.suggestions, diff,
+                                        self.permissions.mode)
+            if self.approve is None:
+                answer = Approval("deny", "it needs approval and nobody is here to give it", by="policy")
+            else:
+                answer = await self.approve(request)
+            if answer.action == "allow_session":
+                self.permissions.allow_for_session(check.suggestions)
+            elif answer.action == "stop":
+                self._stopping = True
+            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": answer.action,
+                                               "by": answer.by, "reason": answer.reason,
+                                               "rules": list(check.suggestions) if answer.action == "allow_session" else []}))
+        if answer.action in ("allow", "allow_session"):
+            return diff, None
+        return diff, ToolResult(answer.model_text(), True)
 
 
 def _result_block(tool_use_id: str, result: ToolResult) -> dict:

@@ -17,7 +17,7 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer
 
 from scout_tui.agent import Agent
@@ -32,11 +32,20 @@ from scout_tui.skills import Skill, describe_skills, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
                               describe_source, discover_themes, pick_theme, save_theme, saved_theme)
+from scout_tui.tools.permissions import MODES, Approval, PermissionRequest, policy_from_config
 from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets.approval import ApprovalScreen
 
 HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
-Ctrl+T sessions pane and back · Ctrl+O what the model sees · Ctrl+P command palette · Ctrl+Q quit
+Ctrl+T sessions pane and back · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
+yolo) · Ctrl+P command palette · Ctrl+Q quit
+
+**Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
+the model, Enter) · Esc deny and stop the turn
+
+**In the tool pane** (Tab to it): Enter shows a call's output and diff · `x` stops a running call · `o` opens
+the saved full output of a cut result
 
 **In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
 new branch before it, with the prompt ready to edit; on an answer: a branch after it)
@@ -124,6 +133,9 @@ class ScoutApp(App):
         resume: a session id (or unique prefix) to open.
         continue_: open the latest session of ``cwd``.
         store: the session store (default: the user's store under the data dir).
+
+    Raises:
+        ScoutError: a bad ``[permissions]`` rule in a config file (naming the file and line).
     """
 
     TITLE = "scout"
@@ -141,6 +153,7 @@ class ScoutApp(App):
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
+        Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True, show=False),
     ]
 
     busy: reactive[bool] = reactive(False)
@@ -160,6 +173,8 @@ class ScoutApp(App):
         self._resume = resume
         self._continue = continue_
         self.store = store or Store()
+        # Rules allowed for the session at the approval prompt stay until the app closes.
+        self.permissions = policy_from_config(config, self.cwd)
         self.bus = Bus()
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
         self.session_id: str | None = None
@@ -210,6 +225,7 @@ class ScoutApp(App):
         status.provider = self.config.provider
         status.model = model_name(self.config)
         status.context_window = context_window(self.config)
+        status.permission_mode = self.permissions.mode
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
         self.load_extensions()
@@ -557,7 +573,8 @@ class ScoutApp(App):
 
     def _ensure_agent(self) -> Agent:
         if self.agent is None:
-            self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins)
+            self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
+                                     permissions=self.permissions, approve=self.approve)
             self.agent.strategies = self.strategies
         return self.agent
 
@@ -637,6 +654,9 @@ class ScoutApp(App):
         for name, (_, owner) in self.plugins.commands.items():
             yield SystemCommand(f"/{name}", f"Plugin command ({owner})",
                                 lambda name=name: self.run_plugin_command(name, ""))
+        for mode in MODES:
+            yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
+                                lambda mode=mode: self.set_permission_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
                             self.action_show_prompt)
         for name in strategy_names():
@@ -665,6 +685,48 @@ class ScoutApp(App):
                 self.rename_session(title)
 
         self.push_screen(PromptScreen("Rename this session", ""), done)
+
+    # -- permissions ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Shift+Tab is the mode key on the main screen only; a dialog keeps it for its fields.
+        if action == "cycle_mode":
+            return not isinstance(self.screen, ModalScreen)
+        return True
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (ask → auto-edit → yolo → ask), for this run."""
+        self.set_permission_mode(MODES[(MODES.index(self.permissions.mode) + 1) % len(MODES)])
+
+    def set_permission_mode(self, mode: str) -> None:
+        """Use permission ``mode`` from the next tool call on (the running turn included)."""
+        self.permissions.mode = mode
+        self.query_one(StatusBar).permission_mode = mode
+        what = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
+                "yolo": "nothing asks (deny rules still hold)"}[mode]
+        self.notify(f"Permission mode {mode}: {what}.", timeout=3)
+
+    async def approve(self, request: PermissionRequest) -> Approval:
+        """Ask the person about one tool call with the approval prompt; wait for the answer."""
+        answered: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        screen = ApprovalScreen(request)
+
+        def done(answer: Approval | None) -> None:
+            if not answered.done():
+                answered.set_result(answer or Approval("stop"))
+
+        await self.push_screen(screen, done)
+        try:
+            return await answered
+        except asyncio.CancelledError:  # the turn was cancelled while the prompt was up
+            if screen.is_current:
+                screen.dismiss(None)
+            raise
+
+    @on(ToolActivity.KillRequested)
+    def _kill_tool_call(self, message: ToolActivity.KillRequested) -> None:
+        if self.agent is None or not self.agent.kill(message.tool_use_id):
+            self.notify("That call is not running.", severity="warning", timeout=3)
 
     def action_interrupt(self) -> None:
         """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""
@@ -737,8 +799,13 @@ class ScoutApp(App):
         elif event.type == "tool.output":
             tools.output(data["id"], data["text"])
         elif event.type == "tool.end":
-            chat.finish_tool_call(data["id"], data["is_error"], data.get("elapsed") or 0.0)
-            tools.end(data["id"], data["content"], data["is_error"], data.get("elapsed") or 0.0)
+            chat.finish_tool_call(data["id"], data["is_error"], data.get("elapsed"))
+            tools.end(data["id"], data["content"], data["is_error"], data.get("elapsed"),
+                      diff=data.get("diff"), output_path=data.get("output_path"))
+        elif event.type == "permission.ask":
+            tools.set_waiting(data["id"], True)
+        elif event.type == "permission.decision":
+            tools.set_waiting(data["id"], False)
         elif event.type == "usage":
             status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
             status.output_tokens += data["output_tokens"]

@@ -48,6 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--api-key", help="API key (prefer ANTHROPIC_API_KEY / OPENAI_API_KEY)")
     parser.add_argument("--max-turns", type=int, help="model calls allowed per request")
     parser.add_argument("--theme", help="theme name for this run (`scout-tui themes` lists them)")
+    parser.add_argument("--permission-mode", choices=("ask", "auto-edit", "yolo"),
+                        help="ask (default: changes ask first), auto-edit (edits in this folder run; bash asks), "
+                             "yolo (nothing asks)")
     parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
     return parser.parse_args(argv)
 
@@ -91,6 +94,7 @@ def _main(args: argparse.Namespace) -> int:
             "api_key": args.api_key,
             "max_turns": args.max_turns,
             "theme": args.theme,
+            "permission_mode": args.permission_mode,
         },
     )
     if args.prompt is not None:

@@ -35,6 +35,17 @@ def data_dir() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
 
 
+PERMISSION_MODES = ("ask", "auto-edit", "yolo")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """One config file that was read: its path and text (rules quote their file and line)."""
+
+    path: Path
+    text: str
+
+
 @dataclass
 class Config:
     """Settings for one run. ``timeout`` is in seconds; ``max_tokens`` is per model reply.
@@ -55,8 +66,12 @@ class Config:
     theme: str = "scout-dark"
     context_window: int | None = None
     """The model's context window in tokens; None: looked up by model id."""
+    permission_mode: str = "ask"
+    """One of ``PERMISSION_MODES``: what runs without asking (see ``tools.permissions``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    layers: list[ConfigFile] = field(default_factory=list, repr=False)
+    """The config files read, user's first."""
 
     def section(self, name: str) -> dict[str, Any]:
         """The ``[name]`` table from the config files, or {} when absent or not a table."""
@@ -75,11 +90,13 @@ _KINDS: dict[str, str] = {
     "timeout": "float",
     "theme": "str",
     "context_window": "int",
+    "permission_mode": "str",
 }
+_CHOICES = {"permission_mode": PERMISSION_MODES}
 _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number"}
 
-assert set(_KINDS) | {"extra", "sources"} == {f.name for f in fields(Config)}
+assert set(_KINDS) | {"extra", "sources", "layers"} == {f.name for f in fields(Config)}
 
 
 def load_config(
@@ -105,6 +122,7 @@ def load_config(
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    layers: list[ConfigFile] = []
 
     seen: set[Path] = set()
     for path in (user_config_dir() / CONFIG_FILE, cwd / CONFIG_FILE):
@@ -113,6 +131,7 @@ def load_config(
             continue
         seen.add(resolved)
         text, table = _read_toml(path)
+        layers.append(ConfigFile(path, text))
         for key, value in table.items():
             if key in _KINDS:
                 values[key] = _check_file_value(path, text, key, value)
@@ -142,7 +161,7 @@ def load_config(
             values["api_key"] = env[var]
             sources["api_key"] = f"env {var}"
 
-    return Config(**values, extra=extra, sources=sources)
+    return Config(**values, extra=extra, sources=sources, layers=layers)
 
 
 def read_text(path: Path, what: str = "config") -> str:
@@ -194,6 +213,10 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     )
     if ok and key in _POSITIVE and value <= 0:
         ok = False
+    if ok and key in _CHOICES and value not in _CHOICES[key]:
+        line = _key_line(text, key)
+        where = f"{path}:{line}" if line else str(path)
+        raise ScoutError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
     if not ok:
         line = _key_line(text, key)
         where = f"{path}:{line}" if line else str(path)
@@ -205,6 +228,8 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
     """Convert an env or flag value (usually a string) to ``key``'s type; else ScoutError."""
     kind = _KINDS[key]
     if kind == "str":
+        if key in _CHOICES and str(value) not in _CHOICES[key]:
+            raise ScoutError(f"{origin} must be one of {', '.join(_CHOICES[key])}, got {str(value)!r}")
         return str(value)
     try:
         if isinstance(value, bool):

@@ -19,6 +19,7 @@ from scout_tui.runtime import build_agent, check_provider, needs_key
 from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.text import StreamSanitizer, tool_summary
+from scout_tui.tools.permissions import Approval, PermissionRequest
 
 
 def open_session(
@@ -67,7 +68,9 @@ async def run_headless(
 ) -> int:
     """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``).
 
-    ``resume``, ``continue_`` and ``fork`` choose the session as in ``open_session``.
+    ``resume``, ``continue_`` and ``fork`` choose the session as in ``open_session``. A tool
+    call the permission mode would ask about is denied: the model reads why, and stderr gets
+    a ``scout-tui: denied ...`` line.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -98,7 +101,18 @@ async def run_headless(
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
         print(f"forked at message {used} instead of {fork[1]}, so no tool call is left without its result",
               file=err, flush=True)
-    agent = build_agent(config, cwd, skills=skills, plugins=plugins)
+
+    async def refuse(request: PermissionRequest) -> Approval:
+        # Nobody is there to ask: the model is told, and so is the person reading stderr.
+        what = f"{request.tool} {tool_summary(request.input)}".strip()
+        warn(f"denied {what}: {request.reason} (permission mode {request.mode}); -p cannot ask. "
+             "Allow it with --permission-mode auto-edit|yolo or a [permissions] allow rule in scout.toml")
+        return Approval("deny", f"this call needs the user's approval ({request.reason}; permission mode "
+                        f"{request.mode}), and headless mode (-p) cannot ask for it. Tell the user what you "
+                        "wanted to do; they can allow it with --permission-mode or an allow rule in scout.toml",
+                        by="headless")
+
+    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse)
     failure: str | None = None
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
-from scout_tui.config import Config
+from scout_tui.config import Config, data_dir
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
 from scout_tui.tools import builtin_registry
+from scout_tui.tools.permissions import Approver, Policy, policy_from_config
 
 if TYPE_CHECKING:
     from scout_tui.plugins import Plugins
@@ -102,15 +103,20 @@ def build_agent(
     transport: object = None,
     skills: Sequence[Skill] | None = None,
     plugins: Plugins | None = None,
+    permissions: Policy | None = None,
+    approve: Approver | None = None,
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
     Tools: the built-ins, then the ``skill`` tool when ``skills`` is not empty, then the
     plugins' tools (a plugin tool replaces a built-in of the same name). The system prompt
-    lists the skills' names and descriptions and adds the plugins' prompt texts.
+    lists the skills' names and descriptions and adds the plugins' prompt texts. Every tool
+    call is checked against ``permissions`` (default: the config's mode and rules, with
+    ``cwd`` as the workspace); ``approve`` answers the calls that ask (None: they are denied).
+    Results cut to fit the model are saved whole under ``tool_output_dir()``.
 
     Raises:
-        ScoutError: for an unknown provider.
+        ScoutError: for an unknown provider, or a bad permission rule (naming file and line).
     """
     backend = make_backend(
         config.provider,
@@ -136,4 +142,12 @@ def build_agent(
         max_tokens=config.max_tokens,
         tool_env=tool_environment(config),
         secrets=[config.api_key] if config.api_key else [],
+        permissions=permissions if permissions is not None else policy_from_config(config, cwd),
+        approve=approve,
+        output_dir=tool_output_dir(),
     )
+
+
+def tool_output_dir() -> Path:
+    """Where whole outputs of cut tool results are saved: ``tool-output`` in the data dir."""
+    return data_dir() / "tool-output"

@@ -86,7 +86,7 @@ async def test_openai_compatible_turn_runs_bash(repo):
     call = ("call_9", "bash", ['{"command": "echo from-', 'bash; cat notes.txt"}'])
     replies = [Reply(split(openai_stream([], call), 31)), Reply(openai_stream(["It printed ", "the answer."]))]
     with LoopbackServer(replies) as server:
-        app = make_app(repo, server, provider="openai", model="llama3.1")
+        app = make_app(repo, server, provider="openai", model="llama3.1", permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "run it")
             await settle(app, pilot)
@@ -129,7 +129,7 @@ async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
 async def test_escape_during_bash_kills_it_and_answers_the_call(repo):
     call = ("toolu_s", "bash", [json.dumps({"command": "sleep 30; touch finished"})])
     with LoopbackServer([Reply(anthropic_stream(["Sleeping."], call))]) as server:
-        app = make_app(repo, server)
+        app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "sleep")
             tools = app.query_one(ToolActivity)

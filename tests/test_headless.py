@@ -71,13 +71,43 @@ def test_openai_compatible_server_with_bash(repo, env):
     env = {**env, "OPENAI_API_KEY": SECRET}
     call = ("call_1", "bash", ['{"command": "echo hi-from-', 'bash"}'])
     with LoopbackServer([Reply(openai_stream([], call)), Reply(openai_stream(["ran it"]))]) as server:
-        done = scout(["-p", "run echo", "--provider", "openai", "--base-url", server.url, "--model", "llama3.1"], repo, env)
+        done = scout(["-p", "run echo", "--provider", "openai", "--base-url", server.url, "--model", "llama3.1",
+                      "--permission-mode", "yolo"], repo, env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ran it"
     assert server.requests[0].path == "/chat/completions"
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
     tool = [m for m in server.requests[1].json()["messages"] if m["role"] == "tool"][0]
     assert "hi-from-bash" in tool["content"]
+
+
+def test_print_mode_denies_what_would_ask_and_says_so_on_stderr(repo, env):
+    call = ("toolu_1", "bash", ['{"command": "touch made-by-bash"}'])
+    with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["I could not."]))]) as server:
+        done = scout(["-p", "make a file", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert not (repo / "made-by-bash").exists()
+    denied = [line for line in done.stderr.splitlines() if line.startswith("scout-tui: denied bash touch made-by-bash")]
+    assert denied and "--permission-mode" in denied[0]
+    result = server.requests[1].json()["messages"][-1]["content"][0]
+    assert result["is_error"] is True and "headless mode (-p) cannot ask" in json.dumps(result)
+
+
+def test_print_mode_runs_what_an_allow_rule_covers(repo, env):
+    (repo / "scout.toml").write_text('[permissions]\nallow = ["bash:touch *"]\n')
+    call = ("toolu_1", "bash", ['{"command": "touch made-by-bash"}'])
+    with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["Done."]))]) as server:
+        done = scout(["-p", "make a file", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "made-by-bash").exists()
+    assert "denied" not in done.stderr
+
+
+def test_a_bad_permission_rule_names_its_file_and_line(repo, env):
+    (repo / "scout.toml").write_text('model = "x"\n[permissions]\nallow = [\n  "bash:ls *",\n  ":nothing",\n]\n')
+    done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
+    assert done.returncode == 1
+    assert f"{repo / 'scout.toml'}:5" in done.stderr and "':nothing'" in done.stderr
 
 
 def test_server_error_exits_1_with_the_status_and_no_key(repo, env):

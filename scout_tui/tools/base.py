@@ -19,10 +19,14 @@ class ToolError(Exception):
 
 @dataclass(slots=True)
 class ToolResult:
-    """What a tool returns: text for the model, and whether it is an error."""
+    """What a tool returns: text for the model, and whether it is an error.
+
+    ``output_path``: the file holding the whole output when ``content`` was cut to fit.
+    """
 
     content: str
     is_error: bool = False
+    output_path: str | None = None
 
 
 @dataclass(slots=True)
@@ -32,11 +36,18 @@ class ToolContext:
     ``cwd`` is the working directory that relative paths resolve against; ``on_output`` receives
     live fragments of output (bash streams through it; the UI shows them); ``env`` is the
     environment for processes a tool starts (None: this process's), without API keys.
+    ``stop`` is set when the person stops this one call (the turn goes on): a tool that can
+    end early returns what it has. ``output_path`` is where a tool whose result is cut to fit
+    the model saves the whole output (None: nowhere; the folder may not exist yet), with each
+    of ``secrets`` (API keys) redacted.
     """
 
     cwd: Path
     on_output: Callable[[str], None] = lambda text: None
     env: dict[str, str] | None = None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    output_path: Path | None = None
+    secrets: tuple[str, ...] = ()
 
     def resolve(self, path: str) -> Path:
         """``path`` (relative to ``cwd``, or absolute, ``~`` expanded) as an absolute Path."""
@@ -45,6 +56,7 @@ class ToolContext:
 
 
 Run = Callable[[dict[str, Any], ToolContext], Awaitable[str | ToolResult]]
+Preview = Callable[[dict[str, Any], ToolContext], Awaitable[str]]
 
 
 @dataclass(slots=True)
@@ -53,7 +65,9 @@ class Tool:
 
     ``run(input, ctx)`` returns the result text (or a ``ToolResult``); it raises ``ToolError``
     for failures the model should read. ``read_only`` tools change nothing, so several of them
-    in one turn may run at once.
+    in one turn may run at once, and they run without asking. ``preview(input, ctx)``, when
+    set, returns the unified diff the call would make (shown before approval and in the tool
+    pane); it raises ``ToolError`` when the call would fail.
     """
 
     name: str
@@ -61,6 +75,7 @@ class Tool:
     input_schema: dict[str, Any]
     run: Run
     read_only: bool = False
+    preview: Preview | None = None
 
     def spec(self) -> dict[str, Any]:
         """The ``{"name", "description", "input_schema"}`` dict both APIs are given."""

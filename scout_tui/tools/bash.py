@@ -15,56 +15,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult
+from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds
-MAX_OUTPUT_CHARS = 30_000  # kept for the model: half from the start, half from the end
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 DRAIN_SECONDS = 0.5  # how long to read on after the shell exits, if something still holds the pipe
 READ_CHUNK = 65_536  # bytes
-
-
-class HeadTail:
-    """Text kept as its first and last ``limit // 2`` characters, in bounded memory.
-
-    ``add(text)`` any number of times; ``text()`` is everything when it fits in ``limit``
-    characters, else head + ``"[... N characters omitted ...]"`` + tail.
-    """
-
-    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
-        self.half = limit // 2
-        self.head = ""
-        self.tail: list[str] = []
-        self.tail_len = 0
-        self.total = 0
-
-    def add(self, text: str) -> None:
-        self.total += len(text)
-        if len(self.head) < self.half:
-            room = self.half - len(self.head)
-            self.head += text[:room]
-            text = text[room:]
-        if not text:
-            return
-        self.tail.append(text)
-        self.tail_len += len(text)
-        # Trim only once the tail is twice its size, so a stream of small chunks costs O(n).
-        if self.tail_len > 2 * self.half:
-            joined = "".join(self.tail)[-self.half :]
-            self.tail, self.tail_len = [joined], len(joined)
-
-    def text(self) -> str:
-        head = self.head
-        tail = "".join(self.tail)[-self.half :] if self.half else ""
-        if self.total - len(head) - len(tail) <= 0:
-            return head + tail
-        # Cut at line ends when one is near, so no half line reaches the model.
-        if (cut := head.rfind("\n")) >= len(head) // 2:
-            head = head[: cut + 1]
-        if 0 <= (cut := tail.find("\n")) < len(tail) // 2:
-            tail = tail[cut + 1 :]
-        omitted = self.total - len(head) - len(tail)
-        return head.removesuffix("\n") + f"\n[... {omitted} characters omitted ...]\n" + tail
 
 
 # ----------------------------------------------------------------------------- process groups
@@ -140,18 +97,27 @@ async def _read_until_eof(reader: asyncio.StreamReader, take: Callable[[bytes], 
         take(chunk)
 
 
-async def _stream(reader: asyncio.StreamReader, proc: asyncio.subprocess.Process, take: Callable[[bytes], None]) -> bool:
+class _Stopped(Exception):
+    """The person stopped this call (``ToolContext.stop``)."""
+
+
+async def _stream(reader: asyncio.StreamReader, proc: asyncio.subprocess.Process, take: Callable[[bytes], None],
+                  stop: asyncio.Event) -> bool:
     """Feed output to ``take`` until EOF and the shell's exit.
 
     Returns False when the shell exited but something it started in the background still held
-    the output pipe ``DRAIN_SECONDS`` later (so we stopped waiting for EOF).
+    the output pipe ``DRAIN_SECONDS`` later (so we stopped waiting for EOF). Raises
+    ``_Stopped`` as soon as ``stop`` is set.
     """
     reading = asyncio.ensure_future(_read_until_eof(reader, take))
     exited = asyncio.ensure_future(proc.wait())
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        await asyncio.wait({reading, exited}, return_when=asyncio.FIRST_COMPLETED)
-        if not reading.done():
-            await asyncio.wait({reading}, timeout=DRAIN_SECONDS)
+        await asyncio.wait({reading, exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done() and not stopping.done():
+            await asyncio.wait({reading, stopping}, timeout=DRAIN_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+        if stopping.done():
+            raise _Stopped
         if not reading.done():
             return False
         reading.result()  # an error raised by on_output surfaces here
@@ -160,6 +126,7 @@ async def _stream(reader: asyncio.StreamReader, proc: asyncio.subprocess.Process
     finally:
         reading.cancel()
         exited.cancel()
+        stopping.cancel()
 
 
 def _signal_name(number: int) -> str:
@@ -175,8 +142,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     Each decoded output fragment goes to ``ctx.on_output`` as it arrives. The result text is the
     output (capped to ``MAX_OUTPUT_CHARS``: head and tail kept), then, on failure, a status line:
     ``[exit code N]``, ``[killed by signal NAME]`` or ``[timed out after N s; ...killed]``; a
-    zero exit adds no line, and no output at all reads ``(no output)``. Any failure is an
-    ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
+    zero exit adds no line, and no output at all reads ``(no output)``. Output cut to fit is
+    saved whole to ``ctx.output_path``, named in the result and in ``ToolResult.output_path``.
+    ``ctx.stop`` kills the process group and returns what was printed, with ``[stopped by the
+    user after N s; ...]``. Any failure is an ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
     Raises ``ToolError`` for bad arguments or when bash cannot start.
     """
     command = input.get("command")
@@ -204,32 +173,39 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         os.close(write_fd)
 
     captured = HeadTail(MAX_OUTPUT_CHARS)
+    full = FullOutput(ctx.output_path, MAX_OUTPUT_CHARS, ctx.secrets)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def take(data: bytes, final: bool = False) -> None:
         text = decoder.decode(data, final)
         if text:
             captured.add(text)
+            full.add(text)
             ctx.on_output(text)
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_CHUNK)
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     transport: asyncio.BaseTransport | None = None
-    timed_out = False
+    timed_out = stopped = False
     finished = True
+    started = loop.time()
     try:
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
         try:
             async with asyncio.timeout(timeout):
-                finished = await _stream(reader, proc, take)
+                finished = await _stream(reader, proc, take, ctx.stop)
         except TimeoutError:
             timed_out = True
+            await kill_group(proc)
+        except _Stopped:
+            stopped = True
             await kill_group(proc)
         take(b"", final=True)
     except BaseException:
         # Cancelled (Esc), or on_output failed: no process of this command may outlive it.
         await kill_group(proc)
+        await full.close()
         raise
     finally:
         if transport is not None:
@@ -241,7 +217,15 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if "\x00" in out:  # binary output: NULs mean nothing to the model and break some servers
         nuls = out.count("\x00")
         out = out.replace("\x00", "") + f"\n[{nuls:,} NUL bytes removed from the output]"
-    if timed_out:
+    saved = await full.close()
+    if saved:
+        out += f"\n[the full output ({full.total:,} characters) is saved in {saved}]"
+    elif full.problem:
+        out += f"\n[{full.problem}]"
+    if stopped:
+        status = (f"[stopped by the user after {loop.time() - started:.1f} s; the command and its child "
+                  "processes were killed]")
+    elif timed_out:
         status = f"[timed out after {timeout:g} s; the command and its child processes were killed]"
     elif proc.returncode is not None and proc.returncode < 0:
         status = f"[killed by signal {_signal_name(-proc.returncode)}]"
@@ -253,10 +237,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         note = "[the shell exited, but background processes still hold its output open; they were left running]"
         status = f"{status}\n{note}" if status else note
     if not status:
-        return ToolResult(out or "(no output)")
+        return ToolResult(out or "(no output)", output_path=saved)
     if out and not out.endswith("\n"):
         out += "\n"
-    return ToolResult(out + status, is_error=timed_out or bool(proc.returncode))
+    return ToolResult(out + status, is_error=timed_out or stopped or bool(proc.returncode), output_path=saved)
 
 
 BASH = Tool(

@@ -6,7 +6,9 @@ Also the small argument checks and the text/binary test that the search tools sh
 from __future__ import annotations
 
 import asyncio
+import difflib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,34 @@ def _clip(line: str) -> str:
     if len(line) <= MAX_LINE_CHARS:
         return line
     return f"{line[:MAX_LINE_CHARS]} [... {len(line) - MAX_LINE_CHARS} more characters in this line]"
+
+
+# ----------------------------------------------------------------------------- diffs
+
+
+MAX_DIFF_CHARS = 100_000
+"""A diff longer than this is cut (at a line end), with a last line saying so."""
+
+
+def unified_diff(path: str, before: str, after: str, *, created: bool = False) -> str:
+    """``before`` → ``after`` as a unified diff with 3 lines of context (``difflib``, the
+    format of ``diff -u`` and git: ``--- a/PATH``, ``+++ b/PATH``, ``@@`` hunks, and
+    ``\\ No newline at end of file``). A new file's header is ``--- /dev/null``. At most
+    ``MAX_DIFF_CHARS`` characters. Empty when nothing changes.
+    """
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    lines: list[str] = []
+    for line in difflib.unified_diff(old, new, "/dev/null" if created else f"a/{path}", f"b/{path}"):
+        if line.endswith("\n"):
+            lines.append(line)
+        else:
+            lines.append(line + "\n\\ No newline at end of file\n")
+    text = "".join(lines)
+    if len(text) > MAX_DIFF_CHARS:
+        cut = text.rfind("\n", 0, MAX_DIFF_CHARS) + 1
+        text = text[:cut] + f"[... diff cut: {len(text) - cut:,} more characters]\n"
+    return text
 
 
 # ----------------------------------------------------------------------------- read
@@ -221,6 +251,31 @@ async def run_write(input: dict[str, Any], ctx: ToolContext) -> str:
     return await asyncio.to_thread(_write, ctx, path, content)
 
 
+def _write_before(ctx: ToolContext, path: str) -> str | None:
+    """The text ``path`` holds now (None: no such file); ``ToolError`` if it cannot be replaced."""
+    target = ctx.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a directory; give a file path")
+    if not target.exists():
+        return None
+    try:
+        data = target.read_bytes()
+    except PermissionError:
+        raise ToolError(f"permission denied reading {path}") from None
+    if looks_binary(data):
+        return f"(binary file, {len(data):,} bytes)\n"
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+
+
+async def preview_write(input: dict[str, Any], ctx: ToolContext) -> str:
+    """The unified diff ``run_write`` would make: from the file's current text, or from
+    ``/dev/null`` for a new file. Raises ``ToolError`` for bad arguments or a directory."""
+    path = str_arg(input, "path")
+    content = str_arg(input, "content")
+    before = await asyncio.to_thread(_write_before, ctx, path)
+    return unified_diff(path, before or "", content.replace("\r\n", "\n"), created=before is None)
+
+
 WRITE = Tool(
     name="write",
     description=(
@@ -237,6 +292,7 @@ WRITE = Tool(
         "required": ["path", "content"],
     },
     run=run_write,
+    preview=preview_write,
 )
 
 
@@ -266,7 +322,20 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def _edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> str:
+@dataclass(slots=True)
+class _EditPlan:
+    """An edit worked out but not written: the file's text before and after (in ``\n`` form)."""
+
+    target: Path
+    before: str
+    after: str
+    count: int
+    first_line: int
+    bom: bool
+    crlf: bool
+
+
+def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> _EditPlan:
     target = existing_file(ctx, path)
     try:
         data = target.read_bytes()
@@ -298,16 +367,31 @@ def _edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) ->
             f"{', …' if count > len(lines) else ''}). Add surrounding lines to old_string to make "
             f"it unique, or set replace_all to true to replace all {count}."
         )
-    first_line = _line_of(text, text.find(old))
-    result = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    if crlf:
-        result = result.replace("\n", "\r\n")
+    after = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return _EditPlan(target, text, after, count if replace_all else 1, _line_of(text, text.find(old)), bom, crlf)
+
+
+def _edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> str:
+    plan = _plan_edit(ctx, path, old, new, replace_all)
+    result = plan.after.replace("\n", "\r\n") if plan.crlf else plan.after
     try:
-        target.write_bytes((BOM if bom else b"") + result.encode("utf-8"))
+        plan.target.write_bytes((BOM if plan.bom else b"") + result.encode("utf-8"))
     except PermissionError:
         raise ToolError(f"permission denied writing {path}") from None
-    done = count if replace_all else 1
-    return f"Edited {path}: {done} replacement{'s' if done != 1 else ''} (first at line {first_line})."
+    done = plan.count
+    return f"Edited {path}: {done} replacement{'s' if done != 1 else ''} (first at line {plan.first_line})."
+
+
+def _edit_args(input: dict[str, Any]) -> tuple[str, str, str, bool]:
+    path = str_arg(input, "path")
+    old = str_arg(input, "old_string")
+    new = str_arg(input, "new_string")
+    replace_all = bool_arg(input, "replace_all")
+    if old == "":
+        raise ToolError("old_string is empty; to create a file or replace all of it, use write")
+    if old == new:
+        raise ToolError("old_string and new_string are identical, so there is nothing to change")
+    return path, old, new, replace_all
 
 
 async def run_edit(input: dict[str, Any], ctx: ToolContext) -> str:
@@ -318,15 +402,15 @@ async def run_edit(input: dict[str, Any], ctx: ToolContext) -> str:
     the strings are equal or ``old_string`` is empty, not found (with a whitespace hint), or
     found more than once without ``replace_all``.
     """
-    path = str_arg(input, "path")
-    old = str_arg(input, "old_string")
-    new = str_arg(input, "new_string")
-    replace_all = bool_arg(input, "replace_all")
-    if old == "":
-        raise ToolError("old_string is empty; to create a file or replace all of it, use write")
-    if old == new:
-        raise ToolError("old_string and new_string are identical, so there is nothing to change")
-    return await asyncio.to_thread(_edit, ctx, path, old, new, replace_all)
+    return await asyncio.to_thread(_edit, ctx, *_edit_args(input))
+
+
+async def preview_edit(input: dict[str, Any], ctx: ToolContext) -> str:
+    """The unified diff ``run_edit`` would make (``a/PATH``, ``b/PATH`` headers); raises the
+    ``ToolError`` it would raise."""
+    path, old, new, replace_all = _edit_args(input)
+    plan = await asyncio.to_thread(_plan_edit, ctx, path, old, new, replace_all)
+    return unified_diff(path, plan.before, plan.after)
 
 
 EDIT = Tool(
@@ -348,4 +432,5 @@ EDIT = Tool(
         "required": ["path", "old_string", "new_string"],
     },
     run=run_edit,
+    preview=preview_edit,
 )

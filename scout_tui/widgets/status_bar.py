@@ -1,6 +1,6 @@
 """One line of state: provider and model, session, token usage, and whether a turn is running.
 
-``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ⠋ working``
+``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ask │ ⠋ working``
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ class StatusBar(Static):
     """Estimated tokens of the next request (the compacted prompt), 0 when unknown."""
     context_window: reactive[int] = reactive(0)
     """The model's context window in tokens, 0 when unknown."""
+    permission_mode: reactive[str] = reactive("")
+    """``ask``, ``auto-edit`` or ``yolo`` (Shift+Tab); "" hides it."""
     busy: reactive[bool] = reactive(False)
     """A turn is running: show a spinner and how to interrupt it."""
     state: reactive[str] = reactive("")
@@ -94,6 +96,9 @@ class StatusBar(Static):
             colour = "$error" if share >= 0.8 else "$warning" if share >= 0.5 else "$success"
             parts += [sep, f"ctx {tokens(self.context_used)}/{tokens(self.context_window)} ",
                       (f"{share:.0%}", colour)]
+        if self.permission_mode:
+            style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
+            parts += [sep, (f"⏵ {one_line(self.permission_mode, 20)}", style)]
         if self.busy:
             parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
         if self.state:

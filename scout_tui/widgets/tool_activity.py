@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -36,6 +36,12 @@ DETAIL_CHARS = 200_000
 LOAD_LIMIT = 200
 """Tool calls of a stored session shown when it is opened (the newest)."""
 
+DIFF_PREVIEW_LINES = 6
+"""Changed lines of an edit or write shown under its row."""
+
+FULL_OUTPUT_CHARS = 20_000_000
+"""Characters of a saved full output that ``o`` shows at most."""
+
 TICK = 0.25
 """Seconds between redraws of running rows (elapsed time, spinner, first output line)."""
 
@@ -51,6 +57,9 @@ class ToolCall:
     summary: str
     key: str = ""  # the row's option id: unique even when a server reuses tool-call ids
     status: str = "running"  # "running" | "ok" | "error"
+    waiting: bool = False  # waiting for the person's approval
+    diff: str | None = None  # the unified diff of an edit or write that ran
+    output_path: str | None = None  # where the whole output of a cut result is saved
     started: float = field(default_factory=time.monotonic)
     elapsed: float | None = None
     parts: list[str] = field(default_factory=list)  # raw output, at most OUTPUT_CAP chars
@@ -120,10 +129,19 @@ class ToolActivity(Vertical):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close_detail", "Close output", id="tools.close_detail"),
+        Binding("x", "kill", "Stop call", id="tools.kill"),
+        Binding("o", "open_output", "Full output", id="tools.open_output"),
     ]
 
     class Selected(Message):
         """A tool call's row was selected (Enter or click); its output is now shown."""
+
+        def __init__(self, tool_use_id: str) -> None:
+            super().__init__()
+            self.tool_use_id = tool_use_id
+
+    class KillRequested(Message):
+        """The person asked to stop a running call (``x`` on its row)."""
 
         def __init__(self, tool_use_id: str) -> None:
             super().__init__()
@@ -164,14 +182,28 @@ class ToolActivity(Vertical):
         call.add(text)
         self._dirty.add(call.key)
 
-    def end(self, tool_use_id: str, content: str, is_error: bool, elapsed: float | None) -> None:
-        """Finish a call: ✓ or ✗, ``elapsed`` seconds, and ``content`` as its whole output."""
+    def set_waiting(self, tool_use_id: str, waiting: bool) -> None:
+        """Show a running call as waiting for approval (or running again)."""
+        if (call := self._calls.get(tool_use_id)) is not None and call.status == "running":
+            call.waiting = waiting
+            self._redraw(call)
+
+    def end(self, tool_use_id: str, content: str, is_error: bool, elapsed: float | None, *,
+            diff: str | None = None, output_path: str | None = None) -> None:
+        """Finish a call: ✓ or ✗, ``elapsed`` seconds, and ``content`` as its whole output.
+
+        ``diff``: the unified diff an edit or write made (the row shows its changed lines).
+        ``output_path``: the file holding the whole output of a cut result (``o`` opens it).
+        """
         call = self._calls.get(tool_use_id)
         if call is None:
             call = self._track(ToolCall(tool_use_id, "?", ""))
             self._list.add_option(Option(self._prompt(call), id=call.key))
         call.status = "error" if is_error else "ok"
+        call.waiting = False
         call.elapsed = elapsed
+        call.diff = diff
+        call.output_path = output_path
         call.parts, call.kept, call.dropped = [], 0, 0
         call.add(_result_text(content))
         self._redraw(call, full=True)
@@ -233,6 +265,48 @@ class ToolActivity(Vertical):
             return self.has_class("-detail")
         return True
 
+    def _highlighted(self) -> ToolCall | None:
+        option = self._list.highlighted_option
+        return self._rows.get(option.id or "") if option is not None else None
+
+    def action_kill(self) -> None:
+        """``x``: stop the highlighted call if it runs (the turn goes on)."""
+        call = self._highlighted()
+        if call is not None and call.status == "running":
+            self.post_message(self.KillRequested(call.id))
+
+    def action_open_output(self) -> None:
+        """``o``: show the saved whole output of the highlighted call in the detail area."""
+        call = self._highlighted()
+        if call is None or not call.output_path:
+            self.notify("This call's output was not cut, so Enter shows all of it.", timeout=3)
+            return
+        self._detail_id = call.key
+        self.add_class("-detail")
+        self.query_one("#tool-detail-title", Static).update(Content(f"{call.name}  full output: {call.output_path}"))
+        self._read_output(call.key, call.output_path)
+
+    @work(thread=True, exclusive=True, group="tool-output")
+    def _read_output(self, key: str, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(FULL_OUTPUT_CHARS + 1)
+        except OSError as e:
+            text = f"Cannot read {path}: {e.strerror or e}"
+        if len(text) > FULL_OUTPUT_CHARS:
+            text = text[:FULL_OUTPUT_CHARS] + f"\n[... shown up to {FULL_OUTPUT_CHARS:,} characters; the file has more]"
+        self.app.call_from_thread(self._show_output, key, sanitize(text))
+
+    def _show_output(self, key: str, text: str) -> None:
+        if self._detail_id != key:
+            return  # another row was opened meanwhile
+        log = self.query_one("#tool-detail-body", Log)
+        log.clear()
+        log.write(text, scroll_end=False)
+        log.scroll_home(animate=False)
+        call = self._rows.get(key)
+        self._detail_written = call.kept if call else 0
+
     def action_close_detail(self) -> None:
         """Hide the output of the selected call."""
         self._detail_id = None
@@ -275,17 +349,26 @@ class ToolActivity(Vertical):
             self._show_detail(call, full)
 
     def _prompt(self, call: ToolCall) -> Content:
-        if call.status == "running":
+        if call.waiting:
+            icon, elapsed = ("?", "bold $warning"), "awaiting approval"
+        elif call.status == "running":
             icon = (SPINNER[self._frame % len(SPINNER)], "$tool-running")
-            elapsed = f"{time.monotonic() - call.started:.1f}s"
+            elapsed = f"{time.monotonic() - call.started:.1f}s  x stops"
         else:
             icon = ("✓", "$tool-ok") if call.status == "ok" else ("✗", "$tool-error")
             elapsed = "" if call.elapsed is None else f"{call.elapsed:.1f}s"
         parts: list[str | tuple[str, str]] = [icon, " ", (call.name, "bold"), "  ", call.summary]
         if elapsed:
             parts += ["  ", (elapsed, "$text-muted")]
-        if first := call.first_line():
+        if call.diff:
+            added, removed, changed = _diff_summary(call.diff)
+            parts += ["  ", (f"+{added}", "$success"), " ", (f"−{removed}", "$error")]
+            for line in changed:
+                parts += ["\n  ", (one_line(line, 120), "$text on $diff-added" if line[0] == "+" else "$text on $diff-removed")]
+        elif first := call.first_line():
             parts += ["\n  ", (first, "$text-muted")]
+        if call.output_path:
+            parts += ["\n  ", ("cut to fit the model; o opens the full output", "$text-muted italic")]
         return Content.assemble(*parts)
 
     def _show_detail(self, call: ToolCall, full: bool) -> None:
@@ -296,13 +379,33 @@ class ToolActivity(Vertical):
         log = self.query_one("#tool-detail-body", Log)
         if full:
             log.clear()
-            text = clip(sanitize(call.output), DETAIL_LINES, DETAIL_CHARS)
+            output = f"{call.diff}\n{call.output}" if call.diff else call.output
+            if call.output_path:
+                output += f"\n\n(full output: {call.output_path}; o opens it)"
+            text = clip(sanitize(output), DETAIL_LINES, DETAIL_CHARS)
             log.write(text or ("" if call.status == "running" else "(no output)"), scroll_end=False)
             log.scroll_home(animate=False)
             self._detail_written = call.kept
         elif call.kept > self._detail_written and log.line_count < DETAIL_LINES:
             log.write(sanitize(call.raw[self._detail_written :]))
             self._detail_written = call.kept
+
+
+def _diff_summary(diff: str, show: int = DIFF_PREVIEW_LINES) -> tuple[int, int, list[str]]:
+    """Lines added and removed by a unified diff, and its first ``show`` changed lines."""
+    added = removed = 0
+    changed: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith(("+", "-")):
+            if line[0] == "+":
+                added += 1
+            else:
+                removed += 1
+            if len(changed) < show:
+                changed.append(sanitize(line))
+    return added, removed, changed
 
 
 def _result_text(content: object) -> str:

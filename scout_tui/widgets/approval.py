@@ -1,0 +1,158 @@
+"""The approval prompt: a modal screen asking whether one tool call may run.
+
+It shows the exact command, or the unified diff of an edit or write coloured by the theme's
+``diff-added`` / ``diff-removed`` variables. Keys: ``y`` allow once, ``a`` allow the shown
+rules for the session, ``n`` deny (then type an optional reason for the model and press
+Enter), Esc deny and stop the turn. Dismisses with a ``permissions.Approval``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from ..text import sanitize
+from ..tools.permissions import Approval, PermissionRequest
+
+MAX_DIFF_LINES = 2_000
+"""Lines of a diff the prompt shows; a longer one ends with a line counting the rest."""
+
+
+def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
+    """A unified diff as Content: ``+`` lines on ``$diff-added``, ``-`` lines on
+    ``$diff-removed``, hunk headers in ``$accent``, file headers bold."""
+    lines = sanitize(diff).splitlines()
+    parts: list[str | tuple[str, str]] = []
+    for line in lines[:max_lines]:
+        if line.startswith(("+++", "---")):
+            parts.append((line, "bold"))
+        elif line.startswith("@@"):
+            parts.append((line, "$accent"))
+        elif line.startswith("+"):
+            parts.append((line, "$text on $diff-added"))
+        elif line.startswith("-"):
+            parts.append((line, "$text on $diff-removed"))
+        else:
+            parts.append((line, "$text-muted" if line.startswith("\\") else ""))
+        parts.append("\n")
+    if len(lines) > max_lines:
+        parts.append((f"… {len(lines) - max_lines:,} more lines of diff", "$text-muted italic"))
+    elif parts:
+        parts.pop()
+    return Content.assemble(*parts)
+
+
+def _subject(request: PermissionRequest) -> str:
+    path = request.input.get("path")
+    if request.tool == "bash":
+        return "Run this command?"
+    if isinstance(path, str):
+        verb = {"edit": "Edit", "write": "Write", "read": "Read"}.get(request.tool, f"{request.tool}:")
+        return f"{verb} {path}?"
+    return f"Run the tool {request.tool}?"
+
+
+class ApprovalScreen(ModalScreen[Approval]):
+    """Ask about one tool call (see the module docstring for the keys)."""
+
+    DEFAULT_CSS = """
+    ApprovalScreen {
+        align: center middle;
+        & > #dialog {
+            width: 110;
+            max-width: 96%;
+            height: auto;
+            max-height: 92%;
+            padding: 1 2;
+            background: $surface;
+            border: round $warning;
+            border-title-color: $warning;
+            border-title-style: bold;
+        }
+        & #question { text-style: bold; }
+        & #reason { color: $text-muted; }
+        & #body {
+            height: auto;
+            max-height: 30;
+            margin-top: 1;
+            background: $panel;
+            padding: 0 1;
+        }
+        & #command { color: $text; }
+        & #deny-reason { display: none; margin-top: 1; }
+        & .-denying #deny-reason { display: block; }
+        & #keys { margin-top: 1; color: $text-muted; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "allow", "Allow once", id="approval.allow"),
+        Binding("a", "allow_session", "Allow for the session", id="approval.allow_session"),
+        Binding("n", "deny", "Deny", id="approval.deny"),
+        Binding("escape", "stop", "Deny and stop", id="approval.stop"),
+    ]
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="dialog") as dialog:
+            dialog.border_title = f"Permission: {request.tool}"
+            yield Static(Content(_subject(request)), id="question")
+            yield Static(Content(f"Asking because {request.reason}."), id="reason")
+            with VerticalScroll(id="body"):
+                if request.diff:
+                    yield Static(diff_content(request.diff), id="diff")
+                elif request.tool == "bash":
+                    yield Static(Content(sanitize(str(request.input.get("command", "")))), id="command")
+                else:
+                    yield Static(Content(sanitize(json.dumps(request.input, indent=2, ensure_ascii=False)[:20_000])),
+                                 id="command")
+            yield Input(placeholder="Why not? (optional, goes to the model; Enter sends)", id="deny-reason")
+            yield Static(self._keys(), id="keys")
+
+    def _keys(self) -> Content:
+        parts: list[str | tuple[str, str]] = [("y", "bold $text"), " allow once · "]
+        if self.request.suggestions:
+            rules = ", ".join(self.request.suggestions)
+            parts += [("a", "bold $text"), " allow ", (rules, "$text"), " for this session · "]
+        parts += [("n", "bold $text"), " deny · ", ("Esc", "bold $text"), " deny and stop the turn"]
+        return Content.assemble(*parts)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "allow_session":
+            return bool(self.request.suggestions)
+        return True
+
+    def action_allow(self) -> None:
+        self.dismiss(Approval("allow"))
+
+    def action_allow_session(self) -> None:
+        self.dismiss(Approval("allow_session"))
+
+    def action_deny(self) -> None:
+        """Ask for an optional reason; Enter sends the denial with it."""
+        self.query_one("#dialog").add_class("-denying")
+        self.query_one("#keys", Static).update(Content.assemble(
+            ("Enter", "bold $text"), " deny with this reason (or none) · ", ("Esc", "bold $text"),
+            " deny and stop the turn"))
+        self.query_one("#deny-reason", Input).focus()
+
+    def action_stop(self) -> None:
+        reason = self.query_one("#deny-reason", Input).value.strip()
+        self.dismiss(Approval("stop", reason))
+
+    @on(Input.Submitted, "#deny-reason")
+    def _reason_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(Approval("deny", event.value.strip()))

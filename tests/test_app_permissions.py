@@ -1,0 +1,191 @@
+"""Permission prompts in the real app, driven with Pilot against a loopback Anthropic server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scout_tui.history import problems
+from scout_tui.store import Store
+from scout_tui.widgets import StatusBar, ToolActivity
+from scout_tui.widgets.approval import ApprovalScreen
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.test_app import SIZE, make_app, send, settle
+
+ORIGINAL = "def greet():\n    return 'hello'\n"
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    (workdir / "app.py").write_text(ORIGINAL)
+    return workdir
+
+
+def edit_call(tool_id: str, old: str = "'hello'", new: str = "'hi'", path: str = "app.py") -> tuple:
+    return (tool_id, "edit", [json.dumps({"path": path, "old_string": old, "new_string": new})])
+
+
+def tool_reply(call: tuple, text: str = "") -> Reply:
+    return Reply(anthropic_stream([text] if text else [], call))
+
+
+def answer(text: str = "Done.") -> Reply:
+    return Reply(anthropic_stream([text]))
+
+
+async def prompt_up(app, pilot) -> ApprovalScreen:
+    for _ in range(500):
+        await pilot.pause(0.01)
+        if isinstance(app.screen, ApprovalScreen):
+            await pilot.pause()
+            return app.screen
+    raise AssertionError("the approval prompt never came up")
+
+
+def results(request) -> list[dict]:
+    """The tool_result blocks of the last user message a request sent."""
+    last = [m for m in request.json()["messages"] if m["role"] == "user"][-1]
+    return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+async def test_ask_mode_shows_the_edit_diff_and_y_applies_it(repo):
+    with LoopbackServer([tool_reply(edit_call("toolu_1")), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "say hi instead")
+            screen = await prompt_up(app, pilot)
+            diff = screen.request.diff
+            assert "--- a/app.py" in diff and "-    return 'hello'" in diff and "+    return 'hi'" in diff
+            assert "return 'hi'" in str(screen.query_one("#diff").render())
+            assert (repo / "app.py").read_text() == ORIGINAL  # nothing changes before the answer
+            await pilot.press("y")
+            await settle(app, pilot)
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("toolu_1") == "ok"
+    assert (repo / "app.py").read_text() == "def greet():\n    return 'hi'\n"
+    [result] = results(server.requests[1])
+    assert not result["is_error"] and "Edited app.py" in json.dumps(result)
+
+
+async def test_n_leaves_the_file_untouched_and_the_model_reads_the_reason(repo):
+    with LoopbackServer([tool_reply(edit_call("toolu_1")), answer("Understood.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "say hi instead")
+            await prompt_up(app, pilot)
+            await pilot.press("n")
+            await pilot.press(*"keep hello")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert app.query_one(ToolActivity).status_of("toolu_1") == "error"
+            session = app.session_id
+    assert (repo / "app.py").read_text() == ORIGINAL
+    [result] = results(server.requests[1])
+    assert result["is_error"] is True
+    assert "The user denied this tool call. They said: keep hello" in json.dumps(result)
+    decisions = [data for _, _, type_, data, _ in Store().events(session) if type_ == "permission.decision"]
+    assert [(d["decision"], d["reason"]) for d in decisions] == [("deny", "keep hello")]
+
+
+async def test_a_allows_the_second_matching_call_without_asking(repo):
+    first = ("toolu_1", "bash", [json.dumps({"command": "echo one >> log.txt"})])
+    second = ("toolu_2", "bash", [json.dumps({"command": "echo two >> log.txt"})])
+    with LoopbackServer([tool_reply(first), tool_reply(second), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "log twice")
+            screen = await prompt_up(app, pilot)
+            assert screen.request.suggestions == ("bash:echo *", "write:log.txt")
+            await pilot.press("a")
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ApprovalScreen)
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
+            asked = [data for _, _, type_, data, _ in Store().events(app.session_id) if type_ == "permission.ask"]
+    assert (repo / "log.txt").read_text() == "one\ntwo\n"
+    assert [data["id"] for data in asked] == ["toolu_1"]
+
+
+async def test_a_write_outside_the_workspace_asks_even_in_auto_edit(repo):
+    inside = ("toolu_1", "write", [json.dumps({"path": "inside.txt", "content": "in\n"})])
+    outside = ("toolu_2", "write", [json.dumps({"path": "../outside.txt", "content": "out\n"})])
+    with LoopbackServer([tool_reply(inside), tool_reply(outside), answer()]) as server:
+        app = make_app(repo, server, permission_mode="auto-edit")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write two files")
+            screen = await prompt_up(app, pilot)
+            assert screen.request.id == "toolu_2"  # the one inside ran without asking
+            assert (repo / "inside.txt").read_text() == "in\n"
+            assert "outside the workspace" in screen.request.reason
+            assert screen.request.suggestions == ()  # no "allow for the session" outside
+            assert "+++ b/../outside.txt" in screen.request.diff and "--- /dev/null" in screen.request.diff
+            await pilot.press("n", "enter")
+            await settle(app, pilot)
+    assert not (repo.parent / "outside.txt").exists()
+
+
+async def test_a_symlink_out_of_the_workspace_counts_as_outside(repo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / "link").symlink_to(elsewhere)
+    call = ("toolu_1", "write", [json.dumps({"path": "link/x.txt", "content": "x\n"})])
+    with LoopbackServer([tool_reply(call), answer()]) as server:
+        app = make_app(repo, server, permission_mode="auto-edit")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write")
+            screen = await prompt_up(app, pilot)
+            assert str(elsewhere / "x.txt") in screen.request.reason
+            await pilot.press("escape")
+            await settle(app, pilot)
+    assert not (elsewhere / "x.txt").exists()
+
+
+async def test_escape_on_the_prompt_ends_the_turn_with_a_valid_history(repo):
+    # Two calls in one message: Esc on the first denies it and the second never runs.
+    both = anthropic_stream([], edit_call("toolu_1"))
+    with LoopbackServer([Reply(both)]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "edit")
+            await prompt_up(app, pilot)
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert not app.busy and not isinstance(app.screen, ApprovalScreen)
+            history = list(app.history)
+            session = app.session_id
+    assert len(server.requests) == 1  # no model call after the stop
+    assert (repo / "app.py").read_text() == ORIGINAL
+    stored = Store().messages(session)
+    assert stored == history and problems(stored) == []
+    assert [m["role"] for m in stored] == ["user", "assistant", "user"]
+    assert "stopped the turn" in stored[2]["content"][0]["content"]
+
+
+async def test_shift_tab_cycles_the_mode_shown_in_the_status_bar(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.query_one(StatusBar)
+        assert status.permission_mode == "ask"
+        seen = []
+        for _ in range(3):
+            await pilot.press("shift+tab")
+            seen.append((status.permission_mode, app.permissions.mode))
+        assert seen == [("auto-edit", "auto-edit"), ("yolo", "yolo"), ("ask", "ask")]
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert "auto-edit" in str(status.render())
+
+
+async def test_a_deny_rule_refuses_without_asking(repo):
+    (repo / "scout.toml").write_text('[permissions]\ndeny = ["edit:app.py"]\n')
+    with LoopbackServer([tool_reply(edit_call("toolu_1")), answer()]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "edit")
+            await settle(app, pilot)
+            assert not isinstance(app.screen, ApprovalScreen)
+    assert (repo / "app.py").read_text() == ORIGINAL
+    [result] = results(server.requests[1])
+    assert "denied by the rule 'edit:app.py'" in result["content"] and "scout.toml:2" in result["content"]
