@@ -804,8 +804,10 @@ class ScoutApp(App):
                       diff=data.get("diff"), output_path=data.get("output_path"))
         elif event.type == "permission.ask":
             tools.set_waiting(data["id"], True)
+            status.awaiting = True
         elif event.type == "permission.decision":
             tools.set_waiting(data["id"], False)
+            status.awaiting = False
         elif event.type == "usage":
             status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
             status.output_tokens += data["output_tokens"]
@@ -824,6 +826,7 @@ class ScoutApp(App):
             chat.add_notice(data["message"], "error")
         elif event.type == "turn.end":
             status.state = ""
+            status.awaiting = False
             # Idle now: collect this turn's garbage once and freeze what survives.
             self.call_after_refresh(_collect_and_freeze)
             if self._streaming:

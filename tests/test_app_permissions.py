@@ -189,3 +189,73 @@ async def test_a_deny_rule_refuses_without_asking(repo):
     assert (repo / "app.py").read_text() == ORIGINAL
     [result] = results(server.requests[1])
     assert "denied by the rule 'edit:app.py'" in result["content"] and "scout.toml:2" in result["content"]
+
+
+# -- the tool pane: stop a call, the full output of a cut result, diffs ---------------------
+
+
+async def wait_running(app, pilot, tool_id: str) -> None:
+    tools = app.query_one(ToolActivity)
+    for _ in range(500):
+        await pilot.pause(0.01)
+        try:
+            if tools.status_of(tool_id) == "running" and "started" in tools.output_of(tool_id):
+                return
+        except KeyError:
+            pass
+    raise AssertionError(f"{tool_id} never ran")
+
+
+async def test_x_on_a_running_row_kills_that_call_and_the_turn_goes_on(repo):
+    call = ("toolu_1", "bash", [json.dumps({"command": "echo started; sleep 30; touch finished"})])
+    with LoopbackServer([tool_reply(call), answer("It was stopped.")]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "sleep")
+            await wait_running(app, pilot, "toolu_1")
+            app.query_one("#tool-list").focus()
+            await pilot.press("x")
+            await settle(app, pilot)
+            assert app.query_one(ToolActivity).status_of("toolu_1") == "error"
+    assert not (repo / "finished").exists()
+    [result] = results(server.requests[1])
+    assert result["is_error"] and "started" in result["content"]
+    assert "[stopped by the user after" in result["content"]
+    assert len(server.requests) == 2  # the model was called again with the result
+
+
+async def test_a_cut_result_is_saved_whole_and_o_opens_it(repo):
+    call = ("toolu_1", "bash", [json.dumps({"command": "seq 1 40000"})])
+    with LoopbackServer([tool_reply(call), answer()]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "count")
+            await settle(app, pilot)
+            tools = app.query_one(ToolActivity)
+            assert "o opens the full output" in tools.query_one("#tool-list").get_option_at_index(0).prompt.plain
+            app.query_one("#tool-list").focus()
+            await pilot.press("o")
+            await settle(app, pilot)
+            lines = tools.query_one("#tool-detail-body").lines
+            assert len(lines) >= 40000 and lines[39999] == "40000"
+    [result] = results(server.requests[1])
+    content = result["content"]
+    assert len(content) < 31_000 and content.startswith("1\n2\n") and "40000" in content
+    saved = content.split("is saved in ")[1].split("]")[0]
+    assert Path(saved).read_text() == "".join(f"{n}\n" for n in range(1, 40001))
+    assert Path(saved).is_relative_to(Path(Store().path).parent)
+
+
+async def test_edit_and_write_rows_show_their_diff(repo):
+    calls = [tool_reply(edit_call("toolu_1")),
+             tool_reply(("toolu_2", "write", [json.dumps({"path": "new.txt", "content": "fresh\n"})])), answer()]
+    with LoopbackServer(calls) as server:
+        app = make_app(repo, server, permission_mode="auto-edit")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "edit and write")
+            await settle(app, pilot)
+            option_list = app.query_one("#tool-list")
+            edit_row = option_list.get_option_at_index(0).prompt.plain
+            write_row = option_list.get_option_at_index(1).prompt.plain
+    assert "+1 −1" in edit_row and "-    return 'hello'" in edit_row and "+    return 'hi'" in edit_row
+    assert "+1 −0" in write_row and "+fresh" in write_row

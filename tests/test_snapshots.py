@@ -5,6 +5,7 @@ Update after an intended visual change with `pytest --snapshot-update tests/test
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from scout_tui.config import load_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from scout_tui.store import Store
 from scout_tui.widgets import Composer
+from scout_tui.widgets.approval import ApprovalScreen
 from tests.test_app import SIZE, long_session, send, settle, small_epochs  # noqa: F401 (fixture)
 
 
@@ -71,3 +73,33 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_prompt_with_a_diff(snap_compare, tmp_home: Path, workdir: Path) -> None:
+    (workdir / "app.py").write_text("def greet(name):\n    print('hello', name)\n    return name\n\n\ngreet('you')\n")
+    edit = {"path": "app.py", "old_string": "    print('hello', name)\n", "new_string": "    print(f'hi {name}!')\n    log(name)\n"}
+    first = anthropic_stream(["I'll update the greeting."], ("toolu_1", "edit", [json.dumps(edit)]))
+    with LoopbackServer([Reply(first)]) as server:
+        app = ScoutApp(load_config(workdir, flags={"base_url": server.url, "api_key": "sk-test"}), cwd=workdir)
+
+        async def run_before(pilot) -> None:
+            await send(app, pilot, "make the greeting friendlier")
+            for _ in range(500):
+                await pilot.pause(0.01)
+                if isinstance(app.screen, ApprovalScreen):
+                    break
+            await settle_screen(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def settle_screen(pilot) -> None:
+    """Until two frames in a row are the same: the chat behind a modal scrolls into place."""
+    pilot.app.query_one(Composer).cursor_blink = False
+    last = None
+    for _ in range(100):
+        await pilot.pause(0.05)
+        frame = pilot.app.export_screenshot()
+        if frame == last:
+            return
+        last = frame

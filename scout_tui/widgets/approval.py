@@ -30,8 +30,12 @@ def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
     """A unified diff as Content: ``+`` lines on ``$diff-added``, ``-`` lines on
     ``$diff-removed``, hunk headers in ``$accent``, file headers bold."""
     lines = sanitize(diff).splitlines()
+    # Changed lines are padded to one width, so their background reads as a block.
+    width = max((len(line) for line in lines[:max_lines]), default=0)
     parts: list[str | tuple[str, str]] = []
     for line in lines[:max_lines]:
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
+            line = line.ljust(width)
         if line.startswith(("+++", "---")):
             parts.append((line, "bold"))
         elif line.startswith("@@"):

@@ -1,6 +1,6 @@
 """One line of state: provider and model, session, token usage, and whether a turn is running.
 
-``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ask │ ⠋ working``
+``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ask mode │ ⠋ working``
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ class StatusBar(Static):
     """``ask``, ``auto-edit`` or ``yolo`` (Shift+Tab); "" hides it."""
     busy: reactive[bool] = reactive(False)
     """A turn is running: show a spinner and how to interrupt it."""
+    awaiting: reactive[bool] = reactive(False)
+    """A tool call waits for the person's approval: say so instead of spinning."""
     state: reactive[str] = reactive("")
     """Free text such as "retrying 1/4 in 2.0s"; shown after everything else."""
     _frame: reactive[int] = reactive(0)
@@ -74,8 +76,14 @@ class StatusBar(Static):
 
     def watch_busy(self, busy: bool) -> None:
         self.set_class(busy, "-busy")
+        self._set_spinner()
+
+    def watch_awaiting(self, awaiting: bool) -> None:
+        self._set_spinner()
+
+    def _set_spinner(self) -> None:
         if self._spinner is not None:
-            if busy:
+            if self.busy and not self.awaiting:
                 self._spinner.resume()
             else:
                 self._spinner.pause()
@@ -98,8 +106,10 @@ class StatusBar(Static):
                       (f"{share:.0%}", colour)]
         if self.permission_mode:
             style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
-            parts += [sep, (f"⏵ {one_line(self.permission_mode, 20)}", style)]
-        if self.busy:
+            parts += [sep, (f"{one_line(self.permission_mode, 20)} mode", style)]
+        if self.busy and self.awaiting:
+            parts += [sep, ("awaiting your approval", "bold $warning")]
+        elif self.busy:
             parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
         if self.state:
             parts += [sep, one_line(self.state, 80)]

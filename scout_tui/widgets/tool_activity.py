@@ -270,14 +270,22 @@ class ToolActivity(Vertical):
         return self._rows.get(option.id or "") if option is not None else None
 
     def action_kill(self) -> None:
-        """``x``: stop the highlighted call if it runs (the turn goes on)."""
+        """``x``: stop the highlighted call if it runs, else the newest running call (the turn
+        goes on)."""
         call = self._highlighted()
-        if call is not None and call.status == "running":
+        if call is None or call.status != "running":
+            call = next((c for c in reversed(self._rows.values()) if c.status == "running"), None)
+        if call is not None:
             self.post_message(self.KillRequested(call.id))
+        else:
+            self.notify("No call is running.", timeout=3)
 
     def action_open_output(self) -> None:
-        """``o``: show the saved whole output of the highlighted call in the detail area."""
+        """``o``: show the saved whole output of the highlighted call (none highlighted: the
+        newest with one) in the detail area."""
         call = self._highlighted()
+        if call is None:
+            call = next((c for c in reversed(self._rows.values()) if c.output_path), None)
         if call is None or not call.output_path:
             self.notify("This call's output was not cut, so Enter shows all of it.", timeout=3)
             return
