@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
@@ -66,7 +67,10 @@ class Rule:
             pattern = str(Path(pattern).expanduser())
         if pattern.startswith("/") != subject.startswith("/"):
             return False
-        return glob_regex(pattern.lstrip("/")).match(subject.lstrip("/")) is not None
+        return _path_regex(pattern.lstrip("/")).match(subject.lstrip("/")) is not None
+
+
+_path_regex = lru_cache(maxsize=512)(glob_regex)
 
 
 def parse_rule(text: str, origin: str = "session") -> Rule:
@@ -80,6 +84,7 @@ def parse_rule(text: str, origin: str = "session") -> Rule:
     return Rule(tool, pattern.strip(), origin)
 
 
+@lru_cache(maxsize=512)
 def _command_regex(pattern: str) -> re.Pattern[str]:
     pattern = " ".join(pattern.split())
     if pattern.endswith(" *"):
