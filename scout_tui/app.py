@@ -74,12 +74,13 @@ class SessionOpened(Message):
     """
 
     def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
-                 complete: bool = True) -> None:
+                 complete: bool = True, tool_details: dict[str, dict[str, str]] | None = None) -> None:
         super().__init__()
         self.session_id = session_id
         self.messages = messages
         self.tokens = tokens  # (input, output) totals of the session
         self.complete = complete
+        self.tool_details = tool_details or {}  # tool_use id -> its diff and saved output path
 
 
 class HistoryLoaded(Message):
@@ -337,12 +338,14 @@ class ScoutApp(App):
             # The newest messages first, so a long session paints at once; the rest follows.
             since = max(0, info.message_count - OPEN_TAIL) if info else 0
             tail = self.store.messages(session_id, since=since) if session_id else []
+            details = self.store.tool_details(session_id) if session_id else {}
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
-            session_id, since, tail, tokens = None, 0, [], (0, 0)
-        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0))
+            session_id, since, tail, tokens, details = None, 0, [], (0, 0), {}
+        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0,
+                                        tool_details=details))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if since and session_id:
             self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
@@ -384,7 +387,7 @@ class ScoutApp(App):
         chat.load(self.history)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
             chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
-        self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
+        self.query_one(ToolActivity).load([m for m in message.messages if m is not None], message.tool_details)
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = message.tokens

@@ -443,6 +443,26 @@ class Store:
             rows = self._conn().execute(sql + " ORDER BY id", params).fetchall()
         return [(i, sid, type_, json.loads(data), created) for i, sid, type_, data, created in rows]
 
+    def tool_details(self, session_id: str) -> dict[str, dict[str, str]]:
+        """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":
+        unified diff, "output_path": file of the whole output}}`` (either key may be missing),
+        from the ``tool.end`` events of the session and its ancestors (a branch's own win)."""
+        details: dict[str, dict[str, str]] = {}
+        with self._lock:
+            db = self._conn()
+            with _snapshot(db):
+                ids = [sid for sid, _, _ in _chain(db, session_id)]
+                for sid in reversed(ids):  # root first, so the branch's own events come last
+                    rows = db.execute(
+                        "SELECT json_extract(data, '$.id'), json_extract(data, '$.diff'),"
+                        " json_extract(data, '$.output_path') FROM events WHERE session_id = ? AND type = 'tool.end'"
+                        " AND (json_extract(data, '$.diff') IS NOT NULL OR json_extract(data, '$.output_path') IS NOT NULL)"
+                        " ORDER BY id", (sid,)).fetchall()
+                    for tool_use_id, diff, output_path in rows:
+                        found = {k: v for k, v in (("diff", diff), ("output_path", output_path)) if v}
+                        details[str(tool_use_id)] = found
+        return details
+
     def projection_rows(self) -> tuple[list[tuple], list[tuple]]:
         """Every ``sessions`` row (by id, all columns) and ``messages`` row (by session, seq)."""
         with self._lock:

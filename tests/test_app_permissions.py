@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
 from scout_tui.history import problems
 from scout_tui.store import Store
 from scout_tui.widgets import StatusBar, ToolActivity
@@ -259,3 +261,22 @@ async def test_edit_and_write_rows_show_their_diff(repo):
             write_row = option_list.get_option_at_index(1).prompt.plain
     assert "+1 −1" in edit_row and "-    return 'hello'" in edit_row and "+    return 'hi'" in edit_row
     assert "+1 −0" in write_row and "+fresh" in write_row
+
+
+async def test_a_reopened_session_shows_its_diffs_and_saved_output(repo):
+    calls = [tool_reply(edit_call("toolu_1")), tool_reply(("toolu_2", "bash", [json.dumps({"command": "seq 1 40000"})])),
+             answer()]
+    with LoopbackServer(calls) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "edit, then count")
+            await settle(app, pilot)
+            session = app.session_id
+    branch = Store().fork(session, None)  # through a fork, the parent's events still count
+    app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=branch)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        option_list = app.query_one("#tool-list")
+        rows = [option_list.get_option_at_index(i).prompt.plain for i in range(option_list.option_count)]
+    assert "+1 −1" in rows[0] and "+    return 'hi'" in rows[0]
+    assert "o opens the full output" in rows[1]
