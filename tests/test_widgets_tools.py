@@ -243,3 +243,17 @@ async def test_opening_a_long_session_shows_only_its_newest_calls():
         await pilot.pause()
         assert tools.query_one("#tool-list", OptionList).option_count == LOAD_LIMIT
         assert row(tools, LOAD_LIMIT - 1).startswith(f"✓ glob  p{LOAD_LIMIT + 49}")
+
+
+async def test_a_running_row_shows_the_newest_line_of_output():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("t1", "bash", {"command": "make"})
+        tools.output("t1", "compiling a.c\n")
+        tools.output("t1", "compiling b.c\n\n")
+        await pilot.pause(0.3)
+        assert row(tools, 0).endswith("\n  compiling b.c")
+        tools.end("t1", "built\nin 2s", False, 2.0)
+        await pilot.pause()
+        assert row(tools, 0).endswith("\n  built")

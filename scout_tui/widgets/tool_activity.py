@@ -93,6 +93,12 @@ class ToolCall:
         head = self.parts[0] if len(self.parts) == 1 else "".join(self.parts[:64])
         return one_line(head[:8192], 120)
 
+    def last_line(self) -> str:
+        """The newest non-blank line of the output (what a running command printed last)."""
+        tail = "".join(self.parts[-64:])[-8192:]
+        lines = [line for line in sanitize(tail).splitlines() if line.strip()]
+        return one_line(lines[-1], 120) if lines else ""
+
 
 class ToolActivity(Vertical):
     """The tool-activity pane. Methods down (``start``, ``output``, ``end``…); posts ``Selected``."""
@@ -377,8 +383,8 @@ class ToolActivity(Vertical):
             parts += ["  ", (f"+{added}", "$success"), " ", (f"−{removed}", "$error")]
             for line in changed:
                 parts += ["\n  ", (one_line(line, 120), "$text on $diff-added" if line[0] == "+" else "$text on $diff-removed")]
-        elif first := call.first_line():
-            parts += ["\n  ", (first, "$text-muted")]
+        elif line := call.last_line() if call.status == "running" else call.first_line():
+            parts += ["\n  ", (line, "$text-muted")]
         if call.output_path:
             parts += ["\n  ", ("cut to fit the model; o opens the full output", "$text-muted italic")]
         return Content.assemble(*parts)
