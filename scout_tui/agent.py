@@ -442,31 +442,29 @@ class Agent:
         tool = self.tools.tools.get(name)
         if tool is None or not isinstance(input, dict):
             return None, None  # the registry answers with the error; nothing runs
+        check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
+        if check is not None and check.verdict == "deny":
+            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": "deny", "by": "rule",
+                                               "reason": check.reason}))
+            return None, ToolResult(f"Permission denied: {check.reason}. Do not try to get around this rule; "
+                                    "if the task needs it, tell the user.", True)
         diff = None
-        if tool.preview is not None:
+        if tool.preview is not None:  # only now: a denied call reads nothing
             try:
                 diff = await tool.preview(input, ctx)
             except ToolError as e:  # the call would fail the same way: say so, change nothing
                 return None, ToolResult(f"{name}: {e}", True)
             except Exception as e:  # a plugin's preview bug: ask without a diff
                 diff = f"(no preview: {type(e).__name__}: {e})"
-        if self.permissions is None:
+        if check is None or check.verdict == "allow":
             return diff, None
-        check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only)
-        if check.verdict == "allow":
-            return diff, None
-        if check.verdict == "deny":
-            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": "deny", "by": "rule",
-                                               "reason": check.reason}))
-            return diff, ToolResult(f"Permission denied: {check.reason}. Do not try to get around this rule; "
-                                    "if the task needs it, tell the user.", True)
         async with self._asking:
             if self._stopping:
                 return diff, ToolResult(STOPPED_BY_USER, True)
             emit(Event("permission.ask", {"id": use["id"], "name": name, "reason": check.reason,
                                           "suggestions": list(check.suggestions)}))
             request = PermissionRequest(use["id"], name, input, check.reason, check.suggestions, diff,
-                                        self.permissions.mode)
+                                        self.permissions.mode, check.outside)
             if self.approve is None:
                 answer = Approval("deny", "it needs approval and nobody is here to give it", by="policy")
             else:

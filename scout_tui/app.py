@@ -154,7 +154,7 @@ class ScoutApp(App):
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
-        Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True, show=False),
+        Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True),
     ]
 
     busy: reactive[bool] = reactive(False)

@@ -105,12 +105,10 @@ async def run_headless(
     async def refuse(request: PermissionRequest) -> Approval:
         # Nobody is there to ask: the model is told, and so is the person reading stderr.
         what = f"{request.tool} {tool_summary(request.input)}".strip()
-        warn(f"denied {what}: {request.reason} (permission mode {request.mode}); -p cannot ask. "
-             "Allow it with --permission-mode auto-edit|yolo or a [permissions] allow rule in scout.toml")
-        return Approval("deny", f"this call needs the user's approval ({request.reason}; permission mode "
-                        f"{request.mode}), and headless mode (-p) cannot ask for it. Tell the user what you "
-                        "wanted to do; they can allow it with --permission-mode or an allow rule in scout.toml",
-                        by="headless")
+        warn(f"denied {what}: it would ask, because {request.reason}, and -p cannot ask; {request.how_to_allow()}")
+        return Approval("deny", f"this call needs the user's approval (because {request.reason}), and headless "
+                        "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
+                        f"{request.how_to_allow()}", by="headless")
 
     agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse)
     failure: str | None = None
@@ -140,6 +138,8 @@ async def run_headless(
                 new_message = True
             elif event.type == "tool.start":
                 inputs[data["id"]] = data.get("input") or {}
+            elif event.type == "permission.decision" and data.get("by") == "rule":
+                warn(f"denied {data['name']} {tool_summary(inputs.get(data['id'], {}))}: {data['reason']}")
             elif event.type == "tool.end":
                 mark = "✗" if data["is_error"] else "✓"
                 summary = f"{data['name']} {tool_summary(inputs.get(data['id'], {}))}"

@@ -52,6 +52,22 @@ def sanitize(text: str) -> str:
     return text.translate(_DROP)
 
 
+_CONTROL_NAMES = {0x1B: "\\e", 0x0D: "\\r", 0x08: "\\b", 0x07: "\\a", 0x0B: "\\v", 0x0C: "\\f", 0x00: "\\0"}
+_SHOWN = {c: _CONTROL_NAMES.get(c, f"\\x{c:02x}")
+          for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A)}
+_SHOWN.update({c: f"\\u{c:04x}" for c in _BIDI})
+
+
+def reveal(text: str) -> str:
+    """``text`` with every control character written out (``\\e``, ``\\r``, ``\\x07``, ``\\u202e``…).
+
+    For what a person must see exactly as it will run (a command awaiting approval, a tool
+    call's summary): ``sanitize`` would drop what comes before a ``\\r``, and a terminal would
+    act on an escape sequence; here nothing is hidden and nothing is acted on.
+    """
+    return text.translate(_SHOWN) if _SPECIAL.search(text) else text
+
+
 # A control sequence that is complete (its final byte or terminator arrived); used to tell
 # whether text ending in one can be cleaned now or must wait for the next piece.
 _COMPLETE = re.compile(
@@ -142,16 +158,16 @@ def one_line(text: str, width: int) -> str:
 def tool_summary(input: object, width: int = 80) -> str:
     """A one-line summary of a tool call's ``input`` dict: its path, command or pattern.
 
-    Falls back to the first string value, then to ``key=value`` pairs; sanitized and cut to
-    ``width`` characters. Never raises on odd input (the model writes it).
+    Falls back to the first string value, then to ``key=value`` pairs; control characters
+    written out (``reveal``), cut to ``width`` characters. Never raises on odd input (the model writes it).
     """
     if not isinstance(input, dict):
         return one_line(str(input), width)
     for key in _SUMMARY_KEYS:
         value = input.get(key)
         if isinstance(value, str) and value.strip():
-            return one_line(value, width)
+            return one_line(reveal(value), width)
     for value in input.values():
         if isinstance(value, str) and value.strip():
-            return one_line(value, width)
+            return one_line(reveal(value), width)
     return one_line(" ".join(f"{k}={v!r}" for k, v in list(input.items())[:4]), width)

@@ -257,3 +257,19 @@ async def test_an_answer_cut_by_max_tokens_or_an_empty_one_is_pointed_out(tmp_pa
         empty = [e.data["text"] for e in await collect(agent, agent.messages, "again") if e.type == "notice"]
     assert len(cut) == 1 and "max_tokens" in cut[0]
     assert empty == ["The model sent an empty answer."]
+
+
+async def test_a_call_a_deny_rule_refuses_is_never_previewed(tmp_path):
+    import os
+
+    from scout_tui.tools.permissions import Policy, parse_rule
+
+    os.mkfifo(tmp_path / "pipe")  # reading it to make a diff would block for ever
+    call = ("toolu_1", "write", [json.dumps({"path": "pipe", "content": "x"})])
+    with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["ok"]))]) as server:
+        policy = Policy("yolo", deny=[parse_rule("write:pipe", "test")], workspace=tmp_path)
+        agent = make_agent(server, tmp_path, permissions=policy)
+        events = await asyncio.wait_for(collect(agent, [], "write"), 10)
+    [end] = [e for e in events if e.type == "tool.end"]
+    assert end.data["is_error"] and "denied by the rule 'write:pipe' (test)" in end.data["content"]
+    assert [e.data["by"] for e in events if e.type == "permission.decision"] == ["rule"]

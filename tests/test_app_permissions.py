@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from scout_tui.config import load_config
 from scout_tui.history import problems
 from scout_tui.store import Store
 from scout_tui.widgets import StatusBar, ToolActivity
-from scout_tui.widgets.approval import ApprovalScreen
+from scout_tui.widgets.approval import ARM_SECONDS, ApprovalScreen
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.test_app import SIZE, make_app, send, settle
 
@@ -37,11 +38,16 @@ def answer(text: str = "Done.") -> Reply:
     return Reply(anthropic_stream([text]))
 
 
+async def settled(app, pilot, seconds: float = 30.0) -> None:
+    """``settle``, but a turn stuck on a prompt fails the test instead of hanging the suite."""
+    await asyncio.wait_for(settle(app, pilot), seconds)
+
+
 async def prompt_up(app, pilot) -> ApprovalScreen:
     for _ in range(500):
         await pilot.pause(0.01)
         if isinstance(app.screen, ApprovalScreen):
-            await pilot.pause()
+            await pilot.pause(ARM_SECONDS)  # keys pressed sooner are ignored (on purpose)
             return app.screen
     raise AssertionError("the approval prompt never came up")
 
@@ -63,7 +69,7 @@ async def test_ask_mode_shows_the_edit_diff_and_y_applies_it(repo):
             assert "return 'hi'" in str(screen.query_one("#diff").render())
             assert (repo / "app.py").read_text() == ORIGINAL  # nothing changes before the answer
             await pilot.press("y")
-            await settle(app, pilot)
+            await settled(app, pilot)
             tools = app.query_one(ToolActivity)
             assert tools.status_of("toolu_1") == "ok"
     assert (repo / "app.py").read_text() == "def greet():\n    return 'hi'\n"
@@ -80,7 +86,7 @@ async def test_n_leaves_the_file_untouched_and_the_model_reads_the_reason(repo):
             await pilot.press("n")
             await pilot.press(*"keep hello")
             await pilot.press("enter")
-            await settle(app, pilot)
+            await settled(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_1") == "error"
             session = app.session_id
     assert (repo / "app.py").read_text() == ORIGINAL
@@ -101,7 +107,7 @@ async def test_a_allows_the_second_matching_call_without_asking(repo):
             screen = await prompt_up(app, pilot)
             assert screen.request.suggestions == ("bash:echo *", "write:log.txt")
             await pilot.press("a")
-            await settle(app, pilot)
+            await settled(app, pilot)
             assert not isinstance(app.screen, ApprovalScreen)
             tools = app.query_one(ToolActivity)
             assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
@@ -124,7 +130,7 @@ async def test_a_write_outside_the_workspace_asks_even_in_auto_edit(repo):
             assert screen.request.suggestions == ()  # no "allow for the session" outside
             assert "+++ b/../outside.txt" in screen.request.diff and "--- /dev/null" in screen.request.diff
             await pilot.press("n", "enter")
-            await settle(app, pilot)
+            await settled(app, pilot)
     assert not (repo.parent / "outside.txt").exists()
 
 
@@ -140,7 +146,7 @@ async def test_a_symlink_out_of_the_workspace_counts_as_outside(repo, tmp_path):
             screen = await prompt_up(app, pilot)
             assert str(elsewhere / "x.txt") in screen.request.reason
             await pilot.press("escape")
-            await settle(app, pilot)
+            await settled(app, pilot)
     assert not (elsewhere / "x.txt").exists()
 
 
@@ -153,7 +159,7 @@ async def test_escape_on_the_prompt_ends_the_turn_with_a_valid_history(repo):
             await send(app, pilot, "edit")
             await prompt_up(app, pilot)
             await pilot.press("escape")
-            await settle(app, pilot)
+            await settled(app, pilot)
             assert not app.busy and not isinstance(app.screen, ApprovalScreen)
             history = list(app.history)
             session = app.session_id
@@ -186,7 +192,7 @@ async def test_a_deny_rule_refuses_without_asking(repo):
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "edit")
-            await settle(app, pilot)
+            await settled(app, pilot)
             assert not isinstance(app.screen, ApprovalScreen)
     assert (repo / "app.py").read_text() == ORIGINAL
     [result] = results(server.requests[1])
@@ -216,8 +222,9 @@ async def test_x_on_a_running_row_kills_that_call_and_the_turn_goes_on(repo):
             await send(app, pilot, "sleep")
             await wait_running(app, pilot, "toolu_1")
             app.query_one("#tool-list").focus()
+            await pilot.pause()
             await pilot.press("x")
-            await settle(app, pilot)
+            await settled(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_1") == "error"
     assert not (repo / "finished").exists()
     [result] = results(server.requests[1])
@@ -232,12 +239,13 @@ async def test_a_cut_result_is_saved_whole_and_o_opens_it(repo):
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "count")
-            await settle(app, pilot)
+            await settled(app, pilot)
             tools = app.query_one(ToolActivity)
             assert "o opens the full output" in tools.query_one("#tool-list").get_option_at_index(0).prompt.plain
             app.query_one("#tool-list").focus()
+            await pilot.pause()
             await pilot.press("o")
-            await settle(app, pilot)
+            await settled(app, pilot)
             lines = tools.query_one("#tool-detail-body").lines
             assert len(lines) >= 40000 and lines[39999] == "40000"
     [result] = results(server.requests[1])
@@ -255,7 +263,7 @@ async def test_edit_and_write_rows_show_their_diff(repo):
         app = make_app(repo, server, permission_mode="auto-edit")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "edit and write")
-            await settle(app, pilot)
+            await settled(app, pilot)
             option_list = app.query_one("#tool-list")
             edit_row = option_list.get_option_at_index(0).prompt.plain
             write_row = option_list.get_option_at_index(1).prompt.plain
@@ -270,13 +278,107 @@ async def test_a_reopened_session_shows_its_diffs_and_saved_output(repo):
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "edit, then count")
-            await settle(app, pilot)
+            await settled(app, pilot)
             session = app.session_id
     branch = Store().fork(session, None)  # through a fork, the parent's events still count
     app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=branch)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
+        await settled(app, pilot)
         option_list = app.query_one("#tool-list")
         rows = [option_list.get_option_at_index(i).prompt.plain for i in range(option_list.option_count)]
     assert "+1 −1" in rows[0] and "+    return 'hi'" in rows[0]
     assert "o opens the full output" in rows[1]
+
+
+# -- the prompt's keys, as people (and tmux) type them --------------------------------------
+
+
+def write_call(tool_id: str, path: str, content: str = "x\n") -> tuple:
+    return (tool_id, "write", [json.dumps({"path": path, "content": content})])
+
+
+async def test_letters_typed_in_the_reason_never_answer_the_prompt(repo):
+    with LoopbackServer([tool_reply(write_call("toolu_1", "new.txt")), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write")
+            screen = await prompt_up(app, pilot)
+            await pilot.press("n", *"because", "tab", "y", "a", "n")
+            await pilot.pause()
+            assert app.screen is screen  # still asking
+            await pilot.press("enter")
+            await settled(app, pilot)
+    assert not (repo / "new.txt").exists()
+    [result] = results(server.requests[1])
+    assert "denied" in result["content"]
+
+
+async def test_n_then_enter_at_once_denies(repo):
+    with LoopbackServer([tool_reply(write_call("toolu_1", "new.txt")), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write")
+            await prompt_up(app, pilot)
+            await pilot.press("n", "enter")
+            await settled(app, pilot)
+            assert not isinstance(app.screen, ApprovalScreen)
+    assert not (repo / "new.txt").exists()
+    assert results(server.requests[1])[0]["content"].startswith("The user denied this tool call.")
+
+
+async def test_a_key_typed_ahead_does_not_answer_the_next_prompt(repo):
+    with LoopbackServer([tool_reply(write_call("toolu_1", "a.txt")), tool_reply(write_call("toolu_2", "b.txt")),
+                         answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write two")
+            await prompt_up(app, pilot)
+            await pilot.press("y", "y", "y")  # one for this prompt, the rest typed ahead
+            second = await prompt_up(app, pilot)
+            assert second.request.id == "toolu_2"
+            assert not (repo / "b.txt").exists()
+            await pilot.press("n", "enter")
+            await settled(app, pilot)
+    assert (repo / "a.txt").exists() and not (repo / "b.txt").exists()
+
+
+async def test_the_reason_typed_before_escape_reaches_the_model(repo):
+    with LoopbackServer([tool_reply(write_call("toolu_1", "new.txt")), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write")
+            await prompt_up(app, pilot)
+            await pilot.press("n", *"do not touch config", "escape")
+            await settled(app, pilot)
+            stored = Store().messages(app.session_id)
+    assert "stopped the turn. They said: do not touch config." in stored[-1]["content"][0]["content"]
+
+
+async def test_a_long_command_keeps_the_keys_on_screen(repo):
+    command = "echo hi" + " \\\n" * 60 + "; touch hidden"
+    with LoopbackServer([tool_reply(("toolu_1", "bash", [json.dumps({"command": command})])), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "run")
+            screen = await prompt_up(app, pilot)
+            keys = screen.query_one("#keys")
+            assert keys.region.bottom <= SIZE[1] and keys.region.height >= 1
+            assert "61 lines: scroll" in str(screen.query_one("#long").render())
+            await pilot.press("escape")
+            await settled(app, pilot)
+
+
+async def test_the_prompt_shows_control_characters_instead_of_hiding_what_runs(repo):
+    command = "touch pwned; ls #\rls -la"
+    with LoopbackServer([tool_reply(("toolu_1", "bash", [json.dumps({"command": command})])), answer()]) as server:
+        app = make_app(repo, server, permission_mode="ask")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "list")
+            screen = await prompt_up(app, pilot)
+            shown = str(screen.query_one("#command").render())
+            assert "touch pwned; ls #\\rls -la" in shown
+            row = app.query_one("#tool-list").get_option_at_index(0).prompt.plain
+            assert "touch pwned" in row
+            await pilot.press("escape")
+            await settled(app, pilot)
+    assert not (repo / "pwned").exists()

@@ -144,3 +144,14 @@ def test_resume_of_an_unknown_session_is_an_error_before_the_screen_opens(repo, 
     done = scout(["--resume", "zzzz9999"], repo, env)
     assert done.returncode == 1
     assert done.stderr.startswith("scout-tui: ") and "zzzz9999" in done.stderr
+
+
+def test_print_mode_names_the_rule_that_denied_a_call(repo, env):
+    (repo / "scout.toml").write_text('[permissions]\ndeny = ["bash:rm *"]\n')
+    (repo / "keep.txt").write_text("keep\n")
+    call = ("toolu_1", "bash", ['{"command": "rm keep.txt"}'])
+    with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["Refused."]))]) as server:
+        done = scout(["-p", "clean up", "--base-url", server.url, "--permission-mode", "yolo"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "keep.txt").exists()
+    assert f"scout-tui: denied bash rm keep.txt: denied by the rule 'bash:rm *' ({repo / 'scout.toml'}:2)" in done.stderr

@@ -113,11 +113,38 @@ def test_bash_patterns(ws, rule, command, matches):
         "f() { rm -rf ~; }; git status",
         "cat <<EOF\n$(rm -rf ~)\nEOF\ngit status",
         "git status 'unterminated",
+        "[[ -v 'a[$(touch pwned)]' ]] && git status",
+        "(( a[$(touch pwned)] )); git status",
+        "git status <<EOF\n`touch pwned`\nEOF",
+        "git status <<-EOF\n\t$(touch pwned)\n\tEOF",
+        "git status <<EOF\n${x:-`touch pwned`}\nEOF",
+        "git status; bash -c 'touch pwned'",
+        "git status; eval \"$CMD\"",
+        "touch pwned; git status #\rgit status",
     ],
 )
 def test_compound_commands_cannot_slip_past_an_allow_rule(ws, command):
     p = policy(ws, allow=("bash:git status*",))
     assert bash(p, command) == "ask", command
+
+
+def test_a_quoted_here_document_expands_nothing_and_can_be_allowed(ws):
+    p = policy(ws, allow=("bash:cat *", "bash:cat"))
+    assert bash(p, "cat <<'EOF'\n$(touch x) `y` ${z}\nEOF") == "allow"
+    assert bash(p, "cat <<EOF\nplain $HOME text\nEOF") == "allow"
+
+
+def test_a_literal_sh_c_script_is_checked_part_by_part(ws):
+    p = policy(ws, allow=("bash:bash -c *", "bash:ls *"), deny=("bash:rm *",))
+    assert bash(p, "bash -c 'ls -la'") == "allow"
+    assert bash(p, "bash -c 'ls; touch x'") == "ask"
+    assert bash(p, "bash -c 'rm -rf build'") == "deny"
+
+
+@pytest.mark.parametrize("command", ["\\rm x", "command rm x", "/bin/rm x", "env FOO=1 rm x", "sudo -u root rm x",
+                                     "nohup rm x", "xargs -0 rm", "sh -c 'rm x'", "eval 'rm x'", "RM=1 rm x"])
+def test_a_deny_rule_sees_through_wrappers_and_paths(ws, command):
+    assert bash(policy(ws, "yolo", deny=("bash:rm *", "bash:rm")), command) == "deny"
 
 
 def test_a_compound_command_runs_when_every_part_is_allowed(ws):
@@ -176,6 +203,24 @@ def test_a_symlink_leading_out_counts_as_outside(ws, tmp_path):
     (ws / "src" / "out").symlink_to(tmp_path / "other")
     check = policy(ws, "auto-edit").check("write", {"path": "src/out/x.py"}, ws)
     assert check.verdict == "ask" and str(tmp_path / "other" / "x.py") in check.reason
+
+
+@pytest.mark.parametrize("path", ["scout.toml", ".git/config", ".git/hooks/pre-commit", ".agents/plugins/x.py",
+                                  ".scout/themes/t.toml"])
+def test_changing_scouts_or_gits_own_files_always_asks(ws, path):
+    p = policy(ws, "auto-edit", allow=("write", "edit:**", "bash"))
+    for tool in ("write", "edit"):
+        check = p.check(tool, {"path": path}, ws)
+        assert check.verdict == "ask" and check.suggestions == () and path in check.reason
+    assert bash(p, f"echo x >> {path}") == "ask"
+    assert p.check("read", {"path": path}, ws, read_only=True).verdict == "allow"  # reading is fine
+    assert policy(ws, "yolo").check("write", {"path": path}, ws).verdict == "allow"
+
+
+def test_a_command_with_control_characters_is_never_allowed_by_a_rule(ws):
+    p = policy(ws, allow=("bash",))
+    check = p.check("bash", {"command": "touch x; ls #\rls -la"}, ws)
+    assert check.verdict == "ask" and "control characters" in check.reason and check.suggestions == ()
 
 
 def test_a_redirection_after_cd_cannot_be_placed(ws):
@@ -246,6 +291,11 @@ def test_rules_from_every_config_file_add_up_with_their_file_and_line(tmp_home, 
         ('[permissions]\ndeny = [":x"]\n', r"scout.toml:2: permission rule ':x' must start with a tool name"),
         ('[permissions]\nallow = [""]\n', r"scout.toml:\d+: a permission rule must be a non-empty string"),
         ('permissions = 3\n', r"scout.toml:1: \[permissions\] must be a table"),
+        ('[permissions]\nallow = [\n  "bash:ls *",\n  "",\n]\n', r"scout.toml:4: a permission rule must be"),
+        ('[permissions]\nallow = [\n  "bash:ls *",\n\n  3,\n]\n', r"scout.toml:5: a permission rule must be"),
+        ('[permissions]\nalow = ["bash:ls *"]\n', r"scout.toml:2: unknown key 'alow' in \[permissions\]"),
+        ('x = 1\n[permissions]\nmode = "yolo"\n', r"scout.toml:3: unknown key 'mode' in \[permissions\]"),
+        ('[permissions]\ndeny = ["Bash:rm *"]\n', r"scout.toml:2: .*tool names are lower case, as in bash:rm \*"),
     ],
 )
 def test_bad_rules_name_their_file_and_line(tmp_home, workdir, text, message):

@@ -16,7 +16,7 @@ from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from scout_tui.store import Store
-from scout_tui.widgets import Composer
+from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets.approval import ApprovalScreen
 from tests.test_app import SIZE, long_session, send, settle, small_epochs  # noqa: F401 (fixture)
 
@@ -68,9 +68,19 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
 
     async def run_before(pilot) -> None:
         await settle(app, pilot)
+        # Every batch mounted, then back at the newest: the same chat behind the view each run
+        # (how far lazy loading got by itself depends on timing).
+        chat = app.query_one(ChatView)
+        for _ in range(20):
+            if chat.loaded_count >= len(app.history):
+                break
+            chat.scroll_home(animate=False, immediate=True)
+            await settle(app, pilot)
+        chat.scroll_end(animate=False, immediate=True)
         await steady(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
+        await settle_screen(pilot, scroll_chat=False)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -93,13 +103,14 @@ def test_approval_prompt_with_a_diff(snap_compare, tmp_home: Path, workdir: Path
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-async def settle_screen(pilot) -> None:
+async def settle_screen(pilot, scroll_chat: bool = True) -> None:
     """Until two frames in a row are the same: the chat behind a modal scrolls into place."""
     pilot.app.query_one(Composer).cursor_blink = False
-    last = None
+    if scroll_chat:
+        pilot.app.query_one(ChatView).scroll_end(animate=False, immediate=True)
+    frames: list[str] = []
     for _ in range(100):
         await pilot.pause(0.05)
-        frame = pilot.app.export_screenshot()
-        if frame == last:
+        frames.append(pilot.app.export_screenshot())
+        if len(frames) >= 3 and frames[-1] == frames[-2] == frames[-3]:
             return
-        last = frame

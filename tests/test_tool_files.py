@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
-from scout_tui.tools import ToolContext, ToolResult, builtin_registry
-from scout_tui.tools.files import MAX_LINE_CHARS
+from scout_tui.tools import ToolContext, ToolError, ToolResult, builtin_registry
+from scout_tui.tools.files import MAX_LINE_CHARS, WRITE, unified_diff
 
 
 @pytest.fixture
@@ -223,3 +224,18 @@ async def test_edit_refuses_non_utf8_files(ctx: ToolContext, tmp_path: Path) -> 
     result = await call(ctx, "edit", path="l1.txt", old_string="caf", new_string="tea")
     assert result.is_error and "not UTF-8" in result.content
     assert (tmp_path / "l1.txt").read_bytes() == b"caf\xe9\n"
+
+
+async def test_write_refuses_a_fifo_instead_of_blocking(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    ctx = ToolContext(cwd=tmp_path)
+    result = await asyncio.wait_for(call(ctx, "write", path="pipe", content="x"), 5)
+    assert result.is_error and "not a regular file" in result.content
+    with pytest.raises(ToolError, match="not a regular file"):
+        await asyncio.wait_for(WRITE.preview({"path": "pipe", "content": "x"}, ctx), 5)
+
+
+def test_a_diff_splits_lines_only_at_newlines():
+    diff = unified_diff("f.txt", "a\rb\nc\n", "a\rb\nC\n")
+    assert "No newline" not in diff
+    assert diff.split("\n")[3:] == [" a\rb", "-c", "+C", ""]

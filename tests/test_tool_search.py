@@ -213,3 +213,13 @@ def test_glob_regex_semantics(pattern: str, path: str, matches: bool) -> None:
 
 def test_expand_braces_nested() -> None:
     assert expand_braces("a{b,c{d,e}}") == ["ab", "acd", "ace"]
+
+
+async def test_grep_does_not_follow_a_symlink_out_of_the_folder(ctx: ToolContext, tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOPSECRET=hunter2\n")
+    (tmp_path / "notes.txt").symlink_to(outside / "secret.txt")
+    put(tmp_path, {"real.txt": "TOPSECRET is not here\n"})
+    result = await call(ctx, "grep", pattern="TOPSECRET")
+    assert "real.txt" in result.content and "hunter2" not in result.content

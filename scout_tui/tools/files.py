@@ -121,14 +121,20 @@ MAX_DIFF_CHARS = 100_000
 """A diff longer than this is cut (at a line end), with a last line saying so."""
 
 
+def _lines(text: str) -> list[str]:
+    """``text`` split after each ``\\n`` only (``str.splitlines`` also splits at ``\\r``,
+    form feeds and others, which would misplace "No newline at end of file")."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
 def unified_diff(path: str, before: str, after: str, *, created: bool = False) -> str:
     """``before`` → ``after`` as a unified diff with 3 lines of context (``difflib``, the
     format of ``diff -u`` and git: ``--- a/PATH``, ``+++ b/PATH``, ``@@`` hunks, and
     ``\\ No newline at end of file``). A new file's header is ``--- /dev/null``. At most
     ``MAX_DIFF_CHARS`` characters. Empty when nothing changes.
     """
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
+    old, new = _lines(before), _lines(after)
     lines: list[str] = []
     for line in difflib.unified_diff(old, new, "/dev/null" if created else f"a/{path}", f"b/{path}"):
         if line.endswith("\n"):
@@ -220,9 +226,7 @@ def _count_lines(text: str) -> int:
 
 
 def _write(ctx: ToolContext, path: str, content: str) -> str:
-    target = ctx.resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path} is a directory; give a file path")
+    target = _writable(ctx, path)
     existed = target.exists()
     data = content.encode("utf-8")
     try:
@@ -251,14 +255,30 @@ async def run_write(input: dict[str, Any], ctx: ToolContext) -> str:
     return await asyncio.to_thread(_write, ctx, path, content)
 
 
-def _write_before(ctx: ToolContext, path: str) -> str | None:
-    """The text ``path`` holds now (None: no such file); ``ToolError`` if it cannot be replaced."""
+MAX_PREVIEW_BYTES = 4_000_000
+"""A file larger than this gets no diff before a write replaces it, only its size."""
+
+
+def _writable(ctx: ToolContext, path: str) -> Path:
+    """``path`` resolved; ``ToolError`` when it is a directory or an existing non-regular file
+    (writing a FIFO would block until something reads it; a device is no file to replace)."""
     target = ctx.resolve(path)
     if target.is_dir():
         raise ToolError(f"{path} is a directory; give a file path")
+    if target.exists() and not target.is_file():
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device); write only replaces files")
+    return target
+
+
+def _write_before(ctx: ToolContext, path: str) -> str | None:
+    """The text ``path`` holds now (None: no such file); ``ToolError`` if it cannot be replaced."""
+    target = _writable(ctx, path)
     if not target.exists():
         return None
     try:
+        size = target.stat().st_size
+        if size > MAX_PREVIEW_BYTES:
+            return f"(the file now holds {size:,} bytes: too large to show what changes)\n"
         data = target.read_bytes()
     except PermissionError:
         raise ToolError(f"permission denied reading {path}") from None

@@ -7,6 +7,7 @@ approval prompt, and the workspace boundary: a path outside it always asks (but 
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -25,10 +26,21 @@ workspace run, bash asks), ``yolo`` (nothing asks; deny rules still hold)."""
 EDIT_TOOLS = frozenset({"write", "edit"})
 """Tools whose calls ``auto-edit`` lets through inside the workspace."""
 
+BUILTIN_TOOL_NAMES = frozenset({"bash", "read", "write", "edit", "grep", "glob", "skill"})
+
 PATH_KEY = "path"
 """The argument naming a file or folder, in the built-in tools (and plugin tools that follow them)."""
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal acts on instead of showing
+
+PROTECTED = ("scout.toml", ".scout/**", ".agents/**", ".git/**", ".gitmodules")
+"""Paths in the workspace whose change always asks (but in ``yolo``): scout's own settings,
+plugins and skills, and git's config and hooks, which hold commands that run later. Without
+this, an edit allowed in ``auto-edit`` could raise its own permissions."""
+
+# Commands that run their arguments as a command: a deny rule sees through them.
+_WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohup", "sudo", "time", "xargs"})
 
 Verdict = Literal["allow", "ask", "deny"]
 
@@ -81,6 +93,9 @@ def parse_rule(text: str, origin: str = "session") -> Rule:
     tool = tool.strip()
     if not _TOOL_NAME.match(tool):
         raise ScoutError(f"{origin}: permission rule {text!r} must start with a tool name (bash, edit, write, read…)")
+    if tool != tool.lower() and tool.lower() in BUILTIN_TOOL_NAMES:
+        raise ScoutError(f"{origin}: permission rule {text!r}: tool names are lower case, as in "
+                         f"{tool.lower()}:{pattern.strip()}")
     return Rule(tool, pattern.strip(), origin)
 
 
@@ -115,7 +130,8 @@ class PermissionRequest:
 
     ``id``, ``tool``, ``input``: the call. ``reason``: why it asks. ``suggestions``: the rules
     "allow for the session" adds (empty: not offered). ``diff``: the unified diff of an edit or
-    write (None for other tools). ``mode``: the permission mode when it asked.
+    write (None for other tools). ``mode``: the permission mode when it asked. ``outside``:
+    the call's paths outside the workspace.
     """
 
     id: str
@@ -125,6 +141,18 @@ class PermissionRequest:
     suggestions: tuple[str, ...] = ()
     diff: str | None = None
     mode: str = "ask"
+    outside: tuple[str, ...] = ()
+
+    def how_to_allow(self) -> str:
+        """How the person could let such a call run without being asked."""
+        if self.outside:
+            return "paths outside the working directory always ask; only --permission-mode yolo skips that"
+        if self.tool in EDIT_TOOLS and self.mode == "ask" and self.suggestions:
+            return "--permission-mode auto-edit lets edits inside the working directory run"
+        if self.suggestions:
+            return (f"an allow rule in scout.toml would, e.g. [permissions] allow = [\"{self.suggestions[0]}\"]; "
+                    "or --permission-mode yolo")
+        return "only --permission-mode yolo runs it without asking"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +172,16 @@ class Approval:
     def model_text(self) -> str:
         """What the model reads instead of the tool's result, for a denial."""
         if self.by != "user":
-            return f"Not run: {self.reason}."
+            return f"Not run: {_sentence(self.reason)}"
+        said = f" They said: {_sentence(self.reason)}" if self.reason else ""
         if self.action == "stop":
-            return "The user denied this tool call and stopped the turn. Wait for their next message."
-        said = f" They said: {self.reason}" if self.reason else ""
+            return f"The user denied this tool call and stopped the turn.{said} Wait for their next message."
         return f"The user denied this tool call.{said} Do not run it again as it is."
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 Approver = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -196,23 +229,27 @@ class Policy:
         rule matches denies it, and it runs without asking only if every part is allowed.
         """
         parts = self._parts(tool, input if isinstance(input, dict) else {}, cwd)
-        for part in parts or ():
-            if rule := self._first(self.deny, part):
-                return Check("deny", f"denied by the rule {rule.text!r} ({rule.origin})")
-        if tool == "bash" and isinstance(input, dict) and isinstance(input.get("command"), str):
-            whole = Part("bash", input["command"])
-            if rule := self._first(self.deny, whole):
-                return Check("deny", f"denied by the rule {rule.text!r} ({rule.origin})")
+        command = input.get("command") if tool == "bash" and isinstance(input, dict) else None
+        for part in [*(parts or ()), *([Part("bash", command)] if isinstance(command, str) else [])]:
+            for variant in _deny_variants(part):
+                if rule := self._first(self.deny, variant):
+                    return Check("deny", f"denied by the rule {rule.text!r} ({rule.origin})")
         if self.mode == "yolo":
             return Check("allow", "permission mode yolo")
         if parts is None:
             return Check("ask", "bash could not parse this command, so no rule can allow it")
+        if isinstance(command, str) and _CONTROL.search(command):
+            return Check("ask", "the command holds control characters (shown as \\r, \\e…), so no rule can allow it")
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
+        protected = tuple(p.subject for p in parts if p.subject and _writes(p, tool, read_only) and _protected(p.subject))
         waiting = [p for p in parts if not self._runs_freely(p, tool, read_only)]
         if not waiting:
             return Check("allow", "allowed")
         if outside:
             return Check("ask", f"outside the workspace: {', '.join(outside)}", (), outside)
+        if protected:
+            return Check("ask", f"it changes {', '.join(protected)}, which holds scout's or git's settings or "
+                                "code they run")
         unknown = [p for p in waiting if p.subject is None]
         if unknown:
             what = "a file named by a variable or a pattern" if unknown[0].tool != "bash" else "a command"
@@ -247,6 +284,8 @@ class Policy:
         outside = part.tool != "bash" and (part.subject or "").startswith("/")
         if outside or part.subject is None:
             return False
+        if _writes(part, tool, read_only) and _protected(part.subject):
+            return False
         if part.tool == tool and read_only or part.tool == "read":
             return True
         if self.mode == "auto-edit" and part.tool in EDIT_TOOLS:
@@ -273,6 +312,43 @@ SUBCOMMAND_TOOLS = frozenset({
 })
 
 
+def _writes(part: Part, tool: str, read_only: bool) -> bool:
+    """Whether ``part`` changes the file it names (a read-only tool's or a ``<`` part does not)."""
+    if part.tool == "bash" or part.tool == "read":
+        return False
+    return not (part.tool == tool and read_only)
+
+
+def _protected(subject: str) -> bool:
+    return not subject.startswith("/") and any(_path_regex(p).match(subject) for p in PROTECTED)
+
+
+def _deny_variants(part: Part) -> list[Part]:
+    """``part``, and for a command also its forms a deny rule should catch: without leading
+    assignments, a backslash or a folder before the name (``\\rm``, ``/bin/rm``), and without
+    wrappers such as ``command``, ``env``, ``sudo`` or ``xargs`` (any later word may be the
+    command they run).
+
+    A guard rail, not a sandbox: ``find -delete`` or a script file still gets past ``rm *``.
+    """
+    if part.tool != "bash" or not part.subject:
+        return [part]
+    variants = [part.subject]
+    words = part.subject.split()
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
+        words = words[1:]
+    if words:
+        variants.append(" ".join([_command_name(words[0]), *words[1:]]))
+        if _command_name(words[0]) in _WRAPPERS:
+            # Which later word is the wrapped command depends on the wrapper's options: try each.
+            variants += [" ".join([_command_name(words[i]), *words[i + 1 :]]) for i in range(1, len(words))]
+    return [Part("bash", v) for v in dict.fromkeys(variants)]
+
+
+def _command_name(word: str) -> str:
+    return word.lstrip("\\").rsplit("/", 1)[-1]
+
+
 def _suggest(part: Part) -> str:
     """The session rule that would allow ``part``: a command's name (``ls *``), with its
     subcommand for tools like git (``git status *``); the exact path of a file."""
@@ -290,32 +366,52 @@ def rules_from_files(files: Iterable[tuple[Path, str]], key: str) -> list[Rule]:
     each with its file and line as ``origin``.
 
     Raises:
-        ScoutError: a value that is not a list of rule strings, or a bad rule, naming the file
-            and line.
+        ScoutError: a ``[permissions]`` that is not a table or holds a key other than
+            ``allow`` and ``deny`` (a typo would silently do nothing), a value that is not a
+            list, or a bad rule; each naming the file and line.
     """
     rules: list[Rule] = []
     for path, text in files:
         table = tomllib.loads(text).get("permissions")
         if table is None:
             continue
+        lines = text.splitlines()
         if not isinstance(table, dict):
-            raise ScoutError(f"{path}:{_line(text, 'permissions')}: [permissions] must be a table")
+            raise ScoutError(f"{path}:{_key_line(lines, 'permissions')}: [permissions] must be a table")
+        for unknown in sorted(set(table) - {"allow", "deny"}):
+            raise ScoutError(f"{path}:{_key_line(lines, unknown)}: unknown key {unknown!r} in [permissions] "
+                             "(known: allow, deny)")
         values = table.get(key, [])
+        start = _key_line(lines, key)
         if not isinstance(values, list):
-            raise ScoutError(f"{path}:{_line(text, key)}: permissions.{key} must be a list of rules like "
+            raise ScoutError(f"{path}:{start}: permissions.{key} must be a list of rules like "
                              "[\"bash:git status*\", \"edit:src/**\"]")
+        at = start
         for value in values:
-            origin = f"{path}:{_line(text, value if isinstance(value, str) else key)}"
-            rules.append(parse_rule(value, origin))
+            at = _value_line(lines, value, at)
+            rules.append(parse_rule(value, f"{path}:{at}"))
     return rules
 
 
-def _line(text: str, needle: str) -> int:
-    """The first line of ``text`` holding ``needle`` as a quoted string or a key (1 if none)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if f'"{needle}"' in line or f"'{needle}'" in line or re.match(rf"\s*\[?{re.escape(needle)}\b", line):
+def _key_line(lines: list[str], key: str) -> int:
+    """The line (1-based) assigning ``key`` (also as ``permissions.key``) or opening the
+    ``[key]`` table, searched from the ``[permissions]`` header on; 1 if none is found."""
+    header = re.compile(r"\s*\[\s*permissions\s*\]")
+    first = next((n for n, line in enumerate(lines, 1) if header.match(line)), 1)
+    pattern = re.compile(rf"""\s*(?:\[\s*)?(?:permissions\s*\.\s*)?["']?{re.escape(key)}["']?\s*(?:=|\])""")
+    return next((n for n, line in enumerate(lines[first - 1 :], first) if pattern.match(line)), first)
+
+
+def _value_line(lines: list[str], value: Any, start: int) -> int:
+    """The first line from ``start`` on that holds ``value`` as TOML writes it (``start`` if none)."""
+    if isinstance(value, str):
+        candidates = [json.dumps(value, ensure_ascii=False), f"'{value}'"]
+    else:
+        candidates = [str(value).lower() if isinstance(value, bool) else str(value)]
+    for number in range(start, len(lines) + 1):
+        if any(c in lines[number - 1] for c in candidates):
             return number
-    return 1
+    return start
 
 
 def policy_from_config(config: Any, workspace: Path) -> Policy:

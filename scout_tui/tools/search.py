@@ -119,8 +119,9 @@ def walk_files(base: Path, stop: threading.Event, max_depth: int | None = None) 
 
     Leaves out ``SKIP_DIRS`` and virtualenvs below ``base``, and FIFOs, sockets and devices
     (opening a FIFO would block forever). ``max_depth`` limits how many folders deep below
-    ``base`` a file may be (0: ``base`` only). Symlinked folders are not followed; unreadable
-    folders are passed over. Ends early once ``stop`` is set.
+    ``base`` a file may be (0: ``base`` only). Symlinks are not followed, to files or folders
+    (as ripgrep does by default): a link may lead out of the workspace, where reading asks
+    first. Unreadable folders are passed over. Ends early once ``stop`` is set.
     """
     if base.is_file():
         yield base
@@ -141,7 +142,7 @@ def walk_files(base: Path, stop: threading.Event, max_depth: int | None = None) 
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIP_DIRS and (max_depth is None or depth < max_depth):
                         subfolders.append((entry.path, depth + 1))
-                elif entry.is_file():
+                elif entry.is_file(follow_symlinks=False):
                     yield Path(entry.path)
             except OSError:
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 # Targets that write or read nothing anyone keeps.
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -40,9 +40,11 @@ def split_command(command: str) -> list[Part] | None:
     """The parts of ``command`` in source order, or None when bash would not parse it.
 
     Parts: every simple command anywhere (also inside ``$(...)``, backticks, ``<(...)``,
-    pipelines, lists, subshells, loops, conditionals and function bodies), every assignment
-    or ``export``/``declare`` standing alone, and every redirection to or from a file (except
-    ``/dev/null`` and the standard streams). A command's text includes its arguments and any
+    pipelines, lists, subshells, loops, conditionals and function bodies), the commands of a
+    literal ``sh -c SCRIPT`` or ``eval SCRIPT``, every ``[[ ... ]]`` and ``(( ... ))``, every
+    assignment or ``export``/``declare`` standing alone, and every redirection to or from a
+    file (except ``/dev/null`` and the standard streams). A here-document expanding what
+    cannot be read before it runs is a part of unknown subject. A command's text includes its arguments and any
     substitutions in them; the substituted commands are parts of their own as well. After a
     ``cd``, relative redirection targets are unknown (subject None).
     """
@@ -63,12 +65,22 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+"""Commands whose ``-c SCRIPT`` argument is itself split into parts."""
+
+
 def _walk(node: Any, parts: list[Part]) -> None:
     kind = node.type
     if kind == "command":
         parts.append(Part("bash", _text(node)))
-    elif kind in ("declaration_command", "unset_command"):
+        parts.extend(_script_parts(node))
+    elif kind in ("declaration_command", "unset_command", "test_command"):
+        # `[[ -v 'a[$(cmd)]' ]]` runs cmd: bash evaluates array subscripts in some strings.
         parts.append(Part("bash", _text(node)))
+    elif kind == "compound_statement" and node.children and node.children[0].type == "((":
+        parts.append(Part("bash", _text(node)))
+    elif kind == "heredoc_redirect" and _expands_unseen(node):
+        parts.append(Part("bash", None))
     elif kind == "variable_assignment" and node.parent is not None and node.parent.type not in (
         "command", "declaration_command"
     ):
@@ -80,6 +92,58 @@ def _walk(node: Any, parts: list[Part]) -> None:
             parts.append(part)
     for child in node.children:
         _walk(child, parts)
+
+
+def _script_parts(command: Any) -> list[Part]:
+    """The parts of the script a command runs: ``sh -c 'SCRIPT'`` or ``eval 'SCRIPT'``, when
+    its text is literal (a script built at run time is a part of unknown subject)."""
+    words = [c for c in command.children if c.type not in ("variable_assignment", "file_redirect")]
+    if not words or words[0].type != "command_name":
+        return []
+    name = _text(words[0]).lstrip("\\").rsplit("/", 1)[-1]
+    args = words[1:]
+    if name == "eval":
+        script_nodes = args
+    elif name in SHELLS:
+        flag = next((i for i, a in enumerate(args) if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", _text(a))), None)
+        script_nodes = args[flag + 1 : flag + 2] if flag is not None else []
+    else:
+        return []
+    if not script_nodes:
+        return []
+    values = [_literal(n) for n in script_nodes]
+    if any(v is None for v in values):
+        return [Part("bash", None)]
+    inner = split_command(" ".join(v for v in values if v is not None))
+    return [Part("bash", None)] if inner is None else inner
+
+
+def _expands_unseen(heredoc: Any) -> bool:
+    """Whether an unquoted here-document's body expands something the parse did not show as a
+    command substitution (backticks, ``${...}``, ``$[...]``, a ``$(`` tree-sitter left as text)."""
+    start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
+    body = next((c for c in heredoc.children if c.type == "heredoc_body"), None)
+    if start is None or body is None or any(q in _text(start) for q in "'\"\\"):
+        return False  # <<'EOF': nothing in the body expands
+    text = _text(body)
+    if "`" in text or "${" in text or "$[" in text:
+        return True
+    seen = {c.start_byte - body.start_byte for c in _descendants(body) if c.type == "command_substitution"}
+    raw = body.text
+    return any(i not in seen for i in _find_all(raw, b"$("))
+
+
+def _descendants(node: Any) -> Iterator[Any]:
+    for child in node.children:
+        yield child
+        yield from _descendants(child)
+
+
+def _find_all(data: bytes, needle: bytes) -> Iterator[int]:
+    i = data.find(needle)
+    while i != -1:
+        yield i
+        i = data.find(needle, i + 1)
 
 
 def _redirect(node: Any) -> Part | None:

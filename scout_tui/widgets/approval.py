@@ -1,14 +1,17 @@
 """The approval prompt: a modal screen asking whether one tool call may run.
 
 It shows the exact command, or the unified diff of an edit or write coloured by the theme's
-``diff-added`` / ``diff-removed`` variables. Keys: ``y`` allow once, ``a`` allow the shown
-rules for the session, ``n`` deny (then type an optional reason for the model and press
-Enter), Esc deny and stop the turn. Dismisses with a ``permissions.Approval``.
+``diff-added`` / ``diff-removed`` variables; control characters in a command are written
+out (``text.reveal``), so what is shown is what runs. Keys: ``y`` allow once, ``a`` allow the
+shown rules for the session, ``n`` deny (then type an optional reason for the model and press
+Enter), Esc deny and stop the turn (with the reason typed, if any). Keys pressed in the first
+``ARM_SECONDS`` are ignored. Dismisses with a ``permissions.Approval``.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import ClassVar
 
 from textual import on
@@ -19,11 +22,18 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from ..text import sanitize
+from ..text import reveal, sanitize
 from ..tools.permissions import Approval, PermissionRequest
 
 MAX_DIFF_LINES = 2_000
 """Lines of a diff the prompt shows; a longer one ends with a line counting the rest."""
+
+ARM_SECONDS = 0.4
+"""Keys pressed sooner than this after the prompt appears are ignored: a ``y`` typed ahead
+for the previous prompt must not allow a call nobody has read."""
+
+LONG_LINES = 12
+"""A command or diff longer than this gets a line saying to scroll through it."""
 
 
 def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
@@ -83,9 +93,10 @@ class ApprovalScreen(ModalScreen[Approval]):
         }
         & #question { text-style: bold; }
         & #reason { color: $text-muted; }
+        & #long { color: $warning; }
         & #body {
             height: auto;
-            max-height: 30;
+            max-height: 50vh;
             margin-top: 1;
             background: $panel;
             padding: 0 1;
@@ -101,12 +112,19 @@ class ApprovalScreen(ModalScreen[Approval]):
         Binding("y", "allow", "Allow once", id="approval.allow"),
         Binding("a", "allow_session", "Allow for the session", id="approval.allow_session"),
         Binding("n", "deny", "Deny", id="approval.deny"),
+        Binding("enter", "send_denial", "Deny", id="approval.send_denial", show=False),
         Binding("escape", "stop", "Deny and stop", id="approval.stop"),
     ]
 
     def __init__(self, request: PermissionRequest) -> None:
         super().__init__()
         self.request = request
+        self._shown_at = time.monotonic()
+        self._denying = False
+
+    def on_mount(self) -> None:
+        self._shown_at = time.monotonic()
+        self.query_one("#body").focus()  # ↑/↓ and PgUp/PgDn scroll a long command or diff
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -114,14 +132,21 @@ class ApprovalScreen(ModalScreen[Approval]):
             dialog.border_title = f"Permission: {request.tool}"
             yield Static(Content(_subject(request)), id="question")
             yield Static(Content(f"Asking because {request.reason}."), id="reason")
+            if request.diff:
+                shown = request.diff
+            elif request.tool == "bash":
+                shown = reveal(str(request.input.get("command", "")))
+            else:
+                shown = reveal(json.dumps(request.input, indent=2, ensure_ascii=False)[:20_000])
+            lines = shown.count("\n") + 1
+            if lines > LONG_LINES:
+                yield Static(Content(f"{lines:,} lines: scroll (↑/↓, PgUp/PgDn) to read all of it before you answer."),
+                             id="long")
             with VerticalScroll(id="body"):
                 if request.diff:
                     yield Static(diff_content(request.diff), id="diff")
-                elif request.tool == "bash":
-                    yield Static(Content(sanitize(str(request.input.get("command", "")))), id="command")
                 else:
-                    yield Static(Content(sanitize(json.dumps(request.input, indent=2, ensure_ascii=False)[:20_000])),
-                                 id="command")
+                    yield Static(Content(shown), id="command")
             yield Input(placeholder="Why not? (optional, goes to the model; Enter sends)", id="deny-reason")
             yield Static(self._keys(), id="keys")
 
@@ -134,8 +159,13 @@ class ApprovalScreen(ModalScreen[Approval]):
         return Content.assemble(*parts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "allow_session":
-            return bool(self.request.suggestions)
+        if action == "send_denial":
+            return self._denying
+        if action in ("allow", "allow_session", "deny"):
+            # Once denying, letters belong to the reason, wherever the focus went.
+            if self._denying or time.monotonic() - self._shown_at < ARM_SECONDS:
+                return False
+            return action != "allow_session" or bool(self.request.suggestions)
         return True
 
     def action_allow(self) -> None:
@@ -144,8 +174,12 @@ class ApprovalScreen(ModalScreen[Approval]):
     def action_allow_session(self) -> None:
         self.dismiss(Approval("allow_session"))
 
+    def action_send_denial(self) -> None:
+        self.dismiss(Approval("deny", self.query_one("#deny-reason", Input).value.strip()))
+
     def action_deny(self) -> None:
         """Ask for an optional reason; Enter sends the denial with it."""
+        self._denying = True
         self.query_one("#dialog").add_class("-denying")
         self.query_one("#keys", Static).update(Content.assemble(
             ("Enter", "bold $text"), " deny with this reason (or none) · ", ("Esc", "bold $text"),

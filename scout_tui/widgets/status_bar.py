@@ -108,7 +108,7 @@ class StatusBar(Static):
             style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
             parts += [sep, (f"{one_line(self.permission_mode, 20)} mode", style)]
         if self.busy and self.awaiting:
-            parts += [sep, ("awaiting your approval", "bold $warning")]
+            parts += [sep, ("awaiting approval", "bold $warning")]
         elif self.busy:
             parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
         if self.state:

@@ -177,7 +177,11 @@ class ToolActivity(Vertical):
     def start(self, tool_use_id: str, name: str, input: dict) -> None:
         """Add a running row: name, one-line argument summary, spinner and elapsed seconds."""
         call = self._track(ToolCall(tool_use_id, sanitize(str(name))[:40], tool_summary(input, 60)))
-        self._list.add_option(Option(self._prompt(call), id=call.key))
+        option_list = self._list
+        following = option_list.scroll_y >= option_list.max_scroll_y
+        option_list.add_option(Option(self._prompt(call), id=call.key))
+        if following:  # keep the newest call in view, unless the person scrolled up to read
+            option_list.call_after_refresh(option_list.scroll_end, animate=False)
         self._ticker.resume()
 
     def output(self, tool_use_id: str, text: str) -> None:
