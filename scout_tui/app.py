@@ -32,7 +32,7 @@ from scout_tui.skills import Skill, describe_skills, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
                               describe_source, discover_themes, pick_theme, save_theme, saved_theme)
-from scout_tui.tools.permissions import MODES, Approval, PermissionRequest, policy_from_config
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, MODES, Approval, PermissionRequest, policy_from_config
 from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 
@@ -227,6 +227,8 @@ class ScoutApp(App):
         status.model = model_name(self.config)
         status.context_window = context_window(self.config)
         status.permission_mode = self.permissions.mode
+        for note in self.permissions.notes:
+            self.notify(note, title="Permissions", severity="warning", timeout=15)
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
         self.load_extensions()
@@ -362,6 +364,8 @@ class ScoutApp(App):
         self.plugins.attach(self.bus)
         for problem in message.problems:
             self.notify(problem, title="Skipped", severity="error", timeout=10)
+        for problem in self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *self.plugins.tools]):
+            self.notify(problem, title="Permissions", severity="warning", timeout=15)
         if not self.busy:
             self.agent = None  # built again with the skills and plugin tools
         self._extensions_ready.set()

@@ -111,6 +111,9 @@ async def run_headless(
                         f"{request.how_to_allow()}", by="headless")
 
     agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse)
+    if agent.permissions is not None:
+        for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
+            warn(note)
     failure: str | None = None
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart

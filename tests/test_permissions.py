@@ -310,3 +310,23 @@ def test_a_bad_permission_mode_names_its_file_and_line(tmp_home, workdir):
         load_config(workdir, env={})
     with pytest.raises(ScoutError, match="SCOUT_PERMISSION_MODE must be one of"):
         load_config(workdir / "nowhere", env={"SCOUT_PERMISSION_MODE": "nope"})
+
+
+def test_a_projects_scout_toml_cannot_turn_on_yolo(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('permission_mode = "yolo"\n[permissions]\nallow = ["bash:make *"]\n')
+    p = policy_from_config(load_config(workdir, env={}), workdir)
+    assert p.mode == "ask"
+    assert any("is not used from a project's scout.toml" in note for note in p.notes)
+    assert any(note.endswith("lets these run without asking: bash:make *") for note in p.notes)
+    assert policy_from_config(load_config(workdir, flags={"permission_mode": "yolo"}, env={}), workdir).mode == "yolo"
+    user = tmp_home / ".config" / "scout"
+    user.mkdir(parents=True)
+    (user / "scout.toml").write_text('permission_mode = "yolo"\n')
+    (workdir / "scout.toml").unlink()
+    assert policy_from_config(load_config(workdir, env={}), workdir).mode == "yolo"
+
+
+def test_a_rule_naming_no_tool_is_reported(ws):
+    p = policy(ws, allow=("bsh:ls *", "bash:ls *", "my_tool"))
+    assert p.unknown_tools({"bash", "my_tool"}) == [
+        "test: the permission rule 'bsh:ls *' names no tool (known: bash, my_tool, read, write)"]

@@ -203,6 +203,8 @@ class Policy:
     deny: list[Rule] = field(default_factory=list)
     workspace: Path = field(default_factory=Path.cwd)
     session: list[Rule] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What a person should know about where these rules came from (shown at start-up)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -213,6 +215,12 @@ class Policy:
         """Switch to the mode after this one in ``MODES`` (wrapping) and return it."""
         self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
         return self.mode
+
+    def unknown_tools(self, known: Iterable[str]) -> list[str]:
+        """A line for each config rule naming a tool not in ``known`` (a typo does nothing)."""
+        names = {*known, "read", "write"}  # bash redirections are checked as read and write
+        return [f"{r.origin}: the permission rule {r.text!r} names no tool (known: {', '.join(sorted(names))})"
+                for r in (*self.allow, *self.deny) if r.tool not in names]
 
     def allow_for_session(self, rules: Iterable[str]) -> None:
         """Add rules (``"tool:pattern"``) that allow matching calls until the app closes."""
@@ -418,9 +426,31 @@ def policy_from_config(config: Any, workspace: Path) -> Policy:
     """The Policy for a ``Config``: its ``permission_mode`` and the allow and deny rules of
     every config file it read (user first, then project; rules add up across files).
 
+    A project's own ``scout.toml`` (one inside ``workspace``) cannot set ``yolo``: the mode
+    falls back to ``ask``. That, and any allow rules a project file brings, is said in
+    ``Policy.notes`` for the front end to show.
+
     Raises:
         ScoutError: a bad rule or table, naming the file and line.
     """
     files = [(layer.path, layer.text) for layer in config.layers]
-    return Policy(mode=config.permission_mode, allow=rules_from_files(files, "allow"),
-                  deny=rules_from_files(files, "deny"), workspace=workspace)
+    policy = Policy(mode=config.permission_mode, allow=rules_from_files(files, "allow"),
+                    deny=rules_from_files(files, "deny"), workspace=workspace)
+    source = config.sources.get("permission_mode", "")
+    if policy.mode == "yolo" and _in_project(source, policy.workspace):
+        policy.mode = "ask"
+        policy.notes.append(f"{source}: permission_mode = \"yolo\" is not used from a project's scout.toml (a "
+                            "repository cannot turn off its own approval prompts); set it in "
+                            "~/.config/scout/scout.toml, SCOUT_PERMISSION_MODE or --permission-mode. Mode: ask.")
+    project = [r for r in policy.allow if _in_project(r.origin.rsplit(":", 1)[0], policy.workspace)]
+    if project:
+        where = project[0].origin.rsplit(":", 1)[0]
+        policy.notes.append(f"{where} lets these run without asking: {', '.join(r.text for r in project)}")
+    return policy
+
+
+def _in_project(path: str, workspace: Path) -> bool:
+    """Whether config file ``path`` (a ``Config.sources`` value) lies in the workspace."""
+    if not path or path.startswith(("env ", "flag ")):
+        return False
+    return Path(path).resolve().is_relative_to(workspace)
