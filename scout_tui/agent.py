@@ -26,7 +26,7 @@ from scout_tui.compaction import Compacted, compact
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks, error_result, repair, tool_uses
 from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult
-from scout_tui.tools.output import MAX_OUTPUT_CHARS, cut_to_fit, redact, save_output
+from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
 from scout_tui.tools.permissions import Approval, Approver, PermissionRequest, Policy
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None
@@ -351,9 +351,15 @@ class Agent:
 
         async def one(use: dict) -> None:
             start = self._started[use["id"]] = time.monotonic()
+            live = StreamRedactor(tuple(self.secrets))
+
+            def show(text: str) -> None:
+                if text:
+                    queue.put_nowait(Event("tool.output", {"id": use["id"], "text": text}))
+
             ctx = ToolContext(
                 self.cwd,
-                on_output=lambda text: queue.put_nowait(Event("tool.output", {"id": use["id"], "text": self.redact(text)})),
+                on_output=lambda text: show(live.feed(text)),
                 env=self.tool_env,
                 output_path=self._output_path(use["id"]),
                 secrets=tuple(self.secrets),
@@ -364,6 +370,7 @@ class Agent:
             else:
                 start = self._started[use["id"]] = time.monotonic()  # not counting the approval
                 result = await self._call(use, ctx)
+            show(live.flush())
             result = ToolResult(self.redact(result.content), result.is_error, result.output_path)
             self._results[use["id"]] = result
             end = {"id": use["id"], "name": use["name"], "content": result.content, "is_error": result.is_error,

@@ -273,3 +273,21 @@ async def test_a_call_a_deny_rule_refuses_is_never_previewed(tmp_path):
     [end] = [e for e in events if e.type == "tool.end"]
     assert end.data["is_error"] and "denied by the rule 'write:pipe' (test)" in end.data["content"]
     assert [e.data["by"] for e in events if e.type == "permission.decision"] == ["rule"]
+
+
+async def test_a_key_printed_in_two_pieces_never_shows_live_or_in_the_saved_output(tmp_path):
+    key = "sk-ant-SECRET-0123456789"
+    (tmp_path / "key.txt").write_text(key)
+    # Half the key, a pause (a separate output piece), the other half; then enough to be cut.
+    script = "head -c 12 key.txt; sleep 0.3; tail -c +13 key.txt; echo; seq 1 20000"
+    replies = [Reply(anthropic_stream([], ("toolu_k", "bash", [json.dumps({"command": script})]))),
+               Reply(anthropic_stream(["done"]))]
+    with LoopbackServer(replies) as server:
+        backend = make_backend("anthropic", model="m", api_key=key, base_url=server.url, max_retries=0)
+        agent = Agent(backend, builtin_registry(), cwd=tmp_path, secrets=[key], output_dir=tmp_path / "out")
+        events = [e async for e in agent.run([], "show")]
+    live = "".join(e.data["text"] for e in events if e.type == "tool.output")
+    assert key[:12] not in live and "[redacted]" in live and live.rstrip().endswith("20000")
+    [end] = [e for e in events if e.type == "tool.end"]
+    saved = Path(end.data["output_path"]).read_text()
+    assert key not in saved and key[:12] not in saved and saved.startswith("[redacted]\n1\n")

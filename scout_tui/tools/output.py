@@ -108,19 +108,13 @@ class FullOutput:
         assert self.path is not None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Hold back the last len(secret) - 1 characters: a secret cut between two pieces
-            # is whole in the next buffer, so no part of one is ever written.
-            keep = max((len(s) for s in self.secrets), default=1) - 1
-            carry = ""
+            redactor = StreamRedactor(self.secrets)
             with self.path.open("w", encoding="utf-8", errors="replace") as f:
                 piece: str | None = "".join(first)
                 while piece is not None:
-                    buffer = redact(carry + piece, self.secrets)
-                    cut = max(0, len(buffer) - keep)
-                    f.write(buffer[:cut])
-                    carry = buffer[cut:]
+                    f.write(redactor.feed(piece))
                     piece = pieces.get()
-                f.write(carry)
+                f.write(redactor.flush())
                 if self.total > MAX_SAVED_CHARS:
                     f.write(f"\n[... {self.total - MAX_SAVED_CHARS:,} more characters not saved]\n")
         except OSError as e:
@@ -133,6 +127,31 @@ class FullOutput:
         self._queue.put(None)
         await asyncio.to_thread(self._thread.join)
         return None if self.problem else str(self.path)
+
+
+class StreamRedactor:
+    """``redact`` for text that arrives in pieces: a secret cut between two pieces is still
+    replaced whole. ``feed(piece)`` returns what is safe to show now; it holds back the last
+    ``len(longest secret) - 1`` characters until the next piece or ``flush()``.
+    """
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self.secrets = tuple(s for s in secrets if s)
+        self.keep = max((len(s) for s in self.secrets), default=1) - 1
+        self.carry = ""
+
+    def feed(self, piece: str) -> str:
+        if not self.secrets:
+            return piece
+        buffer = redact(self.carry + piece, self.secrets)
+        # A secret not whole in the buffer must end past it, so it starts in the held-back tail.
+        cut = max(0, len(buffer) - self.keep)
+        self.carry = buffer[cut:]
+        return buffer[:cut]
+
+    def flush(self) -> str:
+        rest, self.carry = self.carry, ""
+        return rest
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
