@@ -257,3 +257,21 @@ async def test_a_running_row_shows_the_newest_line_of_output():
         tools.end("t1", "built\nin 2s", False, 2.0)
         await pilot.pause()
         assert row(tools, 0).endswith("\n  built")
+
+
+async def test_a_new_call_scrolls_into_view_unless_the_person_scrolled_up():
+    app = ToolsApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        tools = app.query_one(ToolActivity)
+        option_list = tools.query_one("#tool-list", OptionList)
+        for i in range(30):
+            tools.start(f"t{i}", "bash", {"command": f"step {i}"})
+            tools.end(f"t{i}", "ok", False, 0.1)
+            await pilot.pause()
+        await pilot.pause()
+        assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
+        option_list.scroll_home(animate=False)
+        await pilot.pause()
+        tools.start("late", "bash", {"command": "later"})
+        await pilot.pause()
+        assert option_list.scroll_y == 0  # reading older calls: left where it is

@@ -171,17 +171,26 @@ class ToolActivity(Vertical):
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(TICK, self._tick, pause=True)
+        self._following = True  # the list sticks to its newest row until the person scrolls up
+        self.watch(self._list, "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self, old: float, new: float) -> None:
+        option_list = self._list
+        self._following = new >= option_list.max_scroll_y - 1 or (new >= old and self._following)
+
+    def _follow(self) -> None:
+        """Keep the newest row in view, unless the person scrolled up to read older ones."""
+        if self._following:
+            option_list = self._list
+            option_list.call_after_refresh(option_list.scroll_end, animate=False, immediate=True)
 
     # -- methods down --------------------------------------------------------------------------
 
     def start(self, tool_use_id: str, name: str, input: dict) -> None:
         """Add a running row: name, one-line argument summary, spinner and elapsed seconds."""
         call = self._track(ToolCall(tool_use_id, sanitize(str(name))[:40], tool_summary(input, 60)))
-        option_list = self._list
-        following = option_list.scroll_y >= option_list.max_scroll_y
-        option_list.add_option(Option(self._prompt(call), id=call.key))
-        if following:  # keep the newest call in view, unless the person scrolled up to read
-            option_list.call_after_refresh(option_list.scroll_end, animate=False)
+        self._list.add_option(Option(self._prompt(call), id=call.key))
+        self._follow()
         self._ticker.resume()
 
     def output(self, tool_use_id: str, text: str) -> None:
@@ -214,6 +223,7 @@ class ToolActivity(Vertical):
         call.elapsed = elapsed
         call.diff = diff
         call.output_path = output_path
+        self._follow()  # the finished row may be taller (its diff, the saved-output line)
         call.parts, call.kept, call.dropped = [], 0, 0
         call.add(_result_text(content))
         self._redraw(call, full=True)
