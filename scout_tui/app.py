@@ -499,6 +499,7 @@ class ScoutApp(App):
             return
         self.post_message(SessionOpened(None, []))
         self.refresh_sessions()
+        self.query_one(Composer).focus()
 
     # -- turns --------------------------------------------------------------------------------
 

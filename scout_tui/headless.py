@@ -96,6 +96,7 @@ async def run_headless(
         )
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
     cleaner = StreamSanitizer() if out.isatty() else None
+    shared_terminal = out.isatty() and err.isatty()
     store = Store()
     session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
@@ -144,6 +145,8 @@ async def run_headless(
             elif event.type == "permission.decision" and data.get("by") == "rule":
                 warn(f"denied {data['name']} {tool_summary(inputs.get(data['id'], {}))}: {data['reason']}")
             elif event.type == "tool.end":
+                if shared_terminal and last != "\n":
+                    write("\n")  # stdout and stderr on one screen: the tool line starts a line
                 mark = "✗" if data["is_error"] else "✓"
                 summary = f"{data['name']} {tool_summary(inputs.get(data['id'], {}))}"
                 print(f"{mark} {summary} ({data['elapsed'] or 0:.2f}s)", file=err, flush=True)

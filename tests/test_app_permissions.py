@@ -12,9 +12,9 @@ from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from scout_tui.history import problems
 from scout_tui.store import Store
-from scout_tui.widgets import StatusBar, ToolActivity
+from scout_tui.widgets import Composer, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ARM_SECONDS, ApprovalScreen
-from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.loopback import LoopbackServer, Reply, anthropic_stream, sse
 from tests.test_app import SIZE, make_app, send, settle
 
 ORIGINAL = "def greet():\n    return 'hello'\n"
@@ -151,7 +151,6 @@ async def test_a_symlink_out_of_the_workspace_counts_as_outside(repo, tmp_path):
 
 
 async def test_escape_on_the_prompt_ends_the_turn_with_a_valid_history(repo):
-    # Two calls in one message: Esc on the first denies it and the second never runs.
     both = anthropic_stream([], edit_call("toolu_1"))
     with LoopbackServer([Reply(both)]) as server:
         app = make_app(repo, server)
@@ -202,12 +201,12 @@ async def test_a_deny_rule_refuses_without_asking(repo):
 # -- the tool pane: stop a call, the full output of a cut result, diffs ---------------------
 
 
-async def wait_running(app, pilot, tool_id: str) -> None:
+async def wait_running(app, pilot, tool_id: str, printed: str = "started") -> None:
     tools = app.query_one(ToolActivity)
     for _ in range(500):
         await pilot.pause(0.01)
         try:
-            if tools.status_of(tool_id) == "running" and "started" in tools.output_of(tool_id):
+            if tools.status_of(tool_id) == "running" and printed in tools.output_of(tool_id):
                 return
         except KeyError:
             pass
@@ -382,3 +381,66 @@ async def test_the_prompt_shows_control_characters_instead_of_hiding_what_runs(r
             await pilot.press("escape")
             await settled(app, pilot)
     assert not (repo / "pwned").exists()
+
+
+def calls_stream(calls: list[tuple[str, str, dict]]) -> bytes:
+    """An Anthropic SSE body whose one message holds several tool_use blocks."""
+    events = [("message_start", {"type": "message_start", "message": {
+        "id": "msg_many", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+    for index, (tool_id, name, input) in enumerate(calls):
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index,
+                                     "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(input)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                  "usage": {"output_tokens": 5}}),
+               ("message_stop", {"type": "message_stop"})]
+    return sse(events)
+
+
+async def test_the_tool_pane_follows_to_the_running_call_after_denied_ones(repo):
+    (repo / "scout.toml").write_text('[permissions]\ndeny = ["bash:rm *"]\n')
+    calls = [(f"toolu_{c}", "bash", {"command": f"rm {c}"}) for c in "abcd"]
+    calls.append(("toolu_run", "bash", {"command": "for i in $(seq 1 20); do echo tick $i; sleep 1; done"}))
+    with LoopbackServer([Reply(calls_stream(calls)), answer()]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "go")
+            await wait_running(app, pilot, "toolu_run", "tick")
+            for _ in range(5):
+                await pilot.pause(0.05)
+            option_list = app.query_one("#tool-list")
+            assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
+            await pilot.press("escape")
+            await settled(app, pilot)
+
+
+async def test_esc_on_the_first_of_two_calls_answers_both_and_runs_neither(repo):
+    calls = [("toolu_1", "write", {"path": "one.txt", "content": "1\n"}),
+             ("toolu_2", "write", {"path": "two.txt", "content": "2\n"})]
+    with LoopbackServer([Reply(calls_stream(calls))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write both")
+            await prompt_up(app, pilot)
+            await pilot.press("escape")
+            await settled(app, pilot)
+            stored = Store().messages(app.session_id)
+    assert len(server.requests) == 1 and not (repo / "one.txt").exists() and not (repo / "two.txt").exists()
+    assert problems(stored) == []
+    contents = [b["content"] for b in stored[-1]["content"]]
+    assert "stopped the turn" in contents[0] and contents[1] == "Not run: the user stopped the turn."
+
+
+async def test_ctrl_n_from_the_tool_pane_puts_the_cursor_in_the_composer(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#tool-list").focus()
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.focused is app.query_one(Composer)

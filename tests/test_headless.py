@@ -155,3 +155,29 @@ def test_print_mode_names_the_rule_that_denied_a_call(repo, env):
     assert done.returncode == 0, done.stderr
     assert (repo / "keep.txt").exists()
     assert f"scout-tui: denied bash rm keep.txt: denied by the rule 'bash:rm *' ({repo / 'scout.toml'}:2)" in done.stderr
+
+
+async def test_on_one_terminal_a_tool_line_starts_its_own_line(repo, env, monkeypatch):
+    import io
+
+    from scout_tui.config import load_config
+    from scout_tui.headless import run_headless
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    screen: list[str] = []
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def write(self, text: str) -> int:
+            screen.append(text)
+            return len(text)
+
+    replies = [Reply(anthropic_stream(["calling"], ("toolu_1", "read", ['{"path": "notes.txt"}']))),
+               Reply(anthropic_stream(["done"]))]
+    with LoopbackServer(replies) as server:
+        config = load_config(repo, flags={"base_url": server.url, "api_key": "sk-test"}, env={})
+        assert await run_headless(config, repo, "read it", stdout=Terminal(), stderr=Terminal()) == 0
+    assert "calling\n✓ read notes.txt" in "".join(screen)

@@ -330,3 +330,11 @@ def test_a_rule_naming_no_tool_is_reported(ws):
     p = policy(ws, allow=("bsh:ls *", "bash:ls *", "my_tool"))
     assert p.unknown_tools({"bash", "my_tool"}) == [
         "test: the permission rule 'bsh:ls *' names no tool (known: bash, my_tool, read, write)"]
+
+
+def test_a_plugin_tool_without_a_path_is_suggested_by_name(ws):
+    check = policy(ws).check("shout", {"text": "hey"}, ws)
+    assert check.verdict == "ask" and check.suggestions == ("shout",)
+    p = policy(ws)
+    p.allow_for_session(check.suggestions)
+    assert p.check("shout", {"text": "again"}, ws).verdict == "allow"

@@ -270,8 +270,23 @@ async def test_a_new_call_scrolls_into_view_unless_the_person_scrolled_up():
             await pilot.pause()
         await pilot.pause()
         assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
+        option_list.focus()
         option_list.scroll_home(animate=False)
         await pilot.pause()
         tools.start("late", "bash", {"command": "later"})
         await pilot.pause()
         assert option_list.scroll_y == 0  # reading older calls: left where it is
+
+
+async def test_tall_rows_finishing_at_once_still_leave_the_running_call_in_view():
+    app = ToolsApp()
+    async with app.run_test(size=(60, 14)) as pilot:
+        tools = app.query_one(ToolActivity)
+        option_list = tools.query_one("#tool-list", OptionList)
+        for i in range(4):  # denied at once: started and ended in the same moment, long text
+            tools.start(f"d{i}", "bash", {"command": f"rm {i}"})
+            tools.end(f"d{i}", "Permission denied: denied by the rule 'bash:rm *' (scout.toml:3). " * 3, True, None)
+        tools.start("run", "bash", {"command": "for i in $(seq 1 20); do echo tick; sleep 1; done"})
+        for _ in range(5):
+            await pilot.pause(0.05)
+        assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y

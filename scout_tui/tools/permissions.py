@@ -361,7 +361,7 @@ def _suggest(part: Part) -> str:
     """The session rule that would allow ``part``: a command's name (``ls *``), with its
     subcommand for tools like git (``git status *``); the exact path of a file."""
     if part.tool != "bash":
-        return f"{part.tool}:{part.subject}"
+        return f"{part.tool}:{part.subject}" if part.subject else part.tool
     words = (part.subject or "").split()
     if not words or "=" in words[0]:
         return f"bash:{' '.join(words)}"

@@ -171,18 +171,13 @@ class ToolActivity(Vertical):
 
     def on_mount(self) -> None:
         self._ticker = self.set_interval(TICK, self._tick, pause=True)
-        self._following = True  # the list sticks to its newest row until the person scrolls up
-        self.watch(self._list, "scroll_y", self._scrolled, init=False)
-
-    def _scrolled(self, old: float, new: float) -> None:
-        option_list = self._list
-        self._following = new >= option_list.max_scroll_y - 1 or (new >= old and self._following)
 
     def _follow(self) -> None:
-        """Keep the newest row in view, unless the person scrolled up to read older ones."""
-        if self._following:
-            option_list = self._list
-            option_list.call_after_refresh(option_list.scroll_end, animate=False, immediate=True)
+        """Keep the newest row in view, unless the person is in the pane reading older rows."""
+        option_list = self._list
+        if option_list.has_focus and option_list.scroll_y < option_list.max_scroll_y - 2:
+            return
+        option_list.call_after_refresh(option_list.scroll_end, animate=False, immediate=True)
 
     # -- methods down --------------------------------------------------------------------------
 
@@ -365,6 +360,8 @@ class ToolActivity(Vertical):
         for key in self._dirty - {c.key for c in running}:
             if call := self._rows.get(key):
                 self._redraw(call)
+        if running or self._dirty:
+            self._follow()  # a running row grows when its first output line arrives
         self._dirty.clear()
         if not running:
             self._ticker.pause()
