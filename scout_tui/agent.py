@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
@@ -435,7 +436,8 @@ class Agent:
         if self.output_dir is None:
             return None
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:64] or "call"
-        return self.output_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}.txt"
+        # Some servers reuse ids ("call_0" every turn): a random tail keeps each call's own file.
+        return self.output_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{os.urandom(3).hex()}.txt"
 
     # -- permissions --------------------------------------------------------------------------
 

@@ -7,7 +7,12 @@ An event is a name from an open vocabulary plus a JSON-able dict of data. Names 
 - ``message.assistant`` {message, usage, stop_reason, model, interrupted}: a finished assistant message
 - ``tool.start``        {id, name, input}
 - ``tool.output``       {id, text}: a live fragment of a running tool's output (UI only)
-- ``tool.end``          {id, name, content, is_error, elapsed}  (elapsed in seconds)
+- ``tool.end``          {id, name, content, is_error, elapsed, diff?, output_path?}  (elapsed in seconds,
+                        None when the call never ran; diff: the unified diff an edit or write made;
+                        output_path: the file holding the whole output of a cut result)
+- ``permission.ask``    {id, name, reason, suggestions}: a call waits for the person's answer
+- ``permission.decision`` {id, name, decision: allow|allow_session|deny|stop, by: user|rule|headless|policy,
+                        reason, rules?}: how it was answered (``rules``: what allow_session added)
 - ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}
 - ``retry``             {attempt, max_attempts, delay, reason}
 - ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after}: before each call

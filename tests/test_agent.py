@@ -291,3 +291,13 @@ async def test_a_key_printed_in_two_pieces_never_shows_live_or_in_the_saved_outp
     [end] = [e for e in events if e.type == "tool.end"]
     saved = Path(end.data["output_path"]).read_text()
     assert key not in saved and key[:12] not in saved and saved.startswith("[redacted]\n1\n")
+
+
+async def test_two_cut_results_of_one_reused_call_id_keep_their_own_files(tmp_path):
+    call = ("call_0", "bash", [json.dumps({"command": "seq 1 20000"})])
+    replies = [Reply(anthropic_stream([], call)), Reply(anthropic_stream([], call)), Reply(anthropic_stream(["ok"]))]
+    with LoopbackServer(replies) as server:
+        agent = make_agent(server, tmp_path, output_dir=tmp_path / "out")
+        events = await collect(agent, [], "count twice")
+    paths = [e.data["output_path"] for e in events if e.type == "tool.end"]
+    assert len(paths) == 2 and paths[0] != paths[1] and all(Path(p).exists() for p in paths)
