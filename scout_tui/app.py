@@ -704,7 +704,7 @@ class ScoutApp(App):
 
     def action_cycle_mode(self) -> None:
         """Shift+Tab: the next permission mode (ask → auto-edit → yolo → ask), for this run."""
-        self.set_permission_mode(MODES[(MODES.index(self.permissions.mode) + 1) % len(MODES)])
+        self.set_permission_mode(self.permissions.next_mode())
 
     def set_permission_mode(self, mode: str) -> None:
         """Use permission ``mode`` from the next tool call on (the running turn included)."""

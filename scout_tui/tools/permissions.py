@@ -15,11 +15,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
+from scout_tui.config import PERMISSION_MODES
 from scout_tui.errors import ScoutError
 from scout_tui.tools.search import glob_regex
 from scout_tui.tools.shell_parts import Part, split_command
 
-MODES = ("ask", "auto-edit", "yolo")
+MODES = PERMISSION_MODES
 """In order of Shift+Tab: ``ask`` (reads run, changes ask), ``auto-edit`` (edits inside the
 workspace run, bash asks), ``yolo`` (nothing asks; deny rules still hold)."""
 
