@@ -40,10 +40,12 @@ PERMISSION_MODES = ("ask", "auto-edit", "yolo")
 
 @dataclass(frozen=True, slots=True)
 class ConfigFile:
-    """One config file that was read: its path and text (rules quote their file and line)."""
+    """One config file that was read: its path, text (rules quote their file and line) and
+    parsed table."""
 
     path: Path
     text: str
+    table: dict[str, Any]
 
 
 @dataclass
@@ -131,7 +133,7 @@ def load_config(
             continue
         seen.add(resolved)
         text, table = _read_toml(path)
-        layers.append(ConfigFile(path, text))
+        layers.append(ConfigFile(path, text, table))
         for key, value in table.items():
             if key in _KINDS:
                 values[key] = _check_file_value(path, text, key, value)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -370,9 +369,9 @@ def _suggest(part: Part) -> str:
     return f"bash:{' '.join(words[:2] if subcommand else words[:1])} *"
 
 
-def rules_from_files(files: Iterable[tuple[Path, str]], key: str) -> list[Rule]:
-    """The ``[permissions] <key>`` rules of each config file ``(path, text)``, in file order,
-    each with its file and line as ``origin``.
+def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[Rule]:
+    """The ``[permissions] <key>`` rules of each config file ``(path, text, parsed table)``, in
+    file order, each with its file and line as ``origin``.
 
     Raises:
         ScoutError: a ``[permissions]`` that is not a table or holds a key other than
@@ -380,8 +379,8 @@ def rules_from_files(files: Iterable[tuple[Path, str]], key: str) -> list[Rule]:
             list, or a bad rule; each naming the file and line.
     """
     rules: list[Rule] = []
-    for path, text in files:
-        table = tomllib.loads(text).get("permissions")
+    for path, text, parsed in files:
+        table = parsed.get("permissions")
         if table is None:
             continue
         lines = text.splitlines()
@@ -434,7 +433,7 @@ def policy_from_config(config: Any, workspace: Path) -> Policy:
     Raises:
         ScoutError: a bad rule or table, naming the file and line.
     """
-    files = [(layer.path, layer.text) for layer in config.layers]
+    files = [(layer.path, layer.text, layer.table) for layer in config.layers]
     policy = Policy(mode=config.permission_mode, allow=rules_from_files(files, "allow"),
                     deny=rules_from_files(files, "deny"), workspace=workspace)
     source = config.sources.get("permission_mode", "")
