@@ -74,13 +74,12 @@ class SessionOpened(Message):
     """
 
     def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
-                 complete: bool = True, tool_details: dict[str, dict[str, str]] | None = None) -> None:
+                 complete: bool = True) -> None:
         super().__init__()
         self.session_id = session_id
         self.messages = messages
         self.tokens = tokens  # (input, output) totals of the session
         self.complete = complete
-        self.tool_details = tool_details or {}  # tool_use id -> its diff and saved output path
 
 
 class HistoryLoaded(Message):
@@ -90,6 +89,15 @@ class HistoryLoaded(Message):
         super().__init__()
         self.session_id = session_id
         self.messages = messages
+
+
+class ToolDetailsLoaded(Message):
+    """The diffs and saved-output paths of a stored session's tool calls (``Store.tool_details``)."""
+
+    def __init__(self, session_id: str, details: dict[str, dict[str, str]]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.details = details
 
 
 class ContextEstimated(Message):
@@ -340,15 +348,15 @@ class ScoutApp(App):
             # The newest messages first, so a long session paints at once; the rest follows.
             since = max(0, info.message_count - OPEN_TAIL) if info else 0
             tail = self.store.messages(session_id, since=since) if session_id else []
-            details = self.store.tool_details(session_id) if session_id else {}
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
-            session_id, since, tail, tokens, details = None, 0, [], (0, 0), {}
-        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0,
-                                        tool_details=details))
+            session_id, since, tail, tokens = None, 0, [], (0, 0)
+        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+        if session_id:  # after the first paint: it reads every tool.end event of the session
+            self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
         if since and session_id:
             self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
@@ -391,13 +399,17 @@ class ScoutApp(App):
         chat.load(self.history)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
             chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
-        self.query_one(ToolActivity).load([m for m in message.messages if m is not None], message.tool_details)
+        self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = message.tokens
         if message.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
+
+    def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
+        if message.session_id == self.session_id:
+            self.query_one(ToolActivity).set_details(message.details)
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
         if message.session_id != self.session_id or self._history_ready.is_set():

@@ -223,14 +223,12 @@ class ToolActivity(Vertical):
         call.add(_result_text(content))
         self._redraw(call, full=True)
 
-    def load(self, messages: list[dict], details: dict[str, dict[str, str]] | None = None) -> None:
+    def load(self, messages: list[dict]) -> None:
         """Rebuild the rows from a stored conversation's ``tool_use``/``tool_result`` blocks.
 
-        ``details`` maps a tool_use id to its ``diff`` and ``output_path`` (``Store.tool_details``).
         Elapsed times are unknown; a call with no result shows as an error. Only the newest
-        ``LOAD_LIMIT`` calls get rows.
+        ``LOAD_LIMIT`` calls get rows; ``set_details`` adds their diffs later.
         """
-        details = details or {}
         self.clear()
         options: list[Option] = []
         for message in messages:
@@ -242,8 +240,6 @@ class ToolActivity(Vertical):
                 elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
                     call.status = "error" if block.get("is_error") else "ok"
                     call.add(_result_text(block.get("content", "")))
-                    extra = details.get(call.id, {})
-                    call.diff, call.output_path = extra.get("diff"), extra.get("output_path")
         # Rows for every call of a long session would cost seconds to build: show the newest.
         for key in list(self._rows)[:-LOAD_LIMIT]:
             del self._rows[key]
@@ -252,6 +248,16 @@ class ToolActivity(Vertical):
                 call.add("(no result: the call did not finish)")
             options.append(Option(self._prompt(call), id=call.key))
         self._list.add_options(options)
+
+    def set_details(self, details: dict[str, dict[str, str]]) -> None:
+        """Give finished rows their ``diff`` and ``output_path`` (tool_use id -> both, as
+        ``Store.tool_details`` reads them) and redraw those rows."""
+        for call in self._rows.values():
+            extra = details.get(call.id)
+            if extra and call.status != "running":
+                call.diff, call.output_path = extra.get("diff"), extra.get("output_path")
+                self._redraw(call, full=True)
+        self._follow()
 
     def clear(self) -> None:
         """Remove every row and close the detail area."""
