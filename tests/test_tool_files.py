@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui.tools import ToolContext, ToolError, ToolResult, builtin_registry
-from scout_tui.tools.files import MAX_LINE_CHARS, WRITE, unified_diff
+from scout_tui.tools.files import MAX_LINE_CHARS, WRITE, diff_lines, unified_diff
 
 
 @pytest.fixture
@@ -239,3 +239,13 @@ def test_a_diff_splits_lines_only_at_newlines():
     diff = unified_diff("f.txt", "a\rb\nc\n", "a\rb\nC\n")
     assert "No newline" not in diff
     assert diff.split("\n")[3:] == [" a\rb", "-c", "+C", ""]
+
+
+def test_diff_lines_tells_headers_from_changed_lines_by_the_hunk_counts():
+    diff = unified_diff("q.sql", "-- note\nselect 1;\n", "++ added\nselect 1;")
+    kinds = diff_lines(diff)
+    assert kinds == [
+        ("file", "--- a/q.sql"), ("file", "+++ b/q.sql"), ("hunk", "@@ -1,2 +1,2 @@"),
+        ("remove", "--- note"), ("remove", "-select 1;"), ("add", "+++ added"), ("add", "+select 1;"),
+        ("note", "\\ No newline at end of file"),
+    ]

@@ -290,3 +290,14 @@ async def test_tall_rows_finishing_at_once_still_leave_the_running_call_in_view(
         for _ in range(5):
             await pilot.pause(0.05)
         assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
+
+
+async def test_a_removed_line_that_starts_with_dashes_counts_as_removed():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.start("e1", "edit", {"path": "q.sql"})
+        diff = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,1 @@\n--- old comment\n select 1;\n"
+        tools.end("e1", "Edited q.sql", False, 0.1, diff=diff)
+        await pilot.pause()
+        assert "+0 −1" in row(tools, 0) and "--- old comment" in row(tools, 0)

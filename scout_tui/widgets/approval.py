@@ -22,7 +22,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from ..text import reveal, sanitize
+from ..text import reveal
+from ..tools.files import diff_lines
 from ..tools.permissions import Approval, PermissionRequest
 
 MAX_DIFF_LINES = 2_000
@@ -36,27 +37,21 @@ LONG_LINES = 12
 """A command or diff longer than this gets a line saying to scroll through it."""
 
 
+DIFF_STYLES = {"file": "bold", "hunk": "$accent", "add": "$text on $diff-added",
+               "remove": "$text on $diff-removed", "context": "", "note": "$text-muted"}
+
+
 def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
-    """A unified diff as Content: ``+`` lines on ``$diff-added``, ``-`` lines on
-    ``$diff-removed``, hunk headers in ``$accent``, file headers bold."""
-    lines = sanitize(diff).splitlines()
+    """A unified diff as Content: added lines on ``$diff-added``, removed lines on
+    ``$diff-removed``, hunk headers in ``$accent``, file headers bold (``files.diff_lines``);
+    control characters written out (``text.reveal``)."""
+    lines = [(kind, reveal(line)) for kind, line in diff_lines(diff)]
+    shown = lines[:max_lines]
     # Changed lines are padded to one width, so their background reads as a block.
-    width = max((len(line) for line in lines[:max_lines]), default=0)
+    width = max((len(line) for _, line in shown), default=0)
     parts: list[str | tuple[str, str]] = []
-    for line in lines[:max_lines]:
-        if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
-            line = line.ljust(width)
-        if line.startswith(("+++", "---")):
-            parts.append((line, "bold"))
-        elif line.startswith("@@"):
-            parts.append((line, "$accent"))
-        elif line.startswith("+"):
-            parts.append((line, "$text on $diff-added"))
-        elif line.startswith("-"):
-            parts.append((line, "$text on $diff-removed"))
-        else:
-            parts.append((line, "$text-muted" if line.startswith("\\") else ""))
-        parts.append("\n")
+    for kind, line in shown:
+        parts += [(line.ljust(width) if kind in ("add", "remove") else line, DIFF_STYLES[kind]), "\n"]
     if len(lines) > max_lines:
         parts.append((f"… {len(lines) - max_lines:,} more lines of diff", "$text-muted italic"))
     elif parts:

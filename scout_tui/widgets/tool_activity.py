@@ -24,7 +24,8 @@ from textual.widgets import Log, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..history import blocks
-from ..text import clip, one_line, sanitize, tool_summary
+from ..text import clip, one_line, reveal, sanitize, tool_summary
+from ..tools.files import diff_lines
 
 OUTPUT_CAP = 200_000
 """Characters of output kept per tool call; the rest is counted, not kept."""
@@ -248,16 +249,20 @@ class ToolActivity(Vertical):
                 call.add("(no result: the call did not finish)")
             options.append(Option(self._prompt(call), id=call.key))
         self._list.add_options(options)
+        self._follow()  # the newest calls in view, as the chat opens at its newest messages
 
     def set_details(self, details: dict[str, dict[str, str]]) -> None:
         """Give finished rows their ``diff`` and ``output_path`` (tool_use id -> both, as
         ``Store.tool_details`` reads them) and redraw those rows."""
+        changed = False
         for call in self._rows.values():
             extra = details.get(call.id)
             if extra and call.status != "running":
                 call.diff, call.output_path = extra.get("diff"), extra.get("output_path")
                 self._redraw(call, full=True)
-        self._follow()
+                changed = True
+        if changed:
+            self._follow()  # rows with a diff are taller
 
     def clear(self) -> None:
         """Remove every row and close the detail area."""
@@ -428,19 +433,9 @@ class ToolActivity(Vertical):
 
 def _diff_summary(diff: str, show: int = DIFF_PREVIEW_LINES) -> tuple[int, int, list[str]]:
     """Lines added and removed by a unified diff, and its first ``show`` changed lines."""
-    added = removed = 0
-    changed: list[str] = []
-    for line in diff.splitlines():
-        if line.startswith(("+++", "---")):
-            continue
-        if line.startswith(("+", "-")):
-            if line[0] == "+":
-                added += 1
-            else:
-                removed += 1
-            if len(changed) < show:
-                changed.append(sanitize(line))
-    return added, removed, changed
+    changed = [line for kind, line in diff_lines(diff) if kind in ("add", "remove")]
+    added = sum(line.startswith("+") for line in changed)
+    return added, len(changed) - added, [reveal(line) for line in changed[:show]]
 
 
 def _result_text(content: object) -> str:
