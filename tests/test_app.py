@@ -49,8 +49,13 @@ async def workers_done(app: ScoutApp) -> None:
             continue
 
 
-async def settle(app: ScoutApp, pilot) -> None:
-    """Wait for the turn, the store writes and the chat's last flush."""
+async def settle(app: ScoutApp, pilot, seconds: float = 60.0) -> None:
+    """Wait for the turn, the store writes and the chat's last flush; a turn still running
+    after ``seconds`` (stuck on an approval prompt, say) fails the test instead of hanging it."""
+    await asyncio.wait_for(_settle(app, pilot), seconds)
+
+
+async def _settle(app: ScoutApp, pilot) -> None:
     await workers_done(app)
     for _ in range(200):
         await pilot.pause(0.02)
