@@ -213,11 +213,13 @@ async def test_scrolling_to_the_top_mounts_the_batch_before_and_keeps_the_view_i
         oldest = chat.query(UserMessage).first()
         assert oldest.index == 300 - LOAD_LIMIT
         row = oldest.virtual_region.y  # where it shows with the view at the top
+        # What the wheel or PageUp does; applied now, so a layout still pending from loading
+        # (under load it can come late) is laid out at the top too.
+        chat.scroll_to(y=0, animate=False, immediate=True)
         rows_laid_out: list[int] = []  # its row in every layout from here on, new batch or not
         app.screen.screen_layout_refresh_signal.subscribe(
             chat, lambda _: rows_laid_out.append(oldest.region.y - chat.scrollable_content_region.y), immediate=True
         )
-        chat.scroll_to(y=0, animate=False)  # what the wheel or PageUp does
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
