@@ -93,6 +93,9 @@ class Compacted:
         tokens_before: ``estimate_tokens`` of the stored conversation (0 from ``prepare_prompt``).
         tokens_after: ``estimate_tokens`` of ``messages`` (0 from ``prepare_prompt``).
         marks: ``tool_use`` id -> ``"truncated"`` or ``"dropped"``, for the UI.
+        stable: how many leading messages of ``messages`` stay byte-identical in every prompt
+            until the strategy's next epoch boundary (where a prompt cache breakpoint pays
+            off); ``None`` from a strategy means "append-only: all of them", 0 means unknown.
     """
 
     messages: list[dict]
@@ -102,6 +105,7 @@ class Compacted:
     tokens_before: int = 0
     tokens_after: int = 0
     marks: dict[str, str] = field(default_factory=dict)
+    stable: int | None = 0
 
     def event_data(self) -> dict[str, Any]:
         """The data of a ``prompt.compacted`` event: every figure except messages and marks
@@ -615,7 +619,7 @@ def _merge_roles(messages: list[dict]) -> list[dict]:
 
 def _none(messages: list[dict]) -> Compacted:
     """The strategy ``none``: the conversation as stored (a new list of the same messages)."""
-    return Compacted(list(messages), ["none"])
+    return Compacted(list(messages), ["none"], stable=None)
 
 
 def shorten_tools(messages: list[dict], settings: Mapping[str, Any] | None = None) -> Compacted:
@@ -690,12 +694,27 @@ def shorten_tools_epoch(messages: list[dict], settings: Mapping[str, Any] | None
     calls = _tool_calls(messages, keys)
     pinned, keep_from, whole_from = epoch_bounds(len(calls), s)
     if whole_from == 0:
-        return Compacted(list(messages), ["shorten_tools_epoch"])
+        return Compacted(list(messages), ["shorten_tools_epoch"], stable=None)
     plan: list[str | None] = [_DROP] * keep_from + [_TRUNCATE] * (whole_from - keep_from)
     plan += [None] * (len(calls) - whole_from)
     for k in _newest_repeats(keys, pinned, whole_from):
         plan[k] = None
-    return _apply(messages, calls, plan, "shorten_tools_epoch")
+    result = _apply(messages, calls, plan, "shorten_tools_epoch")
+    result.stable = _messages_through(result.messages, calls[pinned - 1][4])
+    return result
+
+
+def _messages_through(messages: list[dict], tool_use_id: Any) -> int:
+    """How many leading messages of ``messages`` hold the call ``tool_use_id`` and its result
+    (0 when it is not there): the end of the part an epoch keeps fixed."""
+    for i in range(len(messages) - 1, -1, -1):
+        content = messages[i].get("content")
+        if messages[i].get("role") == "user" and type(content) is list and any(
+                b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id for b in content):
+            return i + 1
+        if messages[i].get("role") == "assistant" and any(u.get("id") == tool_use_id for u in _uses(messages[i])):
+            return i + 1  # a call without its result yet ends the fixed part itself
+    return 0
 
 
 def _newest_repeats(keys: list, pinned: int, below: int) -> list[int]:
@@ -801,18 +820,23 @@ def _compact(messages: list[dict], strategies: Any, settings: Mapping[str, Any] 
     current = messages
     names: list[str] = []
     marks: dict[str, str] = {}
+    stable: int | None = None  # append-only until a step says otherwise
     for name, fn, takes in steps:
         result = fn(current, s) if takes else fn(current)
         if isinstance(result, Compacted):
             for tid, mark in result.marks.items():
                 if marks.get(tid) != "dropped":
                     marks[tid] = mark
+            # A step's stable part counts in its own output; after an earlier step that was
+            # not append-only, index spaces differ, so nothing is known to be stable.
+            stable = result.stable if stable is None else (0 if result.stable is not None else stable)
             result = result.messages
         elif isinstance(result, list):
             before = {u.get("id") for m in current for u in _uses(m)}
             after = {u.get("id") for m in result for u in _uses(m)}
             for tid in before - after:
                 marks[tid] = "dropped"
+            stable = 0  # a plain list says nothing about what stays fixed
         else:
             raise TypeError(f"prompt strategy {name!r} returned {type(result).__name__}, not a list")
         current = result
@@ -823,7 +847,8 @@ def _compact(messages: list[dict], strategies: Any, settings: Mapping[str, Any] 
     dropped = len(marks) - truncated
     if marks:
         current = _with_notice(current, truncated, dropped, ends_with_user=bool(messages) and messages[-1].get("role") == "user")
-    return Compacted(current, names, truncated, dropped, marks=marks)
+    count = len(current) if stable is None else min(stable, len(current))
+    return Compacted(current, names, truncated, dropped, marks=marks, stable=count)
 
 
 def _uses(message: dict) -> list[dict]:

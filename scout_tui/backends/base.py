@@ -63,6 +63,12 @@ class Request:
     ``messages`` is in the Anthropic content-block shape; ``tools`` is a list of
     ``{"name", "description", "input_schema"}`` (JSON Schema objects); ``max_tokens`` caps
     the answer's output tokens.
+
+    Prompt caching hints (each backend uses what its provider understands):
+    ``stable`` is how many leading messages stay byte-identical until the next epoch boundary of
+    the prompt strategy (``compaction.Compacted.stable``; 0: unknown), where Anthropic gets a
+    cache breakpoint; ``cache_key`` names the conversation branch (OpenAI's
+    ``prompt_cache_key``; None: not sent); ``cache_ttl`` is ``"5m"`` or ``"1h"`` (Anthropic).
     """
 
     model: str
@@ -70,6 +76,9 @@ class Request:
     system: str = ""
     tools: list[dict] = field(default_factory=list)
     max_tokens: int = 8192
+    stable: int = 0
+    cache_key: str | None = None
+    cache_ttl: str = "5m"
 
 
 # --- stream events -------------------------------------------------------------------------
