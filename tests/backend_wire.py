@@ -144,7 +144,8 @@ def check_complete(events: list[StreamEvent], name: str) -> None:
 def normalized_usage(usage: dict | None) -> dict:
     """The fixture's usage in our convention: input excludes cache reads; absent counts are 0."""
     if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": None}
+        return {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": None,
+                "cache_write_1h_tokens": 0}
     cache_read = usage.get("cache_read_tokens") or 0
     return {
         "input_tokens": usage["input_tokens"] - (cache_read if usage.get("input_includes_cache") else 0),
@@ -152,6 +153,7 @@ def normalized_usage(usage: dict | None) -> dict:
         "cache_read_tokens": cache_read,
         "cache_write_tokens": usage.get("cache_write_tokens") or 0,
         "reasoning_tokens": usage.get("reasoning_tokens"),
+        "cache_write_1h_tokens": usage.get("cache_write_1h_tokens") or 0,
     }
 
 

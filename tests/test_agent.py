@@ -35,8 +35,12 @@ async def test_text_answer_is_one_turn(tmp_path):
     assert events[4].data["message"]["content"] == [{"type": "text", "text": "Hello there"}]
     assert events[-1].data == {"stop_reason": "end_turn"}
     body = server.requests[0].json()
-    assert body["system"] == "You are a test."
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    # The system prompt and the newest message carry cache breakpoints (tools + system pass
+    # the 1,024-token minimum).
+    assert body["system"] == [{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}]
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi",
+                                                              "cache_control": {"type": "ephemeral"}}]}]
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
 async def test_tool_call_runs_and_its_result_goes_back_to_the_model(tmp_path):

@@ -452,5 +452,6 @@ def scout(api):
             assert app.query_one(ToolActivity).status_of("toolu_p") == "ok"
     first = server.requests[0].json()
     assert "shout" in [t["name"] for t in first["tools"]] and "skill" in [t["name"] for t in first["tools"]]
-    assert "How to cut a release" in first["system"] and "tag, build, upload" not in first["system"]
+    system = first["system"][0]["text"]  # one text block, with a cache breakpoint
+    assert "How to cut a release" in system and "tag, build, upload" not in system
     assert "QUIET WORDS" in json.dumps(server.requests[1].json()["messages"][-1])

@@ -298,7 +298,8 @@ async def test_usage_on_any_chunk_counts_and_cached_tokens_leave_input():
     usage = {"prompt_tokens": 100, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 60}}
     events = await _stream(body(chunk({"content": "Hi"}, "stop", usage=usage)))
     assert events[-1].usage.as_dict() == {"input_tokens": 40, "output_tokens": 20, "cache_read_tokens": 60,
-                                          "cache_write_tokens": 0, "reasoning_tokens": None}
+                                          "cache_write_tokens": 0, "reasoning_tokens": None,
+                                          "cache_write_1h_tokens": 0}
 
 
 async def test_sse_comments_and_crlf_line_ends_are_handled():

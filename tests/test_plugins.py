@@ -63,7 +63,7 @@ async def test_a_plugin_tool_is_called_by_the_model_and_its_result_goes_back(tmp
         events = [event async for event in agent.run([], "shout hi")]
     first = server.requests[0].json()
     assert "shout" in [tool["name"] for tool in first["tools"]]
-    assert "Use shout when the user wants emphasis." in first["system"]
+    assert "Use shout when the user wants emphasis." in json.dumps(first["system"])
     [result] = server.requests[1].json()["messages"][-1]["content"]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
     assert "SHOUTED: HI" in json.dumps(result["content"])

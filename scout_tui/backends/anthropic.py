@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
+from scout_tui.backends.anthropic_cache import min_cacheable_tokens, place_breakpoints
 from scout_tui.backends.base import (
     Accumulator,
     Backend,
@@ -27,6 +28,7 @@ from scout_tui.backends.base import (
 )
 
 API_VERSION = "2023-06-01"
+EXTENDED_TTL_BETA = "extended-cache-ttl-2025-04-11"  # sent with "1h" breakpoints (harmless once GA)
 
 # Anthropic's stop reasons are ours; the rest map to the nearest one.
 _STOP = {
@@ -52,7 +54,10 @@ class AnthropicBackend(Backend):
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"
 
-    def headers(self) -> dict[str, str]:
+    caching = True
+    """Whether requests carry cache breakpoints (``prompt_caching = false`` turns them off)."""
+
+    def headers(self, request: Request | None = None) -> dict[str, str]:
         """Request headers; the key travels in ``x-api-key`` only."""
         headers = {
             "anthropic-version": API_VERSION,
@@ -61,12 +66,16 @@ class AnthropicBackend(Backend):
         }
         if self.api_key:
             headers["x-api-key"] = self.api_key
+        if request is not None and self.caching and request.cache_ttl == "1h":
+            headers["anthropic-beta"] = EXTENDED_TTL_BETA
         return headers
 
     def body(self, request: Request) -> dict[str, Any]:
-        """The JSON body for ``request``: {model, max_tokens, system?, messages, tools?, stream}."""
+        """The JSON body for ``request``: {model, max_tokens, system?, messages, tools?, stream},
+        with cache breakpoints placed by ``anthropic_cache.place_breakpoints``."""
+        model = request.model or self.model
         body: dict[str, Any] = {
-            "model": request.model or self.model,
+            "model": model,
             "max_tokens": request.max_tokens,
             "messages": to_wire(request.messages),
             "stream": True,
@@ -78,11 +87,14 @@ class AnthropicBackend(Backend):
                 {"name": t["name"], "description": t.get("description", ""), "input_schema": t.get("input_schema") or {"type": "object"}}
                 for t in request.tools
             ]
+        if self.caching:
+            stable = len(to_wire(request.messages[: request.stable])) if request.stable else 0
+            place_breakpoints(body, stable=stable, ttl=request.cache_ttl, min_tokens=min_cacheable_tokens(model))
         return body
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Stream one Messages call; see ``Backend.stream``."""
-        return self._run(self.url, self.headers(), self.body(request), MessageAssembler())
+        return self._run(self.url, self.headers(request), self.body(request), MessageAssembler())
 
 
 def to_wire(messages: list[dict]) -> list[dict]:
@@ -239,6 +251,9 @@ class MessageAssembler:
         ):
             if isinstance(usage.get(theirs), int):
                 setattr(self.usage, ours, usage[theirs])
+        creation = usage.get("cache_creation")
+        if isinstance(creation, dict) and isinstance(creation.get("ephemeral_1h_input_tokens"), int):
+            self.usage.cache_write_1h_tokens = creation["ephemeral_1h_input_tokens"]
 
     def finish(self) -> list[StreamEvent]:
         if not self.done:

@@ -40,9 +40,16 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int | None = None
+    cache_write_1h_tokens: int = 0
+    """The part of ``cache_write_tokens`` written with a 1-hour TTL (billed 2× input, not 1.25×)."""
 
     def as_dict(self) -> dict[str, int | None]:
         return asdict(self)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token of the request: uncached, cache read and cache write."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
@@ -53,6 +60,7 @@ class Usage:
             None
             if self.reasoning_tokens is None and other.reasoning_tokens is None
             else (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0),
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 
