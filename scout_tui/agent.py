@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
 
+import re
+
+from scout_tui import summary as summaries
 from scout_tui.backends.base import (
     Backend,
     Completed,
@@ -22,9 +25,11 @@ from scout_tui.backends.base import (
     ThinkingDelta,
     Usage,
 )
+from scout_tui.budget import Estimator, fit
 from scout_tui.bus import Event
-from scout_tui.compaction import Compacted, compact
-from scout_tui.errors import ScoutError
+from scout_tui.cache_report import PromptRecord, explain
+from scout_tui.compaction import Compacted, compact, estimate_tokens
+from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import blocks, error_result, repair, tool_uses
 from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
@@ -36,6 +41,12 @@ INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
 STOPPED_BY_USER = "Not run: the user stopped the turn."
 STOP_GRACE = 3.0
 """Seconds a tool stopped from the tool pane gets to return what it has before it is cancelled."""
+STILL_TOO_LONG = (
+    "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
+    "(e.g. `/compact the failing test`), `/fork N` to branch from an earlier message, or `/new`."
+)
+SQUEEZE = 0.6
+"""Share of the usual token budget used after an overflow that no summary could answer."""
 CUT_BY_MAX_TOKENS = (
     "Not run: this tool call was cut off by the max_tokens limit, so its arguments may be "
     "incomplete. Send it again, smaller if needed."
@@ -77,6 +88,16 @@ class Agent:
         approve: asked, one call at a time, about a call the policy says to ask about (None:
             such calls are denied, and the model told so).
         output_dir: where a result cut to fit the model is saved whole (None: not saved).
+        context_window: the model's context window in tokens (None: unknown until a server's
+            overflow error names it); the token budget and auto-compaction need it.
+        auto_compact: the share of the context window past which the conversation is summarised
+            before the next call (None: never automatically).
+        compaction: the summary in force (from the session's ``session.compacted`` events).
+        summary_backend: the backend that writes summaries (None: ``backend``).
+        keep_tokens: tokens of the newest messages a summary leaves verbatim.
+        pricing: ``pricing(usage dict, model) -> dollars or None``, for the events' ``cost``.
+        cache_key: the conversation branch's id for OpenAI's ``prompt_cache_key`` (None: none).
+        cache_ttl: "5m" or "1h" for Anthropic's cache breakpoints.
     """
 
     def __init__(
@@ -95,6 +116,14 @@ class Agent:
         permissions: Policy | None = None,
         approve: Approver | None = None,
         output_dir: Path | None = None,
+        context_window: int | None = None,
+        auto_compact: float | None = None,
+        compaction: summaries.Compaction | None = None,
+        summary_backend: Backend | None = None,
+        keep_tokens: int = summaries.KEEP_TOKENS,
+        pricing: Callable[[dict, str], float | None] | None = None,
+        cache_key: str | None = None,
+        cache_ttl: str = "5m",
     ) -> None:
         self.backend = backend
         self.tools = tools
@@ -109,6 +138,17 @@ class Agent:
         self.permissions = permissions
         self.approve = approve
         self.output_dir = output_dir
+        self.context_window = context_window
+        self.auto_compact = auto_compact
+        self.compaction = compaction
+        self.summary_backend = summary_backend
+        self.keep_tokens = keep_tokens
+        self.pricing = pricing
+        self.cache_key = cache_key
+        self.cache_ttl = cache_ttl
+        self.estimator = Estimator()
+        self._squeeze = 1.0  # < 1 after an overflow no summary answered
+        self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._stopping = False  # the person stopped the turn at an approval prompt
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
@@ -140,16 +180,23 @@ class Agent:
     async def run(self, history: list[dict], text: str) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
 
-        ``history`` is the stored conversation (not mutated). Ends with ``turn.end``
-        {stop_reason}; a model error ends the turn with an ``error`` event instead of raising.
+        ``history`` is the stored conversation (not mutated; ``self.messages`` stays message for
+        message what the store holds, and only requests are repaired). Before a call whose
+        prompt passes ``auto_compact`` of the window, the conversation is summarised; a
+        context-overflow error is answered by compacting and retrying once. Ends with
+        ``turn.end`` {stop_reason}; a model error ends the turn with an ``error`` event.
         """
-        self.messages = repair(history)
+        self.messages = list(history)
         self._stopping = False
         message = user_message(text)
         self.messages.append(message)
         yield Event("message.user", {"message": message})
 
+        retried = False
         for _ in range(self.max_turns):
+            if self._over_threshold():
+                async for event in self.compact_now(by="auto"):
+                    yield event
             try:
                 completed = None
                 async for event in self._call_model():
@@ -157,6 +204,24 @@ class Agent:
                         completed = event
                     else:
                         yield event
+            except ModelError as e:
+                if e.kind == "context_overflow" and not retried and not self._partial:
+                    retried = True
+                    self._learn_window(str(e))
+                    yield Event("notice", {"text": "The prompt was over the model's context window; compacting "
+                                                   "it and sending it again."})
+                    summarised = False
+                    async for event in self.compact_now(by="overflow"):
+                        summarised = summarised or event.type == "session.compacted"
+                        yield event
+                    if not summarised:
+                        self._squeeze = SQUEEZE
+                    continue
+                if e.kind == "context_overflow":
+                    e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
+                for event in self._failed(e):
+                    yield event
+                return
             except ScoutError as e:
                 for event in self._failed(e):
                     yield event
@@ -167,6 +232,7 @@ class Agent:
             self.messages.append(reply)
             # From here on an interrupt must answer these calls, even before any of them runs.
             self._open_calls, self._results = list(uses), {}
+            usage = self._usage(completed.usage, self.backend.model)
             yield Event(
                 "message.assistant",
                 {
@@ -175,9 +241,10 @@ class Agent:
                     "stop_reason": completed.stop_reason,
                     "model": self.backend.model,
                     "interrupted": False,
+                    "cost": usage["cost"],
                 },
             )
-            yield Event("usage", completed.usage.as_dict())
+            yield Event("usage", usage)
             if completed.stop_reason == "max_tokens":
                 yield Event("notice", {"text": f"The answer was cut off at the output limit (max_tokens "
                                                f"{self.max_tokens}). Send “continue” to let it go on."})
@@ -248,23 +315,49 @@ class Agent:
             self._overhead = (len(self.system) + len(json.dumps(self.tools.specs()))) // 4
         return self._overhead
 
+    def reserve_tokens(self) -> int:
+        """Output tokens kept free in the window: ``max_tokens``, at most a quarter of it."""
+        return min(self.max_tokens, (self.context_window or 0) // 4) if self.context_window else self.max_tokens
+
+    def budget_tokens(self) -> int | None:
+        """Input tokens a request may use: the window less the reserve (None: window unknown)."""
+        if not self.context_window:
+            return None
+        return int((self.context_window - self.reserve_tokens()) * self._squeeze)
+
     def preview(self, messages: list[dict] | None = None) -> Compacted:
-        """What the next model call would see for ``messages`` (default: this conversation).
+        """What the next model call would see for ``messages`` (default: this conversation): the
+        summary in force and the messages after its cut, the prompt strategies, the history
+        check, then the token budget. ``stable`` ends where the budget pass changed anything.
 
         Raises:
             ScoutError: a bad compaction setting; ValueError: an unknown strategy name.
         """
-        compacted = compact(for_request(self.messages if messages is None else messages), self.strategies,
-                            self.compaction_settings)
+        stored = self.messages if messages is None else messages
+        seen = summaries.view(stored, self.compaction)
+        compacted = compact(for_request(seen), self.strategies, self.compaction_settings)
         compacted.messages = repair(compacted.messages)
+        budget = self.budget_tokens()
+        if budget is not None:
+            fitted = fit(compacted.messages, budget, self.estimator, overhead=self.overhead_tokens())
+            if fitted.first_changed is not None:
+                compacted.messages = fitted.messages
+                compacted.marks = {**compacted.marks, **fitted.marks}
+                compacted.stable = min(compacted.stable or 0, fitted.first_changed)
+                compacted.budget_cut, compacted.budget_dropped = fitted.cut, fitted.dropped
+                compacted.tokens_after = estimate_tokens(compacted.messages)
+        compacted.stable = min(compacted.stable or 0, len(compacted.messages))
         return compacted
+
+    def context_tokens(self, compacted: Compacted) -> int:
+        """The calibrated estimate of a request's input tokens: prompt, system and tools."""
+        return int((compacted.tokens_after + self.overhead_tokens()) * self.estimator.ratio)
 
     async def _call_model(self) -> AsyncIterator[Event | Completed]:
         try:
             compacted = self.preview()
         except ValueError as e:  # an unknown strategy name
             raise ScoutError(str(e)) from None
-        yield Event("prompt.compacted", compacted.event_data())
         prompt = compacted.messages
         request = Request(
             model=self.backend.model,
@@ -272,7 +365,17 @@ class Agent:
             system=self.system,
             tools=self.tools.specs(),
             max_tokens=self.max_tokens,
+            stable=compacted.stable or 0,
+            cache_key=self.cache_key,
+            cache_ttl=self.cache_ttl,
         )
+        record = PromptRecord.of(request, compacted, self.compaction)
+        data = compacted.event_data()
+        data["context_tokens"] = self.context_tokens(compacted)
+        data["cache"] = explain(self.last_prompt, record)
+        yield Event("prompt.compacted", data)
+        self.last_prompt = record
+        estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
         self._streaming = True
         async for event in self.backend.stream(request):
@@ -289,7 +392,113 @@ class Agent:
                 )
             elif isinstance(event, Completed):
                 self._streaming = False
+                self.estimator.learn(estimated, event.usage.prompt_tokens)
                 yield event
+
+    # -- long sessions: usage, summaries, overflow ----------------------------------------
+
+    def _usage(self, usage: Usage, model: str) -> dict:
+        """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
+        data = usage.as_dict()
+        data["model"] = model
+        data["cost"] = self.pricing(data, model) if self.pricing is not None else None
+        return data
+
+    def _over_threshold(self) -> bool:
+        if not (self.auto_compact and self.context_window):
+            return False
+        try:
+            compacted = self.preview()
+        except (ScoutError, ValueError):
+            return False
+        if not compacted.budget_cut and not compacted.budget_dropped:
+            tokens = self.context_tokens(compacted)
+        else:  # what the strategies alone would have sent
+            tokens = int(self.estimator.tokens(for_request(summaries.view(self.messages, self.compaction)),
+                                               self.overhead_tokens()))
+        return tokens > self.auto_compact * self.context_window
+
+    def _learn_window(self, message: str) -> None:
+        """Take the window from a server's overflow message when ours is unknown or larger
+        (Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"; OpenAI: "maximum
+        context length is 128000 tokens. However, your messages resulted in 130000 tokens")."""
+        found = re.search(r"(\d+) tokens > (\d+)", message)
+        said = re.search(r"maximum context length is (\d+) tokens.*?resulted in (\d+) tokens", message, re.S)
+        window = int(found[2]) if found else int(said[1]) if said else None
+        if window and (self.context_window is None or window < self.context_window):
+            self.context_window = window
+
+    def plan_compaction(self) -> int | None:
+        """The cut point a summary would use now (None: nothing to summarise)."""
+        start = self.compaction.at if self.compaction else 0
+        return summaries.cut_point(self.messages, self.keep_tokens, start)
+
+    async def summarize(self, focus: str = "", *, by: str = "user", supplied: str | None = None,
+                        cut: int | None = None) -> dict:
+        """Write a summary of the conversation before the cut (``plan_compaction``) with the
+        summary model, or take ``supplied`` (a plugin's); returns the ``session.compacted``
+        event data. Nothing is applied: ``apply_compaction`` does that.
+
+        Raises:
+            ScoutError: nothing to summarise, or the summary request failed.
+        """
+        cut = self.plan_compaction() if cut is None else cut
+        if cut is None:
+            raise ScoutError("nothing to compact yet: the conversation is shorter than what a summary keeps")
+        tokens_before = self.context_tokens(self.preview())
+        backend = self.summary_backend or self.backend
+        usage: dict | None = None
+        if supplied is not None:
+            text = supplied
+        else:
+            before = summaries.view(self.messages[:cut], self.compaction)
+            prompt = repair(compact(for_request(before), self.strategies, self.compaction_settings).messages)
+            budget = self.budget_tokens()
+            if budget is not None:
+                prompt = fit(prompt, budget - 2_000, self.estimator, overhead=self.overhead_tokens()).messages
+            request = Request(model=backend.model, messages=summaries.request_messages(prompt, focus),
+                              system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
+                              cache_key=self.cache_key, cache_ttl=self.cache_ttl)
+            text, spent = await summaries.write_summary(backend, request)
+            usage = self._usage(spent, backend.model)
+        made = summaries.Compaction(cut, len(self.messages), text)
+        after = summaries.view(self.messages, made)
+        tokens_after = int(self.estimator.tokens(for_request(after), self.overhead_tokens()))
+        return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
+                                    tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
+                                    cost=usage["cost"] if usage else None, focus=focus, by=by)
+
+    def apply_compaction(self, data: dict) -> None:
+        """Use a ``session.compacted`` event's summary from the next request on."""
+        self.compaction = summaries.Compaction.from_event(data)
+
+    async def compact_now(self, focus: str = "", *, by: str = "auto") -> AsyncIterator[Event]:
+        """Summarise and apply, yielding ``session.before_compact`` (plugins may supply or veto
+        the summary by setting its data's ``summary`` or ``veto``; the consumer must deliver it
+        before asking for the next event), then ``usage`` and ``session.compacted``, or a
+        ``notice`` saying why nothing was compacted."""
+        cut = self.plan_compaction()
+        if cut is None:
+            yield Event("notice", {"text": "Nothing to summarise yet: every message is newer than what a summary "
+                                           "keeps verbatim."})
+            return
+        hook = Event("session.before_compact", {"at": cut, "count": len(self.messages), "focus": focus, "by": by,
+                                                "summary": None, "veto": None})
+        yield hook
+        if hook.data.get("veto"):
+            yield Event("notice", {"text": f"Compaction vetoed by a plugin: {hook.data['veto']}"})
+            return
+        supplied = hook.data.get("summary")
+        yield Event("notice", {"text": "Summarising the conversation to free the context window…"})
+        try:
+            data = await self.summarize(focus, by=by, cut=cut, supplied=supplied if isinstance(supplied, str) else None)
+        except ScoutError as e:
+            yield Event("notice", {"text": f"Could not summarise the conversation: {e}"})
+            return
+        if data["usage"]:
+            yield Event("usage", data["usage"])
+        self.apply_compaction(data)
+        yield Event("session.compacted", data)
 
     def _failed(self, error: ScoutError) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete."""

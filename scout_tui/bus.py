@@ -13,9 +13,18 @@ An event is a name from an open vocabulary plus a JSON-able dict of data. Names 
 - ``permission.ask``    {id, name, reason, suggestions}: a call waits for the person's answer
 - ``permission.decision`` {id, name, decision: allow|allow_session|deny|stop, by: user|rule|headless|policy,
                         reason, rules?}: how it was answered (``rules``: what allow_session added)
-- ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}
+- ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
+                        reasoning_tokens, model, cost}: one request's usage (cost in dollars, None if unknown)
 - ``retry``             {attempt, max_attempts, delay, reason}
-- ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after}: before each call
+- ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after, stable, budget_cut,
+                        budget_dropped, context_tokens, cache}: before each call (``context_tokens``: the
+                        calibrated estimate of the whole request, system and tools included; ``cache``:
+                        why the prompt cache cannot reuse the previous request, or "")
+- ``session.before_compact`` {at, count, focus, by, summary: None, veto: None}: a summary is about to
+                        be written; a plugin handler may set ``summary`` (its own text) or ``veto`` (why
+                        not). UI and plugins only, not stored.
+- ``session.compacted`` {at, count, summary, model, tokens_before, tokens_after, usage, cost, focus, by}:
+                        see ``summary.py``
 - ``notice``            {text}: something a person should read (e.g. max_turns reached)
 - ``error``             {message, kind}
 - ``turn.end``          {stop_reason}
@@ -28,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 # Events that stream fragments; they are shown live and never persisted one by one.
-TRANSIENT = frozenset({"message.delta", "tool.output"})
+TRANSIENT = frozenset({"message.delta", "tool.output", "session.before_compact"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,10 @@ class Compacted:
     tokens_after: int = 0
     marks: dict[str, str] = field(default_factory=dict)
     stable: int | None = 0
+    budget_cut: int = 0
+    """Tool results the token budget cut after the strategies (see ``budget.fit``)."""
+    budget_dropped: int = 0
+    """Tool calls the token budget dropped after the strategies."""
 
     def event_data(self) -> dict[str, Any]:
         """The data of a ``prompt.compacted`` event: every figure except messages and marks
@@ -116,6 +120,9 @@ class Compacted:
             "dropped": self.dropped,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
+            "stable": self.stable or 0,
+            "budget_cut": self.budget_cut,
+            "budget_dropped": self.budget_dropped,
         }
 
 

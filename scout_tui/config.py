@@ -70,6 +70,15 @@ class Config:
     """The model's context window in tokens; None: looked up by model id."""
     permission_mode: str = "ask"
     """One of ``PERMISSION_MODES``: what runs without asking (see ``tools.permissions``)."""
+    cache_ttl: str = "5m"
+    """Anthropic cache breakpoints' lifetime: "5m", or "1h" for the parts that stay put."""
+    prompt_cache_key: str = "auto"
+    """OpenAI's ``prompt_cache_key``: "auto" (api.openai.com only), "on" or "off"."""
+    auto_compact: str = "0.85"
+    """Summarise the conversation once the prompt passes this share of the context window
+    (a number in (0, 1]), or "off"."""
+    compaction_model: str | None = None
+    """The model that writes summaries (None: the session's model)."""
     extra: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     layers: list[ConfigFile] = field(default_factory=list, repr=False)
@@ -93,10 +102,15 @@ _KINDS: dict[str, str] = {
     "theme": "str",
     "context_window": "int",
     "permission_mode": "str",
+    "cache_ttl": "str",
+    "prompt_cache_key": "str",
+    "auto_compact": "share",
+    "compaction_model": "str",
 }
-_CHOICES = {"permission_mode": PERMISSION_MODES}
+_CHOICES = {"permission_mode": PERMISSION_MODES, "cache_ttl": ("5m", "1h"), "prompt_cache_key": ("auto", "on", "off")}
 _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
-_KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number"}
+_KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number",
+               "share": 'a number between 0 and 1, or "off"'}
 
 assert set(_KINDS) | {"extra", "sources", "layers"} == {f.name for f in fields(Config)}
 
@@ -206,6 +220,13 @@ def toml_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> str:
 def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     """``value`` if it has ``key``'s type (an int is accepted for a float); else ScoutError."""
     kind = _KINDS[key]
+    if kind == "share":
+        share = _share(value)
+        if share is None:
+            line = _key_line(text, key)
+            where = f"{path}:{line}" if line else str(path)
+            raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+        return share
     ok = (
         isinstance(value, str)
         if kind == "str"
@@ -229,6 +250,11 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
 def _coerce(key: str, value: Any, origin: str) -> Any:
     """Convert an env or flag value (usually a string) to ``key``'s type; else ScoutError."""
     kind = _KINDS[key]
+    if kind == "share":
+        share = _share(value)
+        if share is None:
+            raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+        return share
     if kind == "str":
         if key in _CHOICES and str(value) not in _CHOICES[key]:
             raise ScoutError(f"{origin} must be one of {', '.join(_CHOICES[key])}, got {str(value)!r}")
@@ -242,6 +268,24 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
     if number is None or number <= 0 or number != number:  # NaN fails every comparison
         raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
     return number
+
+
+def _share(value: Any) -> str | None:
+    """A share setting as stored ("off" or the number's text), or None when invalid."""
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("off", "false", "no")):
+        return "off"
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return repr(number) if 0 < number <= 1 else None
+
+
+def share_setting(value: str) -> float | None:
+    """A share setting's number (``Config.auto_compact``), or None for "off"."""
+    return None if value == "off" else float(value)
 
 
 def _describe(value: Any, key: str) -> str:

@@ -197,25 +197,25 @@ async def probe_context_window(
     return None
 
 
-def cost(usage: dict[str, Any], info: ModelInfo | None, *, cache_ttl: str = "5m") -> float | None:
+def cost(usage: dict[str, Any], info: ModelInfo | None) -> float | None:
     """Dollars for one request, or None when ``info`` or its input or output price is unknown.
 
     ``usage`` is our Usage dict (backends.base.Usage): ``input_tokens`` (uncached input, without
-    cache reads and writes), ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``;
-    a missing or None count is 0. Cache reads cost ``cache_read``, writes ``cache_write``
-    (``cache_ttl`` "5m") or ``cache_write_1h`` ("1h"); an unknown cache price falls back to
-    ``input``. Raises ValueError for another ``cache_ttl``.
+    cache reads and writes), ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, of
+    which ``cache_write_1h_tokens`` were written with a 1-hour TTL; a missing or None count is
+    0. Cache reads cost ``cache_read``, 5-minute writes ``cache_write``, 1-hour writes
+    ``cache_write_1h``; an unknown cache price falls back to ``input``.
     """
-    if cache_ttl not in ("5m", "1h"):
-        raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
     if info is None or info.input is None or info.output is None:
         return None
     read = info.cache_read if info.cache_read is not None else info.input
-    write = info.cache_write if cache_ttl == "5m" else info.cache_write_1h
-    write = write if write is not None else info.input
-    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-    counts = [_count(usage, key) for key in keys]
-    prices = (info.input, info.output, read, write)
+    write_5m = info.cache_write if info.cache_write is not None else info.input
+    write_1h = info.cache_write_1h if info.cache_write_1h is not None else info.input
+    written_1h = min(_count(usage, "cache_write_1h_tokens"), _count(usage, "cache_write_tokens"))
+    written_5m = _count(usage, "cache_write_tokens") - written_1h
+    counts = (_count(usage, "input_tokens"), _count(usage, "output_tokens"), _count(usage, "cache_read_tokens"),
+              written_5m, written_1h)
+    prices = (info.input, info.output, read, write_5m, write_1h)
     return sum(tokens * price for tokens, price in zip(counts, prices)) / 1_000_000
 
 

@@ -491,7 +491,8 @@ def test_compact_reports_the_figures_for_the_event() -> None:
     assert (data["truncated"], data["dropped"]) == (40, 60)
     assert data["tokens_before"] == estimate_tokens(session(111))
     assert data["tokens_after"] == estimate_tokens(out.messages) < data["tokens_before"]
-    assert set(data) == {"strategies", "truncated", "dropped", "tokens_before", "tokens_after"}
+    assert set(data) == {"strategies", "truncated", "dropped", "tokens_before", "tokens_after", "stable", "budget_cut",
+                         "budget_dropped"}
 
 
 def test_estimate_tokens_is_characters_over_four() -> None:

@@ -12,6 +12,7 @@ import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
+from urllib.parse import urlsplit
 
 from scout_tui.backends.base import (
     Accumulator,
@@ -28,6 +29,7 @@ from scout_tui.backends.base import (
     classify,
     error_fields,
 )
+from scout_tui.errors import ModelError
 
 _STOP = {
     "stop": "end_turn",
@@ -46,9 +48,26 @@ class OpenAIBackend(Backend):
     default_base_url = "https://api.openai.com/v1"
     default_model = "gpt-4.1"
 
+    send_cache_key: str = "auto"
+    """``prompt_cache_key``: "on" sends it, "off" never, "auto" only to api.openai.com. Servers
+    that validate strictly answer 400 or 422 to the unknown field (NVIDIA NIM, Azure AI
+    Foundry, Groq, Cerebras, LiteLLM proxies with extra="forbid"); Ollama, llama.cpp, vLLM
+    and OpenRouter ignore it. A request refused for it is sent again without it, once, and
+    the field is not sent again by this backend."""
+    _cache_key_refused = False
+
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
+
+    def sends_cache_key(self) -> bool:
+        """Whether requests carry ``prompt_cache_key`` (see ``send_cache_key``)."""
+        if self._cache_key_refused or self.send_cache_key == "off":
+            return False
+        if self.send_cache_key == "on":
+            return True
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        return host == "api.openai.com" or host.endswith(".api.openai.com")
 
     def headers(self) -> dict[str, str]:
         """Request headers; ``Authorization: Bearer`` only when there is a key (Ollama needs none)."""
@@ -69,6 +88,8 @@ class OpenAIBackend(Backend):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if request.cache_key and self.sends_cache_key():
+            body["prompt_cache_key"] = request.cache_key
         if request.tools:
             body["tools"] = [
                 {
@@ -83,9 +104,21 @@ class OpenAIBackend(Backend):
             ]
         return body
 
-    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        """Stream one Chat Completions call; see ``Backend.stream``."""
-        return self._run(self.url, self.headers(), self.body(request), ChunkAssembler())
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Stream one Chat Completions call; see ``Backend.stream``. A server that refuses
+        ``prompt_cache_key`` (HTTP 400/422 naming it) gets the request again without it."""
+        body = self.body(request)
+        try:
+            async for event in self._run(self.url, self.headers(), body, ChunkAssembler()):
+                yield event
+        except ModelError as e:
+            refused = e.status in (400, 422) and "prompt_cache_key" in str(e) and "prompt_cache_key" in body
+            if not refused:
+                raise
+            self._cache_key_refused = True
+            body.pop("prompt_cache_key")
+            async for event in self._run(self.url, self.headers(), body, ChunkAssembler()):
+                yield event
 
 
 # --- our messages → Chat Completions messages -------------------------------------------------

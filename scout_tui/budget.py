@@ -1,0 +1,168 @@
+"""The token budget: the last pass before a model call, so the prompt fits the context window.
+
+Pure functions over a prepared prompt (Anthropic content-block shape). When the estimate is over
+the budget: cut the largest tool results first to their head and tail (older ones before the
+newest, which is cut last), then drop the oldest tool calls with their results. What the person
+typed is never touched, and no call is left without its result (both APIs reject that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scout_tui.compaction import _DROP, _apply, _result_text, _tool_calls, estimate_tokens
+
+FLOOR = 400
+"""Characters a tool result keeps at least while older calls can still be dropped."""
+CUT_NOTE = ("\n[… {cut:,} characters of this tool result cut to fit the context window; the session keeps "
+            "the whole result{where}. Run the tool again for the part you need.]\n")
+
+
+@dataclass
+class Estimator:
+    """Tokens of a prompt: characters / 4 (``compaction.estimate_tokens``) times a ratio learnt
+    from the server's reported usage, since tokenizers differ by model and by text.
+
+    ``ratio`` starts at 1 and moves towards ``reported / estimated`` after every request (an
+    exponential average, so one odd request does not swing it); it is kept within 0.5..3.
+    """
+
+    ratio: float = 1.0
+    samples: int = 0
+
+    def tokens(self, messages: list[dict], overhead: int = 0) -> int:
+        """Estimated input tokens of ``messages`` plus ``overhead`` (system and tools, estimated)."""
+        return int((estimate_tokens(messages) + overhead) * self.ratio)
+
+    def learn(self, estimated: int, reported: int) -> None:
+        """Take one request's ``estimated`` (unscaled) and server-``reported`` input tokens."""
+        if estimated <= 0 or reported <= 0:
+            return
+        seen = min(max(reported / estimated, 0.5), 3.0)
+        weight = 0.5 if self.samples < 3 else 0.2
+        self.ratio = seen if self.samples == 0 else self.ratio + weight * (seen - self.ratio)
+        self.samples += 1
+
+
+@dataclass
+class Fitted:
+    """What the budget pass did: the prompt, and how many results it cut and calls it dropped."""
+
+    messages: list[dict]
+    cut: int = 0
+    dropped: int = 0
+    tokens: int = 0
+    fits: bool = True
+    marks: dict[str, str] = field(default_factory=dict)
+    first_changed: int | None = None
+    """The index of the first message the pass changed (None: none), for cache hints."""
+
+
+def fit(messages: list[dict], budget: int, estimator: Estimator | None = None, *, overhead: int = 0,
+        saved: dict[str, str] | None = None) -> Fitted:
+    """``messages`` made to fit ``budget`` tokens (with ``overhead`` tokens beside them).
+
+    ``saved``: tool_use id -> path of the file holding a result's whole output, named in the
+    cut note. The input is never mutated; untouched messages are shared. ``fits`` is False when
+    even dropping every tool call leaves the prompt over budget (the person's own text is all
+    that is left): the caller then has to say so rather than send it.
+    """
+    estimator = estimator or Estimator()
+    tokens = estimator.tokens(messages, overhead)
+    if tokens <= budget:
+        return Fitted(messages, tokens=tokens)
+    excess_chars = int((tokens - budget) * 4 / estimator.ratio) + 64
+    out = list(messages)
+    results = _results(out)
+    cut, changed = _cut_results(out, results, excess_chars, saved or {})
+    marks = {tid: "truncated" for tid in changed}
+    first = min((mi for mi, _, _ in (results[t] for t in changed)), default=None)
+    tokens = estimator.tokens(out, overhead)
+    dropped = 0
+    if tokens > budget:
+        calls = _tool_calls(out)
+        plan: list[Any] = [None] * len(calls)
+        estimate = tokens
+        for k, call in enumerate(calls[:-1]):  # the newest call stays: the model just made it
+            plan[k] = _DROP
+            mi, bi, ri, rbi = call[:4]
+            use = out[mi]["content"][bi]
+            chars = len(str(use.get("input"))) + (len(_result_text(out[ri]["content"][rbi].get("content"))) if ri >= 0 else 0)
+            estimate -= int((chars + 16) / 4 * estimator.ratio)
+            first = mi if first is None else min(first, mi)
+            if estimate <= budget:
+                break
+        applied = _apply(out, calls, plan, "budget")
+        dropped = applied.dropped
+        marks.update(applied.marks)
+        out = applied.messages
+        tokens = estimator.tokens(out, overhead)
+    return Fitted(out, len(changed), dropped, tokens, tokens <= budget, marks, first)
+
+
+def _results(messages: list[dict]) -> dict[str, tuple[int, int, int]]:
+    """tool_use id -> (message index, block index, characters) of every tool result."""
+    found: dict[str, tuple[int, int, int]] = {}
+    for mi, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for bi, block in enumerate(content):
+            if block.get("type") == "tool_result":
+                found[str(block.get("tool_use_id"))] = (mi, bi, len(_result_text(block.get("content"))))
+    return found
+
+
+def _cut_results(out: list[dict], results: dict[str, tuple[int, int, int]], excess: int,
+                 saved: dict[str, str]) -> tuple[int, list[str]]:
+    """Cut results (in ``out``, replacing messages) until ``excess`` characters are gone.
+
+    Water-filling: every result but the newest is cut to a common cap, the smallest reduction
+    that frees ``excess``, never below ``FLOOR``; only if that is not enough is the newest cut
+    too. Returns the characters removed and the ids cut.
+    """
+    if not results:
+        return 0, []
+    ids = list(results)  # message order: the last is the newest
+    newest, older = ids[-1], ids[:-1]
+
+    def freed(cap: int, which: list[str]) -> int:
+        return sum(max(0, results[t][2] - cap) for t in which)
+
+    changed: list[str] = []
+    removed = 0
+    if older and freed(FLOOR, older) > 0:
+        lo, hi = FLOOR, max(results[t][2] for t in older)
+        if freed(FLOOR, older) >= excess:
+            while lo < hi:  # the largest cap that frees enough
+                mid = (lo + hi + 1) // 2
+                if freed(mid, older) >= excess:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        cap = lo
+        for t in older:
+            if results[t][2] > cap:
+                removed += _cut_one(out, results[t], cap, saved.get(t))
+                changed.append(t)
+    if removed < excess and results[newest][2] > FLOOR:
+        cap = max(FLOOR, results[newest][2] - (excess - removed))
+        removed += _cut_one(out, results[newest], cap, saved.get(newest))
+        changed.append(newest)
+    return removed, changed
+
+
+def _cut_one(out: list[dict], where: tuple[int, int, int], cap: int, path: str | None) -> int:
+    """Replace one result by its head and tail of about ``cap`` characters in all."""
+    mi, bi, size = where
+    message = out[mi]
+    block = message["content"][bi]
+    text = _result_text(block.get("content"))
+    note = CUT_NOTE.format(cut=size - cap, where=f"; its whole output is in {path}" if path else "")
+    half = max(cap // 2, 1)
+    new_text = text[:half] + note + text[size - half:]
+    content = list(message["content"])
+    content[bi] = {**block, "content": new_text}
+    out[mi] = {**message, "content": content}
+    return max(0, size - len(new_text))
