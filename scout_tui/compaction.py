@@ -25,11 +25,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scout_tui.errors import ScoutError
@@ -162,39 +160,46 @@ def _shorten(text: str, size: int) -> str:
 
 # --- settings ----------------------------------------------------------------------------------
 
-_file_cache: tuple[Any, dict[str, Any], list[Path]] | None = None
-
-
 def resolve_settings(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every compaction setting, validated: a dict with the keys of ``DEFAULTS`` plus
-    ``max_tool_outputs``, and any extra keys of the table (plugin strategies may read them).
+    """Every compaction setting, validated: ``settings`` layered on ``DEFAULTS`` (None: the
+    defaults), plus ``max_tool_outputs`` and any extra keys (plugin strategies may read them).
 
-    With ``settings`` None the layers are: ``DEFAULTS`` < the ``[compaction]`` table of the config
-    files (``scout_tui.config.load_config``) < ``SCOUT_<NAME>`` env variables (``SCOUT_EPOCH_SIZE``,
-    ``SCOUT_STRATEGY``; empty values ignored), read at every call; the files are re-parsed only
-    when their mtime or size changes. A given ``settings`` mapping is layered on ``DEFAULTS``
-    only, so a caller (or a test) gets exactly what it asked for.
+    Pure: nothing is read from files or the environment here; ``configured_settings`` does that
+    once, with the rest of the configuration.
 
     Raises:
         ScoutError: a value is not a whole number of at least its minimum (``epoch_size`` >= 1,
-            others >= 0) or a strategy is not a string; the message names the file and line,
-            the env variable, or the setting. With ``settings`` None, also what ``load_config``
-            raises for a malformed config file.
+            others >= 0) or a strategy is not a string.
     """
     merged: dict[str, Any] = dict(DEFAULTS)
-    if settings is None:
-        table, files = _file_settings()
-        for key, value in table.items():
-            merged[key] = _check(key, value, lambda key=key: _file_place(files, key))
-        for key in ("strategy", *_MINIMUM):
-            var = f"SCOUT_{key.upper()}"
-            raw = os.environ.get(var)
-            if raw:
-                value = raw if key == "strategy" else _int(raw)
-                merged[key] = _check(key, value, lambda var=var: var, shown=repr(raw))
-    else:
-        for key, value in settings.items():
-            merged[key] = _check(key, value, lambda key=key: f"compaction setting {key}")
+    for key, value in (settings or {}).items():
+        merged[key] = _check(key, value, lambda key=key: f"compaction setting {key}")
+    merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
+    return merged
+
+
+def configured_settings(table: Mapping[str, Any], env: Mapping[str, str],
+                        place: Callable[[str], str] = lambda key: "[compaction]") -> dict[str, Any]:
+    """The settings a run uses: ``DEFAULTS`` < the config files' ``[compaction]`` ``table`` <
+    ``SCOUT_<NAME>`` variables of ``env`` (``SCOUT_EPOCH_SIZE``, ``SCOUT_STRATEGY``; empty
+    values ignored). Called once when the agent is built.
+
+    ``place(key)`` names where the table sets ``key`` ("<file>:<line>: [compaction]").
+
+    Raises:
+        ScoutError: an invalid value, naming the file and line or the variable.
+    """
+    if not isinstance(table, Mapping):
+        raise ScoutError(f"{place('compaction')}: compaction must be a table ([compaction]), got {table!r}")
+    merged: dict[str, Any] = dict(DEFAULTS)
+    for key, value in table.items():
+        merged[key] = _check(key, value, lambda key=key: place(key))
+    for key in ("strategy", *_MINIMUM):
+        var = f"SCOUT_{key.upper()}"
+        raw = env.get(var)
+        if raw:
+            value = raw if key == "strategy" else _int(raw)
+            merged[key] = _check(key, value, lambda var=var: var, shown=repr(raw))
     merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
     return merged
 
@@ -222,64 +227,6 @@ def _check(key: str, value: Any, where: Callable[[], str], shown: str | None = N
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ScoutError(f"{where()}: {key} must be a whole number >= {least}, got {shown}")
     return value
-
-
-def _file_settings() -> tuple[dict[str, Any], list[Path]]:
-    """The ``[compaction]`` table of the config files, and the files that exist (project first).
-
-    Imported lazily so this module works (reading nothing) without the config module. Parsed
-    again only when one of the two files' (path, mtime, size) changes: a stat costs
-    microseconds, a parse a fraction of a millisecond.
-    """
-    global _file_cache
-    try:
-        from scout_tui import config
-    except ImportError:
-        return {}, []
-    try:
-        paths = [Path.cwd() / config.CONFIG_FILE, config.user_config_dir() / config.CONFIG_FILE]
-    except (AttributeError, OSError):
-        paths = []
-    stamp = tuple(_stamp(p) for p in paths) if paths else None
-    if stamp is not None and _file_cache is not None and _file_cache[0] == stamp:
-        return _file_cache[1], _file_cache[2]
-    # env={}: this module reads its own SCOUT_* variables; the others are config's business.
-    loaded = config.load_config(env={})
-    table = loaded.extra.get("compaction", {})
-    files = [p for p, st in zip(paths, stamp or ()) if len(st) > 1]
-    if not isinstance(table, dict):
-        where = loaded.sources.get("compaction", "config")
-        raise ScoutError(f"{where}: compaction must be a table ([compaction]), got {table!r}")
-    if stamp is not None:
-        _file_cache = (stamp, table, files)
-    return table, files
-
-
-def _stamp(path: Path) -> tuple[str, int, int] | tuple[str]:
-    try:
-        st = path.stat()
-    except OSError:
-        return (str(path),)
-    return (str(path), st.st_mtime_ns, st.st_size)
-
-
-def _file_place(files: list[Path], key: str) -> str:
-    """"<path>:<line>: [compaction]" of the file (project first) whose [compaction] table sets
-    ``key``; "[compaction]" when no file says so."""
-    pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
-    for path in files:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        in_table = False
-        for number, line in enumerate(lines, 1):
-            stripped = line.strip()
-            if stripped.startswith("["):
-                in_table = stripped.replace(" ", "") == "[compaction]"
-            elif in_table and pattern.match(line):
-                return f"{path}:{number}: [compaction]"
-    return "[compaction]"
 
 
 # --- the strategy registry ---------------------------------------------------------------------
@@ -640,7 +587,7 @@ def shorten_tools(messages: list[dict], settings: Mapping[str, Any] | None = Non
     ``CLEARED_RESULT`` (both APIs need every call answered), and the rest are truncated
     (result to 400 characters, each string argument to 200).
 
-    ``settings`` is layered on ``DEFAULTS`` (None: read from config, see ``resolve_settings``).
+    ``settings`` is layered on ``DEFAULTS`` (see ``resolve_settings``).
     Returns the prompt without the compaction notice, which ``compact`` adds once for a chain.
     """
     s = resolve_settings(settings)
@@ -806,8 +753,8 @@ def prepare_prompt(
         strategies: None (the ``strategy`` setting, default ``"shorten_tools_epoch"``), a
             comma-separated string of names applied in order, a list of names or callables,
             or one callable (``fn(messages)`` or ``fn(messages, settings)``).
-        settings: overrides of the thresholds on top of ``DEFAULTS``; None reads the config
-            files' ``[compaction]`` table and ``SCOUT_<NAME>`` variables now.
+        settings: the thresholds on top of ``DEFAULTS`` (None: the defaults; a run's come
+            from ``configured_settings``, resolved once).
 
     Returns:
         A new list; messages compaction did not touch are the stored objects themselves. When

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import math
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scout_tui.config import key_line
 from scout_tui.errors import ScoutError
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ def _overrides(models: Any, model_id: str, text: str, path: str) -> dict[str, An
         return {}
 
     def where(*keys: str) -> str:
-        line = _line_of(text, ("models", *keys))
+        line = key_line(text, ("models", *keys))
         return f"{path}:{line}" if line else path
 
     if not isinstance(models, dict):
@@ -328,43 +328,6 @@ def _overrides(models: Any, model_id: str, text: str, path: str) -> dict[str, An
                 raise ScoutError(f'{where(mid, key)}: models."{mid}".{key} must be {wanted}, got {got}')
     entry = models.get(model_id, {})
     return {key: value if key in _TOKEN_KEYS else float(value) for key, value in entry.items()}
-
-
-_KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
-_HEADER = re.compile(rf"^\s*\[\[?\s*({_DOTTED})\s*\]\]?\s*(?:#.*)?$")
-_ASSIGN = re.compile(rf"^\s*({_DOTTED})\s*=")
-
-
-def _line_of(text: str, path: tuple[str, ...]) -> int | None:
-    """The 1-based line that sets the TOML key ``path`` (("models", "my-local", "input")), or None.
-
-    Follows [table] headers and dotted keys; a key inside an inline table is found on the line
-    that assigns the table (TOML keeps an inline table on one line).
-    """
-    table: tuple[str, ...] = ()
-    for number, line in enumerate(text.splitlines(), 1):
-        header, assign = _HEADER.match(line), _ASSIGN.match(line)
-        try:
-            if header:
-                table = _key_path(header[1])
-            elif assign:
-                full = table + _key_path(assign[1])
-                if full == path or (path[: len(full)] == full and path[-1] in line[assign.end() :]):
-                    return number
-        except tomllib.TOMLDecodeError:  # a line of a multi-line string that looks like a key
-            continue
-    return None
-
-
-def _key_path(dotted: str) -> tuple[str, ...]:
-    """The parts of a TOML dotted key: 'models."my-local".input' -> ("models", "my-local", "input")."""
-    parts: list[str] = []
-    table: Any = tomllib.loads(f"{dotted} = 0")
-    while isinstance(table, dict):
-        ((key, table),) = table.items()
-        parts.append(key)
-    return tuple(parts)
 
 
 # -- probes and usage ------------------------------------------------------------------------

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
-from scout_tui.config import Config, data_dir
+from scout_tui.compaction import configured_settings
+from scout_tui.config import Config, data_dir, key_line, share_setting
+from scout_tui.models import ModelInfo, cost, model_info
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
+from scout_tui.summary import KEEP_TOKENS, Compaction
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permissions import Approver, Policy, policy_from_config
 
@@ -45,29 +48,40 @@ def model_name(config: Config) -> str:
     return getattr(cls, "default_model", "") or "default"
 
 
-# Context windows in tokens, by model-id prefix (providers' model pages); longest prefix wins.
-CONTEXT_WINDOWS = {
-    "claude": 200_000,
-    "gpt-4.1": 1_047_576,
-    "gpt-4o": 128_000,
-    "gpt-4-turbo": 128_000,
-    "gpt-5": 400_000,
-    "o1": 200_000,
-    "o3": 200_000,
-    "o4": 200_000,
-    "llama3": 128_000,
-    "qwen": 32_768,
-}
-DEFAULT_CONTEXT_WINDOW = 128_000
+def model_metadata(config: Config, server: tuple[int, str] | None = None) -> ModelInfo:
+    """What is known of the configured model (``models.model_info``): window and prices from
+    models.dev, ``server`` (a probe's ``(tokens, source)``), ``[models."ID"]`` and the
+    ``context_window`` setting. The first call reads the models.dev data (~80 ms): call it off
+    the UI's event loop.
+
+    Raises:
+        ScoutError: a bad ``[models."ID"]`` table, naming the file and line.
+    """
+    return model_info(config, model_name(config), server=server)
 
 
-def context_window(config: Config) -> int:
-    """The model's context window in tokens: the ``context_window`` setting, else by model id."""
-    if config.context_window:
-        return config.context_window
-    model = model_name(config).lower().rsplit("/", 1)[-1]  # "anthropic/claude-…" on OpenRouter
-    matches = [prefix for prefix in CONTEXT_WINDOWS if model.startswith(prefix)]
-    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
+def context_window(config: Config) -> int | None:
+    """The model's context window in tokens (see ``model_metadata``); None when nothing says,
+    never a guess."""
+    return model_metadata(config).context_window
+
+
+def compaction_settings(config: Config, env: Mapping[str, str] | None = None) -> dict:
+    """The prompt strategies' settings for this run, resolved once: the config files'
+    ``[compaction]`` table, then ``SCOUT_<NAME>`` variables (``compaction.configured_settings``).
+
+    Raises:
+        ScoutError: an invalid value, naming the file and line or the variable.
+    """
+    def place(key: str) -> str:
+        for layer in reversed(config.layers):  # the project's file wins, so it is named first
+            table = layer.table.get("compaction")
+            if isinstance(table, dict) and (key in table or key == "compaction"):
+                line = key_line(layer.text, ("compaction",) if key == "compaction" else ("compaction", key))
+                return f"{layer.path}:{line}: [compaction]" if line else f"{layer.path}: [compaction]"
+        return "[compaction]"
+
+    return configured_settings(config.extra.get("compaction", {}), os.environ if env is None else env, place)
 
 
 def needs_key(config: Config) -> bool:
@@ -105,6 +119,9 @@ def build_agent(
     plugins: Plugins | None = None,
     permissions: Policy | None = None,
     approve: Approver | None = None,
+    info: ModelInfo | None = None,
+    compaction: Compaction | None = None,
+    cache_key: str | None = None,
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -113,19 +130,29 @@ def build_agent(
     lists the skills' names and descriptions and adds the plugins' prompt texts. Every tool
     call is checked against ``permissions`` (default: the config's mode and rules, with
     ``cwd`` as the workspace); ``approve`` answers the calls that ask (None: they are denied).
-    Results cut to fit the model are saved whole under ``tool_output_dir()``.
+    Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
+    model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
+    force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache.
 
     Raises:
-        ScoutError: for an unknown provider, or a bad permission rule (naming file and line).
+        ScoutError: for an unknown provider, a bad permission rule, ``[compaction]`` value or
+            ``[models."ID"]`` table (naming file and line).
     """
-    backend = make_backend(
-        config.provider,
-        model=model_name(config),
-        api_key=config.api_key,
-        base_url=config.base_url,
-        timeout=config.timeout,
-        transport=transport,
-    )
+    def backend_for(model: str):
+        backend = make_backend(config.provider, model=model, api_key=config.api_key, base_url=config.base_url,
+                               timeout=config.timeout, transport=transport)
+        if hasattr(backend, "send_cache_key"):
+            backend.send_cache_key = config.prompt_cache_key
+        return backend
+
+    backend = backend_for(model_name(config))
+    info = info if info is not None else model_metadata(config)
+    summary_backend = backend_for(config.compaction_model) if config.compaction_model else None
+
+    def pricing(usage: dict, model: str) -> float | None:
+        return cost(usage, info if model == info.id else model_info(config, model))
+
+    window = info.context_window
     tools = builtin_registry()
     if skills:
         tools.add(skill_tool(skills))
@@ -145,6 +172,15 @@ def build_agent(
         permissions=permissions if permissions is not None else policy_from_config(config, cwd),
         approve=approve,
         output_dir=tool_output_dir(),
+        compaction_settings=compaction_settings(config),
+        context_window=window,
+        auto_compact=share_setting(config.auto_compact),
+        compaction=compaction,
+        summary_backend=summary_backend,
+        keep_tokens=min(KEEP_TOKENS, window // 4) if window else KEEP_TOKENS,
+        pricing=pricing,
+        cache_key=cache_key,
+        cache_ttl=config.cache_ttl,
     )
 
 

@@ -12,6 +12,12 @@ Event vocabulary stored here (besides the agent's, see ``bus.py``):
 - ``session.fork``   {parent, at, cwd, title?}: a branch of ``parent`` sharing its first ``at``
   messages (the event's session id is the branch's id).
 - ``session.rename`` {title}; ``session.delete`` {}; ``session.restore`` {}.
+- ``session.compacted`` (see ``summary.py``): a summary in force from then on; a branch inherits
+  an ancestor's compaction only when it was made before the branch's fork point
+  (``count < fork_at``), so a fork at a compaction's ``count`` undoes it.
+
+Spending (tokens and dollars) is summed per session from ``message.assistant`` and
+``session.compacted`` events into the ``sessions`` row: each branch counts its own requests.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from scout_tui.config import data_dir
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks, tool_uses
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TITLE_CHARS = 60
 MIN_PREFIX = 4
 BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another process's transaction
@@ -63,7 +69,11 @@ CREATE TABLE IF NOT EXISTS sessions (
     input_tokens INTEGER,
     output_tokens INTEGER,
     deleted INTEGER DEFAULT 0,
-    title_inherited INTEGER NOT NULL DEFAULT 0
+    title_inherited INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    compactions INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated);
 CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);
@@ -80,7 +90,8 @@ CREATE TABLE IF NOT EXISTS messages (
 """
 
 _SESSION_COLUMNS = (
-    "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens, deleted"
+    "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens,"
+    " cache_read_tokens, cache_write_tokens, cost, compactions, deleted"
 )
 _ALL_SESSION_COLUMNS = _SESSION_COLUMNS + ", title_inherited"
 
@@ -105,7 +116,13 @@ class SessionInfo:
     message_count: int
     input_tokens: int
     output_tokens: int
-    deleted: bool
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+    """Dollars this session's own requests cost (requests of unknown price count 0)."""
+    compactions: int = 0
+    """Summary compactions made in this session."""
+    deleted: bool = False
 
 
 EventRow = tuple[int, str, str, dict, float]
@@ -443,6 +460,54 @@ class Store:
             rows = self._conn().execute(sql + " ORDER BY id", params).fetchall()
         return [(i, sid, type_, json.loads(data), created) for i, sid, type_, data, created in rows]
 
+    def compactions(self, session_id: str) -> list[dict]:
+        """The summary compactions in force along this branch, oldest first: the data of each
+        ``session.compacted`` event (see ``summary.py``) plus ``event_id`` and ``session_id``.
+        An ancestor's count only when made before the branch's fork point (``count < fork_at``);
+        the last one is the summary the model sees."""
+        found: list[dict] = []
+        with self._lock:
+            db = self._conn()
+            with _snapshot(db):
+                for sid, limit, _ in reversed(_shared_limits(db, session_id)):
+                    rows = db.execute("SELECT id, data FROM events WHERE session_id = ? AND type = 'session.compacted'"
+                                      " ORDER BY id", (sid,)).fetchall()
+                    for event_id, raw in rows:
+                        data = json.loads(raw)
+                        if limit is None or int(data.get("count", 0)) < limit:
+                            found.append({**data, "event_id": event_id, "session_id": sid})
+        return found
+
+    def spending(self, session_id: str) -> dict[str, dict[str, float]]:
+        """What this branch's conversation cost, by model: ``{model: {"requests", "input_tokens",
+        "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}}`` (``input_tokens``
+        uncached; tokens as counts, cost in dollars). Ancestors count up to the fork point;
+        summary requests count under their model."""
+        totals: dict[str, dict[str, float]] = {}
+        with self._lock:
+            db = self._conn()
+            with _snapshot(db):
+                for sid, _, last_event in _shared_limits(db, session_id):
+                    sql = ("SELECT data FROM events WHERE session_id = ? AND type IN ('message.assistant', "
+                           "'session.compacted')")
+                    params: tuple = (sid,)
+                    if last_event is not None:
+                        sql += " AND id <= ?"
+                        params = (sid, last_event)
+                    for (raw,) in db.execute(sql, params):
+                        data = json.loads(raw)
+                        usage = data.get("usage") or {}
+                        if not usage:
+                            continue
+                        row = totals.setdefault(str(data.get("model") or "unknown"), dict.fromkeys(
+                            ("requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                             "cost"), 0))
+                        row["requests"] += 1
+                        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+                            row[key] += int(usage.get(key) or 0)
+                        row["cost"] += float(data.get("cost") or 0.0)
+        return totals
+
     def tool_details(self, session_id: str) -> dict[str, dict[str, str]]:
         """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":
         unified diff, "output_path": file of the whole output}}`` (either key may be missing),
@@ -599,18 +664,18 @@ def _project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> N
             (session_id, count, role, _dumps(message.get("content", [])), event_id, created,
              int(bool(message.get("incomplete")))),
         )
-        usage = data.get("usage") or {}
-        spent_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-        spent_out = int(usage.get("output_tokens") or 0)
         if role == "user" and (title is None or inherited):
             own = _title(message.get("content"))
             if own is not None:
                 title, inherited = own, 0
         db.execute(
-            "UPDATE sessions SET message_count = ?, updated = ?, title = ?, title_inherited = ?,"
-            " input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-            (count + 1, created, title, inherited, spent_in, spent_out, session_id),
+            "UPDATE sessions SET message_count = ?, updated = ?, title = ?, title_inherited = ? WHERE id = ?",
+            (count + 1, created, title, inherited, session_id),
         )
+        _project_spending(db, session_id, data)
+    elif type_ == "session.compacted":
+        db.execute("UPDATE sessions SET compactions = compactions + 1, updated = ? WHERE id = ?", (created, session_id))
+        _project_spending(db, session_id, data)
     elif type_ == "session.rename":
         db.execute("UPDATE sessions SET title = ?, title_inherited = 0 WHERE id = ?", (data.get("title"), session_id))
     elif type_ == "session.delete":
@@ -619,6 +684,23 @@ def _project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> N
         db.execute("UPDATE sessions SET deleted = 0 WHERE id = ?", (session_id,))
     # Every other event (tool.start, tool.end, usage, notice, error, turn.end, retry, ...)
     # is history only: it leaves the projections as they are.
+
+
+def _project_spending(db: sqlite3.Connection, session_id: str, data: dict) -> None:
+    """Add an event's ``usage`` and ``cost`` to its session's totals (``input_tokens`` counts
+    uncached input, cache reads and cache writes)."""
+    usage = data.get("usage") or {}
+    read, write = int(usage.get("cache_read_tokens") or 0), int(usage.get("cache_write_tokens") or 0)
+    spent_in = int(usage.get("input_tokens") or 0) + read + write
+    spent_out = int(usage.get("output_tokens") or 0)
+    cost = data.get("cost") if isinstance(data.get("cost"), (int, float)) else 0.0
+    if spent_in or spent_out or cost:
+        db.execute(
+            "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
+            " cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,"
+            " cost = cost + ? WHERE id = ?",
+            (spent_in, spent_out, read, write, float(cost), session_id),
+        )
 
 
 def _project_session(db: sqlite3.Connection, session_id: str, data: dict, created: float, at: Any) -> None:
@@ -659,9 +741,15 @@ def _migrate_1_to_2(db: sqlite3.Connection) -> None:
     _rebuild_projections(db)
 
 
+def _migrate_2_to_3(db: sqlite3.Connection) -> None:
+    """Schema 3 adds spending (cache tokens, cost) and compaction counts to ``sessions``;
+    replaying the events fills them."""
+    _rebuild_projections(db)
+
+
 # MIGRATIONS[v] upgrades a store of schema v to v + 1; each runs inside the one transaction
 # that opening holds, so a failed upgrade leaves the file as it was.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def _upgrade(db: sqlite3.Connection, path: Path) -> None:
@@ -722,6 +810,25 @@ def _dumps(value: Any) -> str:
 def _info(row: tuple) -> SessionInfo:
     *head, deleted = row
     return SessionInfo(*head, deleted=bool(deleted))
+
+
+def _shared_limits(db: sqlite3.Connection, session_id: str) -> list[tuple[str, int | None, int | None]]:
+    """``(id, message limit, last event id)`` for the session and each ancestor, newest first:
+    an ancestor contributes its first ``limit`` messages, and its events up to the event that
+    stored the last of them (None: no limit, the session itself)."""
+    out: list[tuple[str, int | None, int | None]] = []
+    limit: int | None = None
+    for sid, parent, fork_at in _chain(db, session_id):
+        if limit is None:
+            out.append((sid, None, None))
+        else:
+            row = db.execute("SELECT event_id FROM messages WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+                             (sid, limit)).fetchone()
+            out.append((sid, limit, row[0] if row else 0))
+        if parent is not None:
+            start = fork_at or 0
+            limit = start if limit is None else min(limit, start)
+    return out
 
 
 def _executescript(db: sqlite3.Connection, script: str) -> None:

@@ -20,6 +20,7 @@ from scout_tui.compaction import (
     estimate_tokens,
     prepare_prompt,
     register_strategy,
+    configured_settings,
     resolve_settings,
     shorten_string,
     strategy_names,
@@ -408,33 +409,28 @@ SMALL_EPOCH_ENV = {
 }
 
 
-def test_env_settings_are_read_at_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compaction_reads_no_files_and_no_environment(monkeypatch: pytest.MonkeyPatch, isolated: Path) -> None:
     for key, value in SMALL_EPOCH_ENV.items():
         monkeypatch.setenv(key, value)
-    messages = session(13)
-    monkeypatch.setenv("SCOUT_EPOCH_SIZE", "10")  # pinned 10: calls 0..8 dropped
-    assert compact(messages).dropped == 9
-    monkeypatch.setenv("SCOUT_EPOCH_SIZE", "1")  # pinned 12: calls 0..10 dropped
-    assert compact(messages).dropped == 11
+    monkeypatch.setenv("SCOUT_STRATEGY", "nope")
+    (isolated / "scout.toml").write_text("[compaction]\nstrategy = 'nope'\nepoch_size = 'often'\n")
+    # settings None means the defaults: 13 calls are under the default threshold of 50.
+    assert compact(session(13)).dropped == 0
+    assert prepare_prompt(session(2)) == session(2)
 
 
-def test_env_strategy_picks_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SCOUT_STRATEGY", "none")
-    monkeypatch.setenv("SCOUT_EPOCH_TOOL_CALL_THRESHOLD", "0")
-    assert compact(session(40)).strategies == ["none"]
+def test_env_settings_override_the_table_once_resolved() -> None:
+    s = configured_settings({"epoch_size": 10, "strategy": "shorten_tools"}, {**SMALL_EPOCH_ENV, "SCOUT_EPOCH_SIZE": "1"})
+    assert s["epoch_size"] == 1 and s["strategy"] == "shorten_tools" and s["epoch_tool_call_threshold"] == 10
+    assert compact(session(13), None, s).strategies == ["shorten_tools"]
+    s = configured_settings({}, {**SMALL_EPOCH_ENV, "SCOUT_EPOCH_SIZE": "1", "SCOUT_STRATEGY": "shorten_tools_epoch"})
+    assert compact(session(13), None, s).dropped == 11  # pinned 12: calls 0..10 dropped
 
 
 @pytest.mark.parametrize("value", ["ten", "0", "-3", "2.5"])
-def test_a_bad_env_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    monkeypatch.setenv("SCOUT_EPOCH_SIZE", value)
+def test_a_bad_env_value_names_the_variable(value: str) -> None:
     with pytest.raises(ScoutError, match=f"SCOUT_EPOCH_SIZE: epoch_size must be a whole number >= 1, got '{value}'"):
-        prepare_prompt(session(1))
-
-
-def test_explicit_settings_ignore_env_and_files(monkeypatch: pytest.MonkeyPatch, isolated: Path) -> None:
-    monkeypatch.setenv("SCOUT_EPOCH_SIZE", "ten")
-    (isolated / "scout.toml").write_text("[compaction]\nstrategy = 'nope'\n")
-    assert prepare_prompt(session(2), None, {}) == session(2)
+        configured_settings({}, {"SCOUT_EPOCH_SIZE": value})
 
 
 def test_max_tool_outputs_defaults_to_max_tool_calls() -> None:
@@ -447,37 +443,35 @@ def test_a_bad_explicit_setting_is_an_error() -> None:
         resolve_settings({"max_tool_chars": True})
 
 
-def test_file_settings_apply_and_follow_edits(isolated: Path) -> None:
-    config = isolated / "scout.toml"
-    config.write_text("[compaction]\nepoch_tool_call_threshold = 10\nepoch_full_tool_calls = 1\nepoch_compacted_tool_calls = 0\nepoch_size = 10\n")
-    messages = session(13)
-    assert compact(messages).dropped == 9
-    config.write_text(config.read_text().replace("epoch_size = 10", "epoch_size = 1 "))  # same size
-    stat = config.stat()
-    os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    assert compact(messages).dropped == 11
+def test_file_settings_reach_the_agent_resolved_once(isolated: Path) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.runtime import compaction_settings
 
-
-def test_env_overrides_the_file(monkeypatch: pytest.MonkeyPatch, isolated: Path) -> None:
-    (isolated / "scout.toml").write_text("[compaction]\nstrategy = 'shorten_tools'\n")
-    assert compact(session(1)).strategies == ["shorten_tools"]
-    monkeypatch.setenv("SCOUT_STRATEGY", "none")
-    assert compact(session(1)).strategies == ["none"]
+    (isolated / "scout.toml").write_text("[compaction]\nepoch_tool_call_threshold = 10\nepoch_full_tool_calls = 1\n"
+                                         "epoch_compacted_tool_calls = 0\nepoch_size = 10\n")
+    s = compaction_settings(load_config(isolated, env={}), env={})
+    assert compact(session(13), None, s).dropped == 9
 
 
 def test_a_bad_value_in_the_user_file_names_that_file(tmp_home: Path, isolated: Path) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.runtime import compaction_settings
+
     user = tmp_home / ".config" / "scout" / "scout.toml"
     user.parent.mkdir(parents=True)
     user.write_text("[compaction]\nmax_tool_calls = -1\n")
     (isolated / "scout.toml").write_text("[compaction]\nepoch_size = 5\n")
     with pytest.raises(ScoutError, match=f"^{user}:2: \\[compaction\\]: max_tool_calls must be"):
-        prepare_prompt(session(1))
+        compaction_settings(load_config(isolated, env={}), env={})
 
 
 def test_a_bad_file_value_names_the_file_and_line(isolated: Path) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.runtime import compaction_settings
+
     (isolated / "scout.toml").write_text("model = 'x'\n\n[compaction]\nepoch_size = 'often'\n")
     with pytest.raises(ScoutError) as err:
-        prepare_prompt(session(1))
+        compaction_settings(load_config(isolated, env={}), env={})
     assert str(err.value).startswith(f"{isolated / 'scout.toml'}:4: [compaction]: epoch_size must be a whole number >= 1")
 
 
