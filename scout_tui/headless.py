@@ -18,6 +18,7 @@ from scout_tui.plugins import load_plugins
 from scout_tui.runtime import build_agent, check_provider, needs_key
 from scout_tui.skills import discover_skills
 from scout_tui.store import Store
+from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.permissions import Approval, PermissionRequest
 
@@ -111,7 +112,9 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse)
+    compactions = store.compactions(session_id)
+    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id,
+                        compaction=Compaction.from_event(compactions[-1]) if compactions else None)
     if agent.permissions is not None:
         for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
             warn(note)
@@ -150,6 +153,9 @@ async def run_headless(
                 mark = "✗" if data["is_error"] else "✓"
                 summary = f"{data['name']} {tool_summary(inputs.get(data['id'], {}))}"
                 print(f"{mark} {summary} ({data['elapsed'] or 0:.2f}s)", file=err, flush=True)
+            elif event.type == "session.compacted":
+                print(f"compacted: {data['tokens_before']:,} → {data['tokens_after']:,} tokens (undo: "
+                      f"scout-tui --fork {session_id[:8]}:{data['count']})", file=err, flush=True)
             elif event.type == "retry":
                 print(f"retrying ({data['attempt']}/{data['max_attempts']}) in {data['delay']:.1f}s: {data['reason']}",
                       file=err, flush=True)

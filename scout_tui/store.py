@@ -12,6 +12,8 @@ Event vocabulary stored here (besides the agent's, see ``bus.py``):
 - ``session.fork``   {parent, at, cwd, title?}: a branch of ``parent`` sharing its first ``at``
   messages (the event's session id is the branch's id).
 - ``session.rename`` {title}; ``session.delete`` {}; ``session.restore`` {}.
+- ``session.compact_cancelled`` {usage, cost, model}: a summary the person did not apply (its
+  request still cost tokens).
 - ``session.compacted`` (see ``summary.py``): a summary in force from then on; a branch inherits
   an ancestor's compaction only when it was made before the branch's fork point
   (``count < fork_at``), so a fork at a compaction's ``count`` undoes it.
@@ -489,7 +491,7 @@ class Store:
             with _snapshot(db):
                 for sid, _, last_event in _shared_limits(db, session_id):
                     sql = ("SELECT data FROM events WHERE session_id = ? AND type IN ('message.assistant', "
-                           "'session.compacted')")
+                           "'session.compacted', 'session.compact_cancelled')")
                     params: tuple = (sid,)
                     if last_event is not None:
                         sql += " AND id <= ?"
@@ -675,6 +677,8 @@ def _project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> N
         _project_spending(db, session_id, data)
     elif type_ == "session.compacted":
         db.execute("UPDATE sessions SET compactions = compactions + 1, updated = ? WHERE id = ?", (created, session_id))
+        _project_spending(db, session_id, data)
+    elif type_ == "session.compact_cancelled":  # a summary written, then not applied: still paid for
         _project_spending(db, session_id, data)
     elif type_ == "session.rename":
         db.execute("UPDATE sessions SET title = ?, title_inherited = 0 WHERE id = ?", (data.get("title"), session_id))
