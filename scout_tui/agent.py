@@ -411,12 +411,9 @@ class Agent:
             compacted = self.preview()
         except (ScoutError, ValueError):
             return False
-        if not compacted.budget_cut and not compacted.budget_dropped:
-            tokens = self.context_tokens(compacted)
-        else:  # what the strategies alone would have sent
-            tokens = int(self.estimator.tokens(for_request(summaries.view(self.messages, self.compaction)),
-                                               self.overhead_tokens()))
-        return tokens > self.auto_compact * self.context_window
+        if compacted.budget_cut or compacted.budget_dropped:
+            return True  # the strategies alone left it over the whole budget
+        return self.context_tokens(compacted) > self.auto_compact * self.context_window
 
     def _learn_window(self, message: str) -> None:
         """Take the window from a server's overflow message when ours is unknown or larger
