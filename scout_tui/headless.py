@@ -15,7 +15,8 @@ from scout_tui.bus import Bus
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.plugins import load_plugins
-from scout_tui.runtime import build_agent, check_provider, needs_key
+from scout_tui.models import probe_context_window
+from scout_tui.runtime import build_agent, check_provider, model_metadata, needs_key
 from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
@@ -113,7 +114,11 @@ async def run_headless(
                         f"{request.how_to_allow()}", by="headless")
 
     compactions = store.compactions(session_id)
-    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id,
+    info = model_metadata(config)
+    if info.context_window is None and config.provider == "openai" and config.base_url:
+        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
+        info = model_metadata(config, server) if server else info
+    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id, info=info,
                         compaction=Compaction.from_event(compactions[-1]) if compactions else None)
     if agent.permissions is not None:
         for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
