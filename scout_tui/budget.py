@@ -14,7 +14,7 @@ from typing import Any
 from scout_tui.compaction import _DROP, _apply, _result_text, _tool_calls, estimate_tokens
 
 FLOOR = 400
-"""Characters a tool result keeps at least while older calls can still be dropped."""
+"""Characters of its own text (head and tail) a cut tool result keeps at least, besides the note."""
 CUT_NOTE = ("\n[… {cut:,} characters of this tool result cut to fit the context window; the session keeps "
             "the whole result{where}. Run the tool again for the part you need.]\n")
 
@@ -118,51 +118,64 @@ def _cut_results(out: list[dict], results: dict[str, tuple[int, int, int]], exce
                  saved: dict[str, str]) -> tuple[int, list[str]]:
     """Cut results (in ``out``, replacing messages) until ``excess`` characters are gone.
 
-    Water-filling: every result but the newest is cut to a common cap, the smallest reduction
-    that frees ``excess``, never below ``FLOOR``; only if that is not enough is the newest cut
-    too. Returns the characters removed and the ids cut.
+    Water-filling: every result but the newest keeps a common number of characters (its head
+    and tail), the most that still frees ``excess``, never fewer than ``FLOOR``; only if that is
+    not enough is the newest cut too. The note a cut result carries counts against what it
+    frees, so a result is cut only when that makes it shorter. Returns the characters removed
+    and the ids cut.
     """
     if not results:
         return 0, []
     ids = list(results)  # message order: the last is the newest
     newest, older = ids[-1], ids[:-1]
+    notes = {t: _note_chars(results[t][2], saved.get(t)) for t in ids}
 
-    def freed(cap: int, which: list[str]) -> int:
-        return sum(max(0, results[t][2] - cap) for t in which)
+    def freed(keep: int, which: list[str]) -> int:
+        return sum(max(0, results[t][2] - keep - notes[t]) for t in which)
 
     changed: list[str] = []
     removed = 0
     if older and freed(FLOOR, older) > 0:
         lo, hi = FLOOR, max(results[t][2] for t in older)
         if freed(FLOOR, older) >= excess:
-            while lo < hi:  # the largest cap that frees enough
+            while lo < hi:  # the most characters kept that still frees enough
                 mid = (lo + hi + 1) // 2
                 if freed(mid, older) >= excess:
                     lo = mid
                 else:
                     hi = mid - 1
-        cap = lo
         for t in older:
-            if results[t][2] > cap:
-                removed += _cut_one(out, results[t], cap, saved.get(t))
+            if results[t][2] - lo - notes[t] > 0:
+                removed += _cut_one(out, results[t], lo, saved.get(t))
                 changed.append(t)
-    if removed < excess and results[newest][2] > FLOOR:
-        cap = max(FLOOR, results[newest][2] - (excess - removed))
-        removed += _cut_one(out, results[newest], cap, saved.get(newest))
+    size = results[newest][2]
+    if removed < excess and size - FLOOR - notes[newest] > 0:
+        keep = max(FLOOR, size - notes[newest] - (excess - removed))
+        removed += _cut_one(out, results[newest], keep, saved.get(newest))
         changed.append(newest)
     return removed, changed
 
 
-def _cut_one(out: list[dict], where: tuple[int, int, int], cap: int, path: str | None) -> int:
-    """Replace one result by its head and tail of about ``cap`` characters in all."""
+def _note(cut: int, path: str | None) -> str:
+    return CUT_NOTE.format(cut=cut, where=f"; its whole output is in {path}" if path else "")
+
+
+def _note_chars(size: int, path: str | None) -> int:
+    """The length of the note on a result of ``size`` characters (at most: ``size`` cut)."""
+    return len(_note(size, path))
+
+
+def _cut_one(out: list[dict], where: tuple[int, int, int], keep: int, path: str | None) -> int:
+    """Replace one result by its head and tail, ``keep`` characters in all, around the note;
+    returns the characters removed (the note counted)."""
     mi, bi, size = where
     message = out[mi]
     block = message["content"][bi]
     text = _result_text(block.get("content"))
-    note = CUT_NOTE.format(cut=size - cap, where=f"; its whole output is in {path}" if path else "")
-    half = max(cap // 2, 1)
-    new_text = text[:half] + note + text[size - half:]
+    head = max(keep // 2, 1)
+    tail = max(keep - head, 1)
+    new_text = text[:head] + _note(size - head - tail, path) + text[size - tail:]
     content = list(message["content"])
     content[bi] = {**block, "content": new_text}
     out[mi] = {**message, "content": content}
-    return max(0, size - len(new_text))
+    return size - len(new_text)
