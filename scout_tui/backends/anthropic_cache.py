@@ -52,7 +52,8 @@ def place_breakpoints(body: dict[str, Any], *, stable: int, ttl: str = "5m", min
     put (tools, system, stable end) while the moving ones (bridge, newest message) stay "5m".
     ``min_tokens``: the model's minimum cacheable length; ``estimate``: characters per token
     (calibrated from the server's usage when known). Any ``cache_control`` already on a message
-    block (a plugin strategy's) is removed first, so the limit of 4 always holds.
+    block (a plugin strategy's, also inside a tool_result's content) is removed first, so the
+    limit of 4 always holds.
 
     Returns the names of the breakpoints placed, in render order ("tools", "system", "stable",
     "bridge", "newest"), for the request's record.
@@ -125,8 +126,15 @@ def _mark(ttl: str) -> dict[str, str]:
 
 
 def _unmarked(block: Any) -> Any:
-    if isinstance(block, dict) and "cache_control" in block:
-        return {k: v for k, v in block.items() if k != "cache_control"}
+    """``block`` without ``cache_control``, also on the blocks nested in a tool_result's
+    content (the API counts those among the 4 too)."""
+    if not isinstance(block, dict):
+        return block
+    if "cache_control" in block:
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    nested = block.get("content") if block.get("type") == "tool_result" else None
+    if isinstance(nested, list) and any(isinstance(n, dict) and "cache_control" in n for n in nested):
+        block = {**block, "content": [_unmarked(n) for n in nested]}
     return block
 
 
