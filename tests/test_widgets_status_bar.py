@@ -69,3 +69,46 @@ async def test_context_use_is_shown_with_a_colour_that_rises_as_it_fills():
             start = content.plain.index("%") - 3
             colours[used] = [str(span.style) for span in content.spans if span.start <= start + 2 < span.end]
         assert colours[24_100] == ["$success"] and colours[120_000] == ["$warning"] and colours[190_000] == ["$error"]
+
+
+async def test_cost_and_cache_share_follow_the_token_counts_and_none_hides_them():
+    app = StatusApp()
+    async with app.run_test(size=(160, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.input_tokens, bar.output_tokens = 12_345, 1_234
+        bar.context_window, bar.context_used = 200_000, 24_100
+        bar.cost, bar.cache_share = 0.4213, 0.871
+        await pilot.pause()
+        assert "↑ 12.3k ↓ 1.2k  │  $0.42 · cache 87%  │  ctx 24.1k/200k 12%" in line(bar)
+        bar.cache_share = None
+        await pilot.pause()
+        assert "↓ 1.2k  │  $0.42  │  ctx" in line(bar) and "cache" not in line(bar)
+        bar.cost, bar.cache_share = None, 0.5
+        await pilot.pause()
+        assert "↓ 1.2k  │  cache 50%  │  ctx" in line(bar) and "$" not in line(bar)
+        bar.cache_share = None
+        await pilot.pause()
+        assert "↓ 1.2k  │  ctx" in line(bar)
+
+
+async def test_cost_is_shown_with_fewer_decimals_as_it_grows():
+    app = StatusApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        shown = {}
+        for cost in (0.0, 0.004, 0.01, 3.1, 9.994, 12.46, 1234.5):
+            bar.cost = cost
+            await pilot.pause()
+            shown[cost] = line(bar).rsplit("│", 1)[-1].strip()
+        assert shown == {0.0: "<$0.01", 0.004: "<$0.01", 0.01: "$0.01", 3.1: "$3.10", 9.994: "$9.99",
+                         12.46: "$12.5", 1234.5: "$1234.5"}
+
+
+async def test_context_use_with_an_unknown_window_shows_only_the_tokens():
+    app = StatusApp()
+    async with app.run_test(size=(120, 3)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.context_used = 24_100
+        await pilot.pause()
+        assert line(bar).endswith("│  ctx 24.1k")
+        assert "%" not in line(bar) and "/" not in line(bar)

@@ -1,7 +1,9 @@
 """scout-tui's widgets, one per module; the app imports them from here."""
 
 from .chat_view import ChatView
+from .compaction import CompactionMarker, CompactPreview
 from .composer import Composer
+from .cost_view import CostView
 from .prompt_view import PromptView
 from .session_tree import SessionTree
 from .status_bar import StatusBar
@@ -12,4 +14,15 @@ from .tool_activity import ToolActivity
 # ``App.get_theme_variable_defaults``; themes override them.
 from ..themes import VARIABLE_DEFAULTS as THEME_VARIABLE_DEFAULTS
 
-__all__ = ["THEME_VARIABLE_DEFAULTS", "ChatView", "Composer", "PromptView", "SessionTree", "StatusBar", "ToolActivity"]
+__all__ = [
+    "THEME_VARIABLE_DEFAULTS",
+    "ChatView",
+    "CompactPreview",
+    "CompactionMarker",
+    "Composer",
+    "CostView",
+    "PromptView",
+    "SessionTree",
+    "StatusBar",
+    "ToolActivity",
+]

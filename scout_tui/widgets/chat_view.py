@@ -15,7 +15,8 @@ of 100–240 ms; a ``Static`` stayed under 75 ms. Finished text looks the same a
 Rich renderables carry no selection offsets, so answer text is not mouse-selectable.
 
 A long session opens with only its newest ``LOAD_LIMIT`` messages mounted; earlier batches
-mount above as the person scrolls up, the view kept on what they were reading.
+mount above as the person scrolls up, the view kept on what they were reading. A summary
+compaction shows as a ``CompactionMarker`` where it cut in (before the message at its ``count``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from typing import ClassVar, Iterator
+from typing import ClassVar, Iterable, Iterator
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Heading as RichHeading
@@ -45,6 +46,7 @@ from textual.widgets import Static
 
 from ..history import blocks
 from ..text import clip, sanitize, tool_summary
+from .compaction import CompactionMarker
 
 FLUSH_INTERVAL = 1 / 25
 """Seconds between pump rounds (each round is at most one markdown update)."""
@@ -183,6 +185,7 @@ class ChatView(VerticalScroll):
         self._tool_lines: dict[str, ToolCallLine] = {}
         self._selected: UserMessage | AssistantMessage | None = None
         self._stored: list[dict] = []  # the conversation given to load()
+        self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
         self._first = 0  # index in _stored of the oldest mounted message
         self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
         self._loading_earlier = False
@@ -201,7 +204,7 @@ class ChatView(VerticalScroll):
     def _restyle_code(self, theme: object) -> None:
         for block in self.query(LiveBlock):
             block._rendered = None
-        for widget in self.query("MarkdownChunk, LiveBlock, Notice"):
+        for widget in self.query("MarkdownChunk, LiveBlock, Notice, CompactionSummary"):
             widget.refresh()
 
     def _forget_offscreen(self) -> None:
@@ -291,9 +294,17 @@ class ChatView(VerticalScroll):
         level = level if level in ("info", "warning", "error") else "info"
         self.mount(Notice(sanitize(text), classes=f"-{level}"))
 
-    def load(self, messages: list[dict]) -> None:
+    def add_compaction(self, data: dict) -> CompactionMarker:
+        """Show a compaction just made (a ``session.compacted`` event's data) after everything
+        shown; returns its marker (``u`` on it posts ``CompactionMarker.UndoRequested``)."""
+        marker = CompactionMarker(data)
+        self.mount(marker)
+        return marker
+
+    def load(self, messages: list[dict], compactions: Iterable[dict] = ()) -> None:
         """Show a stored conversation (content-block dicts, ``Store.messages`` order) instead of
-        what is shown now.
+        what is shown now, with a marker for each of ``compactions`` (``Store.compactions``
+        data) just before the message at its ``count`` (at the end when that is ``len(messages)``).
 
         User text, assistant text and thinking, ``tool_use`` blocks as compact lines, and
         ``tool_result`` blocks marking their line ✓ or ✗ (elapsed unknown). Only the newest
@@ -307,11 +318,14 @@ class ChatView(VerticalScroll):
         self.clear()
         self._stored = messages
         self._first = len(messages)
+        for data in compactions:
+            self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
         self.run_worker(self._load(messages), name="load", group="chat-load", exclusive=True)
 
     async def _load(self, messages: list[dict]) -> None:
         start = max(0, len(messages) - LOAD_LIMIT)
         widgets = await self._build(messages, start, len(messages))
+        widgets += [CompactionMarker(data) for data in self._markers_at.get(len(messages), ())]
         earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
         # Anything added since load() was called comes after the stored conversation.
         await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
@@ -324,12 +338,15 @@ class ChatView(VerticalScroll):
         """Widgets for ``messages[start:stop]``, their markdown pre-rendered in a thread.
 
         ``messages[stop]``, when there, is read for the ``tool_result`` blocks answering the
-        last message's calls (it is mounted already, or about to be).
+        last message's calls (it is mounted already, or about to be). A compaction marker goes
+        before the message at its ``count``.
         """
         widgets: list[Widget] = []
         answers: list[tuple[AssistantMessage, list[str]]] = []
         lines: dict[str, ToolCallLine] = {}
         for index in range(start, min(stop + 1, len(messages))):
+            if index < stop and index in self._markers_at:
+                widgets += [CompactionMarker(data) for data in self._markers_at[index]]
             message = messages[index]
             content = blocks(message)
             if message.get("role") == "user":
@@ -555,6 +572,7 @@ class ChatView(VerticalScroll):
         self._selected = None
         self._tool_lines.clear()
         self._stored, self._first, self._earlier = [], 0, None
+        self._markers_at = {}
         self._loading_earlier = self._select_previous_after = False
         self._pin = None
         self.remove_children()

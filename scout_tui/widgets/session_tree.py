@@ -1,13 +1,18 @@
 """The session pane: every session of this directory as a tree, branches nested under their parents.
 
-A line reads ``● ⑂ at 3 Title  7 msgs · 10m ago``: "●" marks the current session, "⑂ at 3" says
-the branch shares its parent's first 3 messages, then the title, message count and age.
-Siblings are newest first; a branch whose parent is not listed (deleted, or in another
+A line reads ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42``: "●" marks the current
+session, "⑂ at 3" says the branch shares its parent's first 3 messages, then the title, message
+count, age, and what the session's own requests spent (tokens in and out, dollars; left out
+while 0). Siblings are newest first; a branch whose parent is not listed (deleted, or in another
 directory) is shown at the top level, still with its fork point.
+
+The open session's summary compactions (``set_compactions``) are leaves under its line, oldest
+first, before its branches: ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``.
 
 Keys while the tree has focus: Enter opens the highlighted session, ``n`` asks for a new one,
 ``r`` renames (a prompt), ``d`` deletes (after a y/n question), ``j``/``k`` move down/up,
-Space folds or unfolds a branch, ``/`` starts a filter.
+Space folds or unfolds a branch, ``/`` starts a filter. On a compaction leaf, ``u`` asks to
+undo it (a fork before it); Enter, ``r`` and ``d`` do nothing there.
 
 Typing filters by title (case-insensitive substring; a session stays visible while one of its
 descendants matches). A filter opens with ``/`` or with any printable key that no binding
@@ -20,6 +25,7 @@ and closes it. With no filter open, Esc is not handled here, so the app's Esc bi
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable
 
 from rich.style import Style
@@ -35,6 +41,7 @@ from textual.widgets.tree import TreeNode
 from ..store import SessionInfo, tree_order
 from ..text import one_line, sanitize
 from .dialogs import ConfirmScreen, PromptScreen
+from .status_bar import dollars, tokens
 
 TITLE_WIDTH = 40
 """Characters of a session title shown at most."""
@@ -59,12 +66,47 @@ def _title(session: SessionInfo) -> str:
     return str(session.title or "")
 
 
-class SessionTree(Tree[SessionInfo]):
+def _int(value: object) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+
+
+@dataclass(frozen=True)
+class CompactionEntry:
+    """The data of a compaction leaf: one ``session.compacted`` event of the open session's branch.
+
+    ``session_id`` is the open session (an inherited compaction is undone by forking it too:
+    the branch shares its parent's messages up to ``count``); ``count`` the message count when
+    the compaction was made (undo forks there), ``at`` its cut (messages before it summarised);
+    tokens of the prompt before and after; ``by`` is ``user``, ``auto``, ``overflow`` or ``plugin``.
+    """
+
+    session_id: str
+    count: int
+    at: int
+    tokens_before: int
+    tokens_after: int
+    by: str
+
+    @classmethod
+    def from_event(cls, session_id: str, data: dict) -> CompactionEntry:
+        """From a ``session.compacted`` event's data (``Store.compactions``); missing figures are 0."""
+        return cls(session_id, _int(data.get("count")), _int(data.get("at")), _int(data.get("tokens_before")),
+                   _int(data.get("tokens_after")), str(data.get("by") or ""))
+
+
+NodeData = SessionInfo | CompactionEntry
+"""What a node of the tree holds: a session, or (a leaf) one of its compactions."""
+
+
+class SessionTree(Tree[NodeData]):
     """The sessions of one directory; see the module docstring for what it shows and its keys.
 
-    Feed it with ``set_sessions``. It tells its parent what the person asked for by posting
-    ``Opened``, ``NewRequested``, ``RenameRequested`` and ``DeleteRequested``; it never changes
-    the store itself.
+    Feed it with ``set_sessions`` and ``set_compactions``. It tells its parent what the person
+    asked for by posting ``Opened``, ``NewRequested``, ``RenameRequested``, ``DeleteRequested``
+    and ``UndoCompactionRequested``; it never changes the store itself.
     """
 
     DEFAULT_CSS = """
@@ -106,9 +148,13 @@ class SessionTree(Tree[SessionInfo]):
                 tooltip="Filter by title; typing any other unbound letter starts one too", id="tree.filter"),
         Binding("escape", "clear_filter", "Clear filter",
                 tooltip="Clear the filter (all letters go to it while it is open)", id="tree.clear_filter"),
+        Binding("u", "undo_compaction", "Undo compaction",
+                tooltip="Fork the session from before the highlighted compaction", id="tree.undo_compaction"),
         Binding("j", "cursor_down", "Down", show=False, id="tree.down"),
         Binding("k", "cursor_up", "Up", show=False, id="tree.up"),
     ]
+
+    _rebuilding = False  # True while _rebuild runs
 
     filter_text: reactive[str | None] = reactive(None, init=False)
     """The title filter: None when closed, "" when just opened, else the text typed so far."""
@@ -138,6 +184,15 @@ class SessionTree(Tree[SessionInfo]):
             super().__init__()
             self.session_id = session_id
 
+    class UndoCompactionRequested(Message):
+        """``u`` on a compaction leaf: fork ``session_id`` at ``count`` (the message count when
+        the compaction was made), which gives the conversation as it was before it."""
+
+        def __init__(self, session_id: str, count: int) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.count = count
+
     def __init__(
         self,
         *,
@@ -154,10 +209,11 @@ class SessionTree(Tree[SessionInfo]):
         self.current_id: str | None = None
         self._ordered: list[tuple[SessionInfo, int]] = []  # (session, depth) in display order
         self._parent_of: dict[str, str | None] = {}  # as displayed: None for a top-level session
-        self._session_nodes: dict[str, TreeNode[SessionInfo]] = {}
+        self._session_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._compactions: tuple[str, tuple[CompactionEntry, ...]] | None = None  # (session id, leaves)
         self._collapsed: set[str] = set()  # folded by the person, in the unfiltered view
         self._shape: tuple | None = None  # what the nodes were built from (see _show)
-        self._bindings_state: tuple[bool, bool] | None = None  # see _refresh_bindings
+        self._bindings_state: tuple[bool, bool, bool] | None = None  # see _refresh_bindings
 
     def on_mount(self) -> None:
         self.set_interval(RELABEL_SECONDS, self._relabel)
@@ -190,9 +246,32 @@ class SessionTree(Tree[SessionInfo]):
             if node is not None:
                 node.refresh()
 
+    def set_compactions(self, session_id: str, entries: list[dict]) -> None:
+        """Show ``entries`` (``session.compacted`` event data, as ``Store.compactions`` gives
+        them, oldest first) as leaves under ``session_id``'s line; they replace the leaves shown
+        before (of any session). ``[]`` removes them. Cheap when nothing changed; posts nothing.
+        Leaves are hidden while a filter is open.
+        """
+        leaves = tuple(CompactionEntry.from_event(session_id, data) for data in entries)
+        shown = (session_id, leaves) if leaves else None
+        if shown != self._compactions:
+            self._compactions = shown
+            self._show()
+
     @property
     def highlighted_session(self) -> SessionInfo | None:
-        """The session under the cursor, or None when the tree shows none."""
+        """The session under the cursor, or None when the tree shows none (or the cursor is on
+        a compaction leaf)."""
+        data = self._cursor_data()
+        return data if isinstance(data, SessionInfo) else None
+
+    @property
+    def highlighted_compaction(self) -> CompactionEntry | None:
+        """The compaction leaf under the cursor, if it is on one."""
+        data = self._cursor_data()
+        return data if isinstance(data, CompactionEntry) else None
+
+    def _cursor_data(self) -> NodeData | None:
         if self.cursor_line < 0:
             return None
         node = self.get_node_at_line(self.cursor_line)
@@ -214,7 +293,8 @@ class SessionTree(Tree[SessionInfo]):
         else:
             rows = [info for info, _ in ordered]
 
-        shape = (bool(needle), tuple((info.id, parent_of[info.id]) for info in rows))
+        shape = (bool(needle), tuple((info.id, parent_of[info.id]) for info in rows),
+                 None if needle else self._compactions)
         if shape == self._shape:
             for info in rows:
                 node = self._session_nodes[info.id]
@@ -228,32 +308,49 @@ class SessionTree(Tree[SessionInfo]):
         self._refresh_bindings()
 
     def _rebuild(self, rows: list[SessionInfo], *, filtered: bool, needle: str) -> None:
-        was_on = self.highlighted_session
+        was_on = self._cursor_data()
         was_line = self.cursor_line
+        self._rebuilding = True  # the cursor passes through -1: no binding refresh until done
+        try:
+            self._add_nodes(rows, filtered=filtered, needle=needle, was_on=was_on, was_line=was_line)
+        finally:
+            self._rebuilding = False
+
+    def _add_nodes(self, rows: list[SessionInfo], *, filtered: bool, needle: str, was_on: NodeData | None,
+                   was_line: int) -> None:
         self.clear()
         self.unselect()  # so moving the cursor below always updates Tree's cursor node
         has_children = {self._parent_of[info.id] for info in rows}
-        nodes: dict[str, TreeNode[SessionInfo]] = {}
+        compacted, leaves = self._compactions if self._compactions and not filtered else (None, ())
+        has_children.add(compacted)
+        nodes: dict[str, TreeNode[NodeData]] = {}
+        leaf_nodes: dict[CompactionEntry, TreeNode[NodeData]] = {}
         for info in rows:
             parent = self._parent_of[info.id]
-            nodes[info.id] = (nodes[parent] if parent is not None else self.root).add(
+            node = nodes[info.id] = (nodes[parent] if parent is not None else self.root).add(
                 _NO_LABEL,
                 data=info,
                 expand=filtered or info.id not in self._collapsed,
                 allow_expand=info.id in has_children,
             )
+            if info.id == compacted:  # before its branches, which come later in display order
+                for entry in leaves:
+                    leaf_nodes[entry] = node.add(_NO_LABEL, data=entry, allow_expand=False)
         self._session_nodes = nodes
         if not nodes:
             return
         last = self.last_line  # lays out the lines, so every shown node knows its line
 
-        def shown(node: TreeNode[SessionInfo] | None) -> TreeNode[SessionInfo] | None:
+        def shown(node: TreeNode[NodeData] | None) -> TreeNode[NodeData] | None:
             return node if node is not None and node.line >= 0 else None
 
         target = None
-        if was_on is not None and was_on.id in nodes:
+        if isinstance(was_on, CompactionEntry):
+            target = shown(leaf_nodes.get(was_on))
+        session_id: str | None = (was_on.id if isinstance(was_on, SessionInfo)
+                                  else was_on.session_id if was_on is not None else None)
+        if target is None and session_id in nodes:
             # Still listed, perhaps inside a folded branch: the nearest shown ancestor.
-            session_id: str | None = was_on.id
             while target is None and session_id is not None:
                 target = shown(nodes.get(session_id))
                 session_id = self._parent_of.get(session_id)
@@ -286,8 +383,10 @@ class SessionTree(Tree[SessionInfo]):
         # so skip Tree's markup parse and line split (a rebuild adds every node again).
         return label if isinstance(label, Text) else Text(label)
 
-    def render_label(self, node: TreeNode[SessionInfo], base_style: Style, style: Style) -> Text:
+    def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
         session = node.data
+        if isinstance(session, CompactionEntry):
+            return self._compaction_label(session, style)
         if session is None:
             return super().render_label(node, base_style, style)
         current = session.id == self.current_id
@@ -301,11 +400,32 @@ class SessionTree(Tree[SessionInfo]):
         parts.append((one_line(_title(session), TITLE_WIDTH) or "(untitled)", title_style))
         count = int(session.message_count or 0)
         age = relative_time(float(session.updated or 0), now=self.clock())
-        parts.append((f"  {count} msg{'s' if count != 1 else ''} · {age}", meta_style))
+        meta = [f"{count} msg{'s' if count != 1 else ''}", age]
+        spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
+        if spent:
+            meta.append(f"{tokens(spent)} tok")
+        cost = float(getattr(session, "cost", 0.0) or 0.0)
+        if cost > 0:
+            meta.append(dollars(cost))
+        parts.append(("  " + " · ".join(meta), meta_style))
         if node.allow_expand and not node.is_expanded:
-            hidden = len(node.children)
-            parts.append((f"  ▶ {hidden} branch{'es' if hidden != 1 else ''}", fork_style + _TOGGLE))
+            branches = sum(1 for child in node.children if isinstance(child.data, SessionInfo))
+            compactions = len(node.children) - branches
+            hidden = [f"{branches} branch{'es' if branches != 1 else ''}" if branches else "",
+                      f"{compactions} compaction{'s' if compactions != 1 else ''}" if compactions else ""]
+            parts.append((f"  ▶ {', '.join(h for h in hidden if h)}", fork_style + _TOGGLE))
         label = Text.assemble(*parts)
+        label.stylize(style)
+        return label
+
+    def _compaction_label(self, entry: CompactionEntry, style: Style) -> Text:
+        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``."""
+        text = f"⊟ compacted at msg {entry.at}"
+        if entry.tokens_before or entry.tokens_after:
+            text += f": {tokens(entry.tokens_before)} → {tokens(entry.tokens_after)} tokens"
+        if entry.by:
+            text += f" ({one_line(entry.by, 20)})"
+        label = Text(text, style=self.get_component_rich_style("session-tree--meta", partial=True))
         label.stylize(style)
         return label
 
@@ -346,10 +466,17 @@ class SessionTree(Tree[SessionInfo]):
     def _refresh_bindings(self) -> None:
         # The Footer redraws all its keys on refresh_bindings (~10 ms): only ask when what
         # check_action answers can have changed, not after every message.
-        state = (self.filter_text is None, self.highlighted_session is not None)
+        data = self._cursor_data()
+        state = (self.filter_text is None, isinstance(data, SessionInfo), isinstance(data, CompactionEntry))
         if state != self._bindings_state:
             self._bindings_state = state
             self.refresh_bindings()
+
+    def watch_cursor_line(self, previous_line: int, line: int) -> None:
+        super().watch_cursor_line(previous_line, line)
+        # Tree.__init__ moves the cursor too; a rebuild refreshes them once done (see _show).
+        if self.is_mounted and not self._rebuilding:
+            self._refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("new", "start_filter"):
@@ -360,6 +487,9 @@ class SessionTree(Tree[SessionInfo]):
             return True if self.highlighted_session is not None else None
         if action == "clear_filter":
             return self.filter_text is not None  # False: Esc goes on to the app's binding
+        if action == "undo_compaction":
+            # False elsewhere: u is then free to start a filter, like any unbound letter.
+            return self.filter_text is None and self.highlighted_compaction is not None
         return super().check_action(action, parameters)
 
     def action_start_filter(self) -> None:
@@ -383,6 +513,11 @@ class SessionTree(Tree[SessionInfo]):
         value = sanitize(_title(session)).replace("\n", " ").strip()
         self.app.push_screen(PromptScreen("Rename session", value, placeholder="title"), renamed)
 
+    def action_undo_compaction(self) -> None:
+        entry = self.highlighted_compaction
+        if entry is not None:
+            self.post_message(self.UndoCompactionRequested(entry.session_id, entry.count))
+
     def action_delete(self) -> None:
         session = self.highlighted_session
         if session is None:
@@ -397,20 +532,20 @@ class SessionTree(Tree[SessionInfo]):
 
     # -- tree events ----------------------------------------------------------------------------
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected[SessionInfo]) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[NodeData]) -> None:
         event.stop()
         session = event.node.data
-        if session is None:
-            return
+        if not isinstance(session, SessionInfo):
+            return  # a compaction leaf: u undoes it; Enter has nothing to open
         if self.filter_text is not None:
             self._reveal(session.id)
             self.filter_text = None
         self.post_message(self.Opened(session.id))
 
-    def on_tree_node_collapsed(self, event: Tree.NodeCollapsed[SessionInfo]) -> None:
-        if self.filter_text is None and event.node.data is not None:
+    def on_tree_node_collapsed(self, event: Tree.NodeCollapsed[NodeData]) -> None:
+        if self.filter_text is None and isinstance(event.node.data, SessionInfo):
             self._collapsed.add(event.node.data.id)
 
-    def on_tree_node_expanded(self, event: Tree.NodeExpanded[SessionInfo]) -> None:
-        if self.filter_text is None and event.node.data is not None:
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeData]) -> None:
+        if self.filter_text is None and isinstance(event.node.data, SessionInfo):
             self._collapsed.discard(event.node.data.id)

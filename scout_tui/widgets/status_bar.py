@@ -1,6 +1,6 @@
-"""One line of state: provider and model, session, token usage, and whether a turn is running.
+"""One line of state: provider and model, session, token usage and cost, and whether a turn is running.
 
-``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ ctx 24.1k/200k 12% │ ask mode │ ⠋ working``
+``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ $0.42 · cache 87% │ ctx 24.1k/200k 12% │ ask mode │ ⠋ working``
 """
 
 from __future__ import annotations
@@ -16,6 +16,15 @@ from textual.widgets import Static
 from ..text import one_line
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def dollars(cost: float) -> str:
+    """A cost in dollars for a narrow column: <$0.01, $0.42, $3.10, $12.5."""
+    if cost < 0.01:
+        return "<$0.01"
+    if cost < 10:
+        return f"${cost:.2f}"
+    return f"${cost:.1f}"
 
 
 def tokens(count: int) -> str:
@@ -53,10 +62,14 @@ class StatusBar(Static):
     session_id: reactive[str | None] = reactive(None)
     input_tokens: reactive[int] = reactive(0)
     output_tokens: reactive[int] = reactive(0)
+    cost: reactive[float | None] = reactive(None)
+    """What the session cost so far, in dollars; None hides it."""
+    cache_share: reactive[float | None] = reactive(None)
+    """The share (0..1) of the last request's input tokens read from the prompt cache; None hides it."""
     context_used: reactive[int] = reactive(0)
     """Estimated tokens of the next request (the compacted prompt), 0 when unknown."""
     context_window: reactive[int] = reactive(0)
-    """The model's context window in tokens, 0 when unknown."""
+    """The model's context window in tokens, 0 when unknown (then only ``context_used`` shows)."""
     permission_mode: reactive[str] = reactive("")
     """``ask``, ``auto-edit`` or ``yolo`` (Shift+Tab); "" hides it."""
     busy: reactive[bool] = reactive(False)
@@ -99,11 +112,19 @@ class StatusBar(Static):
         if self.session_id:
             parts += [sep, f"session {one_line(self.session_id, 40)[:8]}"]
         parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
+        spending = [text for text in (
+            dollars(self.cost) if self.cost is not None else "",
+            f"cache {self.cache_share:.0%}" if self.cache_share is not None else "",
+        ) if text]
+        if spending:
+            parts += [sep, " · ".join(spending)]
         if self.context_used and self.context_window:
             share = self.context_used / self.context_window
             colour = "$error" if share >= 0.8 else "$warning" if share >= 0.5 else "$success"
             parts += [sep, f"ctx {tokens(self.context_used)}/{tokens(self.context_window)} ",
                       (f"{share:.0%}", colour)]
+        elif self.context_used:
+            parts += [sep, f"ctx {tokens(self.context_used)}"]
         if self.permission_mode:
             style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
             parts += [sep, (f"{one_line(self.permission_mode, 20)} mode", style)]

@@ -1,0 +1,184 @@
+"""What a session cost: its branch's spending by model (tokens, cache hits, dollars), and what
+each branch of this directory's session tree spent, in a modal screen.
+
+Figures come from the store (``Store.spending``, ``Store.tree``); nothing is computed here but sums
+and shares. Tables are Rich ``Table``s in ``Static``s: one cheap widget each.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..store import SessionInfo
+from ..text import one_line
+from .status_bar import dollars, tokens
+
+TITLE_WIDTH = 40
+"""Characters of a branch title shown at most."""
+
+UNKNOWN = "—"
+"""Shown for a cost, or a share, that is not known."""
+
+
+def cost_text(cost: float | None, spent_tokens: float) -> str:
+    """Dollars as the status bar shows them; ``—`` when unknown: None, or nothing billed for
+    tokens that were spent (the store counts a request of unknown price as $0); ``$0`` when
+    nothing was spent."""
+    if cost is not None and cost > 0:
+        return dollars(cost)
+    if cost is None or spent_tokens > 0:
+        return UNKNOWN
+    return "$0"
+
+
+def cache_hit(row: dict[str, float]) -> str:
+    """The share of input tokens read from the cache: read / (uncached + read + written)."""
+    read = row.get("cache_read_tokens", 0) or 0
+    total = (row.get("input_tokens", 0) or 0) + read + (row.get("cache_write_tokens", 0) or 0)
+    return f"{read / total:.0%}" if total else UNKNOWN
+
+
+def _spent(row: dict[str, float]) -> float:
+    return sum(row.get(key, 0) or 0 for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+
+
+def _sum_costs(costs: list[float | None]) -> float | None:
+    known = [cost for cost in costs if cost is not None]
+    return sum(known) if known else None
+
+
+def model_table(by_model: dict[str, dict[str, float]]) -> Table:
+    """One row per model (``Store.spending``'s shape), most expensive first, and a total row
+    when there are several."""
+    table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, collapse_padding=True, title_justify="left",
+                  title=Text("By model", style="bold"))
+    # Only the name column gives way when the screen is narrow; numbers are never cut.
+    table.add_column("model", min_width=8, overflow="ellipsis")
+    for name in ("requests", "input", "cache\nread", "cache\nwrite", "output", "cache\nhit", "cost"):
+        table.add_column(name, justify="right", no_wrap=True)
+    keys = ("requests", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+
+    def add(name: str, row: dict[str, float], style: str = "") -> None:
+        requests = int(row.get("requests", 0) or 0)
+        counts = [tokens(int(row.get(key, 0) or 0)) for key in keys[1:]]
+        cells = [one_line(name, 60) or "unknown", str(requests), *counts, cache_hit(row),
+                 cost_text(row.get("cost"), _spent(row))]
+        table.add_row(*(Text(cell) for cell in cells), style=style)
+
+    ordered = sorted(by_model.items(), key=lambda item: (-(item[1].get("cost") or 0), item[0]))
+    for name, row in ordered:
+        add(name, row)
+    if len(ordered) > 1:
+        total: dict[str, float | None] = {key: sum(row.get(key, 0) or 0 for _, row in ordered) for key in keys}
+        total["cost"] = _sum_costs([row.get("cost") for _, row in ordered])
+        table.add_section()
+        add("all models", total, "bold")  # type: ignore[arg-type]
+    if not ordered:
+        table.add_row(Text("no requests yet", style="dim"))
+    return table
+
+
+def branch_table(branches: list[tuple[SessionInfo, int]], current_id: str | None) -> Table:
+    """One row per session in tree order (``Store.tree``), indented by depth, ``●`` on the
+    current one; each counts only its own requests (a branch's shared messages cost its parent)."""
+    table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, collapse_padding=True, title_justify="left",
+                  title=Text("By branch", style="bold"))
+    table.add_column("session", min_width=12, overflow="ellipsis")
+    for name in ("messages", "tokens", "cost"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for info, depth in branches:
+        current = info.id == current_id
+        label = Text("● " if current else "  ", style="bold" if current else "")
+        label.append("  " * depth)
+        if info.parent is not None:
+            label.append(f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ ", style="dim")
+        label.append(one_line(str(info.title or ""), TITLE_WIDTH) or "(untitled)", style="bold" if current else "")
+        spent = int(info.input_tokens or 0) + int(info.output_tokens or 0)
+        table.add_row(label, Text(str(info.message_count)), Text(tokens(spent)),
+                      Text(cost_text(float(info.cost or 0.0), spent)))
+    if len(branches) > 1:
+        spent = sum(int(i.input_tokens or 0) + int(i.output_tokens or 0) for i, _ in branches)
+        table.add_section()
+        table.add_row(Text("  all branches"), Text(""), Text(tokens(spent)),
+                      Text(cost_text(sum(float(i.cost or 0.0) for i, _ in branches), spent)), style="bold")
+    return table
+
+
+class CostView(ModalScreen[None]):
+    """What this session's branch cost by model, and every branch's own spending.
+
+    ``by_model`` is ``Store.spending(session_id)`` (``{model: {"requests", "input_tokens"
+    (uncached), "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}}``, tokens
+    as counts, cost in dollars, None when unknown), ``branches`` is ``Store.tree(cwd)``
+    (``[(SessionInfo, depth)]``), ``current_id`` the open session, ``note`` one line shown at
+    the bottom (where the prices come from). Esc or ``q`` closes it.
+    """
+
+    DEFAULT_CSS = """
+    CostView {
+        align: center middle;
+        & > Vertical {
+            width: 96%;
+            height: 92%;
+            padding: 0 1;
+            border: round $primary;
+            background: $surface;
+        }
+        & #cost-title {
+            height: auto;
+            text-style: bold;
+        }
+        & #cost-subtitle {
+            height: auto;
+            color: $text-muted;
+        }
+        & VerticalScroll {
+            height: 1fr;
+            border-top: solid $panel;
+        }
+        & #cost-by-model {
+            margin: 0 0 1 0;
+        }
+        & #cost-note {
+            height: auto;
+            color: $text-muted;
+            border-top: solid $panel;
+        }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Close", id="cost_view.close"),
+    ]
+
+    def __init__(self, by_model: dict[str, dict[str, float]], branches: list[tuple[SessionInfo, int]],
+                 current_id: str | None, *, note: str = "") -> None:
+        super().__init__()
+        self.by_model = by_model
+        self.branches = branches
+        self.current_id = current_id
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        rows = list(self.by_model.values())
+        total = _sum_costs([row.get("cost") for row in rows])
+        spent = sum(_spent(row) for row in rows)
+        requests = sum(int(row.get("requests", 0) or 0) for row in rows)
+        with Vertical():
+            yield Static(Text(f"What this session cost: {cost_text(total, spent)}"), id="cost-title")
+            yield Static(Text(f"{requests} request{'s' if requests != 1 else ''} "
+                              "(this branch, and its parents' up to the fork point)"), id="cost-subtitle")
+            with VerticalScroll():
+                yield Static(model_table(self.by_model), id="cost-by-model")
+                yield Static(branch_table(self.branches, self.current_id), id="cost-by-branch")
+            if self.note:
+                yield Static(Text(one_line(self.note, 400)), id="cost-note")
