@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
-
-import re
 
 from scout_tui import summary as summaries
 from scout_tui.backends.base import (
@@ -45,6 +44,13 @@ STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
     "(e.g. `/compact the failing test`), `/fork N` to branch from an earlier message, or `/new`."
 )
+OVERFLOW_WINDOW = (
+    re.compile(r"\d+ tokens > (?P<window>\d+) maximum"),  # Anthropic: prompt is too long
+    re.compile(r"\d+ \+ \d+ > (?P<window>\d+)"),  # Anthropic: input length and `max_tokens` exceed context limit
+    re.compile(r"maximum context length is (?P<window>\d+) tokens"),  # OpenAI, vLLM
+    re.compile(r"available context size \((?P<window>\d+) tokens\)"),  # llama.cpp
+)
+"""Where a server's context-overflow message names the window (see ``Agent._learn_window``)."""
 SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 CUT_BY_MAX_TOKENS = (
@@ -89,7 +95,8 @@ class Agent:
             such calls are denied, and the model told so).
         output_dir: where a result cut to fit the model is saved whole (None: not saved).
         context_window: the model's context window in tokens (None: unknown until a server's
-            overflow error names it); the token budget and auto-compaction need it.
+            overflow error names it, or refuses a prompt of an estimated size, which bounds it);
+            the token budget and auto-compaction need it.
         auto_compact: the share of the context window past which the conversation is summarised
             before the next call (None: never automatically).
         compaction: the summary in force (from the session's ``session.compacted`` events).
@@ -149,6 +156,7 @@ class Agent:
         self.estimator = Estimator()
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
+        self._last_tokens = 0  # its calibrated size estimate, in tokens
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._stopping = False  # the person stopped the turn at an approval prompt
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
@@ -207,15 +215,26 @@ class Agent:
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
-                    self._learn_window(str(e))
-                    yield Event("notice", {"text": "The prompt was over the model's context window; compacting "
-                                                   "it and sending it again."})
+                    refused = self.last_prompt
+                    guessed = self._learn_window(str(e))
+                    text = "The prompt was over the model's context window; compacting it and sending it again."
+                    if guessed:
+                        text += (f" The server did not say how large the window is: taking it as under "
+                                 f"{self.context_window:,} tokens (set context_window to say).")
+                    yield Event("notice", {"text": text})
                     summarised = False
                     async for event in self.compact_now(by="overflow"):
                         summarised = summarised or event.type == "session.compacted"
                         yield event
                     if not summarised:
                         self._squeeze = SQUEEZE
+                    if refused is not None and self._unchanged(refused):
+                        # Compacting freed nothing (the person's own text is over the window):
+                        # sending the refused prompt again would only be refused again.
+                        for event in self._failed(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind,
+                                                             status=e.status, url=e.url)):
+                            yield event
+                        return
                     continue
                 if e.kind == "context_overflow":
                     e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
@@ -227,6 +246,7 @@ class Agent:
                     yield event
                 return
             assert completed is not None  # a backend ends with Completed or raises
+            retried = False  # the next overflow (the conversation grew again) gets its own retry
             reply = completed.message
             uses = tool_uses(reply)
             self.messages.append(reply)
@@ -371,7 +391,7 @@ class Agent:
         )
         record = PromptRecord.of(request, compacted, self.compaction)
         data = compacted.event_data()
-        data["context_tokens"] = self.context_tokens(compacted)
+        data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
         data["cache"] = explain(self.last_prompt, record)
         yield Event("prompt.compacted", data)
         self.last_prompt = record
@@ -415,20 +435,41 @@ class Agent:
             return True  # the strategies alone left it over the whole budget
         return self.context_tokens(compacted) > self.auto_compact * self.context_window
 
-    def _learn_window(self, message: str) -> None:
-        """Take the window from a server's overflow message when ours is unknown or larger
-        (Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"; OpenAI: "maximum
-        context length is 128000 tokens. However, your messages resulted in 130000 tokens")."""
-        found = re.search(r"(\d+) tokens > (\d+)", message)
-        said = re.search(r"maximum context length is (\d+) tokens.*?resulted in (\d+) tokens", message, re.S)
-        window = int(found[2]) if found else int(said[1]) if said else None
-        if window and (self.context_window is None or window < self.context_window):
-            self.context_window = window
+    def _learn_window(self, message: str) -> bool:
+        """Take the window from a server's overflow ``message`` when ours is unknown or larger.
+
+        Read from (``OVERFLOW_WINDOW``): Anthropic's "prompt is too long: 210000 tokens > 200000
+        maximum" and "input length and `max_tokens` exceed context limit: 190000 + 20000 >
+        200000"; OpenAI's and vLLM's "maximum context length is 128000 tokens"; llama.cpp's
+        "request (4476 tokens) exceeds the available context size (4096 tokens)". When the
+        message names no window and none is known, the refused request's estimated size is
+        taken as an upper bound, so the retry is smaller; returns True in that case only.
+        """
+        for pattern in OVERFLOW_WINDOW:
+            found = pattern.search(message)
+            if found:
+                window = int(found["window"])
+                if self.context_window is None or window < self.context_window:
+                    self.context_window = window
+                return False
+        if self.context_window is None and self.last_prompt is not None and self._last_tokens:
+            self.context_window = self._last_tokens
+            return True
+        return False
+
+    def _unchanged(self, refused: PromptRecord) -> bool:
+        """Whether the next request would send the very messages of ``refused``."""
+        try:
+            return self.preview().messages == refused.messages
+        except (ScoutError, ValueError):
+            return False
 
     def plan_compaction(self) -> int | None:
-        """The cut point a summary would use now (None: nothing to summarise)."""
+        """The cut point a summary would use now (None: nothing to summarise). At most a quarter
+        of the window stays verbatim, also when the window was learnt after the agent was made."""
         start = self.compaction.at if self.compaction else 0
-        return summaries.cut_point(self.messages, self.keep_tokens, start)
+        keep = min(self.keep_tokens, self.context_window // 4) if self.context_window else self.keep_tokens
+        return summaries.cut_point(self.messages, keep, start)
 
     async def summarize(self, focus: str = "", *, by: str = "user", supplied: str | None = None,
                         cut: int | None = None) -> dict:
@@ -451,8 +492,12 @@ class Agent:
             before = summaries.view(self.messages[:cut], self.compaction)
             prompt = repair(compact(for_request(before), self.strategies, self.compaction_settings).messages)
             budget = self.budget_tokens()
-            if budget is not None:
-                prompt = fit(prompt, budget - 2_000, self.estimator, overhead=self.overhead_tokens()).messages
+            if budget is not None:  # room for the instructions, as far as the window allows
+                fitted = fit(prompt, budget - min(2_000, budget // 4), self.estimator, overhead=self.overhead_tokens())
+                if fitted.tokens > budget:  # the person's own text is over the window: it would be refused
+                    raise ScoutError(f"what is to be summarised is over the context window (about {fitted.tokens:,} "
+                                     f"tokens for {budget:,}) even with every tool result cut")
+                prompt = fitted.messages
             request = Request(model=backend.model, messages=summaries.request_messages(prompt, focus),
                               system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
                               cache_key=self.cache_key, cache_ttl=self.cache_ttl)

@@ -21,13 +21,16 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer
 
 from scout_tui.agent import Agent
+from scout_tui.app_long import LongSessionMixin, compaction_of
+from scout_tui.backends.base import Request
 from scout_tui.bus import TRANSIENT, Bus, Event
+from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
 from scout_tui.plugins import Plugins, load_plugins
-from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, context_window, model_name, needs_key
+from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, describe_skills, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
@@ -53,8 +56,9 @@ new branch before it, with the prompt ready to edit; on an answer: a branch afte
 **In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
 
 **Commands**: `/new` · `/fork [N]` branch sharing the first N messages · `/tree` · `/rename TITLE` ·
-`/resume [ID]` · `/strategy NAME[,NAME]` prompt strategy for this session · `/theme [NAME]` ·
-`/skills` · `/plugins` · `/help` · `/quit`
+`/resume [ID]` · `/compact [FOCUS]` summarise older messages (a preview first; `u` on the marker undoes it) ·
+`/cost` tokens and dollars by model and branch · `/strategy NAME[,NAME]` prompt strategy for this session ·
+`/theme [NAME]` · `/skills` · `/plugins` · `/help` · `/quit`
 """
 
 
@@ -74,12 +78,14 @@ class SessionOpened(Message):
     """
 
     def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
-                 complete: bool = True) -> None:
+                 complete: bool = True, compactions: list[dict] | None = None, cost: float | None = None) -> None:
         super().__init__()
         self.session_id = session_id
         self.messages = messages
         self.tokens = tokens  # (input, output) totals of the session
         self.complete = complete
+        self.compactions = compactions or []  # Store.compactions: the summaries in force, oldest first
+        self.cost = cost  # dollars the branch's conversation cost (None: nothing priced)
 
 
 class HistoryLoaded(Message):
@@ -133,7 +139,7 @@ OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
 
-class ScoutApp(App):
+class ScoutApp(LongSessionMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -198,6 +204,8 @@ class ScoutApp(App):
         self.skills: list[Skill] = []
         self.plugins = Plugins()
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
+        self._model_ready = asyncio.Event()  # the model's window and prices are read
+        self.compactions: list[dict] = []
         self._streaming = False
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
         self._theme_watcher = ThemeFileWatcher()
@@ -233,13 +241,13 @@ class ScoutApp(App):
         status = self.query_one(StatusBar)
         status.provider = self.config.provider
         status.model = model_name(self.config)
-        status.context_window = context_window(self.config)
         status.permission_mode = self.permissions.mode
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
         self.load_extensions()
+        self.load_model_info()
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
@@ -348,12 +356,16 @@ class ScoutApp(App):
             # The newest messages first, so a long session paints at once; the rest follows.
             since = max(0, info.message_count - OPEN_TAIL) if info else 0
             tail = self.store.messages(session_id, since=since) if session_id else []
+            compactions = self.store.compactions(session_id) if session_id else []
+            spent = self.store.spending(session_id) if session_id else {}
+            cost = sum(row["cost"] for row in spent.values()) if spent else None
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
-            session_id, since, tail, tokens = None, 0, [], (0, 0)
-        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0))
+            session_id, since, tail, tokens, compactions, cost = None, 0, [], (0, 0), [], None
+        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0,
+                                        compactions=compactions, cost=cost))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if session_id:  # after the first paint: it reads every tool.end event of the session
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
@@ -391,18 +403,26 @@ class ScoutApp(App):
         self.session_id = message.session_id
         self.history = message.messages
         self._count = len(message.messages)
+        self.compactions = message.compactions
+        if self.agent is not None:  # the summary and cache key of the session now open
+            self.agent.compaction = compaction_of(self.compactions)
+            self.agent.cache_key = self.session_id
         if message.complete:
             self._history_ready.set()
         else:
             self._history_ready.clear()
         chat = self.query_one(ChatView)
-        chat.load(self.history)  # clears what was shown; later additions go below it
+        chat.load(self.history, self.compactions)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
             chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
         self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
         status = self.query_one(StatusBar)
         status.session_id = message.session_id or ""
         status.input_tokens, status.output_tokens = message.tokens
+        status.cost = message.cost
+        status.cache_share = None
+        if message.session_id:
+            self.query_one(SessionTree).set_compactions(message.session_id, self.compactions)
         if message.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
@@ -473,8 +493,9 @@ class ScoutApp(App):
         self.fork_session(at, message.text if message.role == "user" else "")
 
     @work(exclusive=True, group="fork")
-    async def fork_session(self, at: int | None, prompt: str = "") -> None:
-        """Branch the current session at ``at`` (None: all its messages) and open the branch."""
+    async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False) -> None:
+        """Branch the current session at ``at`` (None: all its messages) and open the branch
+        (``undo``: the fork undoes a compaction made at ``at``; say so)."""
         if self.session_id is None:
             self.notify("Nothing to fork yet: send a message first.", severity="warning")
             return
@@ -495,7 +516,11 @@ class ScoutApp(App):
             composer.load_text(prompt)
             composer.move_cursor(composer.document.end)
         composer.focus()
-        self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
+        if undo:
+            self.notify(f"Compaction undone: a new branch shares the first {info.fork_at if info else at} messages, "
+                        "without the summary. The compacted branch stays in the sessions pane (Ctrl+T).")
+        else:
+            self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
 
     @work(exclusive=True, group="rename")
     async def rename_session(self, title: str) -> None:
@@ -577,6 +602,11 @@ class ScoutApp(App):
                 self.choose_theme(arg)
             else:
                 self.search_themes()
+        elif name == "/compact":
+            if not self._refuse_while_busy():
+                self.compact_session(text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else "")
+        elif name == "/cost":
+            self.show_cost()
         elif name == "/skills":
             self.query_one(ChatView).add_notice(describe_skills(self.skills))
         elif name == "/plugins":
@@ -594,7 +624,8 @@ class ScoutApp(App):
     def _ensure_agent(self) -> Agent:
         if self.agent is None:
             self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
-                                     permissions=self.permissions, approve=self.approve)
+                                     permissions=self.permissions, approve=self.approve, info=self.model_info,
+                                     compaction=compaction_of(self.compactions), cache_key=self.session_id)
             self.agent.strategies = self.strategies
         return self.agent
 
@@ -619,12 +650,14 @@ class ScoutApp(App):
         history = self.history
         if not self._history_ready.is_set() or (history and history[0] is None):
             return  # estimated again once the whole conversation is read
+        if not self._model_ready.is_set():
+            return  # estimated again once the model's window is known
         try:
             agent = self._ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError):
             return  # the chat already says what is wrong with the configuration
-        self.post_message(ContextEstimated(compacted.tokens_after + agent.overhead_tokens()))
+        self.post_message(ContextEstimated(agent.context_tokens(compacted)))
 
     def on_context_estimated(self, message: ContextEstimated) -> None:
         for status in self.query(StatusBar):  # none once the app is closing
@@ -649,13 +682,29 @@ class ScoutApp(App):
         except (ScoutError, ValueError) as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             return
+        budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
+                  if compacted.budget_cut or compacted.budget_dropped else "")
+        summary_note = (f" A summary stands for messages 0–{agent.compaction.at - 1}."
+                        if agent.compaction is not None else "")
         summary = (
             f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
-            f"{compacted.dropped} dropped; about {compacted.tokens_before:,} tokens stored, "
-            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools). "
-            "The store keeps everything. Esc closes."
+            f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
+            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
+            f"{summary_note} The store keeps everything. Esc closes.\n{self._cache_note(agent, compacted)}"
         )
         self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+
+    def _cache_note(self, agent: Agent, compacted) -> str:
+        """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
+        if agent.last_prompt is None:
+            return "Prompt cache: no request sent yet in this run."
+        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
+                          tools=agent.tools.specs())
+        why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
+        share = self.query_one(StatusBar).cache_share
+        last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
+        return f"Prompt cache: {why}{last}." if why else (
+            f"Prompt cache: the next request begins with the whole previous one, so the cache can reuse it{last}.")
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
@@ -679,6 +728,10 @@ class ScoutApp(App):
                                 lambda mode=mode: self.set_permission_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
                             self.action_show_prompt)
+        yield SystemCommand("Compact conversation", "Summarise the older messages (a preview first; undo from the marker)",
+                            lambda: self._command("/compact"))
+        yield SystemCommand("Cost", "Tokens and dollars by model, cache read and write, and branch (/cost)",
+                            lambda: self._command("/cost"))
         for name in strategy_names():
             yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
                                 lambda name=name: self.set_strategy(name))
@@ -760,10 +813,12 @@ class ScoutApp(App):
         try:
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
+            await self._model_ready.wait()  # the window and prices belong in the first request too
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id
             agent = self._ensure_agent()
+            agent.cache_key = self.session_id
             try:
                 async for event in agent.run(self.history, text):
                     await self._deliver(event)
@@ -829,10 +884,11 @@ class ScoutApp(App):
             tools.set_waiting(data["id"], False)
             status.awaiting = False
         elif event.type == "usage":
-            status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
-            status.output_tokens += data["output_tokens"]
+            self._show_usage(data)
         elif event.type == "prompt.compacted":
-            status.context_used = data["tokens_after"] + self._ensure_agent().overhead_tokens()
+            status.context_used = data["context_tokens"]
+        elif event.type == "session.compacted":
+            self._compacted(data)
         elif event.type == "retry":
             status.state = f"retrying {data['attempt']}/{data['max_attempts']} in {data['delay']:.1f}s"
             chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']}) "

@@ -400,7 +400,8 @@ class Backend:
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 _CONTEXT_OVERFLOW = re.compile(
-    r"prompt is too long|context[_ ]length|maximum context|context window|exceeds? the (available )?context",
+    r"prompt is too long|context[_ ]length|maximum context|context window|exceeds? the (available )?context"
+    r"|exceed context limit",
     re.IGNORECASE,
 )
 
