@@ -442,8 +442,9 @@ class Agent:
         maximum" and "input length and `max_tokens` exceed context limit: 190000 + 20000 >
         200000"; OpenAI's and vLLM's "maximum context length is 128000 tokens"; llama.cpp's
         "request (4476 tokens) exceeds the available context size (4096 tokens)". When the
-        message names no window and none is known, the refused request's estimated size is
-        taken as an upper bound, so the retry is smaller; returns True in that case only.
+        message names no window, the refused request's estimated size is an upper bound of it,
+        taken when no smaller window is known, so the retry is smaller; returns True in that
+        case only.
         """
         for pattern in OVERFLOW_WINDOW:
             found = pattern.search(message)
@@ -452,7 +453,7 @@ class Agent:
                 if self.context_window is None or window < self.context_window:
                     self.context_window = window
                 return False
-        if self.context_window is None and self.last_prompt is not None and self._last_tokens:
+        if self._last_tokens and (self.context_window is None or self._last_tokens < self.context_window):
             self.context_window = self._last_tokens
             return True
         return False

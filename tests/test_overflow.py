@@ -210,3 +210,63 @@ async def test_a_summary_request_is_never_sent_over_the_learnt_window(tmp_path, 
 def teardown_module() -> None:
     if refusals:
         print("\nrefused requests per overflow run: " + "; ".join(f"{k}: {v}" for k, v in refusals.items()))
+
+
+async def test_a_configured_window_larger_than_the_servers_is_corrected_by_its_first_refusal(tmp_path):
+    files = write_files(tmp_path, FILES, SIZE)
+    script = ScriptedModel("openai", files)
+    handler = WithoutWindow(loopback_handler(emulator("openai"), script))
+    with LoopbackServer(handler=handler) as server:
+        agent = make_agent("openai", server.url, tmp_path, window=200_000)
+        events = [e async for e in agent.run([], "Read every file, one at a time.")]
+    refused = [k for k, b in enumerate(handler.billed) if b.rejected]
+    refusals["openai, configured window 200k, server 16k naming none"] = len(refused)
+    assert [e.data["message"] for e in events if e.type == "error"] == []
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    assert WINDOW <= agent.context_window < WINDOW * 1.3
+    assert len(refused) == 1, refused
+
+
+async def test_text_that_costs_more_tokens_than_estimated_is_calibrated_for(tmp_path):
+    """Escaped text (quotes, backslashes, newlines) costs the server twice the estimated tokens:
+    the estimator learns it from the reported usage, so only the first overflow is refused."""
+    files = write_files(tmp_path, 10, SIZE)
+    for i in range(10, FILES):
+        name = f"file_{i:03d}.json"
+        (tmp_path / name).write_text(('"\\"\n' * SIZE)[: SIZE * 2])
+        files.append(name)
+    script = ScriptedModel("anthropic", files)
+    handler = loopback_handler(emulator("anthropic"), script)
+    with LoopbackServer(handler=handler) as server:
+        agent = make_agent("anthropic", server.url, tmp_path, window=None)
+        events = [e async for e in agent.run([], "Read every file, one at a time.")]
+    refused = [k for k, b in enumerate(handler.billed) if b.rejected]
+    refusals["anthropic, escaped text, window unknown"] = len(refused)
+    assert [e.data["message"] for e in events if e.type == "error"] == []
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    assert agent.estimator.ratio > 1.2
+    assert len(refused) == 1, refused
+
+
+async def test_a_second_overflow_in_the_same_turn_is_recovered_as_the_first(tmp_path):
+    """The server's window shrinks mid-turn (a local server restarted with a smaller context):
+    each overflow that follows a successful request gets its own compaction and retry."""
+    files = write_files(tmp_path, FILES, SIZE)
+    script = ScriptedModel("openai", files)
+    cache = emulator("openai")
+    inner = loopback_handler(cache, script)
+
+    def shrinking(recorded):
+        if len(inner.billed) == 25:
+            cache.context_window = 12_000
+        return inner(recorded)
+
+    with LoopbackServer(handler=shrinking) as server:
+        agent = make_agent("openai", server.url, tmp_path, window=None)
+        events = [e async for e in agent.run([], "Read every file, one at a time.")]
+    refused = [k for k, b in enumerate(inner.billed) if b.rejected]
+    refusals["openai, window shrinking mid-turn"] = len(refused)
+    assert [e.data["message"] for e in events if e.type == "error"] == []
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    assert len(refused) == 2 and refused[0] < 25 <= refused[1], refused
+    assert agent.context_window == 12_000
