@@ -358,7 +358,8 @@ class ScoutApp(LongSessionMixin, App):
             tail = self.store.messages(session_id, since=since) if session_id else []
             compactions = self.store.compactions(session_id) if session_id else []
             spent = self.store.spending(session_id) if session_id else {}
-            cost = sum(row["cost"] for row in spent.values()) if spent else None
+            cost = sum(row["cost"] for row in spent.values())
+            cost = cost if cost > 0 else None  # nothing priced (an unknown model): say nothing
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:

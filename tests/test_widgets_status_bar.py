@@ -28,7 +28,7 @@ async def test_status_shows_provider_model_session_and_tokens():
         bar.session_id = "1a2b3c4d5e6f"
         bar.input_tokens, bar.output_tokens = 12_345, 1_234
         await pilot.pause()
-        assert line(bar) == "anthropic · claude-sonnet-4-5  │  session 1a2b3c4d  │  ↑ 12.3k ↓ 1.2k"
+        assert line(bar) == "anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k"
 
 
 async def test_busy_shows_a_spinner_and_how_to_interrupt_until_idle():
@@ -79,16 +79,16 @@ async def test_cost_and_cache_share_follow_the_token_counts_and_none_hides_them(
         bar.context_window, bar.context_used = 200_000, 24_100
         bar.cost, bar.cache_share = 0.4213, 0.871
         await pilot.pause()
-        assert "↑ 12.3k ↓ 1.2k  │  $0.42 · cache 87%  │  ctx 24.1k/200k 12%" in line(bar)
+        assert "↑ 12.3k ↓ 1.2k │ $0.42 · cache 87% │ ctx 24.1k/200k 12%" in line(bar)
         bar.cache_share = None
         await pilot.pause()
-        assert "↓ 1.2k  │  $0.42  │  ctx" in line(bar) and "cache" not in line(bar)
+        assert "↓ 1.2k │ $0.42 │ ctx" in line(bar) and "cache" not in line(bar)
         bar.cost, bar.cache_share = None, 0.5
         await pilot.pause()
-        assert "↓ 1.2k  │  cache 50%  │  ctx" in line(bar) and "$" not in line(bar)
+        assert "↓ 1.2k │ cache 50% │ ctx" in line(bar) and "$" not in line(bar)
         bar.cache_share = None
         await pilot.pause()
-        assert "↓ 1.2k  │  ctx" in line(bar)
+        assert "↓ 1.2k │ ctx" in line(bar)
 
 
 async def test_cost_is_shown_with_fewer_decimals_as_it_grows():
@@ -110,5 +110,5 @@ async def test_context_use_with_an_unknown_window_shows_only_the_tokens():
         bar = app.query_one(StatusBar)
         bar.context_used = 24_100
         await pilot.pause()
-        assert line(bar).endswith("│  ctx 24.1k")
+        assert line(bar).endswith("│ ctx 24.1k")
         assert "%" not in line(bar) and "/" not in line(bar)

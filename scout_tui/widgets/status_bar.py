@@ -105,7 +105,7 @@ class StatusBar(Static):
         self._frame += 1
 
     def render(self) -> Content:
-        sep = ("  │  ", "$text-muted")
+        sep = (" │ ", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         if self.provider or self.model:
             parts += [(one_line(self.provider, 30), "bold"), " · " if self.provider and self.model else "", one_line(self.model, 60)]

@@ -1,0 +1,180 @@
+"""The app's long-session commands: model metadata, ``/compact`` with its preview, undoing a
+compaction, ``/cost``, and what the status bar says of cost and cache.
+
+A mixin of ``ScoutApp`` (app.py): it uses the app's agent, store, bus and panes, and keeps the
+engine's facts where the engine keeps them (the agent's summary in force, the store's events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+
+from scout_tui.bus import Event
+from scout_tui.errors import ScoutError
+from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window
+from scout_tui.runtime import model_metadata
+from scout_tui.summary import Compaction
+from scout_tui.widgets import ChatView, SessionTree, StatusBar
+
+
+class LongSessionMixin:
+    """``/compact``, undo, ``/cost`` and model metadata for ``ScoutApp``."""
+
+    model_info: ModelInfo | None = None
+    compactions: list[dict]
+    """The open session's compactions in force, oldest first (``Store.compactions``)."""
+
+    # -- model metadata ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="model-info")
+    def load_model_info(self) -> None:
+        """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
+        for a server of our own, ask it for its window; off the event loop."""
+        config = self.config
+        try:
+            info = model_metadata(config)
+            if info.context_window is None and config.provider == "openai" and config.base_url:
+                server = asyncio.run(probe_context_window(config.base_url, info.id, api_key=config.api_key))
+                if server is not None:
+                    info = model_metadata(config, server)
+        except ScoutError as e:
+            self.call_from_thread(self.notify, str(e), title="Model settings ignored", severity="error", timeout=15)
+            info = ModelInfo(id=getattr(config, "model", None) or "")
+        self.call_from_thread(self._model_info_loaded, info)
+
+    def _model_info_loaded(self, info: ModelInfo) -> None:
+        self.model_info = info
+        self._model_ready.set()
+        for status in self.query(StatusBar):
+            status.context_window = info.context_window or 0
+        if self.agent is not None and not self.busy:
+            self.agent = None  # built again with the window and prices
+        self.estimate_context()
+
+    # -- what the status bar shows ----------------------------------------------------------
+
+    def _show_usage(self, data: dict) -> None:
+        """A request's ``usage`` event: tokens, cost and cache-hit share in the status bar."""
+        status = self.query_one(StatusBar)
+        status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
+        status.output_tokens += data["output_tokens"]
+        if data.get("cost") is not None:
+            status.cost = (status.cost or 0.0) + data["cost"]
+        status.cache_share = cache_hit_share(data)
+
+    # -- /compact ------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def compact_session(self, focus: str = "") -> None:
+        """``/compact [focus]``: the summary model writes a summary of everything before the cut;
+        the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
+        event), Esc cancels (its cost is still recorded)."""
+        chat = self.query_one(ChatView)
+        if self.session_id is None:
+            chat.add_notice("Nothing to compact yet: send a message first.", "warning")
+            return
+        self.busy = True
+        status = self.query_one(StatusBar)
+        try:
+            await self._history_ready.wait()
+            await self._extensions_ready.wait()
+            await self._model_ready.wait()
+            agent = self._ensure_agent()
+            agent.messages = list(self.history)
+            cut = agent.plan_compaction()
+            if cut is None:
+                chat.add_notice("Nothing to compact yet: every message is newer than what a summary keeps verbatim.",
+                                "warning")
+                return
+            hook = Event("session.before_compact", {"at": cut, "count": len(agent.messages), "focus": focus,
+                                                    "by": "user", "summary": None, "veto": None})
+            self.bus.emit(hook)
+            if hook.data.get("veto"):
+                chat.add_notice(f"Compaction vetoed by a plugin: {hook.data['veto']}", "warning")
+                return
+            supplied = hook.data.get("summary") if isinstance(hook.data.get("summary"), str) else None
+            status.state = "writing a summary…"
+            try:
+                data = await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
+                                             supplied=supplied)
+            except ScoutError as e:
+                chat.add_notice(f"Could not summarise the conversation: {e}", "error")
+                return
+            finally:
+                status.state = ""
+            if data["usage"]:
+                await self._deliver(Event("usage", data["usage"]))
+            from scout_tui.widgets.compaction import CompactPreview
+
+            answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
+                    f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
+                    f"{data['tokens_after']:,} tokens per request.")
+            await self.push_screen(CompactPreview(data["summary"], info=info),
+                                   lambda text: answered.done() or answered.set_result(text))
+            text = await answered
+            if text is None:
+                if data["usage"]:  # what the cancelled summary cost stays in the session's totals
+                    await self._deliver(Event("session.compact_cancelled", {"usage": data["usage"],
+                                                                             "cost": data["cost"],
+                                                                             "model": data["model"]}))
+                chat.add_notice("Compaction cancelled: nothing changed.")
+                return
+            data = {**data, "summary": text}
+            agent.apply_compaction(data)
+            await self._deliver(Event("session.compacted", data))
+        finally:
+            self.busy = False
+            self.estimate_context()
+
+    def _compacted(self, data: dict) -> None:
+        """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""
+        self.compactions = [*self.compactions, data]
+        self.query_one(ChatView).add_compaction(data)
+        if self.session_id:
+            self.query_one(SessionTree).set_compactions(self.session_id, self.compactions)
+        self.notify(f"Compacted: about {data['tokens_before']:,} → {data['tokens_after']:,} tokens per request. "
+                    "The marker in the chat shows the summary; u on it undoes the compaction.", timeout=8)
+
+    # -- undo ------------------------------------------------------------------------------------
+
+    def on_compaction_marker_undo_requested(self, message) -> None:
+        """``u`` on a compaction marker in the chat (``CompactionMarker.UndoRequested``)."""
+        self.undo_compaction(message.count)
+
+    def on_session_tree_undo_compaction_requested(self, message) -> None:
+        """``u`` on a compaction node of the tree (``SessionTree.UndoCompactionRequested``)."""
+        if message.session_id != self.session_id:
+            self.notify("Open that session first to undo its compaction.", severity="warning")
+            return
+        self.undo_compaction(message.count)
+
+    def undo_compaction(self, count: int) -> None:
+        """Undo a compaction: a new branch forked just before it (its first ``count`` messages,
+        without the summary); the compacted branch stays as it was."""
+        self.fork_session(count, undo=True)
+
+    # -- /cost ---------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="cost")
+    def show_cost(self) -> None:
+        """``/cost``: spending by model, cache read and write, and by branch."""
+        from scout_tui.widgets.cost_view import CostView
+
+        session_id = self.session_id
+        by_model = self.store.spending(session_id) if session_id else {}
+        branches = self.store.tree(self.cwd)
+        info = self.model_info
+        if info is not None and info.input is not None:
+            note = f"Prices: {info.source}."
+        else:
+            note = ("No price is known for this model: set input and output (USD per 1M tokens) in "
+                    f'[models."{info.id if info else "ID"}"] in scout.toml.')
+        self.call_from_thread(self.push_screen, CostView(by_model, branches, session_id, note=note))
+
+
+def compaction_of(compactions: list[dict]) -> Compaction | None:
+    """The summary in force: the last of a session's compactions (None when it has none)."""
+    return Compaction.from_event(compactions[-1]) if compactions else None

@@ -1,0 +1,237 @@
+"""Long sessions in the TUI: /compact with its preview, the marker, undo, auto-compaction, cost and
+cache share in the status bar, /cost, and Ctrl+O naming a cache miss. Real app (Pilot), real
+sqlite store, a loopback server that bills requests by Anthropic's documented caching rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+from scout_tui.store import Store
+from scout_tui.summary import INSTRUCTIONS, SUMMARY_HEADER
+from scout_tui.widgets import ChatView, StatusBar
+from scout_tui.widgets.compaction import CompactionMarker, CompactPreview
+from scout_tui.widgets.cost_view import CostView
+from tests.cache_emulator import AnthropicCache, anthropic_sse, loopback_handler
+from tests.loopback import LoopbackServer
+from tests.test_app import SIZE, send, settle
+from tests.test_widgets_compaction import rendered
+
+SUMMARY = "## Current task\nShip the parser fix.\n\n## Open threads\nThe flaky test."
+INSTRUCTION_MARK = INSTRUCTIONS.splitlines()[0][:40]
+
+
+def is_summary_request(body: dict) -> bool:
+    return INSTRUCTION_MARK in json.dumps(body["messages"][-1])
+
+
+def model_script(turn_texts: list[str], tools_per_turn: int = 0, size: int = 4_000):
+    """A reply function for ``loopback_handler``: summary requests get ``SUMMARY``; each user
+    turn gets ``tools_per_turn`` bash calls printing ``size`` characters, then its text."""
+    state = {"turn": -1, "calls": 0}
+
+    def reply(body: dict, usage: dict) -> bytes:
+        if is_summary_request(body):
+            return anthropic_sse(usage, [SUMMARY])
+        last = body["messages"][-1]["content"]
+        typed = any(b.get("type") == "text" and SUMMARY_HEADER not in b.get("text", "") for b in last) and not any(
+            b.get("type") == "tool_result" for b in last)
+        if typed:
+            state["turn"] += 1
+            state["calls"] = 0
+        if state["calls"] < tools_per_turn:
+            state["calls"] += 1
+            n = f"{state['turn']}_{state['calls']}"
+            command = json.dumps({"command": f"yes x | head -c {size}; echo {n}"})
+            return anthropic_sse(usage, [], (f"toolu_{n}", "bash", [command]))
+        return anthropic_sse(usage, [turn_texts[min(state["turn"], len(turn_texts) - 1)]])
+
+    return reply
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    return workdir
+
+
+def make_app(repo: Path, server: LoopbackServer, **flags) -> ScoutApp:
+    base = {"provider": "anthropic", "base_url": server.url, "api_key": "sk-test", "model": "claude-sonnet-4-5",
+            "permission_mode": "yolo"}
+    return ScoutApp(load_config(repo, flags={**base, **flags}), cwd=repo)
+
+
+async def a_long_conversation(app: ScoutApp, pilot, turns: int) -> None:
+    for i in range(turns):
+        await send(app, pilot, f"step {i}: look around")
+        await settle(app, pilot)
+
+
+async def open_preview(app: ScoutApp, pilot, command: str = "/compact") -> CompactPreview:
+    await send(app, pilot, command)
+    for _ in range(500):
+        await pilot.pause(0.02)
+        if isinstance(app.screen, CompactPreview):
+            return app.screen
+    raise AssertionError(f"no preview; notices: {[str(n.render()) for n in app.query('Notice')]}")
+
+
+async def test_compact_previews_edits_and_applies_a_summary(repo):
+    emulator = AnthropicCache()
+    handler = loopback_handler(emulator, model_script(["done"], tools_per_turn=2, size=12_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 4)
+            before = len(server.requests)
+            preview = await open_preview(app, pilot, "/compact the parser")
+            summary_request = server.requests[before].json()
+            assert "focus on: the parser" in json.dumps(summary_request["messages"][-1])
+            area = preview.query_one("TextArea")
+            assert "Ship the parser fix." in area.text
+            area.move_cursor(area.document.end)
+            area.insert("\n\nAlso: keep the changelog.")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            sid = app.session_id
+            stored = [e for e in Store().events(sid) if e[2] == "session.compacted"]
+            assert len(stored) == 1 and stored[0][3]["summary"].endswith("Also: keep the changelog.")
+            assert stored[0][3]["by"] == "user" and stored[0][3]["count"] == len(app.history)
+            markers = list(app.query(CompactionMarker))
+            assert len(markers) == 1 and markers[0].count == len(app.history)
+            # The next request starts with the summary; the stored history keeps every message.
+            await send(app, pilot, "carry on")
+            await settle(app, pilot)
+            first = server.requests[-1].json()["messages"][0]
+            assert SUMMARY_HEADER in json.dumps(first) and "keep the changelog" in json.dumps(first)
+            assert len(Store().messages(sid)) == len(app.history) > stored[0][3]["at"]
+
+
+async def test_compact_cancel_changes_nothing_but_keeps_the_cost(repo):
+    handler = loopback_handler(AnthropicCache(), model_script(["done"], tools_per_turn=2, size=12_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 3)
+            await open_preview(app, pilot)
+            await pilot.press("escape")
+            await settle(app, pilot)
+            types = [e[2] for e in Store().events(app.session_id)]
+            assert "session.compacted" not in types and "session.compact_cancelled" in types
+            assert not list(app.query(CompactionMarker)) and app.agent.compaction is None
+            assert Store().session(app.session_id).input_tokens > 0
+
+
+async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo):
+    handler = loopback_handler(AnthropicCache(), model_script(["done"], tools_per_turn=2, size=12_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 3)
+            await open_preview(app, pilot)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            compacted_id, count = app.session_id, len(app.history)
+            marker = app.query_one(CompactionMarker)
+            marker.query_one("CollapsibleTitle").focus()
+            await pilot.press("enter")  # expands to the summary
+            await pilot.pause()
+            assert not marker.collapsed
+            assert "Ship the parser fix." in rendered(marker)
+            await pilot.press("u")
+            await settle(app, pilot)
+            assert app.session_id != compacted_id
+            branch = Store().session(app.session_id)
+            assert branch.parent == compacted_id and branch.fork_at == count
+            assert Store().compactions(app.session_id) == [] and app.agent.compaction is None
+            assert not list(app.query(CompactionMarker))
+            await send(app, pilot, "go on without the summary")
+            await settle(app, pilot)
+            assert SUMMARY_HEADER not in json.dumps(server.requests[-1].json()["messages"])
+            # The compacted branch keeps its summary.
+            assert len(Store().compactions(compacted_id)) == 1
+
+
+async def test_auto_compaction_triggers_at_the_threshold(repo):
+    handler = loopback_handler(AnthropicCache(context_window=40_000),
+                               model_script(["done"], tools_per_turn=3, size=8_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server, context_window=40_000, auto_compact="0.5")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "step 0")
+            await settle(app, pilot)
+            assert not any(e[2] == "session.compacted" for e in Store().events(app.session_id))
+            await a_long_conversation(app, pilot, 3)
+            compacted = [e[3] for e in Store().events(app.session_id) if e[2] == "session.compacted"]
+            assert compacted and compacted[0]["by"] == "auto"
+            assert list(app.query(CompactionMarker))
+            summaries = [r for r in server.requests if is_summary_request(r.json())]
+            assert summaries
+            assert not [b for b in handler.billed if b.rejected is not None]  # never over the window
+
+
+async def test_status_bar_shows_cost_and_cache_share_and_cost_command(repo):
+    handler = loopback_handler(AnthropicCache(), model_script(["one", "two"], tools_per_turn=1, size=8_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 2)
+            status = app.query_one(StatusBar)
+            assert status.cost is not None and status.cost > 0
+            assert status.cache_share is not None and status.cache_share > 0.5
+            assert "$" in str(status.render()) and "cache" in str(status.render())
+            info = Store().session(app.session_id)
+            assert info.cost == pytest.approx(status.cost)
+            await send(app, pilot, "/cost")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if isinstance(app.screen, CostView):
+                    break
+            assert isinstance(app.screen, CostView)
+            text = " ".join(str(s.render()) for s in app.screen.query("Static"))
+            assert "claude-sonnet-4-5" in text and "models.dev" in text
+            await pilot.press("escape")
+            assert not isinstance(app.screen, CostView)
+
+
+async def test_ctrl_o_reports_a_model_switch_as_a_cache_miss(repo):
+    from scout_tui.widgets.prompt_view import PromptView
+
+    handler = loopback_handler(AnthropicCache(), model_script(["one"], tools_per_turn=0))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "hello")
+            await settle(app, pilot)
+            await pilot.press("ctrl+o")
+            await settle(app, pilot)
+            assert isinstance(app.screen, PromptView)
+            assert "begins with the whole previous one" in str(app.screen.query_one("#prompt-summary").render())
+            await pilot.press("escape")
+            app.agent.backend.model = "claude-haiku-4-5"
+            await pilot.press("ctrl+o")
+            await settle(app, pilot)
+            note = str(app.screen.query_one("#prompt-summary").render())
+            assert "model changed (claude-sonnet-4-5 → claude-haiku-4-5)" in note
+
+
+async def test_a_failed_request_leaves_the_app_with_what_the_store_holds(repo):
+    from tests.loopback import Reply
+
+    error = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}).encode()
+    replies = [Reply(error, 400, {"content-type": "application/json"})] * 2
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            for text in ("first", "second"):
+                await send(app, pilot, text)
+                await settle(app, pilot)
+                assert app.history == Store().messages(app.session_id)
+            server.replies.append(Reply(anthropic_sse({"input_tokens": 10, "output_tokens": 2}, ["fine"])))
+            await send(app, pilot, "third")
+            await settle(app, pilot)
+            assert app.history == Store().messages(app.session_id)
+            assert len(app.history) == 4
