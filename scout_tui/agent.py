@@ -392,6 +392,7 @@ class Agent:
         record = PromptRecord.of(request, compacted, self.compaction)
         data = compacted.event_data()
         data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
+        data["context_window"] = self.context_window  # may have been learnt from an overflow error
         data["cache"] = explain(self.last_prompt, record)
         yield Event("prompt.compacted", data)
         self.last_prompt = record

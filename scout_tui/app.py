@@ -358,6 +358,9 @@ class ScoutApp(LongSessionMixin, App):
             tail = self.store.messages(session_id, since=since) if session_id else []
             compactions = self.store.compactions(session_id) if session_id else []
             spent = self.store.spending(session_id) if session_id else {}
+            if spent:  # the branch's conversation, its parents' part included, as /cost counts it
+                tokens = (sum(int(r["input_tokens"] + r["cache_read_tokens"] + r["cache_write_tokens"])
+                              for r in spent.values()), sum(int(r["output_tokens"]) for r in spent.values()))
             cost = sum(row["cost"] for row in spent.values())
             cost = cost if cost > 0 else None  # nothing priced (an unknown model): say nothing
         except ScoutError as e:
@@ -888,6 +891,7 @@ class ScoutApp(LongSessionMixin, App):
             self._show_usage(data)
         elif event.type == "prompt.compacted":
             status.context_used = data["context_tokens"]
+            status.context_window = data.get("context_window") or status.context_window
         elif event.type == "session.compacted":
             self._compacted(data)
         elif event.type == "retry":

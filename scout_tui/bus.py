@@ -17,7 +17,7 @@ An event is a name from an open vocabulary plus a JSON-able dict of data. Names 
                         reasoning_tokens, model, cost}: one request's usage (cost in dollars, None if unknown)
 - ``retry``             {attempt, max_attempts, delay, reason}
 - ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after, stable, budget_cut,
-                        budget_dropped, context_tokens, cache}: before each call (``context_tokens``: the
+                        budget_dropped, context_tokens, context_window, cache}: before each call (``context_tokens``: the
                         calibrated estimate of the whole request, system and tools included; ``cache``:
                         why the prompt cache cannot reuse the previous request, or "")
 - ``session.before_compact`` {at, count, focus, by, summary: None, veto: None}: a summary is about to

@@ -25,7 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from loopback import Recorded, Reply, anthropic_stream, openai_stream, sse
+try:  # one module, whichever way the tests folder is on the path (pytest, benchmarks, a script)
+    from tests.loopback import Recorded, Reply, anthropic_stream, openai_stream, sse
+except ImportError:
+    from loopback import Recorded, Reply, anthropic_stream, openai_stream, sse  # type: ignore[no-redef]
 
 FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0

@@ -76,7 +76,7 @@ async def open_preview(app: ScoutApp, pilot, command: str = "/compact") -> Compa
         await pilot.pause(0.02)
         if isinstance(app.screen, CompactPreview):
             return app.screen
-    raise AssertionError(f"no preview; notices: {[str(n.render()) for n in app.query('Notice')]}")
+    raise AssertionError(f"no preview; notices: {[n.text for n in app.query('Notice')]}")
 
 
 async def test_compact_previews_edits_and_applies_a_summary(repo):
@@ -235,3 +235,21 @@ async def test_a_failed_request_leaves_the_app_with_what_the_store_holds(repo):
             await settle(app, pilot)
             assert app.history == Store().messages(app.session_id)
             assert len(app.history) == 4
+
+
+async def test_an_overflow_teaches_the_window_and_the_status_bar_shows_it(repo):
+    # The app believes claude-sonnet-4-5's 200k window; this server takes 30k.
+    handler = loopback_handler(AnthropicCache(context_window=30_000),
+                               model_script(["done"], tools_per_turn=3, size=12_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 3)
+            refused = [b for b in handler.billed if b.rejected is not None]
+            assert refused, "the conversation never outgrew the server's window"
+            assert app.query_one(StatusBar).context_window == 30_000
+            notices = list(app.query("Notice"))
+            assert any("over the model's context window" in n.text for n in notices)
+            assert not [n.text for n in notices if n.has_class("-error")]
+            after = handler.billed[handler.billed.index(refused[0]) + 1:]
+            assert all(b.rejected is None for b in after)  # the first recovery holds
