@@ -112,3 +112,29 @@ async def test_context_use_with_an_unknown_window_shows_only_the_tokens():
         await pilot.pause()
         assert line(bar).endswith("│ ctx 24.1k")
         assert "%" not in line(bar) and "/" not in line(bar)
+
+
+async def test_a_narrow_terminal_drops_the_session_then_the_model_but_keeps_the_mode():
+    def fill(bar: StatusBar) -> None:
+        bar.provider, bar.model, bar.session_id = "anthropic", "claude-sonnet-4-5", "1a2b3c4d5e6f"
+        bar.input_tokens, bar.output_tokens, bar.cost, bar.cache_share = 591_000, 360, 0.72, 0.99
+        bar.context_used, bar.context_window, bar.permission_mode = 50_600, 200_000, "yolo"
+
+    async with StatusApp().run_test(size=(104, 3)) as pilot:
+        bar = pilot.app.query_one(StatusBar)
+        fill(bar)
+        await pilot.pause()
+        shown = line(bar)
+        assert shown.endswith("yolo mode") and "session" not in shown and "claude-sonnet-4-5" in shown
+    async with StatusApp().run_test(size=(80, 3)) as pilot:
+        bar = pilot.app.query_one(StatusBar)
+        fill(bar)
+        bar.busy = True
+        await pilot.pause()
+        shown = line(bar)
+        assert "yolo mode" in shown and "working" in shown and "claude" not in shown
+    async with StatusApp().run_test(size=(160, 3)) as pilot:
+        bar = pilot.app.query_one(StatusBar)
+        bar.provider, bar.model, bar.session_id, bar.permission_mode = "anthropic", "m", "1a2b3c4d5e6f", "ask"
+        await pilot.pause()
+        assert "session 1a2b3c4d" in line(bar)  # room enough: nothing dropped

@@ -105,11 +105,21 @@ class StatusBar(Static):
         self._frame += 1
 
     def render(self) -> Content:
+        # A narrow terminal drops the least useful parts first (session id, then provider and
+        # model), so the permission mode and the spinner stay on screen.
+        width = self.content_region.width or 10_000
+        for keep_session, keep_model in ((True, True), (False, True), (False, False)):
+            content = self._line(keep_session, keep_model)
+            if content.cell_length <= width:
+                return content
+        return content
+
+    def _line(self, keep_session: bool, keep_model: bool) -> Content:
         sep = (" │ ", "$text-muted")
         parts: list[str | tuple[str, str]] = []
-        if self.provider or self.model:
+        if keep_model and (self.provider or self.model):
             parts += [(one_line(self.provider, 30), "bold"), " · " if self.provider and self.model else "", one_line(self.model, 60)]
-        if self.session_id:
+        if keep_session and self.session_id:
             parts += [sep, f"session {one_line(self.session_id, 40)[:8]}"]
         parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
         spending = [text for text in (
