@@ -349,3 +349,48 @@ async def test_a_strategy_change_is_reported_as_such(tmp_path):
     [why] = caches(events)
     assert "prompt strategy changed (none → shorten_tools)" in why
     assert problems(agent.messages) == []
+
+
+async def test_a_summary_compaction_is_reported_as_such(tmp_path):
+    files = write_files(tmp_path, 12, 2_000)
+    script = ScriptedModel("anthropic", files)
+    handler = loopback_handler(AnthropicCache(), script)
+    with LoopbackServer(handler=handler) as server:
+        agent = make_agent("anthropic", server.url, tmp_path, keep_tokens=1_000)
+        await run_turn(agent, [], "read them")
+        agent.apply_compaction(await agent.summarize())
+        events = await run_turn(agent, agent.messages, "and now?")
+    [why] = caches(events)
+    assert "a summary compaction replaced the older messages" in why
+
+
+async def test_a_cut_by_the_token_budget_is_reported_as_such(tmp_path):
+    files = write_files(tmp_path, 12, 4_000)
+    handler = loopback_handler(AnthropicCache(), ScriptedModel("anthropic", files))
+    with LoopbackServer(handler=handler) as server:
+        agent = make_agent("anthropic", server.url, tmp_path, context_window=16_000, max_tokens=1_000)
+        events = await run_turn(agent, [], "read them")
+    compacted = [e.data for e in events if e.type == "prompt.compacted"]
+    first_cut = next(k for k, d in enumerate(compacted) if d["budget_cut"])
+    assert compacted[first_cut]["cache"].endswith("the token budget cut tool results to fit the context window")
+    assert all(d["cache"] == "" for d in compacted[:first_cut])
+    assert not [b for b in handler.billed if b.rejected]
+
+
+async def test_1h_breakpoints_over_a_long_run_are_accepted_and_read(tmp_path):
+    files = write_files(tmp_path, 30, 4_000)
+    handler = loopback_handler(AnthropicCache(), ScriptedModel("anthropic", files))
+    with LoopbackServer(handler=handler) as server:
+        agent = make_agent("anthropic", server.url, tmp_path, compaction_settings=EPOCHS, max_turns=40, cache_ttl="1h")
+        events = await run_turn(agent, [], "read them")
+    assert not [e for e in events if e.type == "error"]
+    assert all(r.headers.get("anthropic-beta") == "extended-cache-ttl-2025-04-11" for r in server.requests)
+    usages = [b.usage for b in handler.billed]
+    assert sum(u["cache_creation"]["ephemeral_1h_input_tokens"] for u in usages) > 0
+    assert sum(u["cache_creation"]["ephemeral_5m_input_tokens"] for u in usages) > 0
+    assert all(u["cache_read_input_tokens"] > 0 for u in usages[1:])
+    # The 1h part is what stays put: tools, system and the epoch-stable end, never the newest block.
+    for b in handler.billed:
+        ttls = [ttl for _, ttl in marks(b.body)]
+        assert ttls == sorted(ttls, key=lambda t: t != "1h")  # every 1h before every 5m
+        assert ttls[-1] == "5m"
