@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
@@ -23,6 +22,7 @@ from scout_tui.backends.base import (
     TextDelta,
     ThinkingDelta,
     Usage,
+    overflow_window,
 )
 from scout_tui.budget import Estimator, fit
 from scout_tui.bus import Event
@@ -44,13 +44,6 @@ STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
     "(e.g. `/compact the failing test`), `/fork N` to branch from an earlier message, or `/new`."
 )
-OVERFLOW_WINDOW = (
-    re.compile(r"\d+ tokens > (?P<window>\d+) maximum"),  # Anthropic: prompt is too long
-    re.compile(r"\d+ \+ \d+ > (?P<window>\d+)"),  # Anthropic: input length and `max_tokens` exceed context limit
-    re.compile(r"maximum context length is (?P<window>\d+) tokens"),  # OpenAI, vLLM
-    re.compile(r"available context size \((?P<window>\d+) tokens\)"),  # llama.cpp
-)
-"""Where a server's context-overflow message names the window (see ``Agent._learn_window``)."""
 SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 CUT_BY_MAX_TOKENS = (
@@ -215,27 +208,12 @@ class Agent:
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
-                    refused = self.last_prompt
-                    guessed = self._learn_window(str(e))
-                    text = "The prompt was over the model's context window; compacting it and sending it again."
-                    if guessed:
-                        text += (f" The server did not say how large the window is: taking it as under "
-                                 f"{self.context_window:,} tokens (set context_window to say).")
-                    yield Event("notice", {"text": text})
-                    summarised = False
-                    async for event in self.compact_now(by="overflow"):
-                        summarised = summarised or event.type == "session.compacted"
+                    recovered: list[bool] = []
+                    async for event in self._recover(e, recovered):
                         yield event
-                    if not summarised:
-                        self._squeeze = SQUEEZE
-                    if refused is not None and self._unchanged(refused):
-                        # Compacting freed nothing (the person's own text is over the window):
-                        # sending the refused prompt again would only be refused again.
-                        for event in self._failed(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind,
-                                                             status=e.status, url=e.url)):
-                            yield event
-                        return
-                    continue
+                    if recovered:
+                        continue
+                    return
                 if e.kind == "context_overflow":
                     e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
                 for event in self._failed(e):
@@ -437,27 +415,44 @@ class Agent:
         return self.context_tokens(compacted) > self.auto_compact * self.context_window
 
     def _learn_window(self, message: str) -> bool:
-        """Take the window from a server's overflow ``message`` when ours is unknown or larger.
-
-        Read from (``OVERFLOW_WINDOW``): Anthropic's "prompt is too long: 210000 tokens > 200000
-        maximum" and "input length and `max_tokens` exceed context limit: 190000 + 20000 >
-        200000"; OpenAI's and vLLM's "maximum context length is 128000 tokens"; llama.cpp's
-        "request (4476 tokens) exceeds the available context size (4096 tokens)". When the
-        message names no window, the refused request's estimated size is an upper bound of it,
-        taken when no smaller window is known, so the retry is smaller; returns True in that
-        case only.
-        """
-        for pattern in OVERFLOW_WINDOW:
-            found = pattern.search(message)
-            if found:
-                window = int(found["window"])
-                if self.context_window is None or window < self.context_window:
-                    self.context_window = window
-                return False
+        """Take the window from a server's overflow ``message`` (``overflow_window``) when ours is
+        unknown or larger. When the message names no window, the refused request's estimated
+        size is an upper bound of it, taken when no smaller window is known, so the retry is
+        smaller; returns True in that case only."""
+        window = overflow_window(message)
+        if window is not None:
+            if self.context_window is None or window < self.context_window:
+                self.context_window = window
+            return False
         if self._last_tokens and (self.context_window is None or self._last_tokens < self.context_window):
             self.context_window = self._last_tokens
             return True
         return False
+
+    async def _recover(self, error: ModelError, recovered: list[bool]) -> AsyncIterator[Event]:
+        """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
+        be written, else a harder budget, ``SQUEEZE``) and, when that changed the prompt, append
+        True to ``recovered`` so the caller sends it again; otherwise end the turn with
+        ``STILL_TOO_LONG``: resending the refused prompt would only be refused again."""
+        refused = self.last_prompt
+        guessed = self._learn_window(str(error))
+        text = "The prompt was over the model's context window; compacting it and sending it again."
+        if guessed:
+            text += (f" The server did not say how large the window is: taking it as under "
+                     f"{self.context_window:,} tokens (set context_window to say).")
+        yield Event("notice", {"text": text})
+        summarised = False
+        async for event in self.compact_now(by="overflow"):
+            summarised = summarised or event.type == "session.compacted"
+            yield event
+        if not summarised:
+            self._squeeze = SQUEEZE
+        if refused is not None and self._unchanged(refused):  # the person's own text is over the window
+            for event in self._failed(ModelError(f"{error}\n\n{STILL_TOO_LONG}", kind=error.kind,
+                                                 status=error.status, url=error.url)):
+                yield event
+            return
+        recovered.append(True)
 
     def _unchanged(self, refused: PromptRecord) -> bool:
         """Whether the next request would send the very messages of ``refused``."""

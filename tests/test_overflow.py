@@ -270,3 +270,17 @@ async def test_a_second_overflow_in_the_same_turn_is_recovered_as_the_first(tmp_
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
     assert len(refused) == 2 and refused[0] < 25 <= refused[1], refused
     assert agent.context_window == 12_000
+
+
+@pytest.mark.parametrize("message, window", [
+    ("prompt is too long: 210000 tokens > 200000 maximum", 200_000),  # Anthropic
+    ("input length and `max_tokens` exceed context limit: 190000 + 20000 > 200000, decrease input length", 200_000),
+    ("This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+     128_000),  # OpenAI, vLLM
+    ("the request exceeds the available context size (4096 tokens), try increasing it", 4_096),  # llama.cpp
+    ("Input is too long for requested model.", None),  # names no window
+])
+def test_the_window_is_read_from_each_servers_overflow_message(message, window):
+    from scout_tui.backends.base import overflow_window
+
+    assert overflow_window(message) == window

@@ -406,6 +406,27 @@ _CONTEXT_OVERFLOW = re.compile(
 )
 
 
+_OVERFLOW_WINDOW = (
+    re.compile(r"\d+ tokens > (?P<window>\d+) maximum"),  # Anthropic: prompt is too long
+    re.compile(r"\d+ \+ \d+ > (?P<window>\d+)"),  # Anthropic: input length and `max_tokens` exceed context limit
+    re.compile(r"maximum context length is (?P<window>\d+) tokens"),  # OpenAI, vLLM
+    re.compile(r"available context size \((?P<window>\d+) tokens\)"),  # llama.cpp
+)
+
+
+def overflow_window(message: str) -> int | None:
+    """The context window, in tokens, that a server's context-overflow error ``message`` names,
+    or None when it names none. Read from Anthropic's "prompt is too long: 210000 tokens >
+    200000 maximum" and "input length and `max_tokens` exceed context limit: 190000 + 20000 >
+    200000", OpenAI's and vLLM's "maximum context length is 128000 tokens", and llama.cpp's
+    "request (4476 tokens) exceeds the available context size (4096 tokens)"."""
+    for pattern in _OVERFLOW_WINDOW:
+        found = pattern.search(message)
+        if found:
+            return int(found["window"])
+    return None
+
+
 class StreamError(Exception):
     """A failure reported inside a streamed 200 response; ``Backend._run`` makes it a ModelError."""
 
