@@ -247,7 +247,8 @@ class ScoutApp(LongSessionMixin, App):
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
         self.load_extensions()
-        self.load_model_info()
+        # After the first paint: reading the models.dev data costs ~80 ms of CPU in a thread.
+        self.call_after_refresh(self.load_model_info)
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
