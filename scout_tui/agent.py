@@ -44,6 +44,10 @@ STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
     "(e.g. `/compact the failing test`), `/fork N` to branch from an earlier message, or `/new`."
 )
+MIN_GAIN = 0.2
+"""Automatic compaction runs only when the summary would save at least this share of a request."""
+SUMMARY_ALLOWANCE = 1_500
+"""Tokens counted for a summary before it is written (the instructions ask for a page or two)."""
 SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 CUT_BY_MAX_TOKENS = (
@@ -148,6 +152,7 @@ class Agent:
         self.cache_ttl = cache_ttl
         self.estimator = Estimator()
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
+        self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._last_tokens = 0  # its calibrated size estimate, in tokens
         self._asking = asyncio.Lock()  # one approval prompt at a time
@@ -189,6 +194,7 @@ class Agent:
         """
         self.messages = list(history)
         self._stopping = False
+        self._summary_failed = False
         message = user_message(text)
         self.messages.append(message)
         yield Event("message.user", {"message": message})
@@ -323,7 +329,7 @@ class Agent:
             return None
         return int((self.context_window - self.reserve_tokens()) * self._squeeze)
 
-    def preview(self, messages: list[dict] | None = None) -> Compacted:
+    def preview(self, messages: list[dict] | None = None, *, budget: bool = True) -> Compacted:
         """What the next model call would see for ``messages`` (default: this conversation): the
         summary in force and the messages after its cut, the prompt strategies, the history
         check, then the token budget. ``stable`` ends where the budget pass changed anything.
@@ -335,14 +341,16 @@ class Agent:
         seen = summaries.view(stored, self.compaction)
         compacted = compact(for_request(seen), self.strategies, self.compaction_settings)
         compacted.messages = repair(compacted.messages)
-        budget = self.budget_tokens()
-        if budget is not None:
-            fitted = fit(compacted.messages, budget, self.estimator, overhead=self.overhead_tokens())
+        limit = self.budget_tokens() if budget else None
+        if limit is not None:
+            fitted = fit(compacted.messages, limit, self.estimator, overhead=self.overhead_tokens())
+            compacted.fits = fitted.fits
             if fitted.first_changed is not None:
                 compacted.messages = fitted.messages
                 compacted.marks = {**compacted.marks, **fitted.marks}
                 compacted.stable = min(compacted.stable or 0, fitted.first_changed)
                 compacted.budget_cut, compacted.budget_dropped = fitted.cut, fitted.dropped
+                compacted.budget_from = fitted.first_changed
                 compacted.tokens_after = estimate_tokens(compacted.messages)
         compacted.stable = min(compacted.stable or 0, len(compacted.messages))
         return compacted
@@ -356,6 +364,10 @@ class Agent:
             compacted = self.preview()
         except ValueError as e:  # an unknown strategy name
             raise ScoutError(str(e)) from None
+        if not compacted.fits:  # the person's own text is over the window: it would only be refused
+            error = ScoutError(self._too_long())
+            error.kind = "context_overflow"  # type: ignore[attr-defined]  (the event's kind)
+            raise error
         prompt = compacted.messages
         request = Request(
             model=self.backend.model,
@@ -410,9 +422,11 @@ class Agent:
             compacted = self.preview()
         except (ScoutError, ValueError):
             return False
-        if compacted.budget_cut or compacted.budget_dropped:
-            return True  # the strategies alone left it over the whole budget
-        return self.context_tokens(compacted) > self.auto_compact * self.context_window
+        if not compacted.fits or self._summary_failed:
+            return False  # no summary can help, or one failed in this turn already
+        over = (compacted.budget_cut or compacted.budget_dropped
+                or self.context_tokens(compacted) > self.auto_compact * self.context_window)
+        return bool(over) and self.compaction_gain() >= MIN_GAIN
 
     def _learn_window(self, message: str) -> bool:
         """Take the window from a server's overflow ``message`` (``overflow_window``) when ours is
@@ -448,11 +462,25 @@ class Agent:
         if not summarised:
             self._squeeze = SQUEEZE
         if refused is not None and self._unchanged(refused):  # the person's own text is over the window
-            for event in self._failed(ModelError(f"{error}\n\n{STILL_TOO_LONG}", kind=error.kind,
+            for event in self._failed(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
                                                  status=error.status, url=error.url)):
                 yield event
             return
         recovered.append(True)
+
+    def _too_long(self) -> str:
+        """What to say when the prompt cannot fit even with every tool result cut: name the
+        largest message the person typed and the fork that leaves it out."""
+        window = f"{self.context_window:,}" if self.context_window else "its"
+        typed = [(estimate_tokens([m]), i) for i, m in enumerate(self.messages)
+                 if m.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks(m))]
+        if not typed:
+            return f"The prompt does not fit the model's context window ({window} tokens).\n\n{STILL_TOO_LONG}"
+        tokens, index = max(typed)
+        return (f"Message {index}, which you typed, is about {int(tokens * self.estimator.ratio):,} tokens: with the "
+                f"rest of the prompt it does not fit the model's context window ({window} tokens), and compacting "
+                f"never cuts what you typed. `/fork {index}` starts a branch just before it, where you can send a "
+                f"shorter one (or attach less).")
 
     def _unchanged(self, refused: PromptRecord) -> bool:
         """Whether the next request would send the very messages of ``refused``."""
@@ -461,12 +489,40 @@ class Agent:
         except (ScoutError, ValueError):
             return False
 
-    def plan_compaction(self) -> int | None:
-        """The cut point a summary would use now (None: nothing to summarise). At most a quarter
-        of the window stays verbatim, also when the window was learnt after the agent was made."""
+    def plan_compaction(self, keep: int | None = None) -> int | None:
+        """The cut point a summary would use now (None: nothing to summarise), keeping about
+        ``keep`` tokens (at most ``keep_tokens``) of the newest messages verbatim. At most a
+        quarter of the window stays verbatim, also when the window was learnt after the agent was
+        made, and with ``auto_compact`` at most 40 % of its threshold, so that what a summary
+        leaves does not cross the threshold again at once."""
         start = self.compaction.at if self.compaction else 0
-        keep = min(self.keep_tokens, self.context_window // 4) if self.context_window else self.keep_tokens
+        keep = self.keep_tokens if keep is None else min(keep, self.keep_tokens)
+        if self.context_window:
+            keep = min(keep, self.context_window // 4)
+            if self.auto_compact:  # what stays must leave room before the next automatic one
+                keep = min(keep, int(self.context_window * self.auto_compact * 0.4))
         return summaries.cut_point(self.messages, keep, start)
+
+    def tokens_now(self, compaction: summaries.Compaction | None = None) -> int:
+        """Calibrated tokens of the next request before the token budget (strategies only),
+        with the summary in force or ``compaction``."""
+        saved = self.compaction
+        if compaction is not None:
+            self.compaction = compaction
+        try:
+            return self.context_tokens(self.preview(budget=False))
+        finally:
+            self.compaction = saved
+
+    def compaction_gain(self, cut: int | None = None) -> float:
+        """The share of the next request's tokens a summary at ``cut`` (``plan_compaction``) would
+        save, counting ``SUMMARY_ALLOWANCE`` tokens for the summary itself; 0.0 when none."""
+        cut = self.plan_compaction() if cut is None else cut
+        if cut is None:
+            return 0.0
+        before = self.tokens_now()
+        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + SUMMARY_ALLOWANCE
+        return max(0.0, 1 - after / before) if before else 0.0
 
     async def summarize(self, focus: str = "", *, by: str = "user", supplied: str | None = None,
                         cut: int | None = None) -> dict:
@@ -480,7 +536,7 @@ class Agent:
         cut = self.plan_compaction() if cut is None else cut
         if cut is None:
             raise ScoutError("nothing to compact yet: the conversation is shorter than what a summary keeps")
-        tokens_before = self.context_tokens(self.preview())
+        tokens_before = self.tokens_now()
         backend = self.summary_backend or self.backend
         usage: dict | None = None
         if supplied is not None:
@@ -501,8 +557,7 @@ class Agent:
             text, spent = await summaries.write_summary(backend, request)
             usage = self._usage(spent, backend.model)
         made = summaries.Compaction(cut, len(self.messages), text)
-        after = summaries.view(self.messages, made)
-        tokens_after = int(self.estimator.tokens(for_request(after), self.overhead_tokens()))
+        tokens_after = self.tokens_now(made)
         return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
@@ -532,6 +587,7 @@ class Agent:
         try:
             data = await self.summarize(focus, by=by, cut=cut, supplied=supplied if isinstance(supplied, str) else None)
         except ScoutError as e:
+            self._summary_failed = True
             yield Event("notice", {"text": f"Could not summarise the conversation: {e}"})
             return
         if data["usage"]:

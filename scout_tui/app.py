@@ -29,6 +29,7 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
+from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, describe_skills, discover_skills
@@ -190,6 +191,7 @@ class ScoutApp(LongSessionMixin, App):
         self.store = store or Store()
         # Rules allowed for the session at the approval prompt stay until the app closes.
         self.permissions = policy_from_config(config, self.cwd)
+        check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
         self.bus = Bus()
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
         self.session_id: str | None = None
@@ -523,7 +525,7 @@ class ScoutApp(LongSessionMixin, App):
         composer.focus()
         if undo:
             self.notify(f"Compaction undone: a new branch shares the first {info.fork_at if info else at} messages, "
-                        "without the summary. The compacted branch stays in the sessions pane (Ctrl+T).")
+                        "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
         else:
             self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
 

@@ -11,6 +11,7 @@ import asyncio
 
 from textual import work
 
+from scout_tui.agent import MIN_GAIN
 from scout_tui.bus import Event
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window
@@ -83,10 +84,16 @@ class LongSessionMixin:
             await self._model_ready.wait()
             agent = self._ensure_agent()
             agent.messages = list(self.history)
-            cut = agent.plan_compaction()
+            # Asked for by the person: keep at most a quarter of the prompt verbatim, so it shrinks.
+            cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
             if cut is None:
                 chat.add_notice("Nothing to compact yet: every message is newer than what a summary keeps verbatim.",
                                 "warning")
+                return
+            gain = await asyncio.to_thread(agent.compaction_gain, cut)
+            if gain < MIN_GAIN:
+                chat.add_notice(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
+                                "request (what is older than the newest messages is small).", "warning")
                 return
             hook = Event("session.before_compact", {"at": cut, "count": len(agent.messages), "focus": focus,
                                                     "by": "user", "summary": None, "veto": None})
@@ -102,6 +109,9 @@ class LongSessionMixin:
             except ScoutError as e:
                 chat.add_notice(f"Could not summarise the conversation: {e}", "error")
                 return
+            except asyncio.CancelledError:
+                chat.add_notice("Compaction stopped: nothing changed (the summary request was cancelled).")
+                raise
             finally:
                 status.state = ""
             if data["usage"]:
@@ -112,6 +122,7 @@ class LongSessionMixin:
             info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
                     f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
                     f"{data['tokens_after']:,} tokens per request.")
+            self.busy = False  # the preview is the person's to answer: no "working (Esc to interrupt)"
             await self.push_screen(CompactPreview(data["summary"], info=info),
                                    lambda text: answered.done() or answered.set_result(text))
             text = await answered
@@ -152,9 +163,17 @@ class LongSessionMixin:
         self.undo_compaction(message.count)
 
     def undo_compaction(self, count: int) -> None:
-        """Undo a compaction: a new branch forked just before it (its first ``count`` messages,
-        without the summary); the compacted branch stays as it was."""
-        self.fork_session(count, undo=True)
+        """Undo a compaction, once the person confirms: a new branch forked just before it (its
+        first ``count`` messages, without that summary); the compacted branch stays as it was.
+        Asking first keeps a ``u`` typed into a focused marker from switching branches."""
+        from scout_tui.widgets.dialogs import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.fork_session(count, undo=True)
+
+        self.push_screen(ConfirmScreen(f"Undo this compaction? A new branch shares the first {count} messages "
+                                       "without its summary; this branch stays as it is.", yes="undo"), answered)
 
     # -- /cost ---------------------------------------------------------------------------------
 

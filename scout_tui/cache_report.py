@@ -24,6 +24,7 @@ class PromptRecord:
     dropped: int
     truncated: int
     budget: int
+    budget_from: int | None
     summary_at: int | None
     messages: list[dict] = field(repr=False)
 
@@ -32,8 +33,8 @@ class PromptRecord:
         """From a ``backends.base.Request``, its ``compaction.Compacted`` and the summary in force."""
         head = hash(request.system) ^ hash(json.dumps(request.tools, sort_keys=True))
         return cls(request.model, head, tuple(compacted.strategies), compacted.dropped, compacted.truncated,
-                   compacted.budget_cut + compacted.budget_dropped, compaction.at if compaction else None,
-                   list(request.messages))
+                   compacted.budget_cut + compacted.budget_dropped, getattr(compacted, "budget_from", None),
+                   compaction.at if compaction else None, list(request.messages))
 
 
 def first_difference(before: list[dict], after: list[dict]) -> tuple[int, int] | None:
@@ -78,7 +79,8 @@ def explain(previous: PromptRecord | None, current: PromptRecord) -> str:
     elif (previous.dropped, previous.truncated) != (current.dropped, current.truncated):
         why = ("an epoch boundary: the strategy moved its cut "
                f"({previous.dropped} → {current.dropped} calls dropped, {previous.truncated} → {current.truncated} truncated)")
-    elif previous.budget != current.budget:
+    elif previous.budget != current.budget or any(
+            start is not None and mi >= start for start in (previous.budget_from, current.budget_from)):
         why = "the token budget cut tool results to fit the context window"
     else:
         why = "the history before it changed (another branch, a fork, or an edited message)"

@@ -108,6 +108,10 @@ class Compacted:
     """Tool results the token budget cut after the strategies (see ``budget.fit``)."""
     budget_dropped: int = 0
     """Tool calls the token budget dropped after the strategies."""
+    budget_from: int | None = None
+    """The first message the token budget changed (None: it changed none)."""
+    fits: bool = True
+    """False when the prompt is over the token budget even after it cut and dropped all it may."""
 
     def event_data(self) -> dict[str, Any]:
         """The data of a ``prompt.compacted`` event: every figure except messages and marks

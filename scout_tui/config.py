@@ -110,7 +110,7 @@ _KINDS: dict[str, str] = {
 _CHOICES = {"permission_mode": PERMISSION_MODES, "cache_ttl": ("5m", "1h"), "prompt_cache_key": ("auto", "on", "off")}
 _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number",
-               "share": 'a number between 0 and 1, or "off"'}
+               "share": 'a number above 0 and at most 1 (a share of the window), or "off"'}
 
 assert set(_KINDS) | {"extra", "sources", "layers"} == {f.name for f in fields(Config)}
 

@@ -99,6 +99,11 @@ async def run_headless(
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
     cleaner = StreamSanitizer() if out.isatty() else None
     shared_terminal = out.isatty() and err.isatty()
+    # Before a session is made: a bad [models."ID"] table must not leave an empty one behind.
+    info = model_metadata(config)
+    if info.context_window is None and config.provider == "openai" and config.base_url:
+        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
+        info = model_metadata(config, server) if server else info
     store = Store()
     session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
@@ -114,10 +119,6 @@ async def run_headless(
                         f"{request.how_to_allow()}", by="headless")
 
     compactions = store.compactions(session_id)
-    info = model_metadata(config)
-    if info.context_window is None and config.provider == "openai" and config.base_url:
-        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
-        info = model_metadata(config, server) if server else info
     agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id, info=info,
                         compaction=Compaction.from_event(compactions[-1]) if compactions else None)
     if agent.permissions is not None:

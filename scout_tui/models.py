@@ -153,6 +153,17 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
     return info
 
 
+def check_models_tables(config: Config) -> None:
+    """Check every ``[models."ID"]`` table of the config files without reading models.dev (fast
+    enough for start-up, so a typo stops it with its file and line, as a bad rule does).
+
+    Raises:
+        ScoutError: an unknown key or a bad value ("<path>:<line>: ...").
+    """
+    for layer in config.layers:
+        _overrides(layer.table.get("models"), "", layer.text, str(layer.path))
+
+
 async def probe_context_window(
     base_url: str,
     model: str,

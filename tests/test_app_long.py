@@ -15,6 +15,7 @@ from scout_tui.store import Store
 from scout_tui.summary import INSTRUCTIONS, SUMMARY_HEADER
 from scout_tui.widgets import ChatView, StatusBar
 from scout_tui.widgets.compaction import CompactionMarker, CompactPreview
+from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.cost_view import CostView
 from tests.cache_emulator import AnthropicCache, anthropic_sse, loopback_handler
 from tests.loopback import LoopbackServer
@@ -141,7 +142,16 @@ async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo
             await pilot.pause()
             assert not marker.collapsed
             assert "Ship the parser fix." in rendered(marker)
+            # A "u" typed into the focused marker by mistake ("run the tests") asks first.
+            for key in "run":
+                await pilot.press(key)
+            await pilot.pause()
+            assert app.session_id == compacted_id and not isinstance(app.screen, ConfirmScreen)
+            marker.query_one("CollapsibleTitle").focus()
             await pilot.press("u")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
             await settle(app, pilot)
             assert app.session_id != compacted_id
             branch = Store().session(app.session_id)
@@ -253,3 +263,25 @@ async def test_an_overflow_teaches_the_window_and_the_status_bar_shows_it(repo):
             assert not [n.text for n in notices if n.has_class("-error")]
             after = handler.billed[handler.billed.index(refused[0]) + 1:]
             assert all(b.rejected is None for b in after)  # the first recovery holds
+
+
+async def test_compact_on_a_small_session_says_it_would_save_little_and_asks_no_model(repo):
+    handler = loopback_handler(AnthropicCache(), model_script(["hello back"]))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "hello")
+            await settle(app, pilot)
+            sent = len(server.requests)
+            await send(app, pilot, "/compact")
+            await settle(app, pilot)
+            assert len(server.requests) == sent and not isinstance(app.screen, CompactPreview)
+            assert any("Nothing" in n.text and "compact" in n.text for n in app.query("Notice"))
+
+
+def test_a_bad_models_table_stops_the_app_with_its_file_and_line(repo):
+    from scout_tui.errors import ScoutError
+
+    (repo / "scout.toml").write_text('[models."claude-sonnet-4-5"]\ncontext_windw = 1000\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'context_windw'"):
+        ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo)

@@ -124,3 +124,25 @@ def test_context_window_comes_from_env_or_file_else_the_model_id(tmp_home, workd
     assert context_window(load_config(workdir)) == 30_000
     monkeypatch.setenv("SCOUT_CONTEXT_WINDOW", "16000")
     assert context_window(load_config(workdir)) == 16_000
+
+
+@pytest.mark.parametrize("written, stored", [("0.5", "0.5"), ('"off"', "off"), ("false", "off"), ("1", "1.0")])
+def test_auto_compact_takes_a_share_or_off(tmp_home, workdir, written, stored):
+    (workdir / "scout.toml").write_text(f"auto_compact = {written}\n")
+    assert load_config(workdir).auto_compact == stored
+
+
+@pytest.mark.parametrize("written", ["0", "2", '"85%"', "true", "-0.5"])
+def test_a_bad_auto_compact_names_the_file_and_line(tmp_home, workdir, written):
+    (workdir / "scout.toml").write_text(f'model = "x"\nauto_compact = {written}\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: auto_compact must be a number above 0 and at most 1"):
+        load_config(workdir)
+
+
+def test_cache_ttl_and_prompt_cache_key_take_only_their_choices(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('cache_ttl = "2h"\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:1: cache_ttl must be one of 5m, 1h"):
+        load_config(workdir)
+    (workdir / "scout.toml").unlink()
+    with pytest.raises(ScoutError, match="SCOUT_PROMPT_CACHE_KEY must be one of auto, on, off"):
+        load_config(workdir, env={"SCOUT_PROMPT_CACHE_KEY": "yes"})

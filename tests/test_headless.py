@@ -181,3 +181,11 @@ async def test_on_one_terminal_a_tool_line_starts_its_own_line(repo, env, monkey
         config = load_config(repo, flags={"base_url": server.url, "api_key": "sk-test"}, env={})
         assert await run_headless(config, repo, "read it", stdout=Terminal(), stderr=Terminal()) == 0
     assert "calling\n✓ read notes.txt" in "".join(screen)
+
+
+def test_a_bad_models_table_names_its_file_and_line_and_leaves_no_session(repo, env):
+    (repo / "scout.toml").write_text('model = "claude-sonnet-4-5"\n\n[models."claude-sonnet-4-5"]\ncontext_window = "big"\n')
+    done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
+    assert done.returncode == 1
+    assert f"{repo / 'scout.toml'}:4" in done.stderr and "context_window" in done.stderr
+    assert Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions() == []

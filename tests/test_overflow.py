@@ -19,7 +19,7 @@ from cache_emulator import AnthropicCache, OpenAICache, anthropic_sse, loopback_
 from loopback import LoopbackServer, Reply
 from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
-from scout_tui.agent import STILL_TOO_LONG, Agent
+from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tools import builtin_registry
@@ -183,13 +183,16 @@ async def test_an_overflow_compaction_cannot_answer_ends_with_advice_and_no_rese
         again = [e async for e in agent.run(agent.messages, "and what about this?")]
     errors = [e.data for e in events if e.type == "error"]
     assert len(errors) == 1 and errors[0]["kind"] == "context_overflow"
-    assert STILL_TOO_LONG in errors[0]["message"]
+    # It names the culprit, the person's own message, and the fork that leaves it out.
+    assert "Message 0, which you typed" in errors[0]["message"] and "`/fork 0`" in errors[0]["message"]
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "error"}]
     assert first_turn == 1, "the refused prompt was sent again"
-    # The next turn's prompt differs (a new message), is refused once, and ends the same way.
+    # The next turn's prompt still holds that message: the window is known now, so it is not
+    # sent at all, and the turn ends the same way.
     assert [e.data for e in again if e.type == "turn.end"] == [{"stop_reason": "error"}]
-    assert STILL_TOO_LONG in [e.data for e in again if e.type == "error"][0]["message"]
-    assert len(server.requests) == 2 and all(b.rejected for b in handler.billed)
+    second = [e.data for e in again if e.type == "error"][0]
+    assert second["kind"] == "context_overflow" and "`/fork 0`" in second["message"]
+    assert len(server.requests) == 1 and all(b.rejected for b in handler.billed)
     # No summary request was sent: what it would summarise is the person's own text, over the window.
     assert not [b for b in handler.billed if is_summary_request(b.body)]
     assert [m["content"][0]["text"][:20] for m in agent.messages] == ["Here is the whole lo", "and what about this?"]
@@ -284,3 +287,65 @@ def test_the_window_is_read_from_each_servers_overflow_message(message, window):
     from scout_tui.backends.base import overflow_window
 
     assert overflow_window(message) == window
+
+
+async def test_a_low_auto_compact_share_leaves_room_and_does_not_summarise_before_every_request(tmp_path):
+    """auto_compact 0.3 of the window: what a summary keeps verbatim stays well under the
+    threshold, so one summary serves several requests (a summary before almost every request
+    made the cache useless and cost more than it saved)."""
+    files = write_files(tmp_path, 24, SIZE)
+    script = ScriptedModel("anthropic", files)
+    handler = loopback_handler(AnthropicCache(context_window=60_000), script)
+    with LoopbackServer(handler=handler) as server:
+        backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test", base_url=server.url,
+                               max_retries=0)
+        agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                      max_turns=200, context_window=60_000, auto_compact=0.3)
+        events = [e async for e in agent.run([], "Read every file, one at a time.")]
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    requests = len(handler.billed) - script.summaries
+    assert script.summaries >= 1
+    assert requests >= 3 * script.summaries, (requests, script.summaries)
+    compacted = [e.data for e in events if e.type == "session.compacted"]
+    assert all(c["tokens_after"] < 0.3 * 60_000 * 0.8 < c["tokens_before"] for c in compacted)
+
+
+def test_no_automatic_summary_when_it_would_save_little(tmp_path):
+    """Past the threshold, but what lies before any cut point is small (the newest tool result
+    is most of the prompt): a summary would replace almost nothing, so none is asked for."""
+    def round_(i: int, size: int) -> list[dict]:
+        return [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "read",
+                                                   "input": {"path": f"f{i}"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "r" * size}]}]
+
+    backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test")
+    agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                  context_window=60_000, auto_compact=0.3)
+    agent.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]}, *round_(0, 400), *round_(1, 400),
+                      *round_(2, 80_000)]
+    assert agent.context_tokens(agent.preview()) > 0.3 * 60_000  # past the threshold
+    assert agent.compaction_gain() < 0.2 and not agent._over_threshold()
+    agent.messages[2]["content"][0]["content"] = "r" * 60_000  # now the older result is worth replacing
+    assert agent.compaction_gain() > 0.2 and agent._over_threshold()
+
+
+async def test_a_failed_automatic_summary_is_not_retried_before_every_request(tmp_path):
+    files = write_files(tmp_path, 30, SIZE)
+
+    def no_summaries(body: dict, usage: dict) -> bytes:
+        if is_summary_request(body):
+            return b'event: error\ndata: {"type": "error", "error": {"type": "api_error", "message": "down"}}\n\n'
+        return script(body, usage)
+
+    script = ScriptedModel("anthropic", files)
+    handler = loopback_handler(AnthropicCache(context_window=WINDOW * 4), no_summaries)
+    with LoopbackServer(handler=handler) as server:
+        backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test", base_url=server.url,
+                               max_retries=0)
+        agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                      context_window=WINDOW * 4, auto_compact=0.3, keep_tokens=WINDOW // 2)
+        events = [e async for e in agent.run([], "Read every file, one at a time.")]
+    asked = [b for b in handler.billed if is_summary_request(b.body)]
+    failures = [e for e in events if e.type == "notice" and "Could not summarise" in e.data["text"]]
+    assert len(asked) == len(failures) == 1  # tried once in the turn, not before every request
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]

@@ -394,3 +394,18 @@ async def test_1h_breakpoints_over_a_long_run_are_accepted_and_read(tmp_path):
         ttls = [ttl for _, ttl in marks(b.body)]
         assert ttls == sorted(ttls, key=lambda t: t != "1h")  # every 1h before every 5m
         assert ttls[-1] == "5m"
+
+
+def test_a_result_the_budget_cut_to_another_size_is_named_as_the_budget():
+    """The same number of cuts, but a cut result shorter than last time: still the budget."""
+    from scout_tui.cache_report import PromptRecord, explain
+
+    def record(cut_to: int) -> PromptRecord:
+        messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "read", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x" * cut_to}]}]
+        return PromptRecord("m", 1, ("shorten_tools_epoch",), 0, 0, 1, 2, None, messages)
+
+    assert "token budget" in explain(record(2_817), record(2_484))
+    other = PromptRecord("m", 1, ("shorten_tools_epoch",), 0, 0, 0, None, None, record(2_484).messages)
+    assert "history before it changed" in explain(other, PromptRecord(*[*vars(other).values()][:-1], record(100).messages))

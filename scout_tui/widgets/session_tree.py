@@ -46,6 +46,9 @@ from .status_bar import dollars, tokens
 TITLE_WIDTH = 40
 """Characters of a session title shown at most."""
 
+MIN_TITLE = 16
+"""Characters of a title kept before the line's figures give way (see ``render_label``)."""
+
 RELABEL_SECONDS = 30
 """How often the ages ("5m ago") are redrawn."""
 
@@ -397,26 +400,48 @@ class SessionTree(Tree[NodeData]):
         if session.parent is not None:
             fork_at = getattr(session, "fork_at", None)
             parts.append((f"⑂ at {fork_at} " if fork_at is not None else "⑂ ", fork_style))
-        parts.append((one_line(_title(session), TITLE_WIDTH) or "(untitled)", title_style))
+        title = _title(session) or "(untitled)"
         count = int(session.message_count or 0)
+        msgs = f"{count} msg{'s' if count != 1 else ''}"
         age = relative_time(float(session.updated or 0), now=self.clock())
-        meta = [f"{count} msg{'s' if count != 1 else ''}", age]
         spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
-        if spent:
-            meta.append(f"{tokens(spent)} tok")
         cost = float(getattr(session, "cost", 0.0) or 0.0)
-        if cost > 0:
-            meta.append(dollars(cost))
-        parts.append(("  " + " · ".join(meta), meta_style))
+        money = dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else ""
+        folded = ""
         if node.allow_expand and not node.is_expanded:
             branches = sum(1 for child in node.children if isinstance(child.data, SessionInfo))
             compactions = len(node.children) - branches
             hidden = [f"{branches} branch{'es' if branches != 1 else ''}" if branches else "",
                       f"{compactions} compaction{'s' if compactions != 1 else ''}" if compactions else ""]
-            parts.append((f"  ▶ {', '.join(h for h in hidden if h)}", fork_style + _TOGGLE))
+            folded = f"  ▶ {', '.join(h for h in hidden if h)}"
+        # The pane is narrow: the title gives way first, then the age and the token count, so
+        # what a branch cost stays in view (richest first, the last one always fits).
+        room = self._label_room(node) - sum(len(text) for text, _ in parts) - len(folded)
+        choices = [[msgs, age, f"{tokens(spent)} tok" if spent else "", dollars(cost) if cost > 0 else ""],
+                   [msgs, money], [money]]
+        for meta in choices:
+            meta_text = "  " + " · ".join(m for m in meta if m) if any(meta) else ""
+            width = room - len(meta_text)
+            if width >= min(len(title), MIN_TITLE):
+                break
+        parts.append((one_line(title, max(min(width, TITLE_WIDTH), MIN_TITLE // 2)), title_style))
+        parts.append((meta_text, meta_style))
+        if folded:
+            parts.append((folded, fork_style + _TOGGLE))
         label = Text.assemble(*parts)
         label.stylize(style)
         return label
+
+    def _label_room(self, node: TreeNode[NodeData]) -> int:
+        """Cells a node's label has: the pane's width less its guides and fold icon (a wide
+        number before the first layout, so nothing is clipped for want of a size)."""
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return 10_000
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        return width - depth * self.guide_depth - 2
 
     def _compaction_label(self, entry: CompactionEntry, style: Style) -> Text:
         """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``."""
