@@ -562,6 +562,12 @@ class Agent:
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
 
+    def narrow_window(self, tokens: int | None) -> None:
+        """Use a window of ``tokens`` when it is smaller than the one known (a window an earlier
+        run learnt from the server, ``Store.last_window``)."""
+        if tokens and (self.context_window is None or tokens < self.context_window):
+            self.context_window = tokens
+
     def apply_compaction(self, data: dict) -> None:
         """Use a ``session.compacted`` event's summary from the next request on."""
         self.compaction = summaries.Compaction.from_event(data)

@@ -79,7 +79,8 @@ class SessionOpened(Message):
     """
 
     def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
-                 complete: bool = True, compactions: list[dict] | None = None, cost: float | None = None) -> None:
+                 complete: bool = True, compactions: list[dict] | None = None, cost: float | None = None,
+                 window: int | None = None) -> None:
         super().__init__()
         self.session_id = session_id
         self.messages = messages
@@ -87,6 +88,7 @@ class SessionOpened(Message):
         self.complete = complete
         self.compactions = compactions or []  # Store.compactions: the summaries in force, oldest first
         self.cost = cost  # dollars the branch's conversation cost (None: nothing priced)
+        self.window = window  # the window the session's last request was fitted to (Store.last_window)
 
 
 class HistoryLoaded(Message):
@@ -208,6 +210,7 @@ class ScoutApp(LongSessionMixin, App):
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
+        self._learnt_window: int | None = None  # a window an earlier run of this session learnt
         self._streaming = False
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
         self._theme_watcher = ThemeFileWatcher()
@@ -360,6 +363,7 @@ class ScoutApp(LongSessionMixin, App):
             since = max(0, info.message_count - OPEN_TAIL) if info else 0
             tail = self.store.messages(session_id, since=since) if session_id else []
             compactions = self.store.compactions(session_id) if session_id else []
+            window = self.store.last_window(session_id) if session_id else None
             spent = self.store.spending(session_id) if session_id else {}
             if spent:  # the branch's conversation, its parents' part included, as /cost counts it
                 tokens = (sum(int(r["input_tokens"] + r["cache_read_tokens"] + r["cache_write_tokens"])
@@ -370,9 +374,9 @@ class ScoutApp(LongSessionMixin, App):
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
-            session_id, since, tail, tokens, compactions, cost = None, 0, [], (0, 0), [], None
+            session_id, since, tail, tokens, compactions, cost, window = None, 0, [], (0, 0), [], None, None
         self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0,
-                                        compactions=compactions, cost=cost))
+                                        compactions=compactions, cost=cost, window=window))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if session_id:  # after the first paint: it reads every tool.end event of the session
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
@@ -411,9 +415,11 @@ class ScoutApp(LongSessionMixin, App):
         self.history = message.messages
         self._count = len(message.messages)
         self.compactions = message.compactions
-        if self.agent is not None:  # the summary and cache key of the session now open
+        self._learnt_window = message.window
+        if self.agent is not None:  # the summary, cache key and window of the session now open
             self.agent.compaction = compaction_of(self.compactions)
             self.agent.cache_key = self.session_id
+            self.agent.narrow_window(self._learnt_window)
         if message.complete:
             self._history_ready.set()
         else:
@@ -428,6 +434,8 @@ class ScoutApp(LongSessionMixin, App):
         status.input_tokens, status.output_tokens = message.tokens
         status.cost = message.cost
         status.cache_share = None
+        if message.window and (not status.context_window or message.window < status.context_window):
+            status.context_window = message.window
         if message.session_id:
             self.query_one(SessionTree).set_compactions(message.session_id, self.compactions)
         if message.complete:
@@ -633,6 +641,7 @@ class ScoutApp(LongSessionMixin, App):
             self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
                                      permissions=self.permissions, approve=self.approve, info=self.model_info,
                                      compaction=compaction_of(self.compactions), cache_key=self.session_id)
+            self.agent.narrow_window(self._learnt_window)
             self.agent.strategies = self.strategies
         return self.agent
 

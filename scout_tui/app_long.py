@@ -48,8 +48,9 @@ class LongSessionMixin:
     def _model_info_loaded(self, info: ModelInfo) -> None:
         self.model_info = info
         self._model_ready.set()
+        known = [w for w in (info.context_window, self._learnt_window) if w]
         for status in self.query(StatusBar):
-            status.context_window = info.context_window or 0
+            status.context_window = min(known) if known else 0
         if self.agent is not None and not self.busy:
             self.agent = None  # built again with the window and prices
         self.estimate_context()

@@ -119,8 +119,10 @@ async def run_headless(
                         f"{request.how_to_allow()}", by="headless")
 
     compactions = store.compactions(session_id)
+    learnt = store.last_window(session_id)
     agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id, info=info,
                         compaction=Compaction.from_event(compactions[-1]) if compactions else None)
+    agent.narrow_window(learnt)
     if agent.permissions is not None:
         for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
             warn(note)

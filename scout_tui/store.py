@@ -480,6 +480,16 @@ class Store:
                             found.append({**data, "event_id": event_id, "session_id": sid})
         return found
 
+    def last_window(self, session_id: str) -> int | None:
+        """The context window, in tokens, the session's last request was fitted to (its newest
+        ``prompt.compacted`` event's ``context_window``), or None: a window learnt from a
+        server's overflow error outlives the process."""
+        with self._lock:
+            row = self._conn().execute(
+                "SELECT json_extract(data, '$.context_window') FROM events WHERE session_id = ?"
+                " AND type = 'prompt.compacted' ORDER BY id DESC LIMIT 1", (session_id,)).fetchone()
+        return int(row[0]) if row and isinstance(row[0], int) and row[0] > 0 else None
+
     def spending(self, session_id: str) -> dict[str, dict[str, float]]:
         """What this branch's conversation cost, by model: ``{model: {"requests", "input_tokens",
         "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}}`` (``input_tokens``

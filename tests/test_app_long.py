@@ -285,3 +285,25 @@ def test_a_bad_models_table_stops_the_app_with_its_file_and_line(repo):
     (repo / "scout.toml").write_text('[models."claude-sonnet-4-5"]\ncontext_windw = 1000\n')
     with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'context_windw'"):
         ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo)
+
+
+async def test_a_learnt_window_is_in_force_again_when_the_session_is_reopened(repo):
+    handler = loopback_handler(AnthropicCache(context_window=30_000),
+                               model_script(["done"], tools_per_turn=3, size=12_000))
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await a_long_conversation(app, pilot, 3)
+            assert [b for b in handler.billed if b.rejected is not None]
+            sid = app.session_id
+        refused = len([b for b in handler.billed if b.rejected is not None])
+        base = {"provider": "anthropic", "base_url": server.url, "api_key": "sk-test", "model": "claude-sonnet-4-5",
+                "permission_mode": "yolo"}
+        again = ScoutApp(load_config(repo, flags=base), cwd=repo, resume=sid)
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(again, pilot)
+            assert again.query_one(StatusBar).context_window == 30_000
+            await a_long_conversation(again, pilot, 2)
+            assert again.agent.context_window == 30_000
+        # No request of the reopened session was refused: it knew the window from the start.
+        assert len([b for b in handler.billed if b.rejected is not None]) == refused
