@@ -72,10 +72,10 @@ def explain(previous: PromptRecord | None, current: PromptRecord) -> str:
         return ""
     mi, bi = where
     at = f"message {mi}, block {bi}"
-    if previous.strategies != current.strategies:
+    if previous.summary_at != current.summary_at:
+        why = "a summary compaction replaced the older messages (or one was undone)"
+    elif previous.strategies != current.strategies:
         why = f"the prompt strategy changed ({', '.join(previous.strategies)} → {', '.join(current.strategies)})"
-    elif previous.summary_at != current.summary_at:
-        why = "a summary compaction replaced the older messages"
     elif (previous.dropped, previous.truncated) != (current.dropped, current.truncated):
         why = ("an epoch boundary: the strategy moved its cut "
                f"({previous.dropped} → {current.dropped} calls dropped, {previous.truncated} → {current.truncated} truncated)")
