@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -125,7 +124,8 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
     body = anthropic_stream(["Partial ", "answer", " never finished"])
     cut = body.index(b"\n\n", body.index(b"Partial ")) + 2  # the first piece ends after one delta
     pieces = [body[:cut], body[cut:]]
-    with LoopbackServer([Reply(pieces, delay=5.0)]) as server:
+    # The rest of the answer never comes in the test's lifetime: only the interrupt ends the turn.
+    with LoopbackServer([Reply(pieces, delay=600.0)]) as server:
         agent = make_agent(server, tmp_path)
         seen = []
 
@@ -136,12 +136,10 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
         task = asyncio.create_task(consume())
         while not any(e.type == "message.delta" for e in seen):
             await asyncio.sleep(0.01)
-        started = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await task
+            await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
         closing = agent.interrupt()
-        assert time.monotonic() - started < 0.5
     assert closing[0].type == "message.assistant" and closing[0].data["interrupted"] is True
     assert closing[0].data["message"]["content"][0]["text"].startswith("Partial")
     assert closing[-1].data == {"stop_reason": "interrupted"}
@@ -150,7 +148,7 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
 
 async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
     marker = tmp_path / "finished"
-    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep 30; touch {marker}"})])
+    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep 600; touch {marker}"})])
     with LoopbackServer([Reply(anthropic_stream([], call))]) as server:
         agent = make_agent(server, tmp_path)
         seen = []
@@ -163,11 +161,9 @@ async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
         while not any(e.type == "tool.start" for e in seen):
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.2)
-        started = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.monotonic() - started < 0.5
+            await asyncio.wait_for(task, 60)  # only the kill can end a 600 s sleep this soon
         closing = agent.interrupt()
     ends = [e for e in closing if e.type == "tool.end"]
     assert ends and ends[0].data["content"] == INTERRUPTED_BY_USER

@@ -6,7 +6,6 @@ import asyncio
 import os
 import re
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -130,9 +129,7 @@ async def test_invalid_utf8_becomes_replacement_characters(ctx: ToolContext) -> 
 
 
 async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, out: Output) -> None:
-    start = time.monotonic()
-    result = await bash(ctx, "echo $$; sleep 30 & echo $!; wait", timeout=0.5)
-    assert time.monotonic() - start < 2
+    result = await asyncio.wait_for(bash(ctx, "echo $$; sleep 600 & echo $!; wait", timeout=0.5), 60)
     assert result.is_error
     assert "[timed out after 0.5 s; the command and its child processes were killed]" in result.content
     shell, child = map(int, out.text.split())
@@ -148,24 +145,20 @@ async def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(ctx: ToolCon
 
 
 async def test_cancellation_kills_the_group_and_reraises(ctx: ToolContext, out: Output) -> None:
-    task = asyncio.create_task(bash(ctx, "echo $$; sleep 30 & echo $!; wait"))
+    task = asyncio.create_task(bash(ctx, "echo $$; sleep 600 & echo $!; wait"))
     m = await out.wait_for(r"(\d+)\n(\d+)\n")
     shell, child = int(m[1]), int(m[2])
-    start = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - start < 0.5
+        await asyncio.wait_for(task, 60)  # only the kill ends a 600 s sleep
     assert not running(shell) and not running(child)
     assert live_members(shell) == []
 
 
 async def test_background_job_holding_the_pipe_does_not_block_the_result(ctx: ToolContext, out: Output) -> None:
-    start = time.monotonic()
-    result = await bash(ctx, "sleep 30 & echo $!")
+    result = await asyncio.wait_for(bash(ctx, "sleep 600 & echo $!"), 60)  # not held for the 600 s
     child = int(out.text.split()[0])
     try:
-        assert time.monotonic() - start < 2
         assert not result.is_error
         assert "background processes still hold its output open" in result.content
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -53,10 +53,12 @@ def test_sanitize_turns_crlf_into_lf_and_keeps_the_last_redraw_of_a_progress_lin
 
 def test_sanitize_is_linear_on_hostile_input():
     hostile = "\x1b]" * 200_000 + "x" * 1_000_000 + "\x1b[" * 200_000
-    started = time.perf_counter()
-    out = sanitize(hostile)
-    assert time.perf_counter() - started < 2.0
-    assert "\x1b" not in out
+    # Quadratic work on 1.4 M characters would take hours; linear takes well under a second.
+    done: list[str] = []
+    worker = threading.Thread(target=lambda: done.append(sanitize(hostile)), daemon=True)
+    worker.start()
+    worker.join(60)  # a guard against a hang, not a timing
+    assert done and "\x1b" not in done[0]
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
@@ -79,11 +81,9 @@ def test_clip_by_lines_keeps_the_head_and_counts_the_rest():
     assert "9,997 more lines" in out
 
 
-def test_clip_a_2mb_single_line_by_characters_quickly():
+def test_clip_a_2mb_single_line_by_characters():
     text = "x" * 2_000_000
-    started = time.perf_counter()
     out = clip(text, 2_000, 200_000)
-    assert time.perf_counter() - started < 0.5
     assert out.startswith("x" * 200_000 + "\n… ")
     assert "1,800,000 characters" in out
     assert len(out) < 200_100
