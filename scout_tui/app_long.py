@@ -11,7 +11,7 @@ import asyncio
 
 from textual import work
 
-from scout_tui.agent import MIN_GAIN
+from scout_tui.context import MIN_GAIN
 from scout_tui.bus import Event
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window

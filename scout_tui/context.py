@@ -1,0 +1,287 @@
+"""The context-window side of the agent: what the next request sends of a conversation (the
+summary in force, the prompt strategies, the token budget), usage and cost, summary compaction,
+and recovering from a context-overflow error.
+
+A mixin of ``agent.Agent``: the state it reads (messages, backend, settings) is the agent's.
+No Textual, no database.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import AsyncIterator
+
+from scout_tui import summary as summaries
+from scout_tui.backends.base import Request, Usage, overflow_window
+from scout_tui.budget import fit
+from scout_tui.bus import Event
+from scout_tui.cache_report import PromptRecord
+from scout_tui.compaction import Compacted, compact, estimate_tokens
+from scout_tui.errors import ModelError, ScoutError
+from scout_tui.history import blocks, repair
+
+STILL_TOO_LONG = (
+    "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
+    "(e.g. `/compact the failing test`), `/fork N` to branch from an earlier message, or `/new`."
+)
+MIN_GAIN = 0.2
+"""Automatic compaction runs only when the summary would save at least this share of a request."""
+SUMMARY_ALLOWANCE = 1_500
+"""Tokens counted for a summary before it is written (the instructions ask for a page or two)."""
+SQUEEZE = 0.6
+"""Share of the usual token budget used after an overflow that no summary could answer."""
+
+
+def for_request(messages: list[dict]) -> list[dict]:
+    """What may be sent: only role and content, without messages marked ``incomplete``.
+
+    A message cut by a stream error is kept in the session (marked ``incomplete``) but not sent
+    back as if the model had said it.
+    """
+    return [{"role": m["role"], "content": m["content"]} for m in messages if not m.get("incomplete")]
+
+
+class ContextWindow:
+    """The long-session half of ``Agent`` (see the module docstring)."""
+
+    def overhead_tokens(self) -> int:
+        """Estimated tokens every request carries besides the conversation: the system prompt
+        and the tool definitions (characters / 4, as ``compaction.estimate_tokens``)."""
+        if self._overhead is None:
+            self._overhead = (len(self.system) + len(json.dumps(self.tools.specs()))) // 4
+        return self._overhead
+
+    def reserve_tokens(self) -> int:
+        """Output tokens kept free in the window: ``max_tokens``, at most a quarter of it."""
+        return min(self.max_tokens, (self.context_window or 0) // 4) if self.context_window else self.max_tokens
+
+    def budget_tokens(self) -> int | None:
+        """Input tokens a request may use: the window less the reserve (None: window unknown)."""
+        if not self.context_window:
+            return None
+        return int((self.context_window - self.reserve_tokens()) * self._squeeze)
+
+    def preview(self, messages: list[dict] | None = None, *, budget: bool = True) -> Compacted:
+        """What the next model call would see for ``messages`` (default: this conversation): the
+        summary in force and the messages after its cut, the prompt strategies, the history
+        check, then the token budget. ``stable`` ends where the budget pass changed anything.
+
+        Raises:
+            ScoutError: a bad compaction setting; ValueError: an unknown strategy name.
+        """
+        stored = self.messages if messages is None else messages
+        seen = summaries.view(stored, self.compaction)
+        compacted = compact(for_request(seen), self.strategies, self.compaction_settings)
+        compacted.messages = repair(compacted.messages)
+        limit = self.budget_tokens() if budget else None
+        if limit is not None:
+            fitted = fit(compacted.messages, limit, self.estimator, overhead=self.overhead_tokens())
+            compacted.fits = fitted.fits
+            if fitted.first_changed is not None:
+                compacted.messages = fitted.messages
+                compacted.marks = {**compacted.marks, **fitted.marks}
+                compacted.stable = min(compacted.stable or 0, fitted.first_changed)
+                compacted.budget_cut, compacted.budget_dropped = fitted.cut, fitted.dropped
+                compacted.budget_from = fitted.first_changed
+                compacted.tokens_after = estimate_tokens(compacted.messages)
+        compacted.stable = min(compacted.stable or 0, len(compacted.messages))
+        return compacted
+
+    def context_tokens(self, compacted: Compacted) -> int:
+        """The calibrated estimate of a request's input tokens: prompt, system and tools."""
+        return int((compacted.tokens_after + self.overhead_tokens()) * self.estimator.ratio)
+
+    # -- long sessions: usage, summaries, overflow ----------------------------------------
+
+    def _usage(self, usage: Usage, model: str) -> dict:
+        """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
+        data = usage.as_dict()
+        data["model"] = model
+        data["cost"] = self.pricing(data, model) if self.pricing is not None else None
+        return data
+
+    def _over_threshold(self) -> bool:
+        if not (self.auto_compact and self.context_window):
+            return False
+        try:
+            compacted = self.preview()
+        except (ScoutError, ValueError):
+            return False
+        if not compacted.fits or self._summary_failed:
+            return False  # no summary can help, or one failed in this turn already
+        over = (compacted.budget_cut or compacted.budget_dropped
+                or self.context_tokens(compacted) > self.auto_compact * self.context_window)
+        return bool(over) and self.compaction_gain() >= MIN_GAIN
+
+    def _learn_window(self, message: str) -> bool:
+        """Take the window from a server's overflow ``message`` (``overflow_window``) when ours is
+        unknown or larger. When the message names no window, the refused request's estimated
+        size is an upper bound of it, taken when no smaller window is known, so the retry is
+        smaller; returns True in that case only."""
+        window = overflow_window(message)
+        if window is not None:
+            if self.context_window is None or window < self.context_window:
+                self.context_window = window
+            return False
+        if self._last_tokens and (self.context_window is None or self._last_tokens < self.context_window):
+            self.context_window = self._last_tokens
+            return True
+        return False
+
+    async def _recover(self, error: ModelError, recovered: list[bool]) -> AsyncIterator[Event]:
+        """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
+        be written, else a harder budget, ``SQUEEZE``) and, when that changed the prompt, append
+        True to ``recovered`` so the caller sends it again; otherwise end the turn with
+        ``STILL_TOO_LONG``: resending the refused prompt would only be refused again."""
+        refused = self.last_prompt
+        guessed = self._learn_window(str(error))
+        text = "The prompt was over the model's context window; compacting it and sending it again."
+        if guessed:
+            text += (f" The server did not say how large the window is: taking it as under "
+                     f"{self.context_window:,} tokens (set context_window to say).")
+        yield Event("notice", {"text": text})
+        summarised = False
+        async for event in self.compact_now(by="overflow"):
+            summarised = summarised or event.type == "session.compacted"
+            yield event
+        if not summarised:
+            self._squeeze = SQUEEZE
+        if refused is not None and self._unchanged(refused):  # the person's own text is over the window
+            for event in self._failed(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
+                                                 status=error.status, url=error.url)):
+                yield event
+            return
+        recovered.append(True)
+
+    def _too_long(self) -> str:
+        """What to say when the prompt cannot fit even with every tool result cut: name the
+        largest message the person typed and the fork that leaves it out."""
+        window = f"{self.context_window:,}" if self.context_window else "its"
+        typed = [(estimate_tokens([m]), i) for i, m in enumerate(self.messages)
+                 if m.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks(m))]
+        if not typed:
+            return f"The prompt does not fit the model's context window ({window} tokens).\n\n{STILL_TOO_LONG}"
+        tokens, index = max(typed)
+        return (f"Message {index}, which you typed, is about {int(tokens * self.estimator.ratio):,} tokens: with the "
+                f"rest of the prompt it does not fit the model's context window ({window} tokens), and compacting "
+                f"never cuts what you typed. `/fork {index}` starts a branch just before it, where you can send a "
+                f"shorter one (or attach less).")
+
+    def _unchanged(self, refused: PromptRecord) -> bool:
+        """Whether the next request would send the very messages of ``refused``."""
+        try:
+            return self.preview().messages == refused.messages
+        except (ScoutError, ValueError):
+            return False
+
+    def plan_compaction(self, keep: int | None = None) -> int | None:
+        """The cut point a summary would use now (None: nothing to summarise), keeping about
+        ``keep`` tokens (at most ``keep_tokens``) of the newest messages verbatim. At most a
+        quarter of the window stays verbatim, also when the window was learnt after the agent was
+        made, and with ``auto_compact`` at most 40 % of its threshold, so that what a summary
+        leaves does not cross the threshold again at once."""
+        start = self.compaction.at if self.compaction else 0
+        keep = self.keep_tokens if keep is None else min(keep, self.keep_tokens)
+        if self.context_window:
+            keep = min(keep, self.context_window // 4)
+            if self.auto_compact:  # what stays must leave room before the next automatic one
+                keep = min(keep, int(self.context_window * self.auto_compact * 0.4))
+        return summaries.cut_point(self.messages, keep, start)
+
+    def tokens_now(self, compaction: summaries.Compaction | None = None) -> int:
+        """Calibrated tokens of the next request before the token budget (strategies only),
+        with the summary in force or ``compaction``."""
+        saved = self.compaction
+        if compaction is not None:
+            self.compaction = compaction
+        try:
+            return self.context_tokens(self.preview(budget=False))
+        finally:
+            self.compaction = saved
+
+    def compaction_gain(self, cut: int | None = None) -> float:
+        """The share of the next request's tokens a summary at ``cut`` (``plan_compaction``) would
+        save, counting ``SUMMARY_ALLOWANCE`` tokens for the summary itself; 0.0 when none."""
+        cut = self.plan_compaction() if cut is None else cut
+        if cut is None:
+            return 0.0
+        before = self.tokens_now()
+        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + SUMMARY_ALLOWANCE
+        return max(0.0, 1 - after / before) if before else 0.0
+
+    async def summarize(self, focus: str = "", *, by: str = "user", supplied: str | None = None,
+                        cut: int | None = None) -> dict:
+        """Write a summary of the conversation before the cut (``plan_compaction``) with the
+        summary model, or take ``supplied`` (a plugin's); returns the ``session.compacted``
+        event data. Nothing is applied: ``apply_compaction`` does that.
+
+        Raises:
+            ScoutError: nothing to summarise, or the summary request failed.
+        """
+        cut = self.plan_compaction() if cut is None else cut
+        if cut is None:
+            raise ScoutError("nothing to compact yet: the conversation is shorter than what a summary keeps")
+        tokens_before = self.tokens_now()
+        backend = self.summary_backend or self.backend
+        usage: dict | None = None
+        if supplied is not None:
+            text = supplied
+        else:
+            before = summaries.view(self.messages[:cut], self.compaction)
+            prompt = repair(compact(for_request(before), self.strategies, self.compaction_settings).messages)
+            budget = self.budget_tokens()
+            if budget is not None:  # room for the instructions, as far as the window allows
+                fitted = fit(prompt, budget - min(2_000, budget // 4), self.estimator, overhead=self.overhead_tokens())
+                if fitted.tokens > budget:  # the person's own text is over the window: it would be refused
+                    raise ScoutError(f"what is to be summarised is over the context window (about {fitted.tokens:,} "
+                                     f"tokens for {budget:,}) even with every tool result cut")
+                prompt = fitted.messages
+            request = Request(model=backend.model, messages=summaries.request_messages(prompt, focus),
+                              system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
+                              cache_key=self.cache_key, cache_ttl=self.cache_ttl)
+            text, spent = await summaries.write_summary(backend, request)
+            usage = self._usage(spent, backend.model)
+        made = summaries.Compaction(cut, len(self.messages), text)
+        tokens_after = self.tokens_now(made)
+        return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
+                                    tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
+                                    cost=usage["cost"] if usage else None, focus=focus, by=by)
+
+    def narrow_window(self, tokens: int | None) -> None:
+        """Use a window of ``tokens`` when it is smaller than the one known (a window an earlier
+        run learnt from the server, ``Store.last_window``)."""
+        if tokens and (self.context_window is None or tokens < self.context_window):
+            self.context_window = tokens
+
+    def apply_compaction(self, data: dict) -> None:
+        """Use a ``session.compacted`` event's summary from the next request on."""
+        self.compaction = summaries.Compaction.from_event(data)
+
+    async def compact_now(self, focus: str = "", *, by: str = "auto") -> AsyncIterator[Event]:
+        """Summarise and apply, yielding ``session.before_compact`` (plugins may supply or veto
+        the summary by setting its data's ``summary`` or ``veto``; the consumer must deliver it
+        before asking for the next event), then ``usage`` and ``session.compacted``, or a
+        ``notice`` saying why nothing was compacted."""
+        cut = self.plan_compaction()
+        if cut is None:
+            yield Event("notice", {"text": "Nothing to summarise yet: every message is newer than what a summary "
+                                           "keeps verbatim."})
+            return
+        hook = Event("session.before_compact", {"at": cut, "count": len(self.messages), "focus": focus, "by": by,
+                                                "summary": None, "veto": None})
+        yield hook
+        if hook.data.get("veto"):
+            yield Event("notice", {"text": f"Compaction vetoed by a plugin: {hook.data['veto']}"})
+            return
+        supplied = hook.data.get("summary")
+        yield Event("notice", {"text": "Summarising the conversation to free the context window…"})
+        try:
+            data = await self.summarize(focus, by=by, cut=cut, supplied=supplied if isinstance(supplied, str) else None)
+        except ScoutError as e:
+            self._summary_failed = True
+            yield Event("notice", {"text": f"Could not summarise the conversation: {e}"})
+            return
+        if data["usage"]:
+            yield Event("usage", data["usage"])
+        self.apply_compaction(data)
+        yield Event("session.compacted", data)
