@@ -25,7 +25,8 @@ from scout_tui.backends.base import (
 from scout_tui.budget import Estimator
 from scout_tui.bus import Event
 from scout_tui.cache_report import PromptRecord, explain
-from scout_tui.context import STILL_TOO_LONG, ContextWindow
+from scout_tui.compaction import Compacted
+from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import blocks, error_result, tool_uses
 from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult
@@ -180,12 +181,17 @@ class Agent(ContextWindow):
 
         retried = False
         for _ in range(self.max_turns):
-            if self._over_threshold():
+            try:
+                prepared: Compacted | None = self.preview()
+            except (ScoutError, ValueError):
+                prepared = None  # _call_model reports it
+            if prepared is not None and self._over_threshold(prepared):
+                prepared = None  # the summary changes what the next request sends
                 async for event in self.compact_now(by="auto"):
                     yield event
             try:
                 completed = None
-                async for event in self._call_model():
+                async for event in self._call_model(prepared):
                     if isinstance(event, Completed):
                         completed = event
                     else:
@@ -291,15 +297,15 @@ class Agent(ContextWindow):
 
     # -- one model call ---------------------------------------------------------------------
 
-    async def _call_model(self) -> AsyncIterator[Event | Completed]:
+    async def _call_model(self, prepared: Compacted | None = None) -> AsyncIterator[Event | Completed]:
+        """One request: ``prepared`` (this conversation's ``preview()``, when the caller has it)
+        or a new preview, streamed; ends with the backend's ``Completed``."""
         try:
-            compacted = self.preview()
+            compacted = prepared if prepared is not None else self.preview()
         except ValueError as e:  # an unknown strategy name
             raise ScoutError(str(e)) from None
         if not compacted.fits:  # the person's own text is over the window: it would only be refused
-            error = ScoutError(self._too_long())
-            error.kind = "context_overflow"  # type: ignore[attr-defined]  (the event's kind)
-            raise error
+            raise PromptTooLong(self._too_long())
         prompt = compacted.messages
         request = Request(
             model=self.backend.model,

@@ -29,7 +29,7 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
-from scout_tui.models import check_models_tables
+from scout_tui.models import check_models_tables, prompt_tokens
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, describe_skills, discover_skills
@@ -366,8 +366,7 @@ class ScoutApp(LongSessionMixin, App):
             window = self.store.last_window(session_id) if session_id else None
             spent = self.store.spending(session_id) if session_id else {}
             if spent:  # the branch's conversation, its parents' part included, as /cost counts it
-                tokens = (sum(int(r["input_tokens"] + r["cache_read_tokens"] + r["cache_write_tokens"])
-                              for r in spent.values()), sum(int(r["output_tokens"]) for r in spent.values()))
+                tokens = (sum(prompt_tokens(r) for r in spent.values()), sum(int(r["output_tokens"]) for r in spent.values()))
             cost = sum(row["cost"] for row in spent.values())
             cost = cost if cost > 0 else None  # nothing priced (an unknown model): say nothing
         except ScoutError as e:

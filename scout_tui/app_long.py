@@ -14,7 +14,7 @@ from textual import work
 from scout_tui.context import MIN_GAIN
 from scout_tui.bus import Event
 from scout_tui.errors import ScoutError
-from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window
+from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window, prompt_tokens
 from scout_tui.runtime import model_metadata
 from scout_tui.summary import Compaction
 from scout_tui.widgets import ChatView, SessionTree, StatusBar
@@ -60,7 +60,7 @@ class LongSessionMixin:
     def _show_usage(self, data: dict) -> None:
         """A request's ``usage`` event: tokens, cost and cache-hit share in the status bar."""
         status = self.query_one(StatusBar)
-        status.input_tokens += data["input_tokens"] + data["cache_read_tokens"] + data["cache_write_tokens"]
+        status.input_tokens += prompt_tokens(data)
         status.output_tokens += data["output_tokens"]
         if data.get("cost") is not None:
             status.cost = (status.cost or 0.0) + data["cost"]

@@ -32,6 +32,13 @@ SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 
 
+class PromptTooLong(ScoutError):
+    """The prompt cannot fit the window even with every tool result cut: what the person typed
+    is too long. Not sent (it would only be refused)."""
+
+    kind = "context_overflow"
+
+
 def for_request(messages: list[dict]) -> list[dict]:
     """What may be sent: only role and content, without messages marked ``incomplete``.
 
@@ -100,12 +107,10 @@ class ContextWindow:
         data["cost"] = self.pricing(data, model) if self.pricing is not None else None
         return data
 
-    def _over_threshold(self) -> bool:
+    def _over_threshold(self, compacted: Compacted) -> bool:
+        """Whether to summarise before sending ``compacted`` (this conversation's ``preview()``):
+        past ``auto_compact`` of the window, and a summary would save ``MIN_GAIN`` or more."""
         if not (self.auto_compact and self.context_window):
-            return False
-        try:
-            compacted = self.preview()
-        except (ScoutError, ValueError):
             return False
         if not compacted.fits or self._summary_failed:
             return False  # no summary can help, or one failed in this turn already

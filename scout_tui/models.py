@@ -230,12 +230,17 @@ def cost(usage: dict[str, Any], info: ModelInfo | None) -> float | None:
     return sum(tokens * price for tokens, price in zip(counts, prices)) / 1_000_000
 
 
+def prompt_tokens(usage: dict[str, Any]) -> int:
+    """Every input token of a request (or a sum of them) in a Usage dict: uncached input, cache
+    read and cache write (``backends.base.Usage.prompt_tokens`` for the dict form)."""
+    return sum(_count(usage, key) for key in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+
+
 def cache_hit_share(usage: dict[str, Any]) -> float | None:
     """The share of prompt tokens read from the cache: cache_read / (input + cache_read +
     cache_write), from 0.0 to 1.0; None when the prompt had no tokens."""
-    read = _count(usage, "cache_read_tokens")
-    total = _count(usage, "input_tokens") + read + _count(usage, "cache_write_tokens")
-    return read / total if total else None
+    total = prompt_tokens(usage)
+    return _count(usage, "cache_read_tokens") / total if total else None
 
 
 # -- models.dev ------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from scout_tui.bus import TRANSIENT, Event
 from scout_tui.config import data_dir
 from scout_tui.errors import ScoutError
 from scout_tui.history import blocks, tool_uses
+from scout_tui.models import prompt_tokens
 
 SCHEMA_VERSION = 3
 TITLE_CHARS = 60
@@ -705,7 +706,7 @@ def _project_spending(db: sqlite3.Connection, session_id: str, data: dict) -> No
     uncached input, cache reads and cache writes)."""
     usage = data.get("usage") or {}
     read, write = int(usage.get("cache_read_tokens") or 0), int(usage.get("cache_write_tokens") or 0)
-    spent_in = int(usage.get("input_tokens") or 0) + read + write
+    spent_in = prompt_tokens(usage)
     spent_out = int(usage.get("output_tokens") or 0)
     cost = data.get("cost") if isinstance(data.get("cost"), (int, float)) else 0.0
     if spent_in or spent_out or cost:

@@ -324,9 +324,9 @@ def test_no_automatic_summary_when_it_would_save_little(tmp_path):
     agent.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]}, *round_(0, 400), *round_(1, 400),
                       *round_(2, 80_000)]
     assert agent.context_tokens(agent.preview()) > 0.3 * 60_000  # past the threshold
-    assert agent.compaction_gain() < 0.2 and not agent._over_threshold()
+    assert agent.compaction_gain() < 0.2 and not agent._over_threshold(agent.preview())
     agent.messages[2]["content"][0]["content"] = "r" * 60_000  # now the older result is worth replacing
-    assert agent.compaction_gain() > 0.2 and agent._over_threshold()
+    assert agent.compaction_gain() > 0.2 and agent._over_threshold(agent.preview())
 
 
 async def test_a_failed_automatic_summary_is_not_retried_before_every_request(tmp_path):

@@ -18,6 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..models import cache_hit_share
 from ..store import SessionInfo
 from ..text import one_line
 from .status_bar import dollars, tokens
@@ -42,9 +43,8 @@ def cost_text(cost: float | None, spent_tokens: float) -> str:
 
 def cache_hit(row: dict[str, float]) -> str:
     """The share of input tokens read from the cache: read / (uncached + read + written)."""
-    read = row.get("cache_read_tokens", 0) or 0
-    total = (row.get("input_tokens", 0) or 0) + read + (row.get("cache_write_tokens", 0) or 0)
-    return f"{read / total:.0%}" if total else UNKNOWN
+    share = cache_hit_share(row)
+    return f"{share:.0%}" if share is not None else UNKNOWN
 
 
 def _spent(row: dict[str, float]) -> float:
