@@ -14,8 +14,8 @@ from textual import work
 from scout_tui.context import MIN_GAIN
 from scout_tui.bus import Event
 from scout_tui.errors import ScoutError
-from scout_tui.models import ModelInfo, cache_hit_share, probe_context_window, prompt_tokens
-from scout_tui.runtime import model_metadata
+from scout_tui.models import ModelInfo, cache_hit_share, prompt_tokens
+from scout_tui.runtime import model_metadata_asking_the_server, model_name
 from scout_tui.summary import Compaction
 from scout_tui.widgets import ChatView, SessionTree, StatusBar
 
@@ -33,16 +33,11 @@ class LongSessionMixin:
     def load_model_info(self) -> None:
         """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
         for a server of our own, ask it for its window; off the event loop."""
-        config = self.config
         try:
-            info = model_metadata(config)
-            if info.context_window is None and config.provider == "openai" and config.base_url:
-                server = asyncio.run(probe_context_window(config.base_url, info.id, api_key=config.api_key))
-                if server is not None:
-                    info = model_metadata(config, server)
-        except ScoutError as e:
-            self.call_from_thread(self.notify, str(e), title="Model settings ignored", severity="error", timeout=15)
-            info = ModelInfo(id=getattr(config, "model", None) or "")
+            info = asyncio.run(model_metadata_asking_the_server(self.config))
+        except Exception as e:  # turns wait for this: whatever fails, they must go on without it
+            self.call_from_thread(self.notify, f"Model window and prices unknown: {e}", severity="error", timeout=15)
+            info = ModelInfo(id=model_name(self.config))
         self.call_from_thread(self._model_info_loaded, info)
 
     def _model_info_loaded(self, info: ModelInfo) -> None:

@@ -15,8 +15,7 @@ from scout_tui.bus import Bus
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.plugins import load_plugins
-from scout_tui.models import probe_context_window
-from scout_tui.runtime import build_agent, check_provider, model_metadata, needs_key
+from scout_tui.runtime import build_agent, check_provider, model_metadata_asking_the_server, needs_key
 from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
@@ -100,10 +99,7 @@ async def run_headless(
     cleaner = StreamSanitizer() if out.isatty() else None
     shared_terminal = out.isatty() and err.isatty()
     # Before a session is made: a bad [models."ID"] table must not leave an empty one behind.
-    info = model_metadata(config)
-    if info.context_window is None and config.provider == "openai" and config.base_url:
-        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
-        info = model_metadata(config, server) if server else info
+    info = await model_metadata_asking_the_server(config)
     store = Store()
     session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
     if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:

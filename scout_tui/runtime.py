@@ -11,7 +11,7 @@ from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
 from scout_tui.compaction import configured_settings
 from scout_tui.config import Config, data_dir, key_line, share_setting
-from scout_tui.models import ModelInfo, cost, model_info
+from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
@@ -58,6 +58,21 @@ def model_metadata(config: Config, server: tuple[int, str] | None = None) -> Mod
         ScoutError: a bad ``[models."ID"]`` table, naming the file and line.
     """
     return model_info(config, model_name(config), server=server)
+
+
+async def model_metadata_asking_the_server(config: Config) -> ModelInfo:
+    """``model_metadata``, and when nothing knows the window of an OpenAI-compatible server of
+    our own (``base_url`` set), what the server says (llama.cpp ``/props``, vLLM ``/v1/models``).
+
+    Raises:
+        ScoutError: as ``model_metadata``.
+    """
+    info = model_metadata(config)
+    if info.context_window is None and config.provider == "openai" and config.base_url:
+        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
+        if server is not None:
+            info = model_metadata(config, server)
+    return info
 
 
 def context_window(config: Config) -> int | None:
