@@ -15,7 +15,7 @@ from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
-from scout_tui.summary import KEEP_TOKENS, Compaction
+from scout_tui.summary import Compaction
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permissions import Approver, Policy, policy_from_config
 
@@ -167,7 +167,6 @@ def build_agent(
     def pricing(usage: dict, model: str) -> float | None:
         return cost(usage, info if model == info.id else model_info(config, model))
 
-    window = info.context_window
     tools = builtin_registry()
     if skills:
         tools.add(skill_tool(skills))
@@ -188,11 +187,10 @@ def build_agent(
         approve=approve,
         output_dir=tool_output_dir(),
         compaction_settings=compaction_settings(config),
-        context_window=window,
+        context_window=info.context_window,
         auto_compact=share_setting(config.auto_compact),
         compaction=compaction,
         summary_backend=summary_backend,
-        keep_tokens=min(KEEP_TOKENS, window // 4) if window else KEEP_TOKENS,
         pricing=pricing,
         cache_key=cache_key,
         cache_ttl=config.cache_ttl,

@@ -18,8 +18,9 @@ Event vocabulary stored here (besides the agent's, see ``bus.py``):
   an ancestor's compaction only when it was made before the branch's fork point
   (``count < fork_at``), so a fork at a compaction's ``count`` undoes it.
 
-Spending (tokens and dollars) is summed per session from ``message.assistant`` and
-``session.compacted`` events into the ``sessions`` row: each branch counts its own requests.
+Spending (tokens and dollars) is summed per session from ``message.assistant``,
+``session.compacted`` and ``session.compact_cancelled`` events into the ``sessions`` row: each
+branch counts its own requests.
 """
 
 from __future__ import annotations
