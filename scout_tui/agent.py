@@ -84,6 +84,9 @@ class Agent(ContextWindow):
         cache_ttl: "5m" or "1h" for Anthropic's cache breakpoints.
     """
 
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+    """Seconds on a monotonic clock, for the ``elapsed`` of tool calls (tests fix it)."""
+
     def __init__(
         self,
         backend: Backend,
@@ -280,7 +283,7 @@ class Agent(ContextWindow):
                 result = self._results.get(use["id"])
                 if result is None:
                     started = self._started.get(use["id"])
-                    elapsed = None if started is None else round(time.monotonic() - started, 3)
+                    elapsed = None if started is None else round(self.clock() - started, 3)
                     events.append(
                         Event("tool.end", {"id": use["id"], "name": use["name"], "content": INTERRUPTED_BY_USER,
                                            "is_error": True, "elapsed": elapsed})
@@ -404,7 +407,7 @@ class Agent(ContextWindow):
         queue: asyncio.Queue[Event] = asyncio.Queue()
 
         async def one(use: dict) -> None:
-            start = self._started[use["id"]] = time.monotonic()
+            start = self._started[use["id"]] = self.clock()
             live = StreamRedactor(tuple(self.secrets))
 
             def show(text: str) -> None:
@@ -422,13 +425,13 @@ class Agent(ContextWindow):
             if refused is not None:
                 result = refused
             else:
-                start = self._started[use["id"]] = time.monotonic()  # not counting the approval
+                start = self._started[use["id"]] = self.clock()  # not counting the approval
                 result = await self._call(use, ctx)
             show(live.flush())
             result = ToolResult(self.redact(result.content), result.is_error, result.output_path)
             self._results[use["id"]] = result
             end = {"id": use["id"], "name": use["name"], "content": result.content, "is_error": result.is_error,
-                   "elapsed": None if refused is not None else round(time.monotonic() - start, 3)}
+                   "elapsed": None if refused is not None else round(self.clock() - start, 3)}
             if diff and refused is None and not result.is_error:
                 end["diff"] = self.redact(diff)
             if result.output_path:
@@ -464,7 +467,7 @@ class Agent(ContextWindow):
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-                return ToolResult(f"Stopped by the user after {time.monotonic() - self._started[use['id']]:.1f} s.", True)
+                return ToolResult(f"Stopped by the user after {self.clock() - self._started[use['id']]:.1f} s.", True)
             result = task.result()
         finally:
             self._running.pop(use["id"], None)

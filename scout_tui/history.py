@@ -10,20 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from scout_tui.messages import blocks, tool_uses
+
 INTERRUPTED = "Interrupted: this tool call was not run to completion, so it has no result."
-
-
-def blocks(message: dict) -> list[dict]:
-    """Content blocks of ``message``; a plain-string content becomes one text block."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return list(content or [])
-
-
-def tool_uses(message: dict) -> list[dict]:
-    """The ``tool_use`` blocks of an assistant message, in order."""
-    return [b for b in blocks(message) if b.get("type") == "tool_use"]
 
 
 def error_result(tool_use_id: str, text: str = INTERRUPTED) -> dict:
