@@ -23,7 +23,8 @@ from scout_tui.backends.base import (
     Usage,
 )
 from scout_tui.budget import Estimator
-from scout_tui.bus import Event
+from scout_tui.bus import (Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice, PermissionAsk,
+                            PermissionDecision, PromptCompacted, Retry, ToolEnd, ToolOutput, ToolStart, TurnEnd)
 from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.compaction import Compacted
 from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
@@ -178,9 +179,7 @@ class Agent(ContextWindow):
         self.messages = list(history)
         self._stopping = False
         self._summary_failed = False
-        message = user_message(text)
-        self.messages.append(message)
-        yield Event("message.user", {"message": message})
+        yield self._add_user(user_message(text))
 
         retried = False
         for _ in range(self.max_turns):
@@ -221,41 +220,39 @@ class Agent(ContextWindow):
             retried = False  # the next overflow (the conversation grew again) gets its own retry
             reply = completed.message
             uses = tool_uses(reply)
-            self.messages.append(reply)
             # From here on an interrupt must answer these calls, even before any of them runs.
             self._open_calls, self._results = list(uses), {}
             usage = self._usage(completed.usage, self.backend.model)
-            yield Event(
-                "message.assistant",
-                {
-                    "message": reply,
-                    "usage": completed.usage.as_dict(),
-                    "stop_reason": completed.stop_reason,
-                    "model": self.backend.model,
-                    "interrupted": False,
-                    "cost": usage["cost"],
-                },
-            )
-            yield Event("usage", usage)
+            yield self._add_assistant(reply, usage=completed.usage.as_dict(), stop_reason=completed.stop_reason,
+                                      cost=usage["cost"])
             if completed.stop_reason == "max_tokens":
-                yield Event("notice", {"text": f"The answer was cut off at the output limit (max_tokens "
-                                               f"{self.max_tokens}). Send “continue” to let it go on."})
+                yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
+                             "Send “continue” to let it go on.")
             elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
-                yield Event("notice", {"text": "The model sent an empty answer."})
+                yield Notice("The model sent an empty answer.")
             if not uses:
-                yield Event("turn.end", {"stop_reason": completed.stop_reason})
+                yield TurnEnd(completed.stop_reason)
                 return
             async for event in self._run_tools(uses, cut_last=completed.stop_reason == "max_tokens"):
                 yield event
             if self._stopping:
-                yield Event("turn.end", {"stop_reason": "stopped"})
+                yield TurnEnd("stopped")
                 return
 
-        yield Event(
-            "notice",
-            {"text": f"Stopped after {self.max_turns} model calls (max_turns). Send a message to let it continue."},
-        )
-        yield Event("turn.end", {"stop_reason": "max_turns"})
+        yield Notice(f"Stopped after {self.max_turns} model calls (max_turns). Send a message to let it continue.")
+        yield TurnEnd("max_turns")
+
+    def _add_user(self, message: dict) -> MessageUser:
+        """Append a user message to the conversation; the event that records it at its position."""
+        self.messages.append(message)
+        return MessageUser(message, index=len(self.messages) - 1)
+
+    def _add_assistant(self, message: dict, *, usage: dict, stop_reason: str, interrupted: bool = False,
+                       cost: float | None = None) -> MessageAssistant:
+        """Append an assistant message; the event that records it, its usage and cost."""
+        self.messages.append(message)
+        return MessageAssistant(message, usage, stop_reason, self.backend.model, interrupted,
+                                index=len(self.messages) - 1, cost=cost)
 
     def interrupt(self) -> list[Event]:
         """Events that close a turn cancelled mid-way, leaving a valid conversation.
@@ -269,14 +266,8 @@ class Agent(ContextWindow):
             text = "".join(self._partial)
             if text.strip():
                 message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
-                self.messages.append(message)
-                events.append(
-                    Event(
-                        "message.assistant",
-                        {"message": message, "usage": Usage().as_dict(), "stop_reason": "interrupted",
-                         "model": self.backend.model, "interrupted": True},
-                    )
-                )
+                events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="interrupted",
+                                                  interrupted=True))
         if self._open_calls:
             content = []
             for use in self._open_calls:
@@ -284,18 +275,13 @@ class Agent(ContextWindow):
                 if result is None:
                     started = self._started.get(use["id"])
                     elapsed = None if started is None else round(self.clock() - started, 3)
-                    events.append(
-                        Event("tool.end", {"id": use["id"], "name": use["name"], "content": INTERRUPTED_BY_USER,
-                                           "is_error": True, "elapsed": elapsed})
-                    )
+                    events.append(ToolEnd(use["id"], use["name"], INTERRUPTED_BY_USER, True, elapsed))
                     content.append(error_result(use["id"], INTERRUPTED_BY_USER))
                 else:
                     content.append(_result_block(use["id"], result))
             self._open_calls = []
-            message = {"role": "user", "content": content}
-            self.messages.append(message)
-            events.append(Event("message.user", {"message": message}))
-        events.append(Event("turn.end", {"stop_reason": "interrupted"}))
+            events.append(self._add_user({"role": "user", "content": content}))
+        events.append(TurnEnd("interrupted"))
         return events
 
     # -- one model call ---------------------------------------------------------------------
@@ -325,7 +311,7 @@ class Agent(ContextWindow):
         data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
         data["context_window"] = self.context_window  # may have been learnt from an overflow error
         data["cache"] = explain(self.last_prompt, record)
-        yield Event("prompt.compacted", data)
+        yield PromptCompacted(**data)
         self.last_prompt = record
         estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
@@ -333,15 +319,11 @@ class Agent(ContextWindow):
         async for event in self.backend.stream(request):
             if isinstance(event, TextDelta):
                 self._partial.append(event.text)
-                yield Event("message.delta", {"kind": "text", "text": event.text})
+                yield MessageDelta("text", event.text)
             elif isinstance(event, ThinkingDelta):
-                yield Event("message.delta", {"kind": "thinking", "text": event.text})
+                yield MessageDelta("thinking", event.text)
             elif isinstance(event, Retrying):
-                yield Event(
-                    "retry",
-                    {"attempt": event.attempt, "max_attempts": event.max_attempts,
-                     "delay": event.delay, "reason": event.reason},
-                )
+                yield Retry(event.attempt, event.max_attempts, event.delay, event.reason)
             elif isinstance(event, Completed):
                 self._streaming = False
                 self.estimator.learn(estimated, event.usage.prompt_tokens)
@@ -355,13 +337,9 @@ class Agent(ContextWindow):
         kept = [b for b in blocks(partial) if b.get("type") == "text" and b.get("text", "").strip()]
         if kept:
             message = {"role": "assistant", "content": kept, "incomplete": True}
-            self.messages.append(message)
-            events.append(
-                Event("message.assistant", {"message": message, "usage": Usage().as_dict(), "stop_reason": "error",
-                                            "model": self.backend.model, "interrupted": True})
-            )
-        events.append(Event("error", {"message": str(error), "kind": getattr(error, "kind", "config")}))
-        events.append(Event("turn.end", {"stop_reason": "error"}))
+            events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="error", interrupted=True))
+        events.append(Error(str(error), getattr(error, "kind", "config")))
+        events.append(TurnEnd("error"))
         return events
 
     # -- tools ------------------------------------------------------------------------------
@@ -380,17 +358,14 @@ class Agent(ContextWindow):
             if self._stopping:
                 for use in batch:
                     self._results[use["id"]] = ToolResult(STOPPED_BY_USER, True)
-                    yield Event("tool.start", {"id": use["id"], "name": use["name"], "input": use.get("input")})
-                    yield Event("tool.end", {"id": use["id"], "name": use["name"], "content": STOPPED_BY_USER,
-                                             "is_error": True, "elapsed": None})
+                    yield ToolStart(use["id"], use["name"], use.get("input"))
+                    yield ToolEnd(use["id"], use["name"], STOPPED_BY_USER, True, None)
                 continue
             async for event in self._run_batch(batch):
                 yield event
         content = [_result_block(u["id"], self._results[u["id"]]) for u in uses]
         self._open_calls = []
-        message = {"role": "user", "content": content}
-        self.messages.append(message)
-        yield Event("message.user", {"message": message})
+        yield self._add_user({"role": "user", "content": content})
 
     def _batches(self, uses: list[dict]) -> list[list[dict]]:
         batches: list[list[dict]] = []
@@ -412,7 +387,7 @@ class Agent(ContextWindow):
 
             def show(text: str) -> None:
                 if text:
-                    queue.put_nowait(Event("tool.output", {"id": use["id"], "text": text}))
+                    queue.put_nowait(ToolOutput(use["id"], text))
 
             ctx = ToolContext(
                 self.cwd,
@@ -430,16 +405,14 @@ class Agent(ContextWindow):
             show(live.flush())
             result = ToolResult(self.redact(result.content), result.is_error, result.output_path)
             self._results[use["id"]] = result
-            end = {"id": use["id"], "name": use["name"], "content": result.content, "is_error": result.is_error,
-                   "elapsed": None if refused is not None else round(self.clock() - start, 3)}
-            if diff and refused is None and not result.is_error:
-                end["diff"] = self.redact(diff)
-            if result.output_path:
-                end["output_path"] = result.output_path
-            queue.put_nowait(Event("tool.end", end))
+            queue.put_nowait(ToolEnd(
+                use["id"], use["name"], result.content, result.is_error,
+                elapsed=None if refused is not None else round(self.clock() - start, 3),
+                diff=self.redact(diff) if diff and refused is None and not result.is_error else None,
+                output_path=result.output_path or None))
 
         for use in batch:
-            yield Event("tool.start", {"id": use["id"], "name": use["name"], "input": use.get("input")})
+            yield ToolStart(use["id"], use["name"], use.get("input"))
         tasks = [asyncio.create_task(one(use)) for use in batch]
         try:
             remaining = len(tasks)
@@ -509,8 +482,7 @@ class Agent(ContextWindow):
             return None, None  # the registry answers with the error; nothing runs
         check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
         if check is not None and check.verdict == "deny":
-            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": "deny", "by": "rule",
-                                               "reason": check.reason}))
+            emit(PermissionDecision(use["id"], name, "deny", "rule", check.reason))
             return None, ToolResult(f"Permission denied: {check.reason}. Do not try to get around this rule; "
                                     "if the task needs it, tell the user.", True)
         diff = None
@@ -526,8 +498,7 @@ class Agent(ContextWindow):
         async with self._asking:
             if self._stopping:
                 return diff, ToolResult(STOPPED_BY_USER, True)
-            emit(Event("permission.ask", {"id": use["id"], "name": name, "reason": check.reason,
-                                          "suggestions": list(check.suggestions)}))
+            emit(PermissionAsk(use["id"], name, check.reason, list(check.suggestions)))
             request = PermissionRequest(use["id"], name, input, check.reason, check.suggestions, diff,
                                         self.permissions.mode, check.outside)
             if self.approve is None:
@@ -538,9 +509,8 @@ class Agent(ContextWindow):
                 self.permissions.allow_for_session(check.suggestions)
             elif answer.action == "stop":
                 self._stopping = True
-            emit(Event("permission.decision", {"id": use["id"], "name": name, "decision": answer.action,
-                                               "by": answer.by, "reason": answer.reason,
-                                               "rules": list(check.suggestions) if answer.action == "allow_session" else []}))
+            emit(PermissionDecision(use["id"], name, answer.action, answer.by, answer.reason,
+                                    list(check.suggestions) if answer.action == "allow_session" else []))
         if answer.action in ("allow", "allow_session"):
             return diff, None
         return diff, ToolResult(answer.model_text(), True)

@@ -1,51 +1,353 @@
 """Events: the agent's only output, and the only thing subscribers (store, UI, plugins) see.
 
-An event is a name from an open vocabulary plus a JSON-able dict of data. Names in use:
+One class per event, all here: the vocabulary. Each has a dotted ``type`` name (what the
+store's ``events.type`` column and a plugin's ``api.on(name, fn)`` use) and JSON-able ``data``
+(its fields as a dict: what the store writes and plugins read). Subscribers that know the
+vocabulary dispatch on the class (``isinstance``, ``functools.singledispatch``); ``Event.of``
+turns a name and data (a plugin's ``api.emit``) back into its class.
 
-- ``message.user``      {message}: a stored user message (typed text, or tool results)
-- ``message.delta``     {kind: "text"|"thinking", text}: streamed fragment, UI only, not stored
-- ``message.assistant`` {message, usage, stop_reason, model, interrupted}: a finished assistant message
-- ``tool.start``        {id, name, input}
-- ``tool.output``       {id, text}: a live fragment of a running tool's output (UI only)
-- ``tool.end``          {id, name, content, is_error, elapsed, diff?, output_path?}  (elapsed in seconds,
-                        None when the call never ran; diff: the unified diff an edit or write made;
-                        output_path: the file holding the whole output of a cut result)
-- ``permission.ask``    {id, name, reason, suggestions}: a call waits for the person's answer
-- ``permission.decision`` {id, name, decision: allow|allow_session|deny|stop, by: user|rule|headless|policy,
-                        reason, rules?}: how it was answered (``rules``: what allow_session added)
-- ``usage``             {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
-                        reasoning_tokens, model, cost}: one request's usage (cost in dollars, None if unknown)
-- ``retry``             {attempt, max_attempts, delay, reason}
-- ``prompt.compacted``  {strategies, truncated, dropped, tokens_before, tokens_after, stable, budget_cut,
-                        budget_dropped, context_tokens, context_window, cache}: before each call (``context_tokens``: the
-                        calibrated estimate of the whole request, system and tools included; ``cache``:
-                        why the prompt cache cannot reuse the previous request, or "")
-- ``session.before_compact`` {at, count, focus, by, summary: None, veto: None}: a summary is about to
-                        be written; a plugin handler may set ``summary`` (its own text) or ``veto`` (why
-                        not). UI and plugins only, not stored.
-- ``session.compacted`` {at, count, summary, model, tokens_before, tokens_after, usage, cost, focus, by}:
-                        see ``summary.py``
-- ``notice``            {text}: something a person should read (e.g. max_turns reached)
-- ``error``             {message, kind}
-- ``turn.end``          {stop_reason}
+Events marked transient (``stored = False``) stream fragments or ask plugins; they are shown
+live and never persisted. Units: tokens, seconds, dollars.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, ClassVar
 
-# Events that stream fragments; they are shown live and never persisted one by one.
-TRANSIENT = frozenset({"message.delta", "tool.output", "session.before_compact"})
+
+class Event:
+    """Base of every event: a dotted ``type`` name and JSON-able ``data``."""
+
+    __slots__ = ()
+    type: ClassVar[str] = ""
+    stored: ClassVar[bool] = True
+    """Whether the store keeps this event (False: UI and plugins only)."""
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event's fields as a dict; an optional field (default None) left out while None."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]  (every concrete event is a dataclass)
+            value = getattr(self, f.name)
+            if value is None and f.default is None:
+                continue
+            out[f.name] = value
+        return out
+
+    @staticmethod
+    def of(type: str, data: dict[str, Any] | None = None) -> Event:
+        """The event named ``type`` with ``data``: its class when the name is in the vocabulary
+        and the data fits its fields, else a ``Named`` event carrying both as they are."""
+        data = dict(data or {})
+        cls = VOCABULARY.get(type)
+        if cls is not None:
+            try:
+                return cls(**data)
+            except TypeError:
+                pass  # a plugin's own data under a known name: kept as it is
+        return Named(type, data)
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
-    """One thing that happened. ``type`` is a dotted name; ``data`` is JSON-able."""
+class Named(Event):
+    """An event outside the vocabulary (a plugin's own ``api.emit``), or one whose data does
+    not fit its class: a name and a dict."""
 
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
+    name: str
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def type(self) -> str:  # type: ignore[override]
+        return self.name
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.payload
+
+
+# -- the conversation ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageUser(Event):
+    """A stored user message (typed text, or tool results) at position ``index`` of the
+    conversation (0-based; the store's projection puts it at the same place)."""
+
+    type: ClassVar[str] = "message.user"
+    message: dict
+    index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta(Event):
+    """A streamed fragment of the answer being written: ``kind`` "text" or "thinking"."""
+
+    type: ClassVar[str] = "message.delta"
+    stored: ClassVar[bool] = False
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAssistant(Event):
+    """A finished (or interrupted, partial) assistant message at position ``index``, with the
+    request's usage (``backends.base.Usage.as_dict``), its cost in dollars (None: unknown) and
+    the model that wrote it. The one record of a request's usage."""
+
+    type: ClassVar[str] = "message.assistant"
+    message: dict
+    usage: dict
+    stop_reason: str
+    model: str
+    interrupted: bool = False
+    index: int | None = None
+    cost: float | None = None
+
+
+# -- tools and permissions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart(Event):
+    """A tool call begins (``id`` is the ``tool_use`` id)."""
+
+    type: ClassVar[str] = "tool.start"
+    id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput(Event):
+    """A live fragment of a running tool's output (secrets redacted)."""
+
+    type: ClassVar[str] = "tool.output"
+    stored: ClassVar[bool] = False
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd(Event):
+    """A tool call's result. ``elapsed``: seconds, None when the call never ran; ``diff``: the
+    unified diff an edit or write made; ``output_path``: the file holding the whole output of
+    a result cut to fit the model."""
+
+    type: ClassVar[str] = "tool.end"
+    id: str
+    name: str
+    content: Any
+    is_error: bool
+    elapsed: float | None
+    diff: str | None = None
+    output_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAsk(Event):
+    """A call waits for the person's answer; ``suggestions`` are the rules ``a`` would allow."""
+
+    type: ClassVar[str] = "permission.ask"
+    id: str
+    name: str
+    reason: str
+    suggestions: list
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision(Event):
+    """How a call's permission was answered: ``decision`` allow|allow_session|deny|stop, ``by``
+    user|rule|headless|policy; ``rules``: what allow_session added."""
+
+    type: ClassVar[str] = "permission.decision"
+    id: str
+    name: str
+    decision: str
+    by: str
+    reason: str = ""
+    rules: list | None = None
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Retry(Event):
+    """A failed request is sent again after ``delay`` seconds."""
+
+    type: ClassVar[str] = "retry"
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCompacted(Event):
+    """What the next request sends, before each call (``compaction.Compacted.event_data``):
+    ``context_tokens`` is the calibrated estimate of the whole request, system prompt and tools
+    included (so no subscriber asks the agent for the overhead); ``cache`` says why the prompt
+    cache cannot reuse the previous request, or ""."""
+
+    type: ClassVar[str] = "prompt.compacted"
+    strategies: list
+    truncated: int
+    dropped: int
+    tokens_before: int
+    tokens_after: int
+    stable: int
+    budget_cut: int
+    budget_dropped: int
+    context_tokens: int
+    context_window: int | None
+    cache: str
+
+
+@dataclass(slots=True)
+class BeforeCompact(Event):
+    """A summary is about to be written of messages ``0..at-1`` (``count`` in all). A plugin
+    handler may set ``summary`` (its own text) or ``veto`` (why not), on the event or in its
+    ``data`` dict (the same values: ``data`` is live here). UI and plugins only."""
+
+    type: ClassVar[str] = "session.before_compact"
+    stored: ClassVar[bool] = False
+    at: int
+    count: int
+    focus: str
+    by: str
+    summary: str | None = None
+    veto: str | None = None
+    _live: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if not self._live:
+            self._live.update(at=self.at, count=self.count, focus=self.focus, by=self.by, summary=self.summary,
+                              veto=self.veto)
+        return self._live
+
+    def answer(self) -> tuple[str | None, str | None]:
+        """``(summary, veto)`` as the handlers left them (set on the event or in ``data``);
+        a summary that is not a string is ignored."""
+        live = self.data
+        summary = self.summary if self.summary is not None else live.get("summary")
+        veto = self.veto if self.veto is not None else live.get("veto")
+        return (summary if isinstance(summary, str) else None), (str(veto) if veto else None)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCompacted(Event):
+    """A summary now stands for messages ``0..at-1`` (see ``summary.py``); ``usage`` and
+    ``cost`` are the summary request's."""
+
+    type: ClassVar[str] = "session.compacted"
+    at: int
+    count: int
+    summary: str
+    model: str
+    tokens_before: int
+    tokens_after: int
+    usage: dict
+    cost: float | None
+    focus: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactCancelled(Event):
+    """A summary was written, then not applied: what it cost stays in the totals."""
+
+    type: ClassVar[str] = "session.compact_cancelled"
+    usage: dict
+    model: str
+    cost: float | None = None
+
+
+# -- the turn --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """Something a person should read (max_turns reached, a retry of an overflow…)."""
+
+    type: ClassVar[str] = "notice"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Event):
+    """The turn failed: ``message`` says what and where; ``kind`` is the ``ScoutError`` kind."""
+
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd(Event):
+    """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns."""
+
+    type: ClassVar[str] = "turn.end"
+    stop_reason: str
+
+
+# -- the session (written by the store) --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCreate(Event):
+    type: ClassVar[str] = "session.create"
+    id: str
+    cwd: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFork(Event):
+    """A branch sharing the first ``at`` messages of ``parent``."""
+
+    type: ClassVar[str] = "session.fork"
+    parent: str
+    at: int
+    cwd: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRename(Event):
+    type: ClassVar[str] = "session.rename"
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDelete(Event):
+    type: ClassVar[str] = "session.delete"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRestore(Event):
+    type: ClassVar[str] = "session.restore"
+
+
+VOCABULARY: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (MessageUser, MessageDelta, MessageAssistant, ToolStart, ToolOutput, ToolEnd, PermissionAsk,
+                PermissionDecision, Retry, PromptCompacted, BeforeCompact, SessionCompacted, CompactCancelled, Notice,
+                Error, TurnEnd, SessionCreate, SessionFork, SessionRename, SessionDelete, SessionRestore)
+}
+"""Every event class by its ``type`` name."""
+
+TRANSIENT = frozenset(name for name, cls in VOCABULARY.items() if not cls.stored)
+"""Names of the events never persisted one by one."""
+
+
+def added_message(event: Event) -> dict | None:
+    """The message ``event`` adds to the conversation (``message.user`` and
+    ``message.assistant``), else None. The store's projection and the app's conversation both
+    grow by this one rule."""
+    return event.message if isinstance(event, (MessageUser, MessageAssistant)) else None
 
 
 Handler = Callable[[Event], None]
@@ -65,3 +367,4 @@ class Bus:
         """Deliver ``event`` to its subscribers in subscription order."""
         for handler in (*self._handlers.get(event.type, ()), *self._handlers.get("*", ())):
             handler(event)
+

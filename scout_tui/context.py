@@ -14,7 +14,7 @@ from typing import AsyncIterator
 from scout_tui import summary as summaries
 from scout_tui.backends.base import Request, Usage, overflow_window
 from scout_tui.budget import fit
-from scout_tui.bus import Event
+from scout_tui.bus import BeforeCompact, Event, Notice, SessionCompacted
 from scout_tui.cache_report import PromptRecord
 from scout_tui.compaction import Compacted, compact, estimate_tokens
 from scout_tui.errors import ModelError, ScoutError
@@ -144,10 +144,10 @@ class ContextWindow:
         if guessed:
             text += (f" The server did not say how large the window is: taking it as under "
                      f"{self.context_window:,} tokens (set context_window to say).")
-        yield Event("notice", {"text": text})
+        yield Notice(text)
         summarised = False
         async for event in self.compact_now(by="overflow"):
-            summarised = summarised or event.type == "session.compacted"
+            summarised = summarised or isinstance(event, SessionCompacted)
             yield event
         if not summarised:
             self._squeeze = SQUEEZE
@@ -264,29 +264,25 @@ class ContextWindow:
 
     async def compact_now(self, focus: str = "", *, by: str = "auto") -> AsyncIterator[Event]:
         """Summarise and apply, yielding ``session.before_compact`` (plugins may supply or veto
-        the summary by setting its data's ``summary`` or ``veto``; the consumer must deliver it
-        before asking for the next event), then ``usage`` and ``session.compacted``, or a
-        ``notice`` saying why nothing was compacted."""
+        the summary; the consumer must deliver it before asking for the next event), then
+        ``session.compacted`` (which carries the summary request's usage), or a ``notice``
+        saying why nothing was compacted."""
         cut = self.plan_compaction()
         if cut is None:
-            yield Event("notice", {"text": "Nothing to summarise yet: every message is newer than what a summary "
-                                           "keeps verbatim."})
+            yield Notice("Nothing to summarise yet: every message is newer than what a summary keeps verbatim.")
             return
-        hook = Event("session.before_compact", {"at": cut, "count": len(self.messages), "focus": focus, "by": by,
-                                                "summary": None, "veto": None})
+        hook = BeforeCompact(at=cut, count=len(self.messages), focus=focus, by=by)
         yield hook
-        if hook.data.get("veto"):
-            yield Event("notice", {"text": f"Compaction vetoed by a plugin: {hook.data['veto']}"})
+        supplied, veto = hook.answer()
+        if veto:
+            yield Notice(f"Compaction vetoed by a plugin: {veto}")
             return
-        supplied = hook.data.get("summary")
-        yield Event("notice", {"text": "Summarising the conversation to free the context window…"})
+        yield Notice("Summarising the conversation to free the context window…")
         try:
-            data = await self.summarize(focus, by=by, cut=cut, supplied=supplied if isinstance(supplied, str) else None)
+            data = await self.summarize(focus, by=by, cut=cut, supplied=supplied)
         except ScoutError as e:
             self._summary_failed = True
-            yield Event("notice", {"text": f"Could not summarise the conversation: {e}"})
+            yield Notice(f"Could not summarise the conversation: {e}")
             return
-        if data["usage"]:
-            yield Event("usage", data["usage"])
         self.apply_compaction(data)
-        yield Event("session.compacted", data)
+        yield SessionCompacted(**data)

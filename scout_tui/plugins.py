@@ -180,9 +180,9 @@ class PluginApi:
         loading) are delivered when ``Plugins.attach`` is called. A ``notice`` {text} event is
         shown in the chat."""
         if self._staged is not None:
-            self._staged.events.append(Event(str(type), dict(data)))
+            self._staged.events.append(Event.of(str(type), dict(data)))
         else:
-            self._plugins._emit(Event(str(type), dict(data)))
+            self._plugins._emit(Event.of(str(type), dict(data)))
 
     def _stage(self) -> _Staged:
         if self._staged is None:
@@ -231,7 +231,7 @@ class Plugins:
         "plugin NAME: handler for 'EVENT' failed at <file>:<line>: <error>"; the default
         ``report`` emits a ``notice`` {text} event on ``bus``.
         """
-        say = report or (lambda text: bus.emit(Event("notice", {"text": text})))
+        say = report or (lambda text: bus.emit(Event.of("notice", {"text": text})))
         for event, fn, owner, path in self._subscriptions:
             bus.on(event, self._guarded(fn, owner, path, say))
         self._buses.append(bus)

@@ -30,7 +30,7 @@ async def test_text_answer_is_one_turn(tmp_path):
         events = await collect(agent, [], "hi")
     types = [e.type for e in events]
     assert types == ["message.user", "prompt.compacted", "message.delta", "message.delta", "message.assistant",
-                     "usage", "turn.end"]
+                     "turn.end"]
     assert events[4].data["message"]["content"] == [{"type": "text", "text": "Hello there"}]
     assert events[-1].data == {"stop_reason": "end_turn"}
     body = server.requests[0].json()
@@ -186,7 +186,7 @@ async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byt
     store = Store(tmp_path / "s.db")
     sid = store.create_session(tmp_path)
     for message in history:
-        store.append(sid, __import__("scout_tui.bus", fromlist=["Event"]).Event(f"message.{message['role']}", {"message": message}))
+        store.append(sid, __import__("scout_tui.bus", fromlist=["Event"]).Event.of(f"message.{message['role']}", {"message": message}))
     settings = {"epoch_tool_call_threshold": 10, "epoch_full_tool_calls": 5, "epoch_compacted_tool_calls": 10, "epoch_size": 5}
     with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
         agent = make_agent(server, tmp_path, strategies="shorten_tools_epoch", compaction_settings=settings)

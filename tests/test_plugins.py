@@ -67,7 +67,7 @@ async def test_a_plugin_tool_is_called_by_the_model_and_its_result_goes_back(tmp
     [result] = server.requests[1].json()["messages"][-1]["content"]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
     assert "SHOUTED: HI" in json.dumps(result["content"])
-    assert events[-1] == Event("turn.end", {"stop_reason": "end_turn"})
+    assert events[-1] == Event.of("turn.end", {"stop_reason": "end_turn"})
 
 
 def test_build_agent_adds_the_skill_tool_and_lists_the_skills(tmp_home, workdir):
@@ -151,7 +151,7 @@ def test_handlers_see_bus_events_and_emit_reaches_the_bus(tmp_home, workdir):
     bus, got = Bus(), []
     bus.on("*", got.append)
     plugins.attach(bus)
-    bus.emit(Event("tool.end", {"id": "t1", "name": "read", "content": "", "is_error": False, "elapsed": 0.1}))
+    bus.emit(Event.of("tool.end", {"id": "t1", "name": "read", "content": "", "is_error": False, "elapsed": 0.1}))
     assert [e.type for e in got] == ["watch.loaded", "watch.counted", "tool.end"]
     assert got[0].data == {"version": 1} and got[1].data == {"count": 1}
 
@@ -162,7 +162,7 @@ def test_a_failing_handler_is_reported_and_the_emit_goes_on(tmp_home, workdir):
     bus, notices = Bus(), []
     bus.on("notice", lambda event: notices.append(event.data["text"]))
     plugins.attach(bus)
-    bus.emit(Event("usage", {}))
+    bus.emit(Event.of("usage", {}))
     assert notices == [f"plugin fragile: handler for 'usage' failed at {path}:2: KeyError: 'missing'"]
 
 

@@ -310,13 +310,13 @@ async def test_auto_compaction_is_off_without_a_share_or_a_window(tmp_path):
 
 def assistant(words: str, model: str, input_tokens: int, cost: float, read: int = 0) -> Event:
     usage = {"input_tokens": input_tokens, "output_tokens": 10, "cache_read_tokens": read, "cache_write_tokens": 0}
-    return Event("message.assistant", {"message": text("assistant", words), "usage": usage, "stop_reason": "end_turn",
+    return Event.of("message.assistant", {"message": text("assistant", words), "usage": usage, "stop_reason": "end_turn",
                                        "model": model, "interrupted": False, "cost": cost})
 
 
 def compacted(at: int, count: int, words: str, model: str = "claude-haiku-4-5", cost: float = 0.001) -> Event:
     usage = {"input_tokens": 900, "output_tokens": 100, "cache_read_tokens": 0, "cache_write_tokens": 0}
-    return Event("session.compacted", summary.event_data(Compaction(at, count, words), model=model, tokens_before=9_000,
+    return Event.of("session.compacted", summary.event_data(Compaction(at, count, words), model=model, tokens_before=9_000,
                                                          tokens_after=2_000, usage=usage, cost=cost, focus="", by="user"))
 
 
@@ -328,7 +328,7 @@ def store(tmp_path: Path):
 
 def exchange(store: Store, sid: str, n: int, model: str = "claude-sonnet-4-5", tokens: int = 100, cost: float = 0.01) -> None:
     for i in range(n):
-        store.append(sid, Event("message.user", {"message": text("user", f"ask {i}")}))
+        store.append(sid, Event.of("message.user", {"message": text("user", f"ask {i}")}))
         store.append(sid, assistant(f"answer {i}", model, tokens, cost))
 
 
@@ -380,7 +380,7 @@ def test_an_agent_turn_stored_event_by_event_keeps_its_compaction_and_costs(stor
                                pricing=lambda usage, model: 0.5)
             history = long_history()
             for message in history:
-                store.append(sid, Event(f"message.{message['role']}", {"message": message}))
+                store.append(sid, Event.of(f"message.{message['role']}", {"message": message}))
             async for event in agent.run(store.messages(sid), "go on"):
                 if event.type not in TRANSIENT:
                     store.append(sid, event)
