@@ -1,7 +1,7 @@
 """The Textual app: chat, tool activity and session tree panes, composer, status bar.
 
 The model call and the tools run in a Textual worker (``run_turn``); the agent's events come
-back to the widgets as ``AgentEvent`` messages and are stored off the event loop.
+back to the widgets as ``AgentEvent`` messages and are stored off the event loop (``app_events.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -21,21 +20,21 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer
 
 from scout_tui.agent import Agent
+from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.backends.base import Request
-from scout_tui.bus import TRANSIENT, Bus, Event
+from scout_tui.bus import Bus
 from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
-from scout_tui.history import blocks
 from scout_tui.compaction import strategy_names
 from scout_tui.models import check_models_tables, prompt_tokens
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, describe_skills, discover_skills
 from scout_tui.store import Store
-from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
-                              describe_source, discover_themes, pick_theme, save_theme, saved_theme)
+from scout_tui.app_themes import ThemesMixin
+from scout_tui.themes import ThemeChoice, ThemeSource, describe_source
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, MODES, Approval, PermissionRequest, policy_from_config
 from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
@@ -61,14 +60,6 @@ new branch before it, with the prompt ready to edit; on an answer: a branch afte
 `/cost` tokens and dollars by model and branch · `/strategy NAME[,NAME]` prompt strategy for this session ·
 `/theme [NAME]` · `/skills` · `/plugins` · `/help` · `/quit`
 """
-
-
-class AgentEvent(Message):
-    """An event of the running turn, delivered to the app on its message queue."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 class SessionOpened(Message):
@@ -142,7 +133,7 @@ OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
 
-class ScoutApp(LongSessionMixin, App):
+class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -197,9 +188,7 @@ class ScoutApp(LongSessionMixin, App):
         self.bus = Bus()
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
         self.session_id: str | None = None
-        self.history: list[dict] = []
-        self._count = 0  # messages in the current session: the index of the next one
-        # self.history holds every message of the open session (set once a session, or none, is open)
+        self.conversation: list[dict | None] = []
         self._history_ready = asyncio.Event()
         self.agent = None
         self.strategies: str | None = None  # None: the configured default
@@ -211,26 +200,20 @@ class ScoutApp(LongSessionMixin, App):
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
         self._learnt_window: int | None = None  # a window an earlier run of this session learnt
-        self._streaming = False
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
-        self._theme_watcher = ThemeFileWatcher()
-        self._theme_preview_from: str | None = None  # the theme to go back to while the palette previews
 
     # -- layout -----------------------------------------------------------------------------
 
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        # scout-tui's variables for a theme that leaves some out (Textual's own leave out all),
-        # derived from its colours: a light theme gets light message backgrounds.
-        return derive_variables(self.current_theme)
-
     def compose(self) -> ComposeResult:
+        # The panes the agent's events update, held once (not looked up per event).
+        self.chat, self.tool_pane, self.status = ChatView(id="chat"), ToolActivity(id="tools"), StatusBar(id="status")
         with Horizontal(id="main"):
-            yield ChatView(id="chat")
+            yield self.chat
             with Vertical(id="side"):
-                yield ToolActivity(id="tools")
+                yield self.tool_pane
                 yield SessionTree(id="tree")
         yield Composer(id="composer")
-        yield StatusBar(id="status")
+        yield self.status
         yield Footer()
 
     def on_mount(self) -> None:
@@ -257,94 +240,6 @@ class ScoutApp(LongSessionMixin, App):
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
-
-    # -- themes -----------------------------------------------------------------------------
-
-    def _register_themes(self) -> None:
-        """Register the shipped, user and project themes, report skipped files, start with the
-        configured or saved theme (``themes.pick_theme``) and poll its file for edits."""
-        self.theme_sources, problems = discover_themes(self.cwd)
-        for problem in problems:
-            self.notify(problem, title="Theme file skipped", severity="error", timeout=15)
-        for source in self.theme_sources.values():
-            self.register_theme(source.theme)
-        try:
-            saved = saved_theme()
-        except ScoutError as e:
-            self.notify(str(e), title="Saved theme ignored", severity="warning")
-            saved = None
-        name, warnings = pick_theme(self.config.theme, self.config.sources.get("theme"), saved, self.available_themes)
-        for warning in warnings:
-            self.notify(warning, severity="warning")
-        self.theme = name
-        self._theme_watcher.watch(self.theme_sources.get(name))
-        self.set_interval(POLL_SECONDS, self._poll_theme_file, name="theme-file")
-
-    def watch_theme(self, name: str) -> None:
-        self._theme_watcher.watch(self.theme_sources.get(name))
-
-    def choose_theme(self, name: str) -> None:
-        """Use theme ``name`` and save the choice for the next runs (the palette, ``/theme NAME``)."""
-        self._theme_preview_from = None
-        if name not in self.available_themes:
-            names = ", ".join(sorted(self.available_themes))
-            self.query_one(ChatView).add_notice(f"Unknown theme {name!r}. Use `/theme NAME` with: {names}.", "error")
-            return
-        self.theme = name
-        self._save_theme(name)
-
-    @work(thread=True, exclusive=True, group="theme-save")
-    def _save_theme(self, name: str) -> None:
-        try:
-            save_theme(name)
-        except ScoutError as e:
-            self.call_from_thread(self.notify, str(e), title="Theme not saved", severity="error")
-            return
-        origin = self.config.sources.get("theme")
-        if origin and self.config.theme != name:
-            self.call_from_thread(self.notify, f"Theme {name} saved, but {origin} sets theme = "
-                                  f"{self.config.theme!r}, which comes first at start-up.", severity="warning")
-
-    def search_themes(self) -> None:
-        """The theme picker (also behind Textual's "Theme" command): highlighting previews a
-        theme, Enter keeps it, Esc goes back to the one before."""
-        self.push_screen(CommandPalette(providers=[ThemePicker], placeholder="Search for themes…"))
-
-    def on_command_palette_option_highlighted(self, message: CommandPalette.OptionHighlighted) -> None:
-        command = getattr(getattr(message.highlighted_event.option, "hit", None), "command", None)
-        if isinstance(command, ThemeChoice):
-            if self._theme_preview_from is None:
-                self._theme_preview_from = self.theme
-            self.theme = command.name
-        elif self._theme_preview_from is not None:  # moved on to a command that is not a theme
-            self.theme = self._theme_preview_from
-
-    def on_command_palette_closed(self, message: CommandPalette.Closed) -> None:
-        # The palette queues the chosen command after this message: end the preview after it,
-        # so a chosen theme stays (choose_theme clears the preview) and anything else restores.
-        if self._theme_preview_from is not None:
-            self.call_later(self._end_theme_preview)
-
-    def _end_theme_preview(self) -> None:
-        if self._theme_preview_from is not None:
-            self.theme, self._theme_preview_from = self._theme_preview_from, None
-
-    def _poll_theme_file(self) -> None:
-        """Re-apply the theme in use when its file changed; a broken edit keeps the last good one."""
-        result = self._theme_watcher.poll()
-        if isinstance(result, ScoutError):
-            self.notify(f"{result}. The last good version stays.", title="Theme not reloaded", severity="error",
-                        timeout=15)
-        elif result is not None:
-            name = result.theme.name
-            self.theme_sources = {**self.theme_sources, name: result}
-            self.register_theme(result.theme)
-            if name != self.theme:  # the file now names another theme
-                self.theme = name
-            else:
-                # Textual applies a theme when its name changes; its watcher re-applies this one.
-                self._watch_theme(name)
-            self.notify(f"Theme {name} reloaded.", timeout=2)
 
     # -- sessions (store reads run in a thread) -----------------------------------------------
 
@@ -411,8 +306,7 @@ class ScoutApp(LongSessionMixin, App):
 
     def on_session_opened(self, message: SessionOpened) -> None:
         self.session_id = message.session_id
-        self.history = message.messages
-        self._count = len(message.messages)
+        self.conversation = message.messages
         self.compactions = message.compactions
         self._learnt_window = message.window
         if self.agent is not None:  # the summary, cache key and window of the session now open
@@ -424,7 +318,7 @@ class ScoutApp(LongSessionMixin, App):
         else:
             self._history_ready.clear()
         chat = self.query_one(ChatView)
-        chat.load(self.history, self.compactions)  # clears what was shown; later additions go below it
+        chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
         if problem := self._setup_problem():
             chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
         self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
@@ -448,7 +342,7 @@ class ScoutApp(LongSessionMixin, App):
     def on_history_loaded(self, message: HistoryLoaded) -> None:
         if message.session_id != self.session_id or self._history_ready.is_set():
             return
-        self.history[:] = message.messages  # in place: the chat holds this same list
+        self.conversation[:] = message.messages  # in place: the chat holds this same list
         self._history_ready.set()
         self.query_one(ChatView).older_messages_ready()
         self.estimate_context()
@@ -662,7 +556,7 @@ class ScoutApp(LongSessionMixin, App):
     @work(thread=True, exclusive=True, group="estimate")
     def estimate_context(self) -> None:
         """Estimate the next request's size off the event loop and show it in the status bar."""
-        history = self.history
+        history = self.conversation
         if not self._history_ready.is_set() or (history and history[0] is None):
             return  # estimated again once the whole conversation is read
         if not self._model_ready.is_set():
@@ -687,7 +581,7 @@ class ScoutApp(LongSessionMixin, App):
 
     @work(thread=True, exclusive=True, group="estimate")
     def _open_prompt_view(self) -> None:
-        history = list(self.history)
+        history = list(self.conversation)
         if not self._history_ready.is_set() or (history and history[0] is None):
             self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
             return
@@ -835,14 +729,12 @@ class ScoutApp(LongSessionMixin, App):
             agent = self._ensure_agent()
             agent.cache_key = self.session_id
             try:
-                async for event in agent.run(self.history, text):
-                    await self._deliver(event)
+                async for event in agent.run(self.conversation, text):
+                    await self.deliver(event)
             except asyncio.CancelledError:
                 for event in agent.interrupt():
-                    await self._deliver(event)
+                    await self.deliver(event)
                 raise
-            finally:
-                self.history = list(agent.messages)
         except ScoutError as e:
             self.query_one(ChatView).add_notice(str(e), "error")
         finally:
@@ -851,82 +743,4 @@ class ScoutApp(LongSessionMixin, App):
             self.estimate_context()
             if self._queued:
                 self.call_later(self.run_turn, self._queued.pop(0))
-
-    async def _deliver(self, event: Event) -> None:
-        """Show ``event`` and store it; the write runs in a thread so the UI never waits on disk."""
-        self.bus.emit(event)
-        if event.type not in TRANSIENT and self.session_id:
-            await asyncio.to_thread(self.store.append, self.session_id, event)
-            if event.type.startswith("message."):
-                self.refresh_sessions()  # the tree updates live: counts, titles, order
-
-    def on_agent_event(self, message: AgentEvent) -> None:
-        event, data = message.event, message.event.data
-        chat = self.query_one(ChatView)
-        tools = self.query_one(ToolActivity)
-        status = self.query_one(StatusBar)
-        if event.type == "message.delta":
-            if not self._streaming:
-                chat.begin_assistant()
-                self._streaming = True
-            chat.append_delta(data["kind"], data["text"])
-        elif event.type == "message.user":
-            index, self._count = self._count, self._count + 1
-            text = "\n".join(b.get("text", "") for b in blocks(data["message"]) if b.get("type") == "text")
-            if text.strip():
-                chat.add_user(text, index=index)
-        elif event.type == "message.assistant":
-            index, self._count = self._count, self._count + 1
-            has_text = any(b.get("type") == "text" and b.get("text", "").strip() for b in blocks(data["message"]))
-            if self._streaming or has_text:
-                if not self._streaming:
-                    chat.begin_assistant()
-                chat.end_assistant(data["message"], interrupted=bool(data.get("interrupted")), index=index)
-            self._streaming = False
-        elif event.type == "tool.start":
-            chat.add_tool_call(data["id"], data["name"], data.get("input") or {})
-            tools.start(data["id"], data["name"], data.get("input") or {})
-        elif event.type == "tool.output":
-            tools.output(data["id"], data["text"])
-        elif event.type == "tool.end":
-            chat.finish_tool_call(data["id"], data["is_error"], data.get("elapsed"))
-            tools.end(data["id"], data["content"], data["is_error"], data.get("elapsed"),
-                      diff=data.get("diff"), output_path=data.get("output_path"))
-        elif event.type == "permission.ask":
-            tools.set_waiting(data["id"], True)
-            status.awaiting = True
-        elif event.type == "permission.decision":
-            tools.set_waiting(data["id"], False)
-            status.awaiting = False
-        elif event.type == "usage":
-            self._show_usage(data)
-        elif event.type == "prompt.compacted":
-            status.context_used = data["context_tokens"]
-            status.context_window = data.get("context_window") or status.context_window
-        elif event.type == "session.compacted":
-            self._compacted(data)
-        elif event.type == "retry":
-            status.state = f"retrying {data['attempt']}/{data['max_attempts']} in {data['delay']:.1f}s"
-            chat.add_notice(f"{data['reason']}: retrying ({data['attempt']}/{data['max_attempts']}) "
-                            f"in {data['delay']:.1f}s", "warning")
-        elif event.type == "notice":
-            chat.add_notice(data["text"], "warning")
-        elif event.type == "error":
-            if self._streaming:
-                chat.end_assistant(None, interrupted=True)
-                self._streaming = False
-            chat.add_notice(data["message"], "error")
-        elif event.type == "turn.end":
-            status.state = ""
-            status.awaiting = False
-            # Idle now: collect this turn's garbage once and freeze what survives.
-            self.call_after_refresh(_collect_and_freeze)
-            if self._streaming:
-                chat.end_assistant(None, interrupted=True)
-                self._streaming = False
-
-
-def _collect_and_freeze() -> None:
-    gc.collect()
-    gc.freeze()
 

@@ -12,9 +12,9 @@ import asyncio
 from textual import work
 
 from scout_tui.context import MIN_GAIN
-from scout_tui.bus import Event
+from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
-from scout_tui.models import ModelInfo, cache_hit_share, prompt_tokens
+from scout_tui.models import ModelInfo
 from scout_tui.runtime import model_metadata_asking_the_server, model_name
 from scout_tui.summary import Compaction
 from scout_tui.widgets import ChatView, SessionTree, StatusBar
@@ -50,17 +50,6 @@ class LongSessionMixin:
             self.agent = None  # built again with the window and prices
         self.estimate_context()
 
-    # -- what the status bar shows ----------------------------------------------------------
-
-    def _show_usage(self, data: dict) -> None:
-        """A request's ``usage`` event: tokens, cost and cache-hit share in the status bar."""
-        status = self.query_one(StatusBar)
-        status.input_tokens += prompt_tokens(data)
-        status.output_tokens += data["output_tokens"]
-        if data.get("cost") is not None:
-            status.cost = (status.cost or 0.0) + data["cost"]
-        status.cache_share = cache_hit_share(data)
-
     # -- /compact ------------------------------------------------------------------------------
 
     @work(exclusive=True, group="agent", exit_on_error=False)
@@ -79,7 +68,7 @@ class LongSessionMixin:
             await self._extensions_ready.wait()
             await self._model_ready.wait()
             agent = self._ensure_agent()
-            agent.messages = list(self.history)
+            agent.messages = list(self.conversation)
             # Asked for by the person: keep at most a quarter of the prompt verbatim, so it shrinks.
             cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
             if cut is None:
@@ -91,13 +80,12 @@ class LongSessionMixin:
                 chat.add_notice(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
                                 "request (what is older than the newest messages is small).", "warning")
                 return
-            hook = Event("session.before_compact", {"at": cut, "count": len(agent.messages), "focus": focus,
-                                                    "by": "user", "summary": None, "veto": None})
+            hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
             self.bus.emit(hook)
-            if hook.data.get("veto"):
-                chat.add_notice(f"Compaction vetoed by a plugin: {hook.data['veto']}", "warning")
+            supplied, veto = hook.answer()
+            if veto:
+                chat.add_notice(f"Compaction vetoed by a plugin: {veto}", "warning")
                 return
-            supplied = hook.data.get("summary") if isinstance(hook.data.get("summary"), str) else None
             status.state = "writing a summary…"
             try:
                 data = await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
@@ -110,8 +98,6 @@ class LongSessionMixin:
                 raise
             finally:
                 status.state = ""
-            if data["usage"]:
-                await self._deliver(Event("usage", data["usage"]))
             from scout_tui.widgets.compaction import CompactPreview
 
             answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
@@ -124,14 +110,12 @@ class LongSessionMixin:
             text = await answered
             if text is None:
                 if data["usage"]:  # what the cancelled summary cost stays in the session's totals
-                    await self._deliver(Event("session.compact_cancelled", {"usage": data["usage"],
-                                                                             "cost": data["cost"],
-                                                                             "model": data["model"]}))
+                    await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
             data = {**data, "summary": text}
             agent.apply_compaction(data)
-            await self._deliver(Event("session.compacted", data))
+            await self.deliver(SessionCompacted(**data))
         finally:
             self.busy = False
             self.estimate_context()
