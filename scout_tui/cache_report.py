@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from scout_tui.messages import blocks
+
 
 @dataclass(frozen=True)
 class PromptRecord:
@@ -46,7 +48,7 @@ def first_difference(before: list[dict], after: list[dict]) -> tuple[int, int] |
         new = after[mi]
         if old is new:
             continue
-        old_blocks, new_blocks = _blocks(old), _blocks(new)
+        old_blocks, new_blocks = blocks(old), blocks(new)
         if old.get("role") != new.get("role"):
             return (mi, 0)
         for bi, block in enumerate(old_blocks):
@@ -85,10 +87,3 @@ def explain(previous: PromptRecord | None, current: PromptRecord) -> str:
     else:
         why = "the history before it changed (another branch, a fork, or an edited message)"
     return f"cache miss at {at}: {why}"
-
-
-def _blocks(message: dict) -> list:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content or [])

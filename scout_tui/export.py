@@ -12,7 +12,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from scout_tui.history import blocks
+from scout_tui.messages import blocks, result_text
 from scout_tui.store import SessionInfo
 
 
@@ -104,20 +104,8 @@ def _block(block: dict) -> list[str]:
         return [f"**Tool call** `{block.get('name')}` (`{block.get('id')}`)", "", *_fenced(body, "json"), ""]
     if kind == "tool_result":
         label = "Tool result (error)" if block.get("is_error") else "Tool result"
-        return [f"**{label}** for `{block.get('tool_use_id')}`", "", *_fenced(_result_text(block.get("content"))), ""]
+        return [f"**{label}** for `{block.get('tool_use_id')}`", "", *_fenced(result_text(block.get("content"))), ""]
     return [f"*{kind} block*", "", *_fenced(json.dumps(block, ensure_ascii=False, indent=2), "json"), ""]
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    for item in content or []:
-        if isinstance(item, dict) and item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        else:
-            parts.append(f"[{item.get('type') if isinstance(item, dict) else type(item).__name__}]")
-    return "\n".join(parts)
 
 
 def _fenced(text: str, lang: str = "") -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scout_tui.compaction import estimate_tokens
-from scout_tui.history import blocks
+from scout_tui.messages import blocks, message_text, tool_results
 
 KEEP_TOKENS = 20_000
 """Tokens of the newest messages that stay verbatim after a compaction (about)."""
@@ -98,8 +98,7 @@ def cut_point(messages: list[dict], keep_tokens: int = KEEP_TOKENS, start: int =
         message = messages[i]
         if message.get("role") == "assistant":
             rounds.append(i)
-        elif any(b.get("type") == "text" for b in blocks(message)) and not any(
-                b.get("type") == "tool_result" for b in blocks(message)):
+        elif any(b.get("type") == "text" for b in blocks(message)) and not tool_results(message):
             turns.append(i)
 
     def best(points: list[int]) -> int | None:
@@ -131,7 +130,7 @@ def request_messages(before: list[dict], focus: str = "") -> list[dict]:
 
 def summary_text(message: dict) -> str:
     """The text of the model's summary reply (tool calls it made anyway are ignored)."""
-    return "\n".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text").strip()
+    return message_text(message).strip()
 
 
 def event_data(compaction: Compaction, *, model: str, tokens_before: int, tokens_after: int,

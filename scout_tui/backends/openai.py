@@ -30,6 +30,7 @@ from scout_tui.backends.base import (
     error_fields,
 )
 from scout_tui.errors import ModelError
+from scout_tui.messages import blocks, message_text, result_text, tool_results, tool_uses
 
 _STOP = {
     "stop": "end_turn",
@@ -138,11 +139,9 @@ def to_wire(messages: list[dict], system: str = "") -> list[dict]:
     out: list[dict] = [{"role": "system", "content": system}] if system else []
     calls: list[str] = []  # tool_use ids of the last assistant message, in call order
     for message in messages:
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
         if message.get("role") == "assistant":
-            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-            uses = [b for b in blocks if b.get("type") == "tool_use"]
+            text = message_text(message)
+            uses = tool_uses(message)
             calls = [u["id"] for u in uses]
             if not text.strip() and not uses:
                 continue  # thinking only: nothing another server can use
@@ -155,12 +154,12 @@ def to_wire(messages: list[dict], system: str = "") -> list[dict]:
                 ]
             out.append(wire)
             continue
-        results = [b for b in blocks if b.get("type") == "tool_result"]
+        results = tool_results(message)
         order = {tid: i for i, tid in enumerate(calls)}
         results.sort(key=lambda b: order.get(b.get("tool_use_id"), len(order)))  # stable: strays last
         for result in results:
             out.append({"role": "tool", "tool_call_id": result.get("tool_use_id"), "content": _result_text(result)})
-        rest = _user_content([b for b in blocks if b.get("type") != "tool_result"])
+        rest = _user_content([b for b in blocks(message) if b.get("type") != "tool_result"])
         if rest is not None:
             out.append({"role": message.get("role", "user"), "content": rest})
         calls = []
@@ -168,22 +167,19 @@ def to_wire(messages: list[dict], system: str = "") -> list[dict]:
 
 
 def _result_text(block: dict) -> str:
-    content = block.get("content")
-    if isinstance(content, list):
-        text = "\n".join(
-            b.get("text", "") if b.get("type") == "text" else f"[{b.get('type', 'block')} omitted]" for b in content
-        )
-    else:
-        text = "" if content is None else str(content)
+    """A ``tool_result`` block as a ``role: tool`` message's content: ``messages.result_text``,
+    after "Error: " when it is an error result that does not say so itself (Chat Completions has
+    no is_error flag, so the model would otherwise read a failure as an answer)."""
+    text = result_text(block.get("content"))
     if block.get("is_error") and not text.lower().startswith("error"):
         text = f"Error: {text}"
     return text
 
 
-def _user_content(blocks: list[dict]) -> str | list[dict] | None:
+def _user_content(others: list[dict]) -> str | list[dict] | None:
     """A user message's non-result blocks: a string when all text, else content parts."""
     parts: list[dict] = []
-    for b in blocks:
+    for b in others:
         if b.get("type") == "text" and str(b.get("text", "")).strip():
             parts.append({"type": "text", "text": b["text"]})
         elif b.get("type") == "image" and isinstance(b.get("source"), dict):

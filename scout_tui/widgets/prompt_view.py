@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..history import blocks
+from ..messages import blocks, result_text
 from ..text import sanitize
 
 PREVIEW_CHARS = 240
@@ -30,12 +30,6 @@ def _preview(text: str, width: int = PREVIEW_CHARS) -> str:
     """``text`` sanitized, its whitespace runs (newlines too) squashed to one space, cut to ``width``."""
     flat = " ".join(sanitize(text[: width * 4 + 1024]).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _result_text(content: object) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return str(content)
 
 
 def render_conversation(messages: list[dict], marks: dict[str, str]) -> Text:
@@ -65,7 +59,7 @@ def render_conversation(messages: list[dict], marks: dict[str, str]) -> Text:
                 _mark(out, marks.get(str(block.get("id"))))
                 out.append("\n")
             elif kind == "tool_result":
-                text = _result_text(block.get("content", ""))
+                text = result_text(block.get("content"))
                 out.append("  ← ", style="bold")
                 out.append(f"{len(text):,} chars{' (error)' if block.get('is_error') else ''}: ", style="dim")
                 out.append(_preview(text))

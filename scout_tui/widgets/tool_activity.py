@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..history import blocks
+from ..messages import blocks, result_text
 from ..text import clip, one_line, reveal, sanitize, tool_summary
 from ..tools.files import diff_lines
 
@@ -221,7 +221,7 @@ class ToolActivity(Vertical):
         call.output_path = output_path
         self._follow()  # the finished row may be taller (its diff, the saved-output line)
         call.parts, call.kept, call.dropped = [], 0, 0
-        call.add(_result_text(content))
+        call.add(result_text(content))
         self._redraw(call, full=True)
 
     def load(self, messages: list[dict]) -> None:
@@ -240,7 +240,7 @@ class ToolActivity(Vertical):
                     call.status = "error"
                 elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
                     call.status = "error" if block.get("is_error") else "ok"
-                    call.add(_result_text(block.get("content", "")))
+                    call.add(result_text(block.get("content")))
         # Rows for every call of a long session would cost seconds to build: show the newest.
         for key in list(self._rows)[:-LOAD_LIMIT]:
             del self._rows[key]
@@ -436,12 +436,3 @@ def _diff_summary(diff: str, show: int = DIFF_PREVIEW_LINES) -> tuple[int, int, 
     changed = [line for kind, line in diff_lines(diff) if kind in ("add", "remove")]
     added = sum(line.startswith("+") for line in changed)
     return added, len(changed) - added, [reveal(line) for line in changed[:show]]
-
-
-def _result_text(content: object) -> str:
-    """A ``tool_result`` content as text: a string, or the text of a list of content blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return str(content)
