@@ -134,6 +134,21 @@ def test_assistant_text_goes_with_its_tool_calls_and_thinking_only_messages_are_
     assert [m["role"] for m in wire_messages] == ["user", "assistant", "tool"]
 
 
+def test_results_and_texts_read_as_everywhere_else_with_the_error_prefix_on_the_wire():
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "First."},
+                                          {"type": "tool_use", "id": "c1", "name": "shot", "input": {}},
+                                          {"type": "text", "text": "Second."}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "is_error": True,
+                                      "content": [{"type": "text", "text": "half"}, image]}]},
+    ]
+    wire_messages = to_wire(messages)
+    assert wire_messages[1]["content"] == "First.\nSecond."
+    assert wire_messages[2]["content"] == "Error: half\n[image block]"
+
+
 # --- stream kinds -----------------------------------------------------------------------------
 
 
