@@ -1,72 +1,21 @@
-"""ChatView: prompts, streamed answers, tool-call lines, notices, stored conversations."""
+"""ChatView: prompts, streamed answers, tool-call lines, notices, stored conversations.
+(The answer's lifecycle: test_widgets_chat_lifecycle.py; the markdown cutter: test_markdown_cut.py.)"""
 
 from __future__ import annotations
 
-import asyncio
-
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.geometry import Region
-from textual.widget import Widget
-
-from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ChatView
-from scout_tui.widgets.chat_view import (
-    LOAD_LIMIT,
-    AssistantMessage,
-    MarkdownChunk,
-    Notice,
-    ThinkingBlock,
-    ToolCallLine,
-    UserMessage,
-    last_cut,
-    split_markdown,
-)
-
-
-class ChatApp(App):
-    BINDINGS = [Binding("f5", "ping", "Ping")]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pings: list[bool] = []  # for each ping: was the answer still being drawn?
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return THEME_VARIABLE_DEFAULTS
-
-    def compose(self) -> ComposeResult:
-        yield ChatView(id="chat")
-
-    def action_ping(self) -> None:
-        answers = list(self.query(AssistantMessage))
-        self.pings.append(bool(answers) and not answers[-1].done)
-
-
-def rendered(widget: Widget) -> str:
-    """The text a widget (or, for a container, its descendants) shows on screen."""
-    if widget.children:
-        return "\n".join(rendered(child) for child in widget.children if child.display)
-    strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
-    return "\n".join(strip.text.rstrip() for strip in strips)
-
-
-async def finished(answer: AssistantMessage) -> None:
-    while not answer.done:
-        await asyncio.sleep(0.01)
-
-
-def long_answer(sections: int) -> str:
-    out = []
-    for i in range(sections):
-        out.append(f"## Part {i}\n\nParagraph {i} explains *why* the loop stays responsive.\n\n")
-        out.append(f"- item {i}.a\n- item {i}.b\n\n```python\ndef f{i}(x):\n    return x * {i}\n```\n\n")
-    return "".join(out) + "The end."
+from scout_tui.widgets import ChatView
+from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.widgets.chat_markdown import MarkdownChunk
+from scout_tui.widgets.chat_messages import Notice, ThinkingBlock, ToolCallLine, UserMessage
+from scout_tui.widgets.chat_view import LOAD_LIMIT
+from tests.chat_helpers import ChatApp, finished, long_answer, rendered, text
 
 
 async def test_user_text_is_shown_literally_not_as_markup():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.add_user("[bold]x[/] and [link=https://evil]y[/link]")
+        chat.user_message(0, text("user", "[bold]x[/] and [link=https://evil]y[/link]"))
         await pilot.pause()
         assert "[bold]x[/] and [link=https://evil]y[/link]" in rendered(app.query_one(UserMessage))
 
@@ -78,14 +27,13 @@ async def test_streaming_2000_deltas_ends_with_the_whole_text_and_keys_work_mean
     app = ChatApp()
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.query_one(ChatView)
-        chat.begin_assistant()
+        for delta in deltas:
+            chat.assistant_delta("text", delta)
         message = chat.current
         assert message is not None
-        for delta in deltas:
-            chat.append_delta("text", delta)
-        chat.end_assistant({"role": "assistant", "content": [{"type": "text", "text": answer}]})
+        chat.assistant_message(1, text("assistant", answer))
         await pilot.press("f5")
-        await finished(message)
+        await finished(pilot, message)
         await pilot.pause()
         assert app.pings == [True]  # the key ran while the answer was still being drawn
         assert message.source == answer
@@ -99,14 +47,14 @@ async def test_thinking_goes_to_a_separate_block_not_the_answer():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.begin_assistant()
+        chat.assistant_delta("thinking", "Let me look at the ")
+        chat.assistant_delta("thinking", "tests first.")
+        chat.assistant_delta("text", "Done.")
         message = chat.current
         assert message is not None
-        chat.append_delta("thinking", "Let me look at the ")
-        chat.append_delta("thinking", "tests first.")
-        chat.append_delta("text", "Done.")
-        chat.end_assistant(None)
-        await finished(message)
+        chat.assistant_message(1, {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "Let me look at the tests first."}, {"type": "text", "text": "Done."}]})
+        await finished(pilot, message)
         await pilot.pause()
         thinking = message.query_one(ThinkingBlock)
         assert thinking.text == "Let me look at the tests first."
@@ -122,11 +70,9 @@ async def test_final_message_text_is_shown_when_nothing_streamed():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.begin_assistant()
-        message = chat.current
-        assert message is not None
-        chat.end_assistant({"role": "assistant", "content": [{"type": "text", "text": "From the *final* message."}]})
-        await finished(message)
+        chat.assistant_message(1, text("assistant", "From the *final* message."))
+        message = chat.query_one(AssistantMessage)
+        await finished(pilot, message)
         await pilot.pause()
         assert "From the final message." in rendered(message.query_one(MarkdownChunk))
 
@@ -135,12 +81,11 @@ async def test_interrupted_answer_is_marked():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.begin_assistant()
+        chat.assistant_delta("text", "Half an ans")
         message = chat.current
         assert message is not None
-        chat.append_delta("text", "Half an ans")
-        chat.end_assistant(None, interrupted=True)
-        await finished(message)
+        chat.stream_interrupted()
+        await finished(pilot, message)
         await pilot.pause()
         assert "(interrupted)" in rendered(message)
         assert "Half an ans" in rendered(message)
@@ -150,12 +95,12 @@ async def test_streamed_escape_sequences_never_reach_the_screen():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.begin_assistant()
+        raw = "copy \x1b]52;c;cm0gLXJmIH4=\x07this \x1b[31mred\x1b[0m"
+        chat.assistant_delta("text", raw)
         message = chat.current
         assert message is not None
-        chat.append_delta("text", "copy \x1b]52;c;cm0gLXJmIH4=\x07this \x1b[31mred\x1b[0m")
-        chat.end_assistant(None)
-        await finished(message)
+        chat.assistant_message(1, text("assistant", raw))
+        await finished(pilot, message)
         assert message.source == "copy this red"
 
 
@@ -163,14 +108,14 @@ async def test_tool_call_line_runs_then_shows_ok_or_error_with_elapsed():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.add_tool_call("t1", "read", {"path": "src/app.py"})
-        chat.add_tool_call("t2", "bash", {"command": "make test\nmore"})
+        chat.tool_call_started("t1", "read", {"path": "src/app.py"})
+        chat.tool_call_started("t2", "bash", {"command": "make test\nmore"})
         await pilot.pause()
         first, second = app.query(ToolCallLine)
         assert rendered(first).strip() == "▸ read  src/app.py"
         assert first.has_class("-running")
-        chat.finish_tool_call("t1", False, 0.42)
-        chat.finish_tool_call("t2", True, 3.0)
+        chat.tool_call_ended("t1", False, 0.42)
+        chat.tool_call_ended("t2", True, 3.0)
         await pilot.pause()
         assert rendered(first).strip() == "✓ read  src/app.py  0.4s"
         assert first.has_class("-ok") and not first.has_class("-running")
@@ -219,7 +164,7 @@ async def test_a_prompt_sent_right_after_load_comes_after_the_stored_conversatio
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
         chat.load([{"role": "user", "content": "stored question"}, {"role": "assistant", "content": "stored answer"}])
-        chat.add_user("new question")
+        chat.user_message(2, text("user", "new question"))
         await app.workers.wait_for_complete()
         await pilot.pause()
         shown = rendered(chat)
@@ -230,37 +175,12 @@ async def test_clear_removes_everything():
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.add_user("hi")
-        chat.add_tool_call("t1", "read", {"path": "a"})
+        chat.user_message(0, text("user", "hi"))
+        chat.tool_call_started("t1", "read", {"path": "a"})
         await pilot.pause()
         chat.clear()
         await pilot.pause()
         assert not chat.children
-
-
-def test_split_markdown_cuts_only_between_blocks_outside_fences():
-    source = long_answer(40)
-    chunks, rest = split_markdown(source, size=300)
-    assert len(chunks) > 5
-    assert "".join(chunks) + rest == source
-    for chunk in chunks:
-        assert chunk.count("```") % 2 == 0  # no chunk ends inside a code fence
-
-
-def test_split_markdown_closes_and_reopens_a_long_fence():
-    code = "".join(f"x{i} = {i}\n" for i in range(2_000))
-    chunks, rest = split_markdown(f"Intro.\n\n```python\n{code}```\n\nOutro.\n", size=4_000)
-    pieces = [*chunks, rest]
-    assert len(pieces) > 3
-    assert all(p.count("```") % 2 == 0 for p in pieces[:-1])
-    assert pieces[1].startswith("```python\n")
-
-
-def test_last_cut_keeps_the_unfinished_block_live():
-    head, rest = last_cut("# Title\n\nA paragraph.\n\nStill writ")
-    assert (head, rest) == ("# Title\n\nA paragraph.\n\n", "Still writ")
-    head, rest = last_cut("Text.\n\n```\ncode\n\nmore code")
-    assert rest == "```\ncode\n\nmore code"  # a blank line inside a fence is not a block end
 
 
 async def test_chat_follows_new_output_until_the_person_scrolls_up():
@@ -268,7 +188,7 @@ async def test_chat_follows_new_output_until_the_person_scrolls_up():
     async with app.run_test(size=(60, 10)) as pilot:
         chat = app.query_one(ChatView)
         for i in range(20):
-            chat.add_user(f"message {i}")
+            chat.user_message(i, text("user", f"message {i}"))
         await pilot.pause()
         assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y
         chat.scroll_to(y=0, animate=False)  # what a wheel or PageUp does
@@ -286,15 +206,14 @@ async def test_sending_a_prompt_while_scrolled_up_follows_its_answer_again():
     async with app.run_test(size=(60, 10)) as pilot:
         chat = app.query_one(ChatView)
         for i in range(20):
-            chat.add_user(f"message {i}")
+            chat.user_message(i, text("user", f"message {i}"))
         await pilot.pause()
         chat.scroll_to(y=0, animate=False)
         await pilot.pause()
-        chat.add_user("a new question")
-        chat.begin_assistant()
+        chat.user_message(20, text("user", "a new question"))
         for _ in range(30):
-            chat.append_delta("text", "more answer text\n\n")
-        chat.end_assistant(None)
-        await finished(chat.query(AssistantMessage).last())
+            chat.assistant_delta("text", "more answer text\n\n")
+        chat.assistant_message(21, text("assistant", "more answer text\n\n" * 30))
+        await finished(pilot, chat.query(AssistantMessage).last())
         await pilot.pause()
         assert chat.scroll_y == chat.max_scroll_y > 0

@@ -4,8 +4,10 @@ batches mounted later), never taking part in message selection."""
 from __future__ import annotations
 
 from scout_tui.widgets import ChatView, CompactionMarker
-from scout_tui.widgets.chat_view import LOAD_LIMIT, AssistantMessage, UserMessage
-from tests.test_widgets_chat_select import SelectApp, dialogue, loaded, selected_index
+from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.widgets.chat_messages import UserMessage
+from scout_tui.widgets.chat_view import LOAD_LIMIT
+from tests.chat_helpers import SelectApp, dialogue, loaded, selected_index, text
 
 
 def compaction(count: int, at: int | None = None) -> dict:
@@ -78,8 +80,8 @@ async def test_a_live_compaction_comes_after_the_turn_and_selection_skips_it():
     app = MarkerSelectApp()
     async with app.run_test() as pilot:
         chat = await loaded(app, pilot, dialogue(4))
-        chat.add_user("and now?", index=4)
-        chat.end_assistant({"role": "assistant", "content": [{"type": "text", "text": "done"}]}, index=5)
+        chat.user_message(4, text("user", "and now?"))
+        chat.assistant_message(5, text("assistant", "done"))
         marker = chat.add_compaction(compaction(6))
         await pilot.pause()
         assert sequence(chat)[-3:] == ["4", "5", "⊟6"] and isinstance(marker, CompactionMarker)

@@ -6,71 +6,11 @@ Update the snapshot after an intended visual change with
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
-from textual.widgets import Input
-
-from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ChatView
-from scout_tui.widgets.chat_view import LOAD_LIMIT, AssistantMessage, ToolCallLine, UserMessage
-from tests.test_widgets_chat import finished, rendered
-
-
-class SelectApp(App):
-    """A chat above an input (the composer's stand-in, focused at start); records what the chat posts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.forks: list[tuple[int, str, str]] = []
-        self.selections: list[tuple[int | None, str]] = []
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        return THEME_VARIABLE_DEFAULTS
-
-    def compose(self) -> ComposeResult:
-        yield ChatView(id="chat")
-        yield Input(id="composer")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
-        self.forks.append((message.index, message.role, message.text))
-
-    def on_chat_view_selected(self, message: ChatView.Selected) -> None:
-        self.selections.append((message.index, message.role))
-
-
-def text(role: str, body: str) -> dict:
-    return {"role": role, "content": [{"type": "text", "text": body}]}
-
-
-def dialogue(count: int) -> list[dict]:
-    """``count`` messages, user and assistant in turn, each saying its own index."""
-    return [text("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(count)]
-
-
-WITH_TOOLS = [
-    text("user", "what is in notes.txt?"),
-    {"role": "assistant", "content": [{"type": "text", "text": "Let me read it."},
-                                      {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "notes.txt"}}]},
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "42"}]},
-    text("assistant", "It says **42**."),
-    text("user", "and in todo.txt?"),
-    text("assistant", "Nothing yet."),
-]
-
-
-async def loaded(app: App, pilot, messages: list[dict]) -> ChatView:
-    chat = app.query_one(ChatView)
-    chat.load(messages)
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    return chat
-
-
-def selected_index(chat: ChatView) -> int | None:
-    assert chat.selected is not None
-    assert [w for w in chat.children if w.has_class("-selected")] == [chat.selected]
-    return chat.selected.index
+from scout_tui.widgets import ChatView
+from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.widgets.chat_messages import ToolCallLine, UserMessage
+from scout_tui.widgets.chat_view import LOAD_LIMIT
+from tests.chat_helpers import WITH_TOOLS, SelectApp, dialogue, finished, loaded, rendered, selected_index, text
 
 
 async def test_focusing_the_chat_by_keyboard_selects_the_newest_message():
@@ -141,7 +81,7 @@ async def test_selection_scrolls_the_message_into_view():
 async def test_f_on_a_user_message_posts_fork_before_it_with_its_text():
     app = SelectApp()
     async with app.run_test() as pilot:
-        chat = await loaded(app, pilot, dialogue(4))
+        await loaded(app, pilot, dialogue(4))
         await pilot.press("tab", "k", "f")
         await pilot.pause()
         assert app.forks == [(2, "user", "message 2")]
@@ -172,13 +112,12 @@ async def test_live_messages_take_the_index_the_app_gives():
     app = SelectApp()
     async with app.run_test() as pilot:
         chat = await loaded(app, pilot, WITH_TOOLS)
-        chat.add_user("and now?", index=6)
-        chat.begin_assistant()
+        chat.user_message(6, text("user", "and now?"))
+        chat.assistant_delta("text", "Still nothing.")
         answer = chat.current
         assert answer is not None
-        chat.append_delta("text", "Still nothing.")
-        chat.end_assistant(text("assistant", "Still nothing."), index=7)
-        await finished(answer)
+        chat.assistant_message(7, text("assistant", "Still nothing."))
+        await finished(pilot, answer)
         await pilot.press("tab", "f", "k", "f")
         await pilot.pause()
         assert app.forks == [(7, "assistant", "Still nothing."), (6, "user", "and now?")]
@@ -188,7 +127,7 @@ async def test_f_on_a_message_without_an_index_posts_nothing():
     app = SelectApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
-        chat.add_user("not stored")
+        chat.user_message(None, text("user", "not stored"))
         await pilot.pause()
         await pilot.press("tab", "f")
         await pilot.pause()

@@ -1,0 +1,248 @@
+"""One assistant answer in the chat: a stored one drawn at once, or a streamed one that a pump
+moves on screen a bounded piece at a time.
+
+Streaming (DESIGN.md, "Performance facts"): ``write`` only appends to a list. A pump task per
+answer wakes every 40 ms, moves at most ``SHOW_CHARS`` of received text on screen and awaits
+the update, so a burst waits in a backlog instead of stalling the event loop. Finished
+top-level blocks go into ``MarkdownChunk`` widgets (~4 KB of markdown each, drawn from
+``rich.markdown.Markdown``, first rendered in a worker thread); only the block still being
+written is re-rendered each round, in a ``LiveBlock``. A round so costs the same at the end
+of a 200 KB answer as at its start, and no widgets are created or removed per round.
+
+A Textual ``Markdown`` fed through ``Markdown.get_stream`` was measured for the live block
+too (benchmarks/stream_markdown.py): at a model's pace (2,000 deltas/s) it re-mounts block
+widgets whenever a block ends, and the garbage those leave made gen-2 collections and stalls
+of 100–240 ms; a ``Static`` stayed under 75 ms. Finished text looks the same as live text.
+Rich renderables carry no selection offsets, so answer text is not mouse-selectable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from ..messages import blocks
+from ..text import sanitize
+from .chat_markdown import LiveBlock, MarkdownChunk
+from .chat_messages import ThinkingBlock
+from .markdown_cut import CHUNK_CHARS, LIVE_CHARS, last_cut, split_markdown
+from .markdown_render import code_theme_of, prerender
+
+FLUSH_INTERVAL = 1 / 25
+"""Seconds between pump rounds (each round is at most one markdown update)."""
+
+SHOW_CHARS = 8_000
+"""Received characters moved on screen per round at most; the rest waits in a backlog."""
+
+
+class AnswerState(enum.Enum):
+    """Where an ``AssistantMessage`` is in its life; the one place that says so."""
+
+    STREAMING = "streaming"
+    """Open: deltas go to it (``write``); the pump shows them."""
+    FINISHING = "finishing"
+    """``finish`` was called: the pump drains what is buffered, then puts the last widgets in."""
+    DONE = "done"
+    """Every widget in place (a stored answer starts here)."""
+    INTERRUPTED = "interrupted"
+    """Done, marked "(interrupted)"; or stopped by ``stop`` before its end."""
+
+
+class AssistantMessage(Vertical):
+    """One assistant answer: optional thinking, finished chunks, and while streaming a live block.
+
+    ``source`` is the answer text as received (sanitized); ``state`` says where it is in its
+    life; ``index`` is its position in the stored conversation (None while it streams, or when
+    not stored).
+    """
+
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+        background: $assistant-message-background;
+        margin: 1 0 0 0;
+        padding: 0 1;
+    }
+    AssistantMessage > .interrupted {
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, *, text: str = "", thinking: str = "", index: int | None = None, streaming: bool = False, **kwargs) -> None:
+        """A stored answer (``text`` and ``thinking``, sanitized), or with ``streaming`` an open
+        one that takes deltas until ``finish``."""
+        super().__init__(**kwargs)
+        self.index = index
+        self.state = AnswerState.STREAMING if streaming else AnswerState.DONE
+        self._parts: list[str] = [text] if text else []
+        self._stored_thinking = thinking
+        self._pending_text: list[str] = []
+        self._pending_thinking: list[str] = []
+        self._backlog = ""  # received, not yet on screen
+        self._tail = ""  # the unfinished last block, shown by the live markdown
+        self._live: LiveBlock | None = None
+        self._open: MarkdownChunk | None = None  # the last chunk, still taking finished blocks
+        self._thinking: ThinkingBlock | None = None
+        self._final: dict | None = None  # the message given to finish
+        self._interrupted = False  # as given to finish
+        self._chunks: list[MarkdownChunk] | None = None  # a stored answer's, when pre-rendered
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the pump draws this answer (it was opened for deltas and is not done yet)."""
+        return self.state in (AnswerState.STREAMING, AnswerState.FINISHING)
+
+    @property
+    def done(self) -> bool:
+        """Whether every widget of the answer is in place (nothing more will be drawn)."""
+        return self.state in (AnswerState.DONE, AnswerState.INTERRUPTED)
+
+    @property
+    def source(self) -> str:
+        """All answer text received so far, sanitized (deltas still buffered included)."""
+        return "".join(self._parts) + sanitize("".join(self._pending_text))
+
+    def compose(self) -> ComposeResult:
+        if self.streamed:
+            self._live = LiveBlock()
+            yield self._live
+            return
+        if self._stored_thinking.strip():
+            self._thinking = ThinkingBlock(self._stored_thinking, finished=True)
+            yield self._thinking
+        if self._chunks is None:
+            chunks, last = split_markdown("".join(self._parts))
+            self._chunks = [MarkdownChunk(chunk) for chunk in (*chunks, last) if chunk.strip()]
+        yield from self._chunks
+
+    def set_chunks(self, chunks: list[MarkdownChunk]) -> None:
+        """Use these (pre-rendered) chunks for a stored answer; call before mounting."""
+        self._chunks = chunks
+
+    def on_mount(self) -> None:
+        if self.streamed:
+            self.run_worker(self._pump(), name="stream", group="stream")
+
+    def write(self, kind: str, text: str) -> None:
+        """Buffer a delta; ``kind`` is ``"text"`` or ``"thinking"``. O(1), no redraw."""
+        (self._pending_thinking if kind == "thinking" else self._pending_text).append(text)
+
+    def finish(self, message: dict | None, interrupted: bool, index: int | None = None) -> None:
+        """End the stream (STREAMING to FINISHING; a no-op in any other state). ``message`` is
+        the final ``{"role": "assistant", "content": [blocks]}`` (its text and thinking are
+        shown if none streamed), ``interrupted`` adds a dim "(interrupted)", ``index`` is the
+        stored position. Returns at once: the pump drains the buffer, then leaves only
+        finished widgets, and the state becomes DONE or INTERRUPTED."""
+        if self.state is not AnswerState.STREAMING:
+            return
+        self.index = index
+        self._final, self._interrupted = message, interrupted
+        self.state = AnswerState.FINISHING
+
+    def stop(self) -> None:
+        """Stop where it is, drawing nothing more (the chat is removing it): INTERRUPTED."""
+        if self.streamed:
+            self.workers.cancel_group(self, "stream")
+            self.state = AnswerState.INTERRUPTED
+
+    async def _pump(self) -> None:
+        """Show buffered text every ``FLUSH_INTERVAL`` s until finished; the only writer.
+
+        Each round moves at most ``SHOW_CHARS`` on screen and awaits the update: one round,
+        one bounded piece of work, however fast deltas arrive.
+        """
+        while True:
+            finishing = self.state is AnswerState.FINISHING
+            await self._take_pending()
+            if finishing:
+                self._adopt_final_text()
+            await self._show_some()
+            if finishing and not self._backlog and not self._pending_text:
+                break
+            await asyncio.sleep(FLUSH_INTERVAL)
+        await self._finish_now()
+
+    async def _take_pending(self) -> None:
+        if self._pending_thinking:
+            thinking = sanitize("".join(self._pending_thinking))
+            self._pending_thinking.clear()
+            if self._thinking is None:
+                self._thinking = ThinkingBlock(thinking)
+                await self.mount(self._thinking, before=0)
+            else:
+                self._thinking.append(thinking)
+        if self._pending_text:
+            text = sanitize("".join(self._pending_text))
+            self._pending_text.clear()
+            self._parts.append(text)
+            self._backlog += text
+
+    def _adopt_final_text(self) -> None:
+        """When nothing streamed but the final message has text, show that text instead."""
+        if self._final is None or "".join(self._parts).strip():
+            return
+        text = sanitize("".join(str(b.get("text", "")) for b in blocks(self._final) if b.get("type") == "text"))
+        if text.strip():
+            self._parts = [text]
+            self._backlog = text
+
+    async def _show_some(self) -> None:
+        if not self._backlog or self._live is None:
+            return
+        piece, self._backlog = self._backlog[:SHOW_CHARS], self._backlog[SHOW_CHARS:]
+        text = self._tail + piece
+        head, rest = last_cut(text, LIVE_CHARS)
+        self._tail = rest
+        if not head:
+            self._live.set_source(rest)
+            return
+        await self._add_finished(head, rest)
+
+    async def _add_finished(self, head: str, live_rest: str | None = None) -> None:
+        """Append finished blocks ``head`` to the open chunk, or to new chunks past ``CHUNK_CHARS``.
+
+        Chunks are rendered in a worker thread first; swapping them in and replacing the live
+        block's text by ``live_rest`` (when given) then happen in one batch: no flicker.
+        """
+        reuse = self._open if self._open is not None and len(self._open.source) < CHUNK_CHARS else None
+        chunks, last = split_markdown((reuse.source if reuse else "") + head)
+        sources = [c for c in (*chunks, last) if c.strip()]
+        width = self._live.size.width if self._live is not None else self.size.width
+        prepared = await prerender(sources, width, code_theme_of(self.app))
+        with self.app.batch_update():
+            new: list[MarkdownChunk] = []
+            for i, (source, rendered) in enumerate(zip(sources, prepared)):
+                if i == 0 and reuse is not None:
+                    reuse.set_source(source, rendered)
+                else:
+                    new.append(MarkdownChunk(source, rendered))
+            if new:
+                await self.mount_all(new, before=self._live)
+            if live_rest is not None and self._live is not None:
+                self._live.set_source(live_rest)
+        self._open = new[-1] if new else reuse
+
+    async def _finish_now(self) -> None:
+        message, interrupted = self._final, self._interrupted
+        if self._thinking is None and message is not None:
+            thinking = "".join(str(b.get("thinking", "")) for b in blocks(message) if b.get("type") == "thinking")
+            if thinking.strip():
+                self._thinking = ThinkingBlock(sanitize(thinking))
+                await self.mount(self._thinking, before=0)
+        if self._thinking is not None:
+            self._thinking.finish()
+        if self._tail.strip():
+            await self._add_finished(self._tail, live_rest="")
+        self._tail = ""
+        with self.app.batch_update():
+            if interrupted:
+                await self.mount(Static(Content.styled("(interrupted)", "italic"), classes="interrupted"), before=self._live)
+            if self._live is not None:
+                await self._live.remove()
+                self._live = None
+        self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE

@@ -1,0 +1,77 @@
+"""The chat's widgets for stored messages: a batch of a stored conversation (what ``ChatView``
+mounts on load and as the person scrolls up), and the one rule for showing a user message."""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+
+from ..messages import blocks, message_text, tool_results
+from ..text import sanitize
+from .assistant_message import AssistantMessage
+from .chat_markdown import MarkdownChunk
+from .chat_messages import ToolCallLine, UserMessage
+from .compaction import CompactionMarker
+from .markdown_cut import split_markdown
+from .markdown_render import prerender
+
+
+def user_widget(index: int | None, message: dict) -> UserMessage | None:
+    """The widget showing user ``message``'s text (sanitized, at stored position ``index``);
+    None when it has no text (a message of tool results)."""
+    text = message_text(message)
+    return UserMessage(sanitize(text), index=index) if text.strip() else None
+
+
+def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:
+    """Mark the lines of ``lines`` (by ``tool_use_id``) still running ✓ or ✗ for ``message``'s
+    ``tool_result`` blocks, elapsed unknown; a line already finished keeps its elapsed time."""
+    for result in tool_results(message):
+        line = lines.get(result.get("tool_use_id"))  # type: ignore[arg-type]
+        if line is not None and line.status == "running":
+            line.finish(bool(result.get("is_error")), None)
+
+
+async def build_batch(
+    messages: list[dict], start: int, stop: int, markers_at: dict[int, list[dict]], width: int, code_theme: str
+) -> tuple[list[Widget], dict[str, ToolCallLine]]:
+    """Widgets for ``messages[start:stop]``, their markdown pre-rendered at ``width`` cells in a
+    thread; and the batch's tool-call lines by ``tool_use_id``.
+
+    User text, assistant text and thinking, ``tool_use`` blocks as compact lines, and
+    ``tool_result`` blocks marking their line ✓ or ✗. ``messages[stop]``, when there, is read
+    for the ``tool_result`` blocks answering the last message's calls (it is mounted already,
+    or about to be). A compaction marker (``markers_at``: compaction data by ``count``) goes
+    before the message at its ``count``.
+    """
+    widgets: list[Widget] = []
+    answers: list[tuple[AssistantMessage, list[str]]] = []
+    lines: dict[str, ToolCallLine] = {}
+    for index in range(start, min(stop + 1, len(messages))):
+        if index < stop and index in markers_at:
+            widgets += [CompactionMarker(data) for data in markers_at[index]]
+        message = messages[index]
+        if message.get("role") == "user":
+            if index < stop and (widget := user_widget(index, message)) is not None:
+                widgets.append(widget)
+            answer_calls(message, lines)
+            continue
+        if index == stop:
+            break
+        content = blocks(message)
+        text = sanitize("".join(str(b.get("text", "")) for b in content if b.get("type") == "text"))
+        thinking = sanitize("".join(str(b.get("thinking", "")) for b in content if b.get("type") == "thinking"))
+        if text.strip() or thinking.strip():
+            answer = AssistantMessage(text=text, thinking=thinking, index=index)
+            chunks, last = split_markdown(text)
+            answers.append((answer, [c for c in (*chunks, last) if c.strip()]))
+            widgets.append(answer)
+        for b in content:
+            if b.get("type") == "tool_use":
+                line = ToolCallLine(str(b.get("id")), str(b.get("name", "")), b.get("input") or {})
+                lines[line.tool_use_id] = line
+                widgets.append(line)
+    sources = [source for _, pieces in answers for source in pieces]
+    prepared = iter(await prerender(sources, width, code_theme))
+    for answer, pieces in answers:
+        answer.set_chunks([MarkdownChunk(source, next(prepared)) for source in pieces])
+    return widgets, lines

@@ -1,0 +1,125 @@
+"""Markdown drawn by Rich as lines of segments, for the chat's answer widgets: once per width,
+in a worker thread when it is a finished chunk, kept in a small LRU shared by all chunks.
+
+Rich's ``Markdown`` (https://rich.readthedocs.io/en/stable/markdown.html) is used rather than
+Textual's: see ``widgets/assistant_message.py`` for the measurements behind that choice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.markdown import Heading as RichHeading
+from rich.markdown import Markdown as RichMarkdown
+from rich.measure import Measurement
+from rich.segment import Segment
+from textual.cache import LRUCache
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+
+class _LeftHeading(RichHeading):
+    """Rich's heading, left-aligned as the live Textual ``Markdown`` shows it."""
+
+    LEVEL_ALIGN: ClassVar[dict] = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
+
+
+class LeftMarkdown(RichMarkdown):
+    """Rich's ``Markdown`` with left-aligned headings and inline code in the code theme."""
+
+    elements: ClassVar[dict] = {**RichMarkdown.elements, "heading_open": _LeftHeading}
+
+    def __init__(self, markup: str, code_theme: str = "monokai", **kwargs) -> None:
+        # Inline `code` in the theme's code style too: Rich's default (bold cyan on black)
+        # shows as black blocks on a light theme.
+        super().__init__(markup, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme, **kwargs)
+
+
+class RenderOnce:
+    """A Rich renderable that renders its inner one once per width and replays the segments.
+
+    Textual renders content twice per width (to measure its height, then to draw it); the
+    live block is re-rendered every round, so the second pass is worth saving.
+    """
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._width = -1
+        self._segments: list[Segment] = []
+
+    def prerender(self, width: int) -> int:
+        """Render now at ``width`` cells (private console); returns the height in lines."""
+        console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor", legacy_windows=False)
+        self._segments = list(console.render(self.renderable, console.options.update(highlight=False)))
+        self._width = width
+        return sum(text.count("\n") for text, _, _ in self._segments)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width != self._width:
+            self._segments = list(console.render(self.renderable, options))
+            self._width = options.max_width
+        return self._segments
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
+
+
+def code_theme_of(app: App) -> str:
+    """The Pygments style for code blocks: the theme's ``syntax-style`` variable, else monokai."""
+    return app.theme_variables.get("syntax-style") or "monokai"
+
+
+Rendered = tuple[tuple[str, int, str], list[list[Segment]]]
+"""((source, width, code theme), lines of segments)."""
+
+RENDERED_CHUNKS = 16
+"""How many chunks' rendered lines are kept (the LRU behind ``MarkdownChunk``)."""
+
+_LINES: LRUCache[tuple[str, int, str], list[list[Segment]]] = LRUCache(RENDERED_CHUNKS)
+
+
+def render_lines(source: str, width: int, code_theme: str) -> list[list[Segment]]:
+    """Markdown ``source`` as lines of segments ``width`` cells wide (touches no DOM)."""
+    console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor", legacy_windows=False)
+    return console.render_lines(LeftMarkdown(source, code_theme=code_theme), console.options.update(highlight=False), pad=False)
+
+
+def cached_lines(source: str, width: int, code_theme: str) -> list[list[Segment]]:
+    """``render_lines`` through the shared LRU: rendered only when not kept already."""
+    key = (source, width, code_theme)
+    lines = _LINES.get(key)
+    if lines is None:
+        lines = render_lines(*key)
+        _LINES.set(key, lines)
+    return lines
+
+
+def keep_lines(rendered: Rendered) -> None:
+    """Put lines made by ``prerender`` in the shared LRU."""
+    key, lines = rendered
+    _LINES.set(key, lines)
+
+
+def drop_lines(source: str, width: int, code_theme: str) -> None:
+    """Forget the lines of text that will not be drawn again."""
+    _LINES.discard((source, width, code_theme))
+
+
+async def prerender(sources: list[str], width: int, code_theme: str) -> list[Rendered | None]:
+    """Markdown ``sources`` rendered at ``width`` cells in a worker thread, for ``MarkdownChunk``.
+
+    The thread holds the GIL in 5 ms slices (``sys.getswitchinterval``), so the event loop
+    keeps running meanwhile. Width 0 (not laid out yet) renders nothing: chunks then render
+    when first laid out.
+    """
+    if width <= 0:
+        return [None] * len(sources)
+
+    def work() -> list[Rendered | None]:
+        return [((source, width, code_theme), render_lines(source, width, code_theme)) for source in sources]
+
+    return await asyncio.to_thread(work)

@@ -1,0 +1,97 @@
+"""The markdown cutter (widgets/markdown_cut.py): plain strings in and out, no app, no Textual."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from scout_tui.widgets import markdown_cut
+from scout_tui.widgets.markdown_cut import last_cut, split_markdown
+from tests.chat_helpers import long_answer
+
+
+def test_the_cutter_imports_only_the_standard_library():
+    tree = ast.parse(Path(markdown_cut.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports: the cutter stands alone"
+            imported.add(str(node.module).split(".")[0])
+    assert imported <= {"__future__", "re", "typing"}
+
+
+def test_split_markdown_leaves_short_text_whole():
+    assert split_markdown("short\n\ntext", size=100) == ([], "short\n\ntext")
+
+
+def test_split_markdown_cuts_only_between_blocks_outside_fences():
+    source = long_answer(40)
+    chunks, rest = split_markdown(source, size=300)
+    assert len(chunks) > 5
+    assert "".join(chunks) + rest == source
+    for chunk in chunks:
+        assert chunk.count("```") % 2 == 0  # no chunk ends inside a code fence
+        assert chunk.endswith("\n\n")  # each ends where a new top-level block starts
+
+
+def test_split_markdown_closes_and_reopens_a_long_fence():
+    code = "".join(f"x{i} = {i}\n" for i in range(2_000))
+    chunks, rest = split_markdown(f"Intro.\n\n```python\n{code}```\n\nOutro.\n", size=4_000)
+    pieces = [*chunks, rest]
+    assert len(pieces) > 3
+    assert all(p.count("```") % 2 == 0 for p in pieces[:-1])
+    assert pieces[1].startswith("```python\n")
+
+
+def test_split_markdown_cuts_a_tight_list_between_items():
+    items = "".join(f"- item {i}\n" for i in range(100))
+    chunks, rest = split_markdown(items, size=100)
+    assert len(chunks) > 1
+    assert "".join(chunks) + rest == items
+    assert all(piece.startswith("- item ") for piece in [*chunks, rest])
+
+
+def test_last_cut_keeps_the_unfinished_block_live():
+    assert last_cut("# Title\n\nA paragraph.\n\nStill writ") == ("# Title\n\nA paragraph.\n\n", "Still writ")
+
+
+def test_last_cut_finds_no_cut_in_a_single_block():
+    assert last_cut("plain text, no cut") == ("", "plain text, no cut")
+
+
+def test_last_cut_ignores_blank_lines_inside_a_fence():
+    head, rest = last_cut("Text.\n\n```\ncode\n\nmore code")
+    assert (head, rest) == ("Text.\n\n", "```\ncode\n\nmore code")
+
+
+def test_last_cut_does_not_count_a_fence_line_still_being_written():
+    assert last_cut("Text.\n\n```") == ("Text.\n\n", "```")
+
+
+def test_last_cut_reads_tilde_fences_and_their_end():
+    assert last_cut("Text.\n\n~~~\ncode\n~~~\n\nAfter") == ("Text.\n\n~~~\ncode\n~~~\n\n", "After")
+
+
+def test_a_backtick_line_whose_info_string_has_backticks_opens_no_fence():
+    # CommonMark 0.31 section 4.5: such a line is a paragraph, so the blank line after it ends a block.
+    assert last_cut("Intro.\n\n``` a`b\nnot a fence\n\nNext") == ("Intro.\n\n``` a`b\nnot a fence\n\n", "Next")
+
+
+def test_last_cut_closes_and_reopens_a_long_live_fence():
+    code = "".join(f"x{i} = {i}\n" for i in range(50))
+    head, rest = last_cut(f"Intro.\n\n```py\n{code}x = 5", limit=100)
+    assert head == f"Intro.\n\n```py\n{code}```\n"
+    assert rest == "```py\nx = 5"
+
+
+def test_last_cut_cuts_a_long_tight_list_before_its_last_item():
+    items = "".join(f"- item {i}\n" for i in range(50))
+    head, rest = last_cut(f"Intro.\n\n{items}- last it", limit=100)
+    assert (head, rest) == (f"Intro.\n\n{items}", "- last it")
+
+
+def test_last_cut_cuts_a_long_paragraph_at_its_last_line_start():
+    lines = "".join(f"line {i} of a paragraph\n" for i in range(30))
+    assert last_cut(lines + "still", limit=100) == (lines, "still")
