@@ -22,8 +22,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ..diffs import diff_lines
 from ..text import reveal
-from ..tools.files import diff_lines
 from ..tools.permissions import Approval, PermissionRequest
 
 MAX_DIFF_LINES = 2_000

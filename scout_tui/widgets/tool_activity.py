@@ -23,9 +23,9 @@ from textual.message import Message
 from textual.widgets import Log, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..diffs import diff_lines
 from ..messages import blocks, result_text
 from ..text import clip, one_line, reveal, sanitize, tool_summary
-from ..tools.files import diff_lines
 
 OUTPUT_CAP = 200_000
 """Characters of output kept per tool call; the rest is counted, not kept."""
