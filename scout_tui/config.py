@@ -17,6 +17,7 @@ from typing import Any
 import platformdirs
 
 from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
 
 CONFIG_FILE = "scout.toml"
 
@@ -223,7 +224,7 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if kind == "share":
         share = _share(value)
         if share is None:
-            line = _key_line(text, key)
+            line = key_line(text, (key,))
             where = f"{path}:{line}" if line else str(path)
             raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
         return share
@@ -237,11 +238,11 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if ok and key in _POSITIVE and value <= 0:
         ok = False
     if ok and key in _CHOICES and value not in _CHOICES[key]:
-        line = _key_line(text, key)
+        line = key_line(text, (key,))
         where = f"{path}:{line}" if line else str(path)
         raise ScoutError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
     if not ok:
-        line = _key_line(text, key)
+        line = key_line(text, (key,))
         where = f"{path}:{line}" if line else str(path)
         raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
     return float(value) if kind == "float" else value
@@ -295,17 +296,6 @@ def _describe(value: Any, key: str) -> str:
     return f"{value!r} ({type(value).__name__})" if not isinstance(value, (dict, list)) else type(value).__name__
 
 
-def _key_line(text: str, key: str) -> int | None:
-    """The line of a top-level ``key = ...`` assignment, before any [table] header."""
-    pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""")
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("["):
-            return None
-        if pattern.match(line):
-            return number
-    return None
-
-
 def merge_tables(old: Any, new: Any) -> Any:
     """Tables merge key by key (``new`` wins); any other value is replaced by ``new``."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -314,42 +304,3 @@ def merge_tables(old: Any, new: Any) -> Any:
             merged[key] = merge_tables(merged.get(key), value)
         return merged
     return new
-
-
-# -- where a key is set: the one line finder for every table (models, compaction, …) -------
-
-_KEY = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
-_HEADER = re.compile(rf"^\s*\[\[?\s*({_DOTTED})\s*\]\]?\s*(?:#.*)?$")
-_ASSIGN = re.compile(rf"^\s*({_DOTTED})\s*=")
-
-
-def key_line(text: str, path: tuple[str, ...]) -> int | None:
-    """The 1-based line that sets the TOML key ``path`` (("models", "my-local", "input")), or None.
-
-    Follows [table] headers and dotted keys; a key inside an inline table is found on the line
-    that assigns the table (TOML keeps an inline table on one line).
-    """
-    table: tuple[str, ...] = ()
-    for number, line in enumerate(text.splitlines(), 1):
-        header, assign = _HEADER.match(line), _ASSIGN.match(line)
-        try:
-            if header:
-                table = _key_path(header[1])
-            elif assign:
-                full = table + _key_path(assign[1])
-                if full == path or (path[: len(full)] == full and path[-1] in line[assign.end() :]):
-                    return number
-        except tomllib.TOMLDecodeError:  # a line of a multi-line string that looks like a key
-            continue
-    return None
-
-
-def _key_path(dotted: str) -> tuple[str, ...]:
-    """The parts of a TOML dotted key: 'models."my-local".input' -> ("models", "my-local", "input")."""
-    parts: list[str] = []
-    table: Any = tomllib.loads(f"{dotted} = 0")
-    while isinstance(table, dict):
-        ((key, table),) = table.items()
-        parts.append(key)
-    return tuple(parts)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scout_tui.config import key_line
 from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
 
 if TYPE_CHECKING:
     import httpx

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
 from scout_tui.compaction import configured_settings
-from scout_tui.config import Config, data_dir, key_line, share_setting
+from scout_tui.config import Config, data_dir, share_setting
 from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
 from scout_tui.summary import Compaction
+from scout_tui.tomlpos import key_line
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permissions import Approver, Policy, policy_from_config
 

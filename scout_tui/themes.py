@@ -25,6 +25,7 @@ from textual.theme import BUILTIN_THEMES, Theme
 
 from scout_tui.config import read_text, toml_error, user_config_dir
 from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
 
 DEFAULT_THEME = "scout-dark"
 STATE_FILE = "state.toml"
@@ -121,7 +122,7 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
         raise ScoutError(_toml_message(path, text, e)) from None
 
     def fail(field: str, problem: str, table: str | None = None) -> ScoutError:
-        line = _field_line(text, field, table)
+        line = key_line(text, (table, field) if table else (field,))
         where = f"{path}:{line}" if line else str(path)
         return ScoutError(f"{where}: {f'{table}.' if table else ''}{field} {problem}")
 
@@ -277,30 +278,6 @@ def _is_colour(value: Any, textual: bool = False, alpha: bool = True) -> bool:
     except (ColorParseError, ValueError):
         return False
     return True
-
-
-def _field_line(text: str, key: str, table: str | None = None) -> int | None:
-    """The line of ``key = ...`` in ``table`` (None: top level) of TOML ``text``; for a key of
-    ``variables`` also ``variables.key = ...`` or the ``variables = {...}`` line."""
-    quoted = rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')"""
-    plain = re.compile(rf"^\s*{quoted}\s*=")
-    dotted = re.compile(rf"""^\s*(?:{re.escape(table)}|"{re.escape(table)}")\s*\.\s*{quoted}\s*=""") if table else None
-    inline = re.compile(rf"^\s*{re.escape(table)}\s*=") if table else None
-    header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-    current: str | None = None
-    fallback = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if m := header.match(line):
-            current = m[1].strip("\"'")
-            continue
-        if current == table and plain.match(line):
-            return number
-        if current is None and table is not None:
-            if dotted.match(line):
-                return number
-            if inline.match(line) and re.search(rf"[{{,]\s*{quoted}\s*=", line):
-                fallback = number
-    return fallback
 
 
 # -- what a theme looks like, resolved -------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Iterable, Literal
 
 from scout_tui.config import PERMISSION_MODES
 from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
 from scout_tui.tools.search import glob_regex
 from scout_tui.tools.shell_parts import Part, split_command
 
@@ -385,12 +386,12 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
             continue
         lines = text.splitlines()
         if not isinstance(table, dict):
-            raise ScoutError(f"{path}:{_key_line(lines, 'permissions')}: [permissions] must be a table")
+            raise ScoutError(f"{path}:{_line(text)}: [permissions] must be a table")
         for unknown in sorted(set(table) - {"allow", "deny"}):
-            raise ScoutError(f"{path}:{_key_line(lines, unknown)}: unknown key {unknown!r} in [permissions] "
+            raise ScoutError(f"{path}:{_line(text, unknown)}: unknown key {unknown!r} in [permissions] "
                              "(known: allow, deny)")
         values = table.get(key, [])
-        start = _key_line(lines, key)
+        start = _line(text, key)
         if not isinstance(values, list):
             raise ScoutError(f"{path}:{start}: permissions.{key} must be a list of rules like "
                              "[\"bash:git status*\", \"edit:src/**\"]")
@@ -401,13 +402,10 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
     return rules
 
 
-def _key_line(lines: list[str], key: str) -> int:
-    """The line (1-based) assigning ``key`` (also as ``permissions.key``) or opening the
-    ``[key]`` table, searched from the ``[permissions]`` header on; 1 if none is found."""
-    header = re.compile(r"\s*\[\s*permissions\s*\]")
-    first = next((n for n, line in enumerate(lines, 1) if header.match(line)), 1)
-    pattern = re.compile(rf"""\s*(?:\[\s*)?(?:permissions\s*\.\s*)?["']?{re.escape(key)}["']?\s*(?:=|\])""")
-    return next((n for n, line in enumerate(lines[first - 1 :], first) if pattern.match(line)), first)
+def _line(text: str, *keys: str) -> int:
+    """The line (1-based) setting ``permissions.<keys>``, else the one opening or assigning the
+    ``permissions`` table; 1 if the text shows neither."""
+    return key_line(text, ("permissions", *keys)) or key_line(text, ("permissions",)) or 1
 
 
 def _value_line(lines: list[str], value: Any, start: int) -> int:
