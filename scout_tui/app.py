@@ -19,6 +19,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer
 
+from scout_tui import sessions
 from scout_tui.agent import Agent
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
@@ -28,7 +29,7 @@ from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.compaction import strategy_names
-from scout_tui.models import check_models_tables, prompt_tokens
+from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, describe_skills, discover_skills
@@ -247,34 +248,21 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
     def open_session(self, session_id: str | None, latest: bool = False) -> None:
         """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
         try:
-            if session_id:
-                info = self.store.find(session_id)  # raises when nothing matches
-            else:
-                latest_id = self.store.latest(self.cwd) if latest else None
-                info = self.store.session(latest_id) if latest_id else None
-            session_id = info.id if info else None
-            tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
             # The newest messages first, so a long session paints at once; the rest follows.
-            since = max(0, info.message_count - OPEN_TAIL) if info else 0
-            tail = self.store.messages(session_id, since=since) if session_id else []
-            compactions = self.store.compactions(session_id) if session_id else []
-            window = self.store.last_window(session_id) if session_id else None
-            spent = self.store.spending(session_id) if session_id else {}
-            if spent:  # the branch's conversation, its parents' part included, as /cost counts it
-                tokens = (sum(prompt_tokens(r) for r in spent.values()), sum(int(r["output_tokens"]) for r in spent.values()))
-            cost = sum(row["cost"] for row in spent.values())
-            cost = cost if cost > 0 else None  # nothing priced (an unknown model): say nothing
+            opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
-            session_id, since, tail, tokens, compactions, cost, window = None, 0, [], (0, 0), [], None, None
-        self.post_message(SessionOpened(session_id, [None] * since + tail, tokens, complete=since == 0,
-                                        compactions=compactions, cost=cost, window=window))
+            opened = sessions.OpenedSession()
+        session_id = opened.id
+        self.post_message(SessionOpened(session_id, [None] * opened.since + opened.messages, opened.tokens,
+                                        complete=opened.complete, compactions=opened.compactions, cost=opened.cost,
+                                        window=opened.window))
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if session_id:  # after the first paint: it reads every tool.end event of the session
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
-        if since and session_id:
+        if session_id and not opened.complete:
             self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
     @work(thread=True, exclusive=True, group="extensions")
@@ -410,22 +398,22 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
         if self._refuse_while_busy():
             return
         try:
-            branch = await asyncio.to_thread(self.store.fork, self.session_id, at)
-            info = await asyncio.to_thread(self.store.session, branch)
+            # In this directory, as headless --fork does: the sessions pane lists this directory's.
+            branch = await asyncio.to_thread(self.store.fork, self.session_id, at, cwd=self.cwd)
         except ScoutError as e:
             self.notify(str(e), severity="error")
             return
-        if at is not None and info is not None and info.fork_at != at:
-            self.notify(f"Forked at message {info.fork_at} instead of {at}, so no tool call is left without its "
+        if at is not None and branch.fork_at != at:
+            self.notify(f"Forked at message {branch.fork_at} instead of {at}, so no tool call is left without its "
                         "result.", severity="warning")
-        self.open_session(branch)
+        self.open_session(branch.id)
         composer = self.query_one(Composer)
         if prompt:
             composer.load_text(prompt)
             composer.move_cursor(composer.document.end)
         composer.focus()
         if undo:
-            self.notify(f"Compaction undone: a new branch shares the first {info.fork_at if info else at} messages, "
+            self.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
                         "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
         else:
             self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")

@@ -105,12 +105,13 @@ def _main(args: argparse.Namespace) -> int:
         )
     resume = args.resume
     if fork is not None or resume:
-        from scout_tui.headless import open_session
+        from scout_tui.sessions import resolve_session
         from scout_tui.store import Store
 
-        # Resolve the session before the screen opens, so a bad id is a plain error.
+        # Resolve the session (or make the branch) before the screen opens, so a bad id is a
+        # plain error; the app opens it by its full id.
         with Store() as store:
-            resume = open_session(store, cwd, resume=resume, continue_=False, fork=fork)
+            resume = resolve_session(store, cwd, resume=resume, fork=fork).id
     from scout_tui.app import ScoutApp
 
     app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)

@@ -16,44 +16,12 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.plugins import load_plugins
 from scout_tui.runtime import build_agent, check_provider, model_metadata_asking_the_server, needs_key
+from scout_tui.sessions import open_session
 from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.permissions import Approval, PermissionRequest
-
-
-def open_session(
-    store: Store,
-    cwd: Path,
-    *,
-    resume: str | None,
-    continue_: bool,
-    fork: tuple[str, int | None] | None = None,
-) -> str:
-    """The session id to use: a new branch (``fork``), ``resume`` (a unique prefix), the latest
-    of ``cwd``, or a new session.
-
-    ``fork`` is ``(id or prefix, N)``: a branch of that session, in ``cwd``, sharing its first
-    N messages (all when N is None); ``Store.fork`` may move N so no tool call loses its result.
-
-    Raises:
-        ScoutError: ``resume`` or the fork's id matches no session or several, or N is more
-            than the session's message count.
-    """
-    if fork is not None:
-        ref, at = fork
-        info = store.find(ref)
-        if at is not None and not 0 <= at <= info.message_count:
-            raise ScoutError(f"cannot fork session {info.id[:8]} at message {at}: it has {info.message_count}")
-        return store.fork(info.id, at, cwd=cwd)
-    if resume:
-        return store.find(resume).id
-    if continue_:
-        latest = store.latest(cwd)
-        if latest:
-            return latest
-    return store.create_session(cwd)
 
 
 async def run_headless(
@@ -69,7 +37,8 @@ async def run_headless(
 ) -> int:
     """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``).
 
-    ``resume``, ``continue_`` and ``fork`` choose the session as in ``open_session``. A tool
+    ``resume``, ``continue_`` (the latest of ``cwd``) and ``fork`` choose the session as in
+    ``sessions.resolve_session``; without them, or when ``cwd`` has none, a new one. A tool
     call the permission mode would ask about is denied: the model reads why, and stderr gets
     a ``scout-tui: denied ...`` line.
     """
@@ -101,10 +70,11 @@ async def run_headless(
     # Before a session is made: a bad [models."ID"] table must not leave an empty one behind.
     info = await model_metadata_asking_the_server(config)
     store = Store()
-    session_id = open_session(store, cwd, resume=resume, continue_=continue_, fork=fork)
-    if fork is not None and fork[1] is not None and (used := store.session(session_id).fork_at) != fork[1]:
-        print(f"forked at message {used} instead of {fork[1]}, so no tool call is left without its result",
-              file=err, flush=True)
+    opened = open_session(store, cwd, resume=resume, latest=continue_, fork=fork)
+    session_id = opened.id or store.create_session(cwd)
+    if fork is not None and fork[1] is not None and opened.info.fork_at != fork[1]:
+        print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
+              "result", file=err, flush=True)
 
     async def refuse(request: PermissionRequest) -> Approval:
         # Nobody is there to ask: the model is told, and so is the person reading stderr.
@@ -114,11 +84,9 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    compactions = store.compactions(session_id)
-    learnt = store.last_window(session_id)
     agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id, info=info,
-                        compaction=Compaction.from_event(compactions[-1]) if compactions else None)
-    agent.narrow_window(learnt)
+                        compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+    agent.narrow_window(opened.window)
     if agent.permissions is not None:
         for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
             warn(note)
@@ -136,7 +104,7 @@ async def run_headless(
             last = text[-1]
 
     try:
-        async for event in agent.run(store.messages(session_id), prompt):
+        async for event in agent.run(opened.messages, prompt):
             bus.emit(event)  # plugins' `on` handlers
             store.append(session_id, event)
             data = event.data

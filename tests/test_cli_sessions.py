@@ -22,15 +22,15 @@ from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 
 def say(role: str, text: str) -> Event:
-    return Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    return Event.of(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": text}]}})
 
 
 def tool_turn(store: Store, sid: str, output: str = "a.txt\nb.txt") -> None:
     """An assistant message calling bash, then the user message carrying its result."""
     use = {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {"command": "ls ünï"}}
-    store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": [use]}}))
+    store.append(sid, Event.of("message.assistant", {"message": {"role": "assistant", "content": [use]}}))
     result = {"type": "tool_result", "tool_use_id": "toolu_9", "content": output, "is_error": False}
-    store.append(sid, Event("message.user", {"message": {"role": "user", "content": [result]}}))
+    store.append(sid, Event.of("message.user", {"message": {"role": "user", "content": [result]}}))
 
 
 @pytest.fixture
@@ -46,9 +46,9 @@ def tree(store: Store, workdir: Path) -> dict[str, str]:
     store.append(root, say("user", "List the files — ünï 😀"))
     tool_turn(store, root)
     store.append(root, say("assistant", "Two files."))
-    branch = store.fork(root, 1)
+    branch = store.fork(root, 1).id
     store.append(branch, say("user", "Only text files?"))
-    twig = store.fork(branch)
+    twig = store.fork(branch).id
     store.append(twig, say("user", "And hidden ones"))
     newer = store.create_session(workdir)
     store.append(newer, say("user", "Another task"))
@@ -146,7 +146,7 @@ def test_export_works_for_a_deleted_session(tree: dict[str, str], capsys) -> Non
 @pytest.fixture
 def ambiguous(store: Store, workdir: Path) -> None:
     for fake in ("abcd1111", "abcd2222"):
-        store.append(fake, Event("session.create", {"id": fake, "cwd": str(workdir)}))
+        store.append(fake, Event.of("session.create", {"id": fake, "cwd": str(workdir)}))
 
 
 @pytest.mark.parametrize(

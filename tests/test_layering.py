@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-ENGINE = ["scout_tui.agent", "scout_tui.backends", "scout_tui.tools", "scout_tui.store", "scout_tui.config",
+ENGINE = ["scout_tui.agent", "scout_tui.backends", "scout_tui.tools", "scout_tui.store", "scout_tui.projection",
+          "scout_tui.store_queries", "scout_tui.sessions", "scout_tui.config",
           "scout_tui.compaction", "scout_tui.history", "scout_tui.runtime", "scout_tui.headless", "scout_tui.export", "scout_tui.skills",
           "scout_tui.plugins", "scout_tui.context", "scout_tui.budget", "scout_tui.summary", "scout_tui.cache_report",
           "scout_tui.models", "scout_tui.messages", "scout_tui.diffs"]

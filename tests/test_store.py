@@ -14,16 +14,17 @@ from hypothesis import strategies as st
 from scout_tui.bus import Bus, Event
 from scout_tui.errors import ScoutError
 from scout_tui.history import tool_uses
-from scout_tui.store import SCHEMA_VERSION, Store, _title
+from scout_tui.projection import title_of
+from scout_tui.store import SCHEMA_VERSION, Store
 
 
 def user(text: str) -> Event:
-    return Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+    return Event.of("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": text}]}})
 
 
 def assistant(text: str, usage: dict | None = None) -> Event:
     message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
-    return Event(
+    return Event.of(
         "message.assistant",
         {"message": message, "usage": usage or {}, "stop_reason": "end_turn", "model": "m", "interrupted": False},
     )
@@ -79,15 +80,15 @@ def test_hostile_text_round_trips_exactly(store: Store, tmp_path: Path) -> None:
         {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": text, "n": 1.5}},
     ]
     sid = store.create_session(tmp_path)
-    store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": content}}))
+    store.append(sid, Event.of("message.assistant", {"message": {"role": "assistant", "content": content}}))
     with Store(store.path) as other:
         assert other.messages(sid) == [{"role": "assistant", "content": content}]
 
 
 def test_transient_events_are_not_stored(store: Store, tmp_path: Path) -> None:
     sid = store.create_session(tmp_path)
-    assert store.append(sid, Event("message.delta", {"kind": "text", "text": "x"})) is None
-    assert store.append(sid, Event("tool.output", {"id": "t", "text": "x"})) is None
+    assert store.append(sid, Event.of("message.delta", {"kind": "text", "text": "x"})) is None
+    assert store.append(sid, Event.of("tool.output", {"id": "t", "text": "x"})) is None
     assert [e[2] for e in store.events(sid)] == ["session.create"]
 
 
@@ -95,7 +96,7 @@ def test_other_events_are_stored_without_touching_messages(store: Store, tmp_pat
     sid = store.create_session(tmp_path)
     store.append(sid, user("go"))
     before = store.session(sid)
-    event_id = store.append(sid, Event("tool.end", {"id": "t", "name": "bash", "content": "ok", "is_error": False}))
+    event_id = store.append(sid, Event.of("tool.end", {"id": "t", "name": "bash", "content": "ok", "is_error": False}))
     assert event_id is not None
     assert store.events(sid)[-1][:4] == (event_id, sid, "tool.end", {"id": "t", "name": "bash", "content": "ok", "is_error": False})
     assert store.session(sid) == before and len(store.messages(sid)) == 1
@@ -106,7 +107,7 @@ def test_bus_subscriber_records_the_session(store: Store, tmp_path: Path) -> Non
     bus = Bus()
     bus.on("*", store.subscriber(sid))
     bus.emit(user("via bus"))
-    bus.emit(Event("message.delta", {"kind": "text", "text": "v"}))
+    bus.emit(Event.of("message.delta", {"kind": "text", "text": "v"}))
     bus.emit(assistant("answer"))
     assert [e[2] for e in store.events(sid)] == ["session.create", "message.user", "message.assistant"]
 
@@ -127,7 +128,7 @@ def test_title_comes_from_the_first_user_messages_first_line(store: Store, tmp_p
     named = store.create_session(tmp_path, title="chosen")
     store.append(named, user("not the title"))
     assert store.session(named).title == "chosen"
-    store.append(named, Event("session.rename", {"title": "renamed"}))
+    store.append(named, Event.of("session.rename", {"title": "renamed"}))
     assert store.session(named).title == "renamed"
 
 
@@ -149,15 +150,15 @@ def test_latest_picks_the_newest_session_of_this_directory(store: Store, tmp_pat
     new = store.create_session(here)
     store.append(old, user("old one updated last"))
     store.create_session(there)
-    assert store.latest(here) == old
-    assert store.latest(str(here / ".." / "here")) == old  # compared as resolved paths
-    store.append(old, Event("session.delete", {}))
-    assert store.latest(here) == new
+    assert store.latest(here) == store.session(old)
+    assert store.latest(str(here / ".." / "here")).id == old  # compared as resolved paths
+    store.append(old, Event.of("session.delete", {}))
+    assert store.latest(here).id == new
     assert [s.id for s in store.sessions(here)] == [new]
     assert {s.id for s in store.sessions(here, include_deleted=True)} == {old, new}
     assert len(store.sessions()) == 2
-    store.append(old, Event("session.restore", {}))
-    assert store.latest(here) == old
+    store.append(old, Event.of("session.restore", {}))
+    assert store.latest(here).id == old
     assert store.latest(tmp_path / "elsewhere") is None
 
 
@@ -167,7 +168,7 @@ def test_session_lookup_by_unique_prefix(store: Store, tmp_path: Path) -> None:
     assert store.session(sid[:3]) is None  # too short to be a prefix
     assert store.session("zzzz") is None
     for fake in ("abcd1111", "abcd2222"):
-        store.append(fake, Event("session.create", {"id": fake, "cwd": str(tmp_path)}))
+        store.append(fake, Event.of("session.create", {"id": fake, "cwd": str(tmp_path)}))
     assert store.session("abcd1").id == "abcd1111"
     with pytest.raises(ScoutError, match="ambiguous.*abcd1111, abcd2222"):
         store.session("abcd")
@@ -183,7 +184,8 @@ def test_fork_shares_the_parents_first_messages(store: Store, tmp_path: Path) ->
     texts = [m["content"][0]["text"] for m in store.messages(child)]
     assert texts == ["u0", "a0", "branch"]
     assert store.session(child).message_count == 3 and len(store.messages(parent)) == 6
-    assert store.session(store.create_session(tmp_path, parent=parent, fork_at=7)).fork_at == 6  # clamped
+    with pytest.raises(ScoutError, match="at message 7: it has 6 messages"):
+        store.create_session(tmp_path, parent=parent, fork_at=7)
     with pytest.raises(ScoutError, match="no session nope"):
         store.create_session(tmp_path, parent="nope")
 
@@ -216,7 +218,7 @@ STEP = st.one_of(
 
 def expected_fork_point(messages: list[dict], at: int | None) -> int:
     """The documented rule, restated: forward over a results message, else back over the calls."""
-    point = len(messages) if at is None else max(0, min(at, len(messages)))
+    point = len(messages) if at is None else at
     while point and tool_uses(messages[point - 1]):
         has_results = point < len(messages) and any(b["type"] == "tool_result" for b in messages[point]["content"])
         point += 1 if has_results else -1
@@ -244,9 +246,14 @@ def test_rebuild_equals_the_incremental_projection(steps: list[tuple]) -> None:
                 continue
             sid = ids[step[1] % len(ids)]
             if kind == "fork":
-                branch = store.fork(sid, step[2], title=step[3])
+                if step[2] is not None and not 0 <= step[2] <= len(conversation[sid]):
+                    with pytest.raises(ScoutError, match="cannot fork"):
+                        store.fork(sid, step[2], title=step[3])
+                    continue
+                made = store.fork(sid, step[2], title=step[3])
                 point = expected_fork_point(conversation[sid], step[2])
-                assert store.session(branch).fork_at == point
+                assert made == store.session(made.id) and made.fork_at == point
+                branch = made.id
                 ids.append(branch)
                 conversation[branch] = conversation[sid][:point]
                 title[branch], inherited[branch] = (step[3], False) if step[3] is not None else (title[sid], True)
@@ -254,7 +261,7 @@ def test_rebuild_equals_the_incremental_projection(steps: list[tuple]) -> None:
                 event = user(step[2]) if kind == "user" else assistant(step[2], step[3])
                 store.append(sid, event)
                 conversation[sid].append(event.data["message"])
-                own = _title(event.data["message"]["content"]) if kind == "user" else None
+                own = title_of(event.data["message"]["content"]) if kind == "user" else None
                 if own is not None and (title[sid] is None or inherited[sid]):
                     title[sid], inherited[sid] = own, False
             elif kind == "calls":
@@ -266,10 +273,10 @@ def test_rebuild_equals_the_incremental_projection(steps: list[tuple]) -> None:
                                for c in calls]
                     messages.append({"role": "user", "content": answers})
                 for message in messages:
-                    store.append(sid, Event(f"message.{message['role']}", {"message": message}))
+                    store.append(sid, Event.of(f"message.{message['role']}", {"message": message}))
                     conversation[sid].append(message)
             elif kind == "event":
-                store.append(sid, Event(step[2], {"text": step[3]}))
+                store.append(sid, Event.of(step[2], {"text": step[3]}))
             elif kind == "rename":
                 if step[2].split():
                     store.rename(sid, step[2])
@@ -292,9 +299,9 @@ def test_incomplete_message_keeps_its_mark(tmp_home, tmp_path):
     """A message cut by a stream error is stored marked, so it is not resent as a real answer."""
     store = Store(tmp_path / "s.db")
     sid = store.create_session(tmp_path)
-    store.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}))
+    store.append(sid, Event.of("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}))
     cut = {"role": "assistant", "content": [{"type": "text", "text": "Refactoring the"}], "incomplete": True}
-    store.append(sid, Event("message.assistant", {"message": cut, "usage": {}, "stop_reason": "error"}))
+    store.append(sid, Event.of("message.assistant", {"message": cut, "usage": {}, "stop_reason": "error"}))
     assert store.messages(sid)[1] == cut
     assert "incomplete" not in store.messages(sid)[0]
     before = store.projection_rows()

@@ -91,8 +91,8 @@ def test_a_migrated_store_takes_new_forks_of_old_sessions(v1_copy: Path) -> None
     with Store(v1_copy) as store:
         [old_fork] = [s for s in store.sessions() if s.title == "Also on macOS"]
         branch = store.fork(old_fork.id, 2)  # right after message 1's tool call: takes its results
-        assert store.session(branch).fork_at == 3
-        assert [(i.id, i.title, d) for i, d in store.tree(REPO)][-1] == (branch, "Also on macOS", 3)
+        assert branch.fork_at == 3
+        assert [(i.id, i.title, d) for i, d in store.tree(REPO)][-1] == (branch.id, "Also on macOS", 3)
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(v1_copy: Path) -> None:

@@ -13,19 +13,19 @@ from scout_tui.store import Store, valid_fork_point
 
 
 def say(role: str, text: str) -> Event:
-    return Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    return Event.of(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": text}]}})
 
 
 def calls(*ids: str) -> Event:
     content = [{"type": "text", "text": "running"}] + [
         {"type": "tool_use", "id": i, "name": "bash", "input": {"command": "ls"}} for i in ids
     ]
-    return Event("message.assistant", {"message": {"role": "assistant", "content": content}})
+    return Event.of("message.assistant", {"message": {"role": "assistant", "content": content}})
 
 
 def results(*ids: str) -> Event:
     content = [{"type": "tool_result", "tool_use_id": i, "content": "ok", "is_error": False} for i in ids]
-    return Event("message.user", {"message": {"role": "user", "content": content}})
+    return Event.of("message.user", {"message": {"role": "user", "content": content}})
 
 
 def texts(store: Store, sid: str) -> list[str]:
@@ -69,23 +69,38 @@ def test_fork_writes_the_same_rows_for_a_small_and_a_large_parent(store: Store, 
 
 def test_fork_is_a_session_fork_event(store: Store, tmp_path: Path) -> None:
     parent = conversation(store, tmp_path, 4)
-    branch = store.fork(parent, 2)
+    branch = store.fork(parent, 2).id
     [(_, sid, type_, data, _)] = store.events(branch)
     assert (sid, type_, data) == (branch, "session.fork", {"parent": parent, "at": 2, "cwd": str(tmp_path.resolve())})
+
+
+def test_fork_returns_the_branch_as_stored(store: Store, tmp_path: Path) -> None:
+    parent = conversation(store, tmp_path, 4)
+    branch = store.fork(parent, 2, title="try")
+    assert branch == store.session(branch.id)
+    assert (branch.parent, branch.fork_at, branch.message_count, branch.title) == (parent, 2, 2, "try")
 
 
 def test_fork_without_a_point_shares_every_message(store: Store, tmp_path: Path) -> None:
     parent = conversation(store, tmp_path, 5)
     branch = store.fork(parent)
-    assert store.messages(branch) == store.messages(parent)
-    assert (store.session(branch).fork_at, store.session(branch).message_count) == (5, 5)
+    assert store.messages(branch.id) == store.messages(parent)
+    assert (branch.fork_at, branch.message_count) == (5, 5)
 
 
-@pytest.mark.parametrize(("asked", "used"), [(-3, 0), (0, 0), (4, 4), (99, 6)])
-def test_fork_point_is_clamped_to_the_parents_messages(store: Store, tmp_path: Path, asked: int, used: int) -> None:
+@pytest.mark.parametrize("at", [0, 4, 6])
+def test_fork_shares_the_first_at_messages(store: Store, tmp_path: Path, at: int) -> None:
     parent = conversation(store, tmp_path, 6)
-    branch = store.fork(parent, asked)
-    assert store.session(branch).fork_at == used and texts(store, branch) == [f"m{i}" for i in range(used)]
+    branch = store.fork(parent, at)
+    assert branch.fork_at == at and texts(store, branch.id) == [f"m{i}" for i in range(at)]
+
+
+@pytest.mark.parametrize("at", [-1, 7])
+def test_fork_point_outside_the_parents_messages_is_an_error(store: Store, tmp_path: Path, at: int) -> None:
+    parent = conversation(store, tmp_path, 6)
+    with pytest.raises(ScoutError, match=f"cannot fork session {parent[:8]} at message {at}: it has 6 messages"):
+        store.fork(parent, at)
+    assert [s.id for s in store.sessions()] == [parent]
 
 
 def test_forks_of_forks_read_through_four_levels(store: Store, tmp_path: Path) -> None:
@@ -93,7 +108,7 @@ def test_forks_of_forks_read_through_four_levels(store: Store, tmp_path: Path) -
     chain, expected = [root], [f"m{i}" for i in range(4)]
     for depth in range(1, 5):
         at = len(expected) - 1  # drop the newest shared message each time
-        branch = store.fork(chain[-1], at)
+        branch = store.fork(chain[-1], at).id
         store.append(branch, say("user", f"d{depth}a"))
         store.append(branch, say("assistant", f"d{depth}b"))
         expected = expected[:at] + [f"d{depth}a", f"d{depth}b"]
@@ -107,7 +122,7 @@ def test_forks_of_forks_read_through_four_levels(store: Store, tmp_path: Path) -
 
 def test_appending_to_a_parent_later_does_not_change_its_branch(store: Store, tmp_path: Path) -> None:
     parent = conversation(store, tmp_path, 2)
-    branch = store.fork(parent)
+    branch = store.fork(parent).id
     store.append(parent, say("user", "after the fork"))
     assert texts(store, branch) == ["m0", "m1"]
 
@@ -120,8 +135,8 @@ def test_fork_of_an_unknown_session_is_an_error(store: Store) -> None:
 def test_fork_defaults_to_the_parents_directory(store: Store, tmp_path: Path) -> None:
     here, there = tmp_path / "here", tmp_path / "there"
     parent = conversation(store, here, 1)
-    assert store.session(store.fork(parent)).cwd == str(here.resolve())
-    assert store.session(store.fork(parent, cwd=there)).cwd == str(there.resolve())
+    assert store.fork(parent).cwd == str(here.resolve())
+    assert store.fork(parent, cwd=there).cwd == str(there.resolve())
 
 
 # -- valid fork points --------------------------------------------------------------------
@@ -141,27 +156,27 @@ def tool_session(store: Store, cwd: Path, *, answered: bool = True) -> str:
 def test_fork_right_after_tool_calls_moves_forward_to_take_their_results(store: Store, tmp_path: Path) -> None:
     parent = tool_session(store, tmp_path)
     branch = store.fork(parent, 2)  # would end with the assistant's tool_use blocks
-    assert store.session(branch).fork_at == 3
-    assert texts(store, branch) == ["list files", "running", "t1"]
+    assert branch.fork_at == 3
+    assert texts(store, branch.id) == ["list files", "running", "t1"]
 
 
 def test_fork_after_unanswered_tool_calls_moves_back_before_them(store: Store, tmp_path: Path) -> None:
     parent = tool_session(store, tmp_path, answered=False)  # calls still running, or cut off
     branch = store.fork(parent)
-    assert store.session(branch).fork_at == 1 and texts(store, branch) == ["list files"]
+    assert branch.fork_at == 1 and texts(store, branch.id) == ["list files"]
 
 
 @pytest.mark.parametrize("at", [0, 1, 3, 4])
 def test_fork_points_that_split_no_tool_call_stay(store: Store, tmp_path: Path, at: int) -> None:
     parent = tool_session(store, tmp_path)
-    assert store.session(store.fork(parent, at)).fork_at == at
+    assert store.fork(parent, at).fork_at == at
 
 
 def test_fork_point_is_checked_through_the_parents_ancestry(store: Store, tmp_path: Path) -> None:
     grandparent = tool_session(store, tmp_path)
-    parent = store.fork(grandparent, 4)
+    parent = store.fork(grandparent, 4).id
     store.append(parent, say("user", "more"))
-    assert store.session(store.fork(parent, 2)).fork_at == 3  # the tool_use lives in the grandparent
+    assert store.fork(parent, 2).fork_at == 3  # the tool_use lives in the grandparent
 
 
 def test_valid_fork_point_reads_only_messages_next_to_the_point() -> None:
@@ -184,7 +199,7 @@ def test_valid_fork_point_reads_only_messages_next_to_the_point() -> None:
 def test_a_branch_carries_its_parents_title_until_its_own_first_user_message(store: Store, tmp_path: Path) -> None:
     parent = conversation(store, tmp_path, 2)
     store.rename(parent, "Chosen ✍")
-    branch = store.fork(parent, 1)
+    branch = store.fork(parent, 1).id
     assert store.session(branch).title == "Chosen ✍"
     store.append(branch, say("assistant", "an answer names nothing"))
     store.append(branch, say("user", "Une autre idée : ü"))
@@ -193,7 +208,7 @@ def test_a_branch_carries_its_parents_title_until_its_own_first_user_message(sto
 
 
 def test_a_fork_given_a_title_keeps_it(store: Store, tmp_path: Path) -> None:
-    branch = store.fork(conversation(store, tmp_path, 2), title="experiment")
+    branch = store.fork(conversation(store, tmp_path, 2), title="experiment").id
     store.append(branch, say("user", "not the title"))
     assert store.session(branch).title == "experiment"
 
@@ -236,9 +251,9 @@ def test_metadata_records_directory_times_and_counts(store: Store, tmp_path: Pat
 
 def test_tree_nests_branches_under_parents_newest_sibling_first(store: Store, tmp_path: Path) -> None:
     a = conversation(store, tmp_path, 2)
-    a1 = store.fork(a, 1)
-    a2 = store.fork(a, 2)
-    a1x = store.fork(a1)
+    a1 = store.fork(a, 1).id
+    a2 = store.fork(a, 2).id
+    a1x = store.fork(a1).id
     b = conversation(store, tmp_path, 1)
     store.append(a1, say("assistant", "a1 is now the newest child of a"))
     shown = [(info.id, depth) for info, depth in store.tree(tmp_path)]
@@ -248,9 +263,9 @@ def test_tree_nests_branches_under_parents_newest_sibling_first(store: Store, tm
 def test_tree_shows_a_branch_of_a_hidden_or_elsewhere_parent_as_a_root(store: Store, tmp_path: Path) -> None:
     here, there = tmp_path / "here", tmp_path / "there"
     hidden = conversation(store, here, 2)
-    orphan = store.fork(hidden)
+    orphan = store.fork(hidden).id
     elsewhere = conversation(store, there, 2)
-    visitor = store.fork(elsewhere, cwd=here)
+    visitor = store.fork(elsewhere, cwd=here).id
     store.delete(hidden)
     assert [(i.id, d) for i, d in store.tree(here)] == [(visitor, 0), (orphan, 0)]
     assert [(i.id, d) for i, d in store.tree(here, include_deleted=True)] == [(visitor, 0), (hidden, 0), (orphan, 1)]
@@ -266,9 +281,9 @@ def test_messages_since_reads_the_tail_through_the_ancestry(tmp_path):
     root = store.create_session(tmp_path)
     for i in range(6):
         role = "user" if i % 2 == 0 else "assistant"
-        store.append(root, Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
-    branch = store.fork(root, 4)
-    store.append(branch, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "b4"}]}}))
+        store.append(root, Event.of(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
+    branch = store.fork(root, 4).id
+    store.append(branch, Event.of("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "b4"}]}}))
     texts = lambda ms: [m["content"][0]["text"] for m in ms]
     assert texts(store.messages(branch, since=3)) == ["m3", "b4"]
     assert texts(store.messages(branch, since=0)) == texts(store.messages(branch))

@@ -25,8 +25,8 @@ print(own, flush=True)
 sys.stdin.readline()
 for i in range(count):
     message = {"role": "user", "content": [{"type": "text", "text": f"{tag} {i} ✓"}]}
-    store.append(own, Event("message.user", {"message": message}))
-    store.append(shared, Event("message.user", {"message": message}))
+    store.append(own, Event.of("message.user", {"message": message}))
+    store.append(shared, Event.of("message.user", {"message": message}))
     if i % 50 == 49:
         store.fork(shared)
 store.close()
