@@ -23,7 +23,7 @@ import statistics
 import tempfile
 import time
 
-from scout_tui import compaction
+from scout_tui import tool_calls
 from scout_tui.compaction import compact, prepare_prompt
 
 STRATEGIES = ("none", "shorten_tools", "shorten_tools_epoch")
@@ -54,7 +54,7 @@ def turn(i: int, size: int) -> list[dict]:
 
 def timed(fn, runs: int) -> dict[str, float]:
     """First call, then median and best of ``runs`` calls, in milliseconds (wall and CPU)."""
-    compaction._key_memo.clear()
+    tool_calls._key_memo.clear()
     start = time.perf_counter()
     fn()
     first = (time.perf_counter() - start) * 1e3

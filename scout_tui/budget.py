@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scout_tui.compaction import _DROP, _apply, _result_text, _tool_calls, estimate_tokens
+from scout_tui.messages import result_text
+from scout_tui.strategies import DROP, apply_plan
+from scout_tui.tokens import estimate_tokens
+from scout_tui.tool_calls import find_calls
 
 FLOOR = 400
 """Characters of its own text (head and tail) a cut tool result keeps at least, besides the note."""
@@ -21,7 +24,7 @@ CUT_NOTE = ("\n[… {cut:,} characters of this tool result cut to fit the contex
 
 @dataclass
 class Estimator:
-    """Tokens of a prompt: characters / 4 (``compaction.estimate_tokens``) times a ratio learnt
+    """Tokens of a prompt: characters / 4 (``tokens.estimate_tokens``) times a ratio learnt
     from the server's reported usage, since tokenizers differ by model and by text.
 
     ``ratio`` starts at 1 and moves towards ``reported / estimated`` after every request (an
@@ -81,19 +84,19 @@ def fit(messages: list[dict], budget: int, estimator: Estimator | None = None, *
     tokens = estimator.tokens(out, overhead)
     dropped = 0
     if tokens > budget:
-        calls = _tool_calls(out)
+        calls = find_calls(out)
         plan: list[Any] = [None] * len(calls)
         estimate = tokens
         for k, call in enumerate(calls[:-1]):  # the newest call stays: the model just made it
-            plan[k] = _DROP
+            plan[k] = DROP
             mi, bi, ri, rbi = call[:4]
             use = out[mi]["content"][bi]
-            chars = len(str(use.get("input"))) + (len(_result_text(out[ri]["content"][rbi].get("content"))) if ri >= 0 else 0)
+            chars = len(str(use.get("input"))) + (len(result_text(out[ri]["content"][rbi].get("content"))) if ri >= 0 else 0)
             estimate -= int((chars + 16) / 4 * estimator.ratio)
             first = mi if first is None else min(first, mi)
             if estimate <= budget:
                 break
-        applied = _apply(out, calls, plan, "budget")
+        applied = apply_plan(out, calls, plan, "budget")
         dropped = applied.dropped
         marks.update(applied.marks)
         out = applied.messages
@@ -110,7 +113,7 @@ def _results(messages: list[dict]) -> dict[str, tuple[int, int, int]]:
             continue
         for bi, block in enumerate(content):
             if block.get("type") == "tool_result":
-                found[str(block.get("tool_use_id"))] = (mi, bi, len(_result_text(block.get("content"))))
+                found[str(block.get("tool_use_id"))] = (mi, bi, len(result_text(block.get("content"))))
     return found
 
 
@@ -171,7 +174,7 @@ def _cut_one(out: list[dict], where: tuple[int, int, int], keep: int, path: str 
     mi, bi, size = where
     message = out[mi]
     block = message["content"][bi]
-    text = _result_text(block.get("content"))
+    text = result_text(block.get("content"))
     head = max(keep // 2, 1)
     tail = max(keep - head, 1)
     new_text = text[:head] + _note(size - head - tail, path) + text[size - tail:]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scout_tui.compaction import estimate_tokens
 from scout_tui.messages import blocks, message_text, tool_results
+from scout_tui.tokens import estimate_tokens
 
 KEEP_TOKENS = 20_000
 """Tokens of the newest messages that stay verbatim after a compaction (about)."""

@@ -9,8 +9,9 @@ import json
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from scout_tui.budget import FLOOR, Estimator, fit
-from scout_tui.compaction import _result_text, estimate_tokens
+from scout_tui.compaction import estimate_tokens
 from scout_tui.history import problems
+from scout_tui.messages import result_text
 
 TASK = "Please refactor the parser; keep the public API."
 
@@ -35,7 +36,7 @@ def conversation(sizes: list[int], task: str = TASK) -> list[dict]:
 
 def results(messages: list[dict]) -> dict[str, str]:
     """tool_use id -> result text, for every result in ``messages``."""
-    return {b["tool_use_id"]: _result_text(b["content"]) for m in messages if isinstance(m["content"], list)
+    return {b["tool_use_id"]: result_text(b["content"]) for m in messages if isinstance(m["content"], list)
             for b in m["content"] if b.get("type") == "tool_result"}
 
 

@@ -1,0 +1,375 @@
+"""The built-in prompt strategies (``none``, ``shorten_tools``, ``shorten_tools_epoch``), their
+settings, and what a strategy returns (``Compacted``); ``compaction.py`` registers and runs them.
+
+The algorithms are the Ruby framework's ``shorten_tools`` and ``shorten_tools_epoch`` prompt
+strategies, as specified in issue 3. Calls are ordered by the position of their ``tool_use``;
+position 1 is the newest (see ``tool_calls`` for how a call is found, shortened and dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scout_tui.errors import ScoutError
+from scout_tui.messages import tool_uses
+from scout_tui.tool_calls import (
+    Call,
+    call_chars,
+    find_calls,
+    merge_roles,
+    meaningful,
+    shorten_input,
+    shorten_result,
+)
+
+# Size limits from the issue, in characters: a tool result, and each string argument.
+RESULT_SIZE = 400
+ARGUMENT_SIZE = 200
+
+DEFAULT_STRATEGY = "shorten_tools_epoch"
+
+# Every numeric setting and its smallest allowed value. ``max_tool_outputs`` defaults to
+# ``max_tool_calls`` (so it has no entry in DEFAULTS).
+_MINIMUM: dict[str, int] = {
+    "full_tool_outputs": 0,
+    "max_tool_calls": 0,
+    "max_tool_outputs": 0,
+    "max_tool_chars": 0,
+    "epoch_tool_call_threshold": 0,
+    "epoch_full_tool_calls": 0,
+    "epoch_compacted_tool_calls": 0,
+    "epoch_size": 1,
+}
+DEFAULTS: dict[str, Any] = {
+    "strategy": DEFAULT_STRATEGY,
+    "full_tool_outputs": 10,
+    "max_tool_calls": 40,
+    "max_tool_chars": 100_000,
+    "epoch_tool_call_threshold": 50,
+    "epoch_full_tool_calls": 10,
+    "epoch_compacted_tool_calls": 40,
+    "epoch_size": 10,
+}
+# What a result becomes in shorten_tools between max_tool_outputs and max_tool_calls: the call
+# stays, and both APIs require it to be answered.
+CLEARED_RESULT = "Result removed by compaction to save context."
+
+
+@dataclass
+class Compacted:
+    """The prompt for one model call and what compaction did to it.
+
+    Attributes:
+        messages: the prepared conversation (a new list; unchanged messages are shared with the
+            stored one, so treat them as read-only).
+        strategies: the names of the strategies applied, in order.
+        truncated: tool calls whose arguments or result were shortened.
+        dropped: tool calls removed with their results.
+        tokens_before: ``estimate_tokens`` of the stored conversation (0 from ``prepare_prompt``).
+        tokens_after: ``estimate_tokens`` of ``messages`` (0 from ``prepare_prompt``).
+        marks: ``tool_use`` id -> ``"truncated"`` or ``"dropped"``, for the UI.
+        stable: how many leading messages of ``messages`` stay byte-identical in every prompt
+            until the strategy's next epoch boundary (where a prompt cache breakpoint pays
+            off); ``None`` from a strategy means "append-only: all of them", 0 means unknown.
+    """
+
+    messages: list[dict]
+    strategies: list[str] = field(default_factory=list)
+    truncated: int = 0
+    dropped: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    marks: dict[str, str] = field(default_factory=dict)
+    stable: int | None = 0
+    budget_cut: int = 0
+    """Tool results the token budget cut after the strategies (see ``budget.fit``)."""
+    budget_dropped: int = 0
+    """Tool calls the token budget dropped after the strategies."""
+    budget_from: int | None = None
+    """The first message the token budget changed (None: it changed none)."""
+    fits: bool = True
+    """False when the prompt is over the token budget even after it cut and dropped all it may."""
+
+    def event_data(self) -> dict[str, Any]:
+        """The data of a ``prompt.compacted`` event: every figure except messages and marks
+        (which would make each stored event as large as the prompt)."""
+        return {
+            "strategies": list(self.strategies),
+            "truncated": self.truncated,
+            "dropped": self.dropped,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "stable": self.stable or 0,
+            "budget_cut": self.budget_cut,
+            "budget_dropped": self.budget_dropped,
+        }
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+def resolve_settings(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every compaction setting, validated: ``settings`` layered on ``DEFAULTS`` (None: the
+    defaults), plus ``max_tool_outputs`` and any extra keys (plugin strategies may read them).
+
+    Pure: nothing is read from files or the environment here; ``configured_settings`` does that
+    once, with the rest of the configuration.
+
+    Raises:
+        ScoutError: a value is not a whole number of at least its minimum (``epoch_size`` >= 1,
+            others >= 0) or a strategy is not a string.
+    """
+    merged: dict[str, Any] = dict(DEFAULTS)
+    for key, value in (settings or {}).items():
+        merged[key] = _check(key, value, lambda key=key: f"compaction setting {key}")
+    merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
+    return merged
+
+
+def configured_settings(table: Mapping[str, Any], env: Mapping[str, str],
+                        place: Callable[[str], str] = lambda key: "[compaction]") -> dict[str, Any]:
+    """The settings a run uses: ``DEFAULTS`` < the config files' ``[compaction]`` ``table`` <
+    ``SCOUT_<NAME>`` variables of ``env`` (``SCOUT_EPOCH_SIZE``, ``SCOUT_STRATEGY``; empty
+    values ignored). Called once when the agent is built.
+
+    ``place(key)`` names where the table sets ``key`` ("<file>:<line>: [compaction]").
+
+    Raises:
+        ScoutError: an invalid value, naming the file and line or the variable.
+    """
+    if not isinstance(table, Mapping):
+        raise ScoutError(f"{place('compaction')}: compaction must be a table ([compaction]), got {table!r}")
+    merged: dict[str, Any] = dict(DEFAULTS)
+    for key, value in table.items():
+        merged[key] = _check(key, value, lambda key=key: place(key))
+    for key in ("strategy", *_MINIMUM):
+        var = f"SCOUT_{key.upper()}"
+        raw = env.get(var)
+        if raw:
+            value = raw if key == "strategy" else _int(raw)
+            merged[key] = _check(key, value, lambda var=var: var, shown=repr(raw))
+    merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
+    return merged
+
+
+def _int(raw: str) -> Any:
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return raw
+
+
+def _check(key: str, value: Any, where: Callable[[], str], shown: str | None = None) -> Any:
+    """``value`` if valid for ``key``; unknown keys pass through untouched. ``shown``: how an
+    error quotes the value (an env variable's text as written)."""
+    shown = repr(value) if shown is None else shown
+    if key == "strategy":
+        ok = isinstance(value, str) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        )
+        if not ok:
+            raise ScoutError(f"{where()}: strategy must be a name or a list of names, got {shown}")
+        return value
+    if key in _MINIMUM:
+        least = _MINIMUM[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ScoutError(f"{where()}: {key} must be a whole number >= {least}, got {shown}")
+    return value
+
+
+# --- applying a plan to the tool calls --------------------------------------------------------
+
+DROP, TRUNCATE, CLEAR = "drop", "truncate", "clear"
+"""What a plan does to one call (``None``: keep it whole)."""
+
+
+def apply_plan(messages: list[dict], calls: list[Call], plan: list, name: str) -> Compacted:
+    """Apply ``plan`` (per call, oldest first: None to keep whole, or drop | truncate | clear)
+    to ``messages``, sharing every message it does not touch; returns the result with marks."""
+    skip: set[int] = set()  # messages removed whole
+    gone: dict[int, list[int]] = {}  # message index -> indices of removed blocks
+    swap: dict[int, dict[int, dict]] = {}  # message index -> block index -> new block
+    marks: dict[Any, str] = {}
+    truncated = dropped = 0
+    for (mi, bi, ri, rbi, tid, use_alone, result_alone), action in zip(calls, plan):
+        if action is None:
+            continue
+        if action is DROP:
+            marks[tid] = "dropped"
+            dropped += 1
+            if use_alone:
+                skip.add(mi)
+            else:
+                g = gone.get(mi)
+                if g is None:
+                    gone[mi] = [bi]
+                else:
+                    g.append(bi)
+            if result_alone:
+                skip.add(ri)
+            elif ri >= 0:
+                g = gone.get(ri)
+                if g is None:
+                    gone[ri] = [rbi]
+                else:
+                    g.append(rbi)
+            continue
+        use = messages[mi]["content"][bi]
+        new_input = shorten_input(use.get("input"), ARGUMENT_SIZE)
+        changed = new_input is not use.get("input")
+        if changed:
+            swap.setdefault(mi, {})[bi] = {**use, "input": new_input}
+        if ri >= 0:
+            result = messages[ri]["content"][rbi]
+            if action is CLEAR:
+                new_result = {**result, "content": CLEARED_RESULT}
+            else:
+                new_result = shorten_result(result, RESULT_SIZE)
+            if new_result is not result:
+                swap.setdefault(ri, {})[rbi] = new_result
+                changed = True
+        if changed:
+            marks[tid] = "truncated"
+            truncated += 1
+    if not marks:
+        return Compacted(list(messages), [name])
+
+    edited: dict[int, dict] = {}
+    for mi in gone.keys() | swap.keys():
+        if mi in skip:
+            continue
+        message, g, sw = messages[mi], gone.get(mi, ()), swap.get(mi)
+        content = message["content"]
+        if sw is None and len(g) == 1:  # the usual remnant: text before a dropped call
+            bi = g[0]
+            kept = content[:bi] + content[bi + 1 :]
+        else:
+            kept = [sw.get(bi, b) if sw else b for bi, b in enumerate(content) if bi not in g]
+        if meaningful(kept):
+            edited[mi] = {**message, "content": kept}
+        else:
+            skip.add(mi)
+    # Untouched messages are shared, not copied.
+    if edited:
+        out = [edited.get(mi, m) for mi, m in enumerate(messages) if mi not in skip]
+    else:
+        out = [m for mi, m in enumerate(messages) if mi not in skip]
+    if skip:
+        out = merge_roles(out)
+    return Compacted(out, [name], truncated, dropped, marks=marks)
+
+
+# --- the strategies ---------------------------------------------------------------------------
+
+def none(messages: list[dict]) -> Compacted:
+    """The strategy ``none``: the conversation as stored (a new list of the same messages)."""
+    return Compacted(list(messages), ["none"], stable=None)
+
+
+def shorten_tools(messages: list[dict], settings: Mapping[str, Any] | None = None) -> Compacted:
+    """Truncate, then drop, old tool calls once their content passes ``max_tool_chars``.
+
+    Walks from the newest call (position 1) to the oldest, counting the characters of tool
+    content kept so far (result text plus the JSON of the arguments).
+    A call stays whole while that count is below ``max_tool_chars`` or its position is at most
+    ``full_tool_outputs``; otherwise a call beyond ``max_tool_calls`` is dropped with its result,
+    one beyond ``max_tool_outputs`` keeps its (truncated) arguments but its result becomes
+    ``CLEARED_RESULT`` (both APIs need every call answered), and the rest are truncated
+    (result to 400 characters, each string argument to 200).
+
+    ``settings`` is layered on ``DEFAULTS`` (see ``resolve_settings``).
+    Returns the prompt without the compaction notice, which ``compact`` adds once for a chain.
+    """
+    s = resolve_settings(settings)
+    full = s["full_tool_outputs"]
+    max_calls, max_outputs, max_chars = s["max_tool_calls"], s["max_tool_outputs"], s["max_tool_chars"]
+    calls = find_calls(messages)
+    plan: list[str | None] = [None] * len(calls)
+    kept = 0
+    for position, k in enumerate(range(len(calls) - 1, -1, -1), 1):
+        if kept < max_chars:
+            # Past the limit the count no longer matters, so later calls are never measured.
+            mi, bi, ri, rbi = calls[k][:4]
+            kept += call_chars(messages[mi]["content"][bi], messages[ri]["content"][rbi] if ri >= 0 else None)
+        elif position > full:
+            if position > max_calls:
+                plan[k] = DROP
+            else:
+                plan[k] = CLEAR if position > max_outputs else TRUNCATE
+    return apply_plan(messages, calls, plan, "shorten_tools")
+
+
+def epoch_bounds(total: int, settings: Mapping[str, Any]) -> tuple[int, int, int]:
+    """``(pinned, keep_from, whole_from)`` for ``total`` tool calls under the epoch settings.
+
+    Calls are indexed oldest first: indices below ``keep_from`` are dropped, those from
+    ``keep_from`` below ``whole_from`` truncated, the rest whole. ``pinned = threshold +
+    ((T - threshold - 1) // epoch_size) * epoch_size`` and both bounds depend only on it, so they
+    move only when T crosses ``threshold + k * epoch_size``. For ``T <= threshold`` all are 0.
+    """
+    threshold = settings["epoch_tool_call_threshold"]
+    if total <= threshold:
+        return 0, 0, 0
+    size = settings["epoch_size"]
+    pinned = threshold + ((total - threshold - 1) // size) * size
+    whole_from = max(0, pinned - settings["epoch_full_tool_calls"])
+    keep_from = max(0, whole_from - settings["epoch_compacted_tool_calls"])
+    return pinned, keep_from, whole_from
+
+
+def shorten_tools_epoch(messages: list[dict], settings: Mapping[str, Any] | None = None) -> Compacted:
+    """The cache-friendly variant: the cut moves only once per epoch of ``epoch_size`` calls.
+
+    With T tool calls: nothing changes while ``T <= epoch_tool_call_threshold``; otherwise,
+    with ``pinned`` and ``new = T - pinned`` as in ``epoch_bounds``, the newest
+    ``new + epoch_full_tool_calls`` calls stay whole, the next ``epoch_compacted_tool_calls``
+    are truncated, older ones are dropped. Between two epoch boundaries the dropped and
+    truncated part is identical from call to call, so the provider's prompt cache keeps it.
+
+    Repeated calls: the newest instance of a call repeated with the same name and arguments
+    (ids ignored, key order ignored) stays whole, so the model does not loop re-running a call
+    it can no longer see. Repeats are looked for among the pinned calls only, so a new call
+    arriving mid-epoch cannot change the compacted part (its own instance is whole anyway).
+
+    ``settings`` and the result are as for ``shorten_tools``.
+    """
+    s = resolve_settings(settings)
+    keys: list = []
+    calls = find_calls(messages, keys)
+    pinned, keep_from, whole_from = epoch_bounds(len(calls), s)
+    if whole_from == 0:
+        return Compacted(list(messages), ["shorten_tools_epoch"], stable=None)
+    plan: list[str | None] = [DROP] * keep_from + [TRUNCATE] * (whole_from - keep_from)
+    plan += [None] * (len(calls) - whole_from)
+    for k in _newest_repeats(keys, pinned, whole_from):
+        plan[k] = None
+    result = apply_plan(messages, calls, plan, "shorten_tools_epoch")
+    result.stable = _messages_through(result.messages, calls[pinned - 1][4])
+    return result
+
+
+def _messages_through(messages: list[dict], tool_use_id: Any) -> int:
+    """How many leading messages of ``messages`` hold the call ``tool_use_id`` and its result
+    (0 when it is not there): the end of the part an epoch keeps fixed."""
+    for i in range(len(messages) - 1, -1, -1):
+        content = messages[i].get("content")
+        if messages[i].get("role") == "user" and type(content) is list and any(
+                b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id for b in content):
+            return i + 1
+        if messages[i].get("role") == "assistant" and any(u.get("id") == tool_use_id for u in tool_uses(messages[i])):
+            return i + 1  # a call without its result yet ends the fixed part itself
+    return 0
+
+
+def _newest_repeats(keys: list, pinned: int, below: int) -> list[int]:
+    """Indices below ``below`` of calls that are the newest of two or more identical calls
+    (equal ``keys``) among the first ``pinned`` calls."""
+    last: dict[Any, int] = {}
+    repeated: set[Any] = set()
+    for k in range(pinned):
+        key = keys[k]
+        if key in last:
+            repeated.add(key)
+        last[key] = k
+    return [k for key, k in last.items() if k < below and key in repeated]
