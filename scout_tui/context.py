@@ -18,7 +18,8 @@ from scout_tui.bus import BeforeCompact, Event, Notice, SessionCompacted
 from scout_tui.cache_report import PromptRecord
 from scout_tui.compaction import Compacted, compact, estimate_tokens
 from scout_tui.errors import ModelError, ScoutError
-from scout_tui.history import blocks, repair
+from scout_tui.history import repair
+from scout_tui.messages import tool_results
 
 STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
@@ -163,7 +164,7 @@ class ContextWindow:
         largest message the person typed and the fork that leaves it out."""
         window = f"{self.context_window:,}" if self.context_window else "its"
         typed = [(estimate_tokens([m]), i) for i, m in enumerate(self.messages)
-                 if m.get("role") == "user" and not any(b.get("type") == "tool_result" for b in blocks(m))]
+                 if m.get("role") == "user" and not tool_results(m)]
         if not typed:
             return f"The prompt does not fit the model's context window ({window} tokens).\n\n{STILL_TOO_LONG}"
         tokens, index = max(typed)
