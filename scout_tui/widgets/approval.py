@@ -43,7 +43,7 @@ DIFF_STYLES = {"file": "bold", "hunk": "$accent", "add": "$text on $diff-added",
 
 def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
     """A unified diff as Content: added lines on ``$diff-added``, removed lines on
-    ``$diff-removed``, hunk headers in ``$accent``, file headers bold (``files.diff_lines``);
+    ``$diff-removed``, hunk headers in ``$accent``, file headers bold (``diffs.diff_lines``);
     control characters written out (``text.reveal``)."""
     lines = [(kind, reveal(line)) for kind, line in diff_lines(diff)]
     shown = lines[:max_lines]
