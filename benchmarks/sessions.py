@@ -171,7 +171,7 @@ def main() -> None:
             largest = max(sizes)
             deep = parents[largest]
             for _ in range(3):
-                deep = store.fork(deep, store.session(deep).message_count - 1)
+                deep = store.fork(deep, store.session(deep).message_count - 1).id
         size_mb = path.stat().st_size / 2**20  # closing the last connection checkpointed the WAL into it
         print(f"\nopening a {largest:,}-message session, store side (fresh process; store file {size_mb:.1f} MB)")
         for label, sid in (("the session", parents[largest]), ("a fork of a fork of a fork of it", deep)):

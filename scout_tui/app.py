@@ -11,56 +11,33 @@ import gc
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Footer
 
 from scout_tui import sessions
 from scout_tui.agent import Agent
+from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
-from scout_tui.backends.base import Request
+from scout_tui.app_themes import ThemesMixin
 from scout_tui.bus import Bus
-from scout_tui.cache_report import PromptRecord, explain
+from scout_tui.commands import Commands
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
-from scout_tui.compaction import strategy_names
 from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
-from scout_tui.skills import Skill, describe_skills, discover_skills
+from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
-from scout_tui.app_themes import ThemesMixin
-from scout_tui.themes import ThemeChoice, ThemeSource, describe_source
-from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, MODES, Approval, PermissionRequest, policy_from_config
-from scout_tui.widgets import ChatView, Composer, PromptView, SessionTree, StatusBar, ToolActivity
+from scout_tui.themes import ThemeSource
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
+from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
-
-HELP = """\
-**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
-Ctrl+T sessions pane and back · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
-yolo) · Ctrl+P command palette · Ctrl+Q quit
-
-**Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
-the model, Enter) · Esc deny and stop the turn
-
-**In the tool pane** (Tab to it): Enter shows a call's output and diff · `x` stops a running call · `o` opens
-the saved full output of a cut result
-
-**In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
-new branch before it, with the prompt ready to edit; on an answer: a branch after it)
-
-**In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
-
-**Commands**: `/new` · `/fork [N]` branch sharing the first N messages · `/tree` · `/rename TITLE` ·
-`/resume [ID]` · `/compact [FOCUS]` summarise older messages (a preview first; `u` on the marker undoes it) ·
-`/cost` tokens and dollars by model and branch · `/strategy NAME[,NAME]` prompt strategy for this session ·
-`/theme [NAME]` · `/skills` · `/plugins` · `/help` · `/quit`
-"""
 
 
 class SessionOpened(Message):
@@ -101,14 +78,6 @@ class ToolDetailsLoaded(Message):
         self.details = details
 
 
-class ContextEstimated(Message):
-    """The estimated size of the next request, in tokens."""
-
-    def __init__(self, tokens: int) -> None:
-        super().__init__()
-        self.tokens = tokens
-
-
 class ExtensionsLoaded(Message):
     """Skills and plugins were discovered and loaded (off the event loop)."""
 
@@ -134,7 +103,7 @@ OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
 
-class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -202,6 +171,7 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
         self.compactions: list[dict] = []
         self._learnt_window: int | None = None  # a window an earlier run of this session learnt
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
+        self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -275,6 +245,7 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
         self.skills, self.plugins = message.skills, message.plugins
         self.plugins.attach(self.bus)
+        self.add_plugin_commands()
         for problem in message.problems:
             self.notify(problem, title="Skipped", severity="error", timeout=10)
         for problem in self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *self.plugins.tools]):
@@ -438,8 +409,7 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
 
     @on(Composer.Submitted)
     def _submitted(self, message: Composer.Submitted) -> None:
-        text = message.text.strip()
-        if text.startswith("/") and self._command(text):
+        if self.run_command(message.text):
             return
         problem = self._setup_problem()
         if problem:
@@ -463,58 +433,6 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
             return "no API key is configured; see how to set one up above."
         return ""
 
-    def _command(self, text: str) -> bool:
-        """Run a slash command; False when ``text`` is not one (it is then sent as a prompt)."""
-        name = text.split()[0]
-        if name == "/new":
-            self.action_new_session()
-        elif name in ("/quit", "/exit"):
-            self.exit()
-        elif name == "/fork":
-            arg = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
-            if arg and not arg.isdigit():
-                self.query_one(ChatView).add_notice("Use `/fork` (all messages) or `/fork N` (the first N).", "error")
-            else:
-                self.fork_session(int(arg) if arg else None)
-        elif name == "/tree":
-            self.query_one(SessionTree).focus()
-        elif name == "/rename":
-            title = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
-            if title:
-                self.rename_session(title)
-            else:
-                self.query_one(ChatView).add_notice("Use `/rename TITLE`.", "error")
-        elif name == "/resume":
-            ref = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
-            if ref and not self._refuse_while_busy():
-                self.open_session(ref)
-            elif not ref:
-                self.query_one(SessionTree).focus()
-        elif name == "/strategy":
-            self.set_strategy(text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
-        elif name == "/theme":
-            arg = text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else ""
-            if arg:
-                self.choose_theme(arg)
-            else:
-                self.search_themes()
-        elif name == "/compact":
-            if not self._refuse_while_busy():
-                self.compact_session(text.split(maxsplit=1)[1].strip() if len(text.split()) > 1 else "")
-        elif name == "/cost":
-            self.show_cost()
-        elif name == "/skills":
-            self.query_one(ChatView).add_notice(describe_skills(self.skills))
-        elif name == "/plugins":
-            self.query_one(ChatView).add_notice(self.plugins.describe())
-        elif name[1:] in self.plugins.commands:
-            self.run_plugin_command(name[1:], text.split(maxsplit=1)[1] if len(text.split()) > 1 else "")
-        elif name == "/help":
-            self.query_one(ChatView).add_notice(HELP)
-        else:
-            return False
-        return True
-
     # -- compaction: strategy, context use, what the model sees --------------------------------
 
     def _ensure_agent(self) -> Agent:
@@ -525,136 +443,6 @@ class ScoutApp(AgentEventsMixin, LongSessionMixin, ThemesMixin, App):
             self.agent.narrow_window(self._learnt_window)
             self.agent.strategies = self.strategies
         return self.agent
-
-    def set_strategy(self, names: str) -> None:
-        """Use the prompt strategies ``names`` ("a,b") for this session; a bad name is reported."""
-        wanted = [n.strip() for n in names.split(",") if n.strip()]
-        known = strategy_names()
-        unknown = [n for n in wanted if n not in known]
-        if not wanted or unknown:
-            what = f"Unknown strategy {unknown[0]!r}. " if unknown else ""
-            self.query_one(ChatView).add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
-            return
-        self.strategies = ",".join(wanted)
-        if self.agent is not None:  # a new agent takes self.strategies when it is built
-            self.agent.strategies = self.strategies
-        self.notify(f"Prompt strategy for this session: {self.strategies}")
-        self.estimate_context()
-
-    @work(thread=True, exclusive=True, group="estimate")
-    def estimate_context(self) -> None:
-        """Estimate the next request's size off the event loop and show it in the status bar."""
-        history = self.conversation
-        if not self._history_ready.is_set() or (history and history[0] is None):
-            return  # estimated again once the whole conversation is read
-        if not self._model_ready.is_set():
-            return  # estimated again once the model's window is known
-        try:
-            agent = self._ensure_agent()
-            compacted = agent.preview(history)
-        except (ScoutError, ValueError):
-            return  # the chat already says what is wrong with the configuration
-        self.post_message(ContextEstimated(agent.context_tokens(compacted)))
-
-    def on_context_estimated(self, message: ContextEstimated) -> None:
-        for status in self.query(StatusBar):  # none once the app is closing
-            status.context_used = message.tokens
-
-    def action_show_prompt(self) -> None:
-        """Ctrl+O: the stored history beside what the next model call would send."""
-        if isinstance(self.screen, PromptView):
-            self.screen.dismiss(None)
-            return
-        self._open_prompt_view()
-
-    @work(thread=True, exclusive=True, group="estimate")
-    def _open_prompt_view(self) -> None:
-        history = list(self.conversation)
-        if not self._history_ready.is_set() or (history and history[0] is None):
-            self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
-            return
-        try:
-            agent = self._ensure_agent()
-            compacted = agent.preview(history)
-        except (ScoutError, ValueError) as e:
-            self.call_from_thread(self.notify, str(e), severity="error")
-            return
-        budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
-                  if compacted.budget_cut or compacted.budget_dropped else "")
-        summary_note = (f" A summary stands for messages 0–{agent.compaction.at - 1}."
-                        if agent.compaction is not None else "")
-        summary = (
-            f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
-            f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
-            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
-            f"{summary_note} The store keeps everything. Esc closes.\n{self._cache_note(agent, compacted)}"
-        )
-        self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
-
-    def _cache_note(self, agent: Agent, compacted) -> str:
-        """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
-        if agent.last_prompt is None:
-            return "Prompt cache: no request sent yet in this run."
-        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
-                          tools=agent.tools.specs())
-        why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
-        share = self.query_one(StatusBar).cache_share
-        last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
-        return f"Prompt cache: {why}{last}." if why else (
-            f"Prompt cache: the next request begins with the whole previous one, so the cache can reuse it{last}.")
-
-    def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("New session", "Start a new conversation in this directory", self.action_new_session)
-        yield SystemCommand("Fork session", "A new branch sharing every message of this session so far",
-                            lambda: self.fork_session(None))
-        yield SystemCommand("Sessions", "Focus the session tree: open, rename, delete, filter (Ctrl+T)",
-                            lambda: self.query_one(SessionTree).focus())
-        yield SystemCommand("Resume a session", "Pick a session of this directory in the tree",
-                            lambda: self.query_one(SessionTree).focus())
-        yield SystemCommand("Rename session", "Give this session a new title", self._ask_rename)
-        yield SystemCommand("Skills", "The skills found in ~/.agents/skills and ./.agents/skills",
-                            lambda: self._command("/skills"))
-        yield SystemCommand("Plugins", "The plugins loaded from ~/.agents/plugins and ./.agents/plugins",
-                            lambda: self._command("/plugins"))
-        for name, (_, owner) in self.plugins.commands.items():
-            yield SystemCommand(f"/{name}", f"Plugin command ({owner})",
-                                lambda name=name: self.run_plugin_command(name, ""))
-        for mode in MODES:
-            yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
-                                lambda mode=mode: self.set_permission_mode(mode))
-        yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
-                            self.action_show_prompt)
-        yield SystemCommand("Compact conversation", "Summarise the older messages (a preview first; undo from the marker)",
-                            lambda: self._command("/compact"))
-        yield SystemCommand("Cost", "Tokens and dollars by model, cache read and write, and branch (/cost)",
-                            lambda: self._command("/cost"))
-        for name in strategy_names():
-            yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
-                                lambda name=name: self.set_strategy(name))
-        for name in sorted(self.theme_sources):  # found by typing "theme" or a name; highlighting previews
-            yield SystemCommand(f"Theme: {name}", describe_source(name, self.theme_sources),
-                                ThemeChoice(name, self.choose_theme), discover=False)
-
-    @work(thread=True, group="plugin-command")
-    def run_plugin_command(self, name: str, args: str) -> None:
-        """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
-        try:
-            text = self.plugins.run_command(name, args)
-        except ScoutError as e:
-            self.call_from_thread(self.query_one(ChatView).add_notice, str(e), "error")
-            return
-        if text:
-            self.call_from_thread(self.query_one(ChatView).add_notice, text)
-
-    def _ask_rename(self) -> None:
-        from scout_tui.widgets.dialogs import PromptScreen
-
-        def done(title: str | None) -> None:
-            if title:
-                self.rename_session(title)
-
-        self.push_screen(PromptScreen("Rename this session", ""), done)
 
     # -- permissions ----------------------------------------------------------------------------
 

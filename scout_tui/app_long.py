@@ -1,5 +1,6 @@
-"""The app's long-session commands: model metadata, ``/compact`` with its preview, undoing a
-compaction, ``/cost``, and what the status bar says of cost and cache.
+"""The app's long-session side: model metadata, what the next request sends (the status bar's
+estimate, Ctrl+O's prompt view and cache report), ``/compact`` with its preview, undoing a
+compaction, and ``/cost``.
 
 A mixin of ``ScoutApp`` (app.py): it uses the app's agent, store, bus and panes, and keeps the
 engine's facts where the engine keeps them (the agent's summary in force, the store's events).
@@ -8,16 +9,31 @@ engine's facts where the engine keeps them (the agent's summary in force, the st
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual import work
+from textual.message import Message
 
+from scout_tui.backends.base import Request
+from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.context import MIN_GAIN
 from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
 from scout_tui.runtime import model_metadata_asking_the_server, model_name
 from scout_tui.summary import Compaction
-from scout_tui.widgets import ChatView, SessionTree, StatusBar
+from scout_tui.widgets import ChatView, PromptView, SessionTree, StatusBar
+
+if TYPE_CHECKING:
+    from scout_tui.agent import Agent
+
+
+class ContextEstimated(Message):
+    """The estimated size of the next request, in tokens."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__()
+        self.tokens = tokens
 
 
 class LongSessionMixin:
@@ -49,6 +65,70 @@ class LongSessionMixin:
         if self.agent is not None and not self.busy:
             self.agent = None  # built again with the window and prices
         self.estimate_context()
+
+    # -- what the next request sends ----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def estimate_context(self) -> None:
+        """Estimate the next request's size off the event loop and show it in the status bar."""
+        history = self.conversation
+        if not self._history_ready.is_set() or (history and history[0] is None):
+            return  # estimated again once the whole conversation is read
+        if not self._model_ready.is_set():
+            return  # estimated again once the model's window is known
+        try:
+            agent = self._ensure_agent()
+            compacted = agent.preview(history)
+        except (ScoutError, ValueError):
+            return  # the chat already says what is wrong with the configuration
+        self.post_message(ContextEstimated(agent.context_tokens(compacted)))
+
+    def on_context_estimated(self, message: ContextEstimated) -> None:
+        for status in self.query(StatusBar):  # none once the app is closing
+            status.context_used = message.tokens
+
+    def action_show_prompt(self) -> None:
+        """Ctrl+O: the stored history beside what the next model call would send."""
+        if isinstance(self.screen, PromptView):
+            self.screen.dismiss(None)
+            return
+        self._open_prompt_view()
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def _open_prompt_view(self) -> None:
+        history = list(self.conversation)
+        if not self._history_ready.is_set() or (history and history[0] is None):
+            self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
+            return
+        try:
+            agent = self._ensure_agent()
+            compacted = agent.preview(history)
+        except (ScoutError, ValueError) as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            return
+        budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
+                  if compacted.budget_cut or compacted.budget_dropped else "")
+        summary_note = (f" A summary stands for messages 0–{agent.compaction.at - 1}."
+                        if agent.compaction is not None else "")
+        summary = (
+            f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
+            f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
+            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
+            f"{summary_note} The store keeps everything. Esc closes.\n{self._cache_note(agent, compacted)}"
+        )
+        self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+
+    def _cache_note(self, agent: Agent, compacted) -> str:
+        """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
+        if agent.last_prompt is None:
+            return "Prompt cache: no request sent yet in this run."
+        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
+                          tools=agent.tools.specs())
+        why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
+        share = self.query_one(StatusBar).cache_share
+        last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
+        return f"Prompt cache: {why}{last}." if why else (
+            f"Prompt cache: the next request begins with the whole previous one, so the cache can reuse it{last}.")
 
     # -- /compact ------------------------------------------------------------------------------
 

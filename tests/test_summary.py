@@ -339,9 +339,9 @@ def test_a_fork_at_the_compactions_count_undoes_it_and_a_later_fork_keeps_it(sto
     exchange(store, sid, 2)  # 14 messages
     [made] = store.compactions(sid)
     assert (made["at"], made["count"], made["summary"]) == (6, 10, "the summary")
-    undo = store.fork(sid, made["count"])
+    undo = store.fork(sid, made["count"]).id
     assert store.compactions(undo) == []
-    later = store.fork(sid, 12)
+    later = store.fork(sid, 12).id
     assert [c["summary"] for c in store.compactions(later)] == ["the summary"]
     # A branch's own compaction comes after the inherited one: the last is the one in force.
     exchange(store, later, 1)
@@ -355,7 +355,7 @@ def test_spending_sums_by_model_along_the_branch_up_to_the_fork_point(store, tmp
     exchange(store, sid, 2, model="claude-sonnet-4-5", tokens=100, cost=0.01)  # messages 0-3
     store.append(sid, compacted(2, 4, "s", model="claude-haiku-4-5", cost=0.001))
     exchange(store, sid, 3, model="gpt-4.1", tokens=1_000, cost=0.1)  # messages 4-9, not shared below
-    branch = store.fork(sid, 6)
+    branch = store.fork(sid, 6).id
     exchange(store, branch, 1, model="claude-sonnet-4-5", tokens=50, cost=0.005)
     spent = store.spending(branch)
     assert spent["claude-sonnet-4-5"]["requests"] == 3

@@ -1,0 +1,174 @@
+"""The app's commands: the built-in slash commands and the plugins' in one registry
+(``commands.Commands``), run from the composer, listed in the command palette and by ``/help``.
+
+A mixin of ``ScoutApp`` (app.py): the handlers are the app's own actions.
+"""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import SystemCommand
+from textual.screen import Screen
+
+from scout_tui.commands import Command, Commands, literal
+from scout_tui.compaction import strategy_names
+from scout_tui.errors import ScoutError
+from scout_tui.skills import describe_skills
+from scout_tui.themes import ThemeChoice, describe_source
+from scout_tui.tools.permissions import MODES
+from scout_tui.widgets import SessionTree
+
+KEYS_HELP = """\
+**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
+Ctrl+T sessions pane and back · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
+yolo) · Ctrl+P command palette · Ctrl+Q quit
+
+**Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
+the model, Enter) · Esc deny and stop the turn
+
+**In the tool pane** (Tab to it): Enter shows a call's output and diff · `x` stops a running call · `o` opens
+the saved full output of a cut result
+
+**In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
+new branch before it, with the prompt ready to edit; on an answer: a branch after it)
+
+**In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
+"""
+
+
+class CommandsMixin:
+    """Slash commands, the palette and ``/help`` for ``ScoutApp``."""
+
+    commands: Commands
+
+    def builtin_commands(self) -> list[Command]:
+        """scout-tui's own commands, in the order ``/help`` lists them."""
+        return [
+            Command("new", "", "start a new conversation in this directory", lambda _: self.action_new_session(),
+                    title="New session"),
+            Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
+                    self._fork_command, title="Fork session"),
+            Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
+                    lambda _: self.query_one(SessionTree).focus(), title="Sessions"),
+            Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
+            Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
+                    self._resume_command, title="Resume a session"),
+            Command("compact", "[FOCUS]", "summarise the older messages (a preview first; u on the marker undoes it)",
+                    self._compact_command, title="Compact conversation"),
+            Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
+                    lambda _: self.show_cost(), title="Cost"),
+            Command("strategy", "NAME[,NAME]", "the prompt strategy for this session", self.set_strategy),
+            Command("theme", "[NAME]", "use a theme (the picker when no name)", self._theme_command),
+            Command("skills", "", "the skills found in ~/.agents/skills and ./.agents/skills",
+                    lambda _: self.chat.add_notice(describe_skills(self.skills)), title="Skills"),
+            Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
+                    lambda _: self.chat.add_notice(self.plugins.describe()), title="Plugins"),
+            Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
+            Command("quit", "", "quit scout-tui", lambda _: self.exit(), aliases=("exit",)),
+        ]
+
+    def add_plugin_commands(self) -> None:
+        """Register the loaded plugins' commands (a plugin's wins over a built-in of its name)."""
+        for name, (_, owner) in self.plugins.commands.items():
+            self.commands.add(Command(name, "[ARGS]", "a plugin command",
+                                      lambda args, name=name: self.run_plugin_command(name, args), owner=owner))
+
+    def help_text(self) -> str:
+        """``/help``: the keys, then every command of the registry."""
+        return f"{KEYS_HELP}\n**Commands**: {self.commands.help_text()}\n\n`//text` sends text starting with a slash."
+
+    def run_command(self, text: str) -> bool:
+        """Run ``text`` when it is a slash command; False when it is a prompt for the model.
+        An unknown command is reported, not sent (``//text`` sends ``/text``)."""
+        if literal(text) is not None:
+            return False
+        parsed = self.commands.parse(text)
+        if parsed is None:
+            return False
+        if parsed.command is None:
+            self.chat.add_notice(f"Unknown command `/{parsed.name}`: `/help` lists the commands; "
+                                 f"`//{parsed.name}` sends it to the model as text.", "error")
+            return True
+        parsed.command.run(parsed.args)
+        return True
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for command in self.commands:
+            if command.title or command.owner != "scout-tui":
+                yield SystemCommand(command.title or f"/{command.name}", command.help[:1].upper() + command.help[1:]
+                                    + (f" ({command.owner})" if command.owner != "scout-tui" else ""),
+                                    lambda command=command: command.run(""))
+        for mode in MODES:
+            yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
+                                lambda mode=mode: self.set_permission_mode(mode))
+        yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
+                            self.action_show_prompt)
+        for name in strategy_names():
+            yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
+                                lambda name=name: self.set_strategy(name))
+        for name in sorted(self.theme_sources):  # found by typing "theme" or a name; highlighting previews
+            yield SystemCommand(f"Theme: {name}", describe_source(name, self.theme_sources),
+                                ThemeChoice(name, self.choose_theme), discover=False)
+
+    # -- handlers taking the argument text -----------------------------------------------------
+
+    def _fork_command(self, args: str) -> None:
+        if args and not (args.isascii() and args.isdigit()):
+            self.chat.add_notice("Use `/fork` (all messages) or `/fork N` (the first N).", "error")
+        else:
+            self.fork_session(int(args) if args else None)
+
+    def _rename_command(self, title: str) -> None:
+        if title:
+            self.rename_session(title)
+            return
+        from scout_tui.widgets.dialogs import PromptScreen
+
+        def done(title: str | None) -> None:
+            if title:
+                self.rename_session(title)
+
+        self.push_screen(PromptScreen("Rename this session", ""), done)
+
+    def _resume_command(self, ref: str) -> None:
+        if not ref:
+            self.query_one(SessionTree).focus()
+        elif not self._refuse_while_busy():
+            self.open_session(ref)
+
+    def _compact_command(self, focus: str) -> None:
+        if not self._refuse_while_busy():
+            self.compact_session(focus)
+
+    def _theme_command(self, name: str) -> None:
+        if name:
+            self.choose_theme(name)
+        else:
+            self.search_themes()
+
+    def set_strategy(self, names: str) -> None:
+        """Use the prompt strategies ``names`` ("a,b") for this session; a bad name is reported."""
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        known = strategy_names()
+        unknown = [n for n in wanted if n not in known]
+        if not wanted or unknown:
+            what = f"Unknown strategy {unknown[0]!r}. " if unknown else ""
+            self.chat.add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
+            return
+        self.strategies = ",".join(wanted)
+        if self.agent is not None:  # a new agent takes self.strategies when it is built
+            self.agent.strategies = self.strategies
+        self.notify(f"Prompt strategy for this session: {self.strategies}")
+        self.estimate_context()
+
+    @work(thread=True, group="plugin-command")
+    def run_plugin_command(self, name: str, args: str) -> None:
+        """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
+        try:
+            text = self.plugins.run_command(name, args)
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return
+        if text:
+            self.call_from_thread(self.chat.add_notice, text)
