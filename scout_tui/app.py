@@ -26,7 +26,7 @@ from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_themes import ThemesMixin
 from scout_tui.bus import Bus
-from scout_tui.commands import Commands
+from scout_tui.commands import Commands, literal
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.models import check_models_tables
@@ -411,17 +411,17 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, A
     def _submitted(self, message: Composer.Submitted) -> None:
         if self.run_command(message.text):
             return
+        text = literal(message.text) or message.text  # "//text" sends "/text"
         problem = self._setup_problem()
         if problem:
-            chat = self.query_one(ChatView)
-            chat.add_user(message.text)
-            chat.add_notice(f"Not sent: {problem}", "error")
+            self.chat.add_user(text)
+            self.chat.add_notice(f"Not sent: {problem}", "error")
             return
         if self.busy:
-            self._queued.append(message.text)
+            self._queued.append(text)
             self.notify("Queued: it will be sent when the current turn ends (Esc interrupts).")
             return
-        self.run_turn(message.text)
+        self.run_turn(text)
 
     def _setup_problem(self) -> str:
         """Why no turn can run with this configuration ("" when one can)."""
