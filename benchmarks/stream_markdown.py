@@ -84,7 +84,7 @@ class BenchApp(App):
 class Result:
     kb: float
     deltas: int
-    fed_s: float  # until the last delta was handed to append_delta
+    fed_s: float  # until the last delta was handed to assistant_delta
     wall_s: float  # until the finished answer is on screen
     longest_stall_s: float
     stalls_over_100ms: int
@@ -108,7 +108,7 @@ async def run_once(kb: int, delta: int = 4, rate: float = 0) -> Result:
         gc.collect()
         gc.freeze()
         chat = app.query_one(ChatView)
-        chat.add_user("Explain the design, at length.")
+        chat.user_message(0, {"role": "user", "content": "Explain the design, at length."})
         await pilot.pause()
 
         gaps: list[float] = []
@@ -124,17 +124,17 @@ async def run_once(kb: int, delta: int = 4, rate: float = 0) -> Result:
 
         start = time.perf_counter()
         tick_task = asyncio.create_task(ticker())
-        chat.begin_assistant()
+        chat.assistant_delta("text", "")
         message = chat.current
         assert message is not None
         batch = 64 if rate <= 0 else max(1, int(rate / 100))
         for i in range(0, len(deltas), batch):
             for d in deltas[i : i + batch]:
-                chat.append_delta("text", d)
+                chat.assistant_delta("text", d)
             # Flood: yield once per batch. Paced: keep to the schedule, not to the sleeps.
             await asyncio.sleep(0 if rate <= 0 else max(0.0, start + (i + batch) / rate - time.perf_counter()))
         fed = time.perf_counter() - start
-        chat.end_assistant({"role": "assistant", "content": [{"type": "text", "text": answer}]})
+        chat.assistant_message(1, {"role": "assistant", "content": [{"type": "text", "text": answer}]})
         while not message.done:
             await asyncio.sleep(0.005)
         await pilot.pause()  # the last chunks laid out and painted

@@ -19,10 +19,10 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer
 
-from scout_tui import sessions
 from scout_tui.agent import Agent
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
+from scout_tui.app_sessions import SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_themes import ThemesMixin
 from scout_tui.bus import Bus
@@ -31,51 +31,13 @@ from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
-from scout_tui.runtime import SETUP_HELP, build_agent, check_provider, model_name, needs_key
+from scout_tui.runtime import build_agent, check_provider, model_name, needs_key
 from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
-
-
-class SessionOpened(Message):
-    """A session's stored conversation was read (off the event loop) and can be shown.
-
-    For a long session only the newest messages are read first: the older entries of
-    ``messages`` are None until ``HistoryLoaded`` brings them (``complete`` is False).
-    """
-
-    def __init__(self, session_id: str | None, messages: list[dict | None], tokens: tuple[int, int] = (0, 0),
-                 complete: bool = True, compactions: list[dict] | None = None, cost: float | None = None,
-                 window: int | None = None) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.messages = messages
-        self.tokens = tokens  # (input, output) totals of the session
-        self.complete = complete
-        self.compactions = compactions or []  # Store.compactions: the summaries in force, oldest first
-        self.cost = cost  # dollars the branch's conversation cost (None: nothing priced)
-        self.window = window  # the window the session's last request was fitted to (Store.last_window)
-
-
-class HistoryLoaded(Message):
-    """The whole conversation of a session opened with only its newest messages."""
-
-    def __init__(self, session_id: str, messages: list[dict]) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.messages = messages
-
-
-class ToolDetailsLoaded(Message):
-    """The diffs and saved-output paths of a stored session's tool calls (``Store.tool_details``)."""
-
-    def __init__(self, session_id: str, details: dict[str, dict[str, str]]) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.details = details
 
 
 class ExtensionsLoaded(Message):
@@ -88,22 +50,11 @@ class ExtensionsLoaded(Message):
         self.problems = problems
 
 
-class SessionsListed(Message):
-    """The sessions of this directory were read from the store."""
-
-    def __init__(self, sessions: list) -> None:
-        super().__init__()
-        self.sessions = sessions
-
-
 SESSIONS_POLL = 3.0
 """Seconds between re-reads of the session list, to show other processes' sessions."""
 
-OPEN_TAIL = 40
-"""Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
-
-class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -212,29 +163,6 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, A
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
 
-    # -- sessions (store reads run in a thread) -----------------------------------------------
-
-    @work(thread=True, exclusive=True, group="store-read")
-    def open_session(self, session_id: str | None, latest: bool = False) -> None:
-        """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
-        try:
-            # The newest messages first, so a long session paints at once; the rest follows.
-            opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
-        except ScoutError as e:
-            self.call_from_thread(self.notify, str(e), severity="error")
-            if self.session_id is not None:
-                return  # stay in the session that is open
-            opened = sessions.OpenedSession()
-        session_id = opened.id
-        self.post_message(SessionOpened(session_id, [None] * opened.since + opened.messages, opened.tokens,
-                                        complete=opened.complete, compactions=opened.compactions, cost=opened.cost,
-                                        window=opened.window))
-        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
-        if session_id:  # after the first paint: it reads every tool.end event of the session
-            self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
-        if session_id and not opened.complete:
-            self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
-
     @work(thread=True, exclusive=True, group="extensions")
     def load_extensions(self) -> None:
         """Find skills and load plugins (their code runs here, off the event loop)."""
@@ -255,156 +183,6 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, A
         self._extensions_ready.set()
         self.estimate_context()
 
-    def _poll_sessions(self) -> None:
-        if not self.busy:  # during a turn every stored message refreshes the list anyway
-            self.refresh_sessions()
-
-    @work(thread=True, exclusive=True, group="store-list")
-    def refresh_sessions(self) -> None:
-        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
-
-    def on_session_opened(self, message: SessionOpened) -> None:
-        self.session_id = message.session_id
-        self.conversation = message.messages
-        self.compactions = message.compactions
-        self._learnt_window = message.window
-        if self.agent is not None:  # the summary, cache key and window of the session now open
-            self.agent.compaction = compaction_of(self.compactions)
-            self.agent.cache_key = self.session_id
-            self.agent.narrow_window(self._learnt_window)
-        if message.complete:
-            self._history_ready.set()
-        else:
-            self._history_ready.clear()
-        chat = self.query_one(ChatView)
-        chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
-        if problem := self._setup_problem():
-            chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
-        self.query_one(ToolActivity).load([m for m in message.messages if m is not None])
-        status = self.query_one(StatusBar)
-        status.session_id = message.session_id or ""
-        status.input_tokens, status.output_tokens = message.tokens
-        status.cost = message.cost
-        status.cache_share = None
-        if message.window and (not status.context_window or message.window < status.context_window):
-            status.context_window = message.window
-        if message.session_id:
-            self.query_one(SessionTree).set_compactions(message.session_id, self.compactions)
-        if message.complete:
-            # After the first paint: the estimate imports the backend and compaction modules.
-            self.call_after_refresh(self.estimate_context)
-
-    def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
-        if message.session_id == self.session_id:
-            self.query_one(ToolActivity).set_details(message.details)
-
-    def on_history_loaded(self, message: HistoryLoaded) -> None:
-        if message.session_id != self.session_id or self._history_ready.is_set():
-            return
-        self.conversation[:] = message.messages  # in place: the chat holds this same list
-        self._history_ready.set()
-        self.query_one(ChatView).older_messages_ready()
-        self.estimate_context()
-
-    def on_sessions_listed(self, message: SessionsListed) -> None:
-        for tree in self.query(SessionTree):  # none once the app is closing
-            tree.set_sessions(message.sessions, self.session_id)
-
-    def _refuse_while_busy(self) -> bool:
-        if self.busy:
-            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
-        return self.busy
-
-    @on(SessionTree.Opened)
-    def _open_from_tree(self, message: SessionTree.Opened) -> None:
-        if message.session_id != self.session_id and not self._refuse_while_busy():
-            self.open_session(message.session_id)
-        self.query_one(Composer).focus()
-
-    @on(SessionTree.NewRequested)
-    def _new_from_tree(self) -> None:
-        self.action_new_session()
-        self.query_one(Composer).focus()
-
-    @on(SessionTree.RenameRequested)
-    async def _rename_from_tree(self, message: SessionTree.RenameRequested) -> None:
-        await asyncio.to_thread(self.store.rename, message.session_id, message.title)
-        self.refresh_sessions()
-
-    @on(SessionTree.DeleteRequested)
-    async def _delete_from_tree(self, message: SessionTree.DeleteRequested) -> None:
-        current = message.session_id == self.session_id
-        if current and self._refuse_while_busy():
-            return
-        await asyncio.to_thread(self.store.delete, message.session_id)
-        if current:
-            self.post_message(SessionOpened(None, []))
-        self.notify("Session deleted: hidden from the list (its events stay in the store).")
-        self.refresh_sessions()
-
-    def action_toggle_tree(self) -> None:
-        """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first)."""
-        tree = self.query_one(SessionTree)
-        if tree.has_focus:
-            back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
-            (back or self.query_one(Composer)).focus()
-        else:
-            self._before_tree = self.focused
-            tree.focus()
-
-    @on(ChatView.ForkRequested)
-    def _fork_from_chat(self, message: ChatView.ForkRequested) -> None:
-        # A prompt forks before itself, to be edited and resent (a sibling branch); an answer
-        # forks after itself, to continue from there differently.
-        at = message.index if message.role == "user" else message.index + 1
-        self.fork_session(at, message.text if message.role == "user" else "")
-
-    @work(exclusive=True, group="fork")
-    async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False) -> None:
-        """Branch the current session at ``at`` (None: all its messages) and open the branch
-        (``undo``: the fork undoes a compaction made at ``at``; say so)."""
-        if self.session_id is None:
-            self.notify("Nothing to fork yet: send a message first.", severity="warning")
-            return
-        if self._refuse_while_busy():
-            return
-        try:
-            # In this directory, as headless --fork does: the sessions pane lists this directory's.
-            branch = await asyncio.to_thread(self.store.fork, self.session_id, at, cwd=self.cwd)
-        except ScoutError as e:
-            self.notify(str(e), severity="error")
-            return
-        if at is not None and branch.fork_at != at:
-            self.notify(f"Forked at message {branch.fork_at} instead of {at}, so no tool call is left without its "
-                        "result.", severity="warning")
-        self.open_session(branch.id)
-        composer = self.query_one(Composer)
-        if prompt:
-            composer.load_text(prompt)
-            composer.move_cursor(composer.document.end)
-        composer.focus()
-        if undo:
-            self.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
-                        "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
-        else:
-            self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
-
-    @work(exclusive=True, group="rename")
-    async def rename_session(self, title: str) -> None:
-        if self.session_id is None:
-            self.notify("No session to rename yet: send a message first.", severity="warning")
-            return
-        await asyncio.to_thread(self.store.rename, self.session_id, title)
-        self.refresh_sessions()
-
-    def action_new_session(self) -> None:
-        if self.busy:
-            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
-            return
-        self.post_message(SessionOpened(None, []))
-        self.refresh_sessions()
-        self.query_one(Composer).focus()
-
     # -- turns --------------------------------------------------------------------------------
 
     @on(Composer.Submitted)
@@ -414,7 +192,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, LongSessionMixin, ThemesMixin, A
         text = literal(message.text) or message.text  # "//text" sends "/text"
         problem = self._setup_problem()
         if problem:
-            self.chat.add_user(text)
+            self.chat.user_message(None, {"role": "user", "content": text})  # shown, not stored
             self.chat.add_notice(f"Not sent: {problem}", "error")
             return
         if self.busy:

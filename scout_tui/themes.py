@@ -47,7 +47,7 @@ VARIABLE_DEFAULTS: dict[str, str] = {
     "tree-fork": "#af87ff",
 }
 SYNTAX_STYLE = "syntax-style"
-"""The variable naming the Pygments style of code blocks (read by ``widgets/chat_view.py``)."""
+"""The variable naming the Pygments style of code blocks (read by ``widgets/markdown_render.py``)."""
 SCOUT_VARIABLES = frozenset(VARIABLE_DEFAULTS) | {SYNTAX_STYLE}
 # Rich's own code themes that follow the terminal's palette; not Pygments styles.
 RICH_CODE_THEMES = frozenset({"ansi_dark", "ansi_light"})

@@ -40,7 +40,7 @@ class SelectApp(App):
 
     def __init__(self) -> None:
         super().__init__()
-        self.forks: list[tuple[int, str, str]] = []
+        self.forks: list[tuple[int, str]] = []
         self.selections: list[tuple[int | None, str]] = []
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -54,7 +54,7 @@ class SelectApp(App):
         self.query_one(Input).focus()
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
-        self.forks.append((message.index, message.role, message.text))
+        self.forks.append((message.at, message.prompt))
 
     def on_chat_view_selected(self, message: ChatView.Selected) -> None:
         self.selections.append((message.index, message.role))

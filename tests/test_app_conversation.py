@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from scout_tui.store import Store
 from scout_tui.widgets.prompt_view import PromptView
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-from tests.test_app import SIZE, make_app, repo, send, settle  # noqa: F401 (fixture)
+from tests.app_helpers import SIZE, make_app, send, settle
+from tests.conftest import wait_until
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    return workdir
 
 
 def _bad_request() -> Reply:
@@ -26,13 +35,7 @@ async def test_a_failed_request_leaves_the_app_the_store_and_ctrl_o_agreeing(rep
             stored = Store().messages(app.session_id)
             assert app.conversation == stored
             await pilot.press("ctrl+o")
-            await settle(app, pilot)
-            for _ in range(500):
-                if isinstance(app.screen, PromptView):
-                    break
-                await pilot.pause(0.01)
-            view = app.screen
-            assert isinstance(view, PromptView)
-            assert view.stored == stored
+            await wait_until(pilot, lambda: isinstance(app.screen, PromptView))
+            assert app.screen.stored == stored
     # The prompt of the failed request stays in what the model is sent next.
     assert "first" in json.dumps(server.requests[-1].json()["messages"])

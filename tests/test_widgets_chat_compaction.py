@@ -95,7 +95,7 @@ async def test_a_live_compaction_comes_after_the_turn_and_selection_skips_it():
         assert selected_index(chat) == 2
         await pilot.press("down", "f")
         await pilot.pause()
-        assert app.forks == [(3, "assistant", "message 3")]
+        assert app.forks == [(4, "")]
 
 
 async def test_u_on_a_focused_marker_in_the_chat_asks_to_undo_that_compaction():

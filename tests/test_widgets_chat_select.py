@@ -84,7 +84,7 @@ async def test_f_on_a_user_message_posts_fork_before_it_with_its_text():
         await loaded(app, pilot, dialogue(4))
         await pilot.press("tab", "k", "f")
         await pilot.pause()
-        assert app.forks == [(2, "user", "message 2")]
+        assert app.forks == [(2, "message 2")]
 
 
 async def test_f_on_an_assistant_message_posts_its_index_and_role():
@@ -94,7 +94,7 @@ async def test_f_on_an_assistant_message_posts_its_index_and_role():
         await pilot.press("tab", "up", "up", "f")
         await pilot.pause()
         assert selected_index(chat) == 1
-        assert app.forks == [(1, "assistant", "message 1")]
+        assert app.forks == [(2, "")]
 
 
 async def test_indices_after_load_count_tool_results_that_show_no_message():
@@ -105,7 +105,7 @@ async def test_indices_after_load_count_tool_results_that_show_no_message():
         assert [w.index for w in chat.query(AssistantMessage)] == [1, 3, 5]
         await pilot.press("tab", "k", "f")  # the second prompt the person sees
         await pilot.pause()
-        assert app.forks == [(4, "user", "and in todo.txt?")]
+        assert app.forks == [(4, "and in todo.txt?")]
 
 
 async def test_live_messages_take_the_index_the_app_gives():
@@ -120,7 +120,7 @@ async def test_live_messages_take_the_index_the_app_gives():
         await finished(pilot, answer)
         await pilot.press("tab", "f", "k", "f")
         await pilot.pause()
-        assert app.forks == [(7, "assistant", "Still nothing."), (6, "user", "and now?")]
+        assert app.forks == [(8, ""), (6, "and now?")]
 
 
 async def test_f_on_a_message_without_an_index_posts_nothing():

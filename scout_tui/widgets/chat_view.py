@@ -32,8 +32,6 @@ from .chat_messages import Notice, ToolCallLine, UserMessage
 from .compaction import CompactionMarker
 from .markdown_render import code_theme_of
 
-_code_theme = code_theme_of  # old name: tests/test_themes_app.py imports it from here
-
 LOAD_LIMIT = 24
 """Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
 time the view comes within a screen of the top; the rest are counted in one line."""
@@ -81,19 +79,17 @@ class ChatView(VerticalScroll):
     ]
 
     class ForkRequested(Message):
-        """``f`` on the selected message: the person wants a new branch there.
-
-        ``index`` is the message's position in the stored conversation (``Store.messages``).
-        ``role`` ``"user"``: fork *before* it (``at = index``) and offer ``text``, the prompt
-        as shown (sanitized), for editing; ``"assistant"``: fork *after* it
-        (``at = index + 1``), ``text`` being the answer's markdown.
+        """``f`` on the selected message: the person wants a new branch there, sharing the first
+        ``at`` messages of the stored conversation (``Store.fork``'s unit). On a prompt the
+        branch starts *before* it (``at`` = its position) and ``prompt`` is that prompt as shown,
+        offered for editing; on an answer it starts *after* it (``at`` = its position + 1) and
+        ``prompt`` is "".
         """
 
-        def __init__(self, index: int, role: str, text: str, *, chat_view: ChatView | None = None) -> None:
+        def __init__(self, at: int, prompt: str = "", *, chat_view: ChatView | None = None) -> None:
             super().__init__()
-            self.index = index
-            self.role = role
-            self.text = text
+            self.at = at
+            self.prompt = prompt
             self.chat_view = chat_view
 
         @property
@@ -235,30 +231,6 @@ class ChatView(VerticalScroll):
         """Mark a tool call's line ✓ or ✗ with its elapsed seconds (unknown ids are ignored)."""
         if (line := self._tool_lines.get(tool_use_id)) is not None:
             line.finish(is_error, elapsed)
-
-    # old name: the app switches to the event-shaped methods
-    def add_user(self, text: str, *, index: int | None = None) -> None:
-        self.user_message(index, {"role": "user", "content": text})
-
-    # old name: the app switches to the event-shaped methods
-    def begin_assistant(self) -> None:
-        self.assistant_delta("text", "")
-
-    # old name: the app switches to the event-shaped methods
-    def append_delta(self, kind: str, text: str) -> None:
-        self.assistant_delta(kind, text)
-
-    # old name: the app switches to the event-shaped methods
-    def end_assistant(self, message: dict | None, interrupted: bool = False, *, index: int | None = None) -> None:
-        self.stream_interrupted() if message is None else self.assistant_message(index, message, interrupted)
-
-    # old name: the app switches to the event-shaped methods
-    def add_tool_call(self, tool_use_id: str, name: str, input: dict) -> None:
-        self.tool_call_started(tool_use_id, name, input)
-
-    # old name: the app switches to the event-shaped methods
-    def finish_tool_call(self, tool_use_id: str, is_error: bool, elapsed: float | None) -> None:
-        self.tool_call_ended(tool_use_id, is_error, elapsed)
 
     # -- other lines ------------------------------------------------------------------------------
 
@@ -492,9 +464,9 @@ class ChatView(VerticalScroll):
             self.app.bell()
             return
         if isinstance(message, UserMessage):
-            self.post_message(self.ForkRequested(message.index, "user", message.text, chat_view=self))
+            self.post_message(self.ForkRequested(message.index, message.text, chat_view=self))
         else:
-            self.post_message(self.ForkRequested(message.index, "assistant", message.source, chat_view=self))
+            self.post_message(self.ForkRequested(message.index + 1, chat_view=self))
 
     def older_messages_ready(self) -> None:
         """The entries of the loaded list that were None are filled in: mount older messages now

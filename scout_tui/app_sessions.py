@@ -1,0 +1,226 @@
+"""The app's sessions: opening one (its newest messages first, the rest after the first
+paint), the sessions pane's requests (open, new, rename, delete), forking from the chat or
+``/fork``, and the session list kept fresh while other processes write to the store.
+
+A mixin of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
+back as messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+from textual.message import Message
+
+from scout_tui import sessions
+from scout_tui.app_long import compaction_of
+from scout_tui.errors import ScoutError
+from scout_tui.runtime import SETUP_HELP, needs_key
+from scout_tui.sessions import OpenedSession
+from scout_tui.widgets import ChatView, Composer, SessionTree, ToolActivity
+
+OPEN_TAIL = 40
+"""Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
+
+
+class SessionOpened(Message):
+    """A session was read (off the event loop) and can be shown (``sessions.OpenedSession``;
+    its defaults: a new session). For a long session only the newest messages are read first:
+    ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them."""
+
+    def __init__(self, opened: OpenedSession) -> None:
+        super().__init__()
+        self.opened = opened
+        self.messages: list[dict | None] = [None] * opened.since + opened.messages
+
+
+class HistoryLoaded(Message):
+    """The whole conversation of a session opened with only its newest messages."""
+
+    def __init__(self, session_id: str, messages: list[dict]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.messages = messages
+
+
+class ToolDetailsLoaded(Message):
+    """The diffs and saved-output paths of a stored session's tool calls (``Store.tool_details``)."""
+
+    def __init__(self, session_id: str, details: dict[str, dict[str, str]]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.details = details
+
+
+class SessionsListed(Message):
+    """The sessions of this directory were read from the store."""
+
+    def __init__(self, sessions: list) -> None:
+        super().__init__()
+        self.sessions = sessions
+
+
+class SessionsMixin:
+    """Opening, listing, forking, renaming and deleting sessions for ``ScoutApp``."""
+
+    @work(thread=True, exclusive=True, group="store-read")
+    def open_session(self, session_id: str | None, latest: bool = False) -> None:
+        """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
+        try:
+            # The newest messages first, so a long session paints at once; the rest follows.
+            opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
+        except ScoutError as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            if self.session_id is not None:
+                return  # stay in the session that is open
+            opened = sessions.OpenedSession()
+        session_id = opened.id
+        self.post_message(SessionOpened(opened))
+        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+        if session_id:  # after the first paint: it reads every tool.end event of the session
+            self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
+        if session_id and not opened.complete:
+            self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
+
+    def _poll_sessions(self) -> None:
+        if not self.busy:  # during a turn every stored message refreshes the list anyway
+            self.refresh_sessions()
+
+    @work(thread=True, exclusive=True, group="store-list")
+    def refresh_sessions(self) -> None:
+        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        opened = message.opened
+        self.session_id = opened.id
+        self.conversation = message.messages
+        self.compactions = opened.compactions
+        self._learnt_window = opened.window
+        if self.agent is not None:  # the summary, cache key and window of the session now open
+            self.agent.compaction = compaction_of(self.compactions)
+            self.agent.cache_key = self.session_id
+            self.agent.narrow_window(self._learnt_window)
+        if opened.complete:
+            self._history_ready.set()
+        else:
+            self._history_ready.clear()
+        self.chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
+        if problem := self._setup_problem():
+            self.chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
+        self.tool_pane.load(opened.messages)
+        status = self.status
+        status.session_id = opened.id or ""
+        status.input_tokens, status.output_tokens = opened.tokens
+        status.cost = opened.cost
+        status.cache_share = None
+        if opened.window and (not status.context_window or opened.window < status.context_window):
+            status.context_window = opened.window
+        if opened.id:
+            self.query_one(SessionTree).set_compactions(opened.id, self.compactions)
+        if opened.complete:
+            # After the first paint: the estimate imports the backend and compaction modules.
+            self.call_after_refresh(self.estimate_context)
+
+    def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
+        if message.session_id == self.session_id:
+            self.query_one(ToolActivity).set_details(message.details)
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        if message.session_id != self.session_id or self._history_ready.is_set():
+            return
+        self.conversation[:] = message.messages  # in place: the chat holds this same list
+        self._history_ready.set()
+        self.query_one(ChatView).older_messages_ready()
+        self.estimate_context()
+
+    def on_sessions_listed(self, message: SessionsListed) -> None:
+        for tree in self.query(SessionTree):  # none once the app is closing
+            tree.set_sessions(message.sessions, self.session_id)
+
+    def _refuse_while_busy(self) -> bool:
+        if self.busy:
+            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+        return self.busy
+
+    def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
+        if message.session_id != self.session_id and not self._refuse_while_busy():
+            self.open_session(message.session_id)
+        self.query_one(Composer).focus()
+
+    def on_session_tree_new_requested(self) -> None:
+        self.action_new_session()
+        self.query_one(Composer).focus()
+
+    async def on_session_tree_rename_requested(self, message: SessionTree.RenameRequested) -> None:
+        await asyncio.to_thread(self.store.rename, message.session_id, message.title)
+        self.refresh_sessions()
+
+    async def on_session_tree_delete_requested(self, message: SessionTree.DeleteRequested) -> None:
+        current = message.session_id == self.session_id
+        if current and self._refuse_while_busy():
+            return
+        await asyncio.to_thread(self.store.delete, message.session_id)
+        if current:
+            self.post_message(SessionOpened(OpenedSession()))
+        self.notify("Session deleted: hidden from the list (its events stay in the store).")
+        self.refresh_sessions()
+
+    def action_toggle_tree(self) -> None:
+        """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first)."""
+        tree = self.query_one(SessionTree)
+        if tree.has_focus:
+            back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
+            (back or self.query_one(Composer)).focus()
+        else:
+            self._before_tree = self.focused
+            tree.focus()
+
+    def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
+        self.fork_session(message.at, message.prompt)
+
+    @work(exclusive=True, group="fork")
+    async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False) -> None:
+        """Branch the current session at ``at`` (None: all its messages) and open the branch
+        (``undo``: the fork undoes a compaction made at ``at``; say so)."""
+        if self.session_id is None:
+            self.notify("Nothing to fork yet: send a message first.", severity="warning")
+            return
+        if self._refuse_while_busy():
+            return
+        try:
+            # In this directory, as headless --fork does: the sessions pane lists this directory's.
+            branch = await asyncio.to_thread(self.store.fork, self.session_id, at, cwd=self.cwd)
+        except ScoutError as e:
+            self.notify(str(e), severity="error")
+            return
+        if at is not None and branch.fork_at != at:
+            self.notify(f"Forked at message {branch.fork_at} instead of {at}, so no tool call is left without its "
+                        "result.", severity="warning")
+        self.open_session(branch.id)
+        composer = self.query_one(Composer)
+        if prompt:
+            composer.load_text(prompt)
+            composer.move_cursor(composer.document.end)
+        composer.focus()
+        if undo:
+            self.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
+                        "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
+        else:
+            self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
+
+    @work(exclusive=True, group="rename")
+    async def rename_session(self, title: str) -> None:
+        if self.session_id is None:
+            self.notify("No session to rename yet: send a message first.", severity="warning")
+            return
+        await asyncio.to_thread(self.store.rename, self.session_id, title)
+        self.refresh_sessions()
+
+    def action_new_session(self) -> None:
+        if self.busy:
+            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+            return
+        self.post_message(SessionOpened(OpenedSession()))
+        self.refresh_sessions()
+        self.query_one(Composer).focus()
