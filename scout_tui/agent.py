@@ -29,7 +29,8 @@ from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.compaction import Compacted
 from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
-from scout_tui.history import blocks, error_result, tool_uses
+from scout_tui.history import error_result
+from scout_tui.messages import blocks, tool_uses
 from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
 from scout_tui.tools.permissions import Approval, Approver, PermissionRequest, Policy

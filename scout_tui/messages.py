@@ -32,12 +32,13 @@ def tool_results(message: dict) -> list[dict]:
 def message_text(message: dict) -> str:
     """The text a person wrote or read in ``message``: its ``text`` blocks joined by newlines
     (thinking, tool calls and tool results left out)."""
-    return "\n".join(str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text")
+    return "\n".join(str(b.get("text") or "") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "text")
 
 
 def has_text(message: dict) -> bool:
     """Whether ``message`` holds a text block with more than whitespace."""
-    return any(b.get("type") == "text" and str(b.get("text", "")).strip() for b in blocks(message))
+    return any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text") or "").strip()
+               for b in blocks(message))
 
 
 def result_text(content: Any) -> str:

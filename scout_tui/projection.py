@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scout_tui.errors import ScoutError
+from scout_tui.messages import message_text
 from scout_tui.models import prompt_tokens
 
 SCHEMA_VERSION = 3
@@ -291,15 +292,10 @@ def upgrade(db: sqlite3.Connection, path: Path) -> None:
 def title_of(content: Any) -> str | None:
     """The first non-blank line of the first text in ``content`` (a message's content: a str
     or content blocks), clipped to TITLE_CHARS characters; None when there is no text."""
-    if isinstance(content, str):
-        texts = [content]
-    else:
-        texts = [b.get("text") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    for text in texts:
-        for line in (text or "").splitlines():
-            line = line.strip()
-            if line:
-                return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+    for line in message_text({"content": content}).splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
     return None
 
 

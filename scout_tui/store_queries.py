@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from scout_tui.history import blocks, tool_uses
+from scout_tui.messages import tool_results, tool_uses
 
 SESSION_COLUMNS = (
     "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens,"
@@ -232,9 +232,7 @@ def valid_fork_point(message_at: Callable[[int], dict | None], count: int, at: i
         if before is None or before.get("role") != "assistant" or not tool_uses(before):
             break
         results = message_at(point) if point < count else None
-        if results is not None and results.get("role") == "user" and any(
-            b.get("type") == "tool_result" for b in blocks(results)
-        ):
+        if results is not None and results.get("role") == "user" and tool_results(results):
             point += 1
         else:
             point -= 1

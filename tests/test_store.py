@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from scout_tui.bus import Bus, Event
 from scout_tui.errors import ScoutError
-from scout_tui.history import tool_uses
+from scout_tui.messages import tool_uses
 from scout_tui.projection import title_of
 from scout_tui.store import SCHEMA_VERSION, Store
 
