@@ -181,3 +181,19 @@ async def test_a_streaming_answer_has_no_index_until_its_final_message():
         assert answer is not None
         chat.assistant_message(1, text("assistant", "Thinking out loud"))
         await finished(pilot, answer)
+
+
+async def test_a_message_added_to_the_loaded_list_before_it_mounts_shows_once():
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        conversation = [text("user", "stored question"), text("assistant", "stored answer")]
+        chat.load(conversation)
+        # The app appends a new turn's message to the same list and shows it at once, before
+        # the load worker has run.
+        new = text("user", "new question")
+        conversation.append(new)
+        chat.user_message(2, new)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [m.text for m in chat.query(UserMessage)] == ["stored question", "new question"]

@@ -267,12 +267,14 @@ class ChatView(VerticalScroll):
         self._first = len(messages)
         for data in compactions:
             self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
-        self.run_worker(self._load(messages), name="load", group="chat-load", exclusive=True)
+        # The conversation may grow after this call (the caller appends new messages to the same
+        # list, and shows them as they come): only the first ``count`` are the stored ones.
+        self.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
 
-    async def _load(self, messages: list[dict]) -> None:
-        start = max(0, len(messages) - LOAD_LIMIT)
-        widgets = await self._build(messages, start, len(messages))
-        widgets += [CompactionMarker(data) for data in self._markers_at.get(len(messages), ())]
+    async def _load(self, messages: list[dict], count: int) -> None:
+        start = max(0, count - LOAD_LIMIT)
+        widgets = await self._build(messages, start, count)
+        widgets += [CompactionMarker(data) for data in self._markers_at.get(count, ())]
         earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
         # Anything added since load() was called comes after the stored conversation.
         await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
