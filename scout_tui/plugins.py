@@ -6,13 +6,13 @@ are run; a repository's plugins run when scout starts in that repository.
 
 A plugin file defines ``scout(api)`` and calls the ``PluginApi`` methods in it::
 
-    from scout_tui.tools import Tool
+    from scout_tui.tools.base import Tool, object_schema, string
 
     def scout(api):
         async def run(input, ctx):
             return input["text"].upper()
-        api.tool(Tool("shout", "Upper-case a text.", {"type": "object", "properties":
-                      {"text": {"type": "string"}}, "required": ["text"]}, run, read_only=True))
+        schema = object_schema(text=string("The text to upper-case."), required=["text"])
+        api.tool(Tool("shout", "Upper-case a text.", schema, run, read_only=True))
         api.command("hello", lambda args: f"hello {args}")
         api.on("tool.end", lambda event: print(event.data["name"]))
 """

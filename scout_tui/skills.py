@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scout_tui.errors import ScoutError
-from scout_tui.tools.base import Tool, ToolContext, ToolError
+from scout_tui.tools.base import Tool, ToolContext, ToolError, object_schema, string
 
 SKILLS_DIR = Path(".agents") / "skills"
 SKILL_FILE = "SKILL.md"
@@ -260,11 +260,7 @@ def skill_tool(skills: Sequence[Skill]) -> Tool:
             "are for are listed in the system prompt; load one when the task matches it, and "
             "follow its instructions."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {"name": {"type": "string", "description": "The skill's name, as listed."}},
-            "required": ["name"],
-        },
+        input_schema=object_schema(name=string("The skill's name, as listed."), required=["name"]),
         run=run,
         read_only=True,
     )

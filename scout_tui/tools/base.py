@@ -1,4 +1,5 @@
-"""Tools the model can call: the ``Tool`` shape, the run context, and a name-keyed registry.
+"""Tools the model can call: the ``Tool`` shape, the run context, a name-keyed registry, and
+helpers that write a tool's JSON Schema (``object_schema``, ``string``, ``number``…).
 
 A tool's failure is a ``ToolResult`` with ``is_error=True`` that the model reads; it never
 escapes the agent loop as an exception.
@@ -10,7 +11,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 
 class ToolError(Exception):
@@ -116,6 +117,59 @@ class Registry:
         except Exception as e:  # a tool bug must not end the turn; the model reads it
             return ToolResult(f"{name} failed: {type(e).__name__}: {e}", True)
         return out if isinstance(out, ToolResult) else ToolResult(str(out))
+
+
+# -- JSON Schema for tool input (https://json-schema.org/understanding-json-schema/reference) --
+# Each helper returns a plain dict in the key order the built-in tools have always sent: the
+# providers cache the tool list by its bytes, so the order is part of the wire form.
+
+
+def object_schema(*, required: Sequence[str] = (), **properties: dict[str, Any]) -> dict[str, Any]:
+    """A tool's ``input_schema``: an object with ``properties`` (name to property schema, in
+    the order given) and the ``required`` names, left out when there are none.
+
+    Raises ``ValueError`` for a required name that is not a property. (A property cannot be
+    called ``required``; write that schema as a dict.)
+    """
+    missing = [name for name in required if name not in properties]
+    if missing:
+        raise ValueError(f"required names that are not properties: {', '.join(map(repr, missing))}")
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def string(description: str) -> dict[str, Any]:
+    """A string property: ``{"type": "string", "description": ...}``."""
+    return {"type": "string", "description": description}
+
+
+def boolean(description: str) -> dict[str, Any]:
+    """A true/false property: ``{"type": "boolean", "description": ...}``."""
+    return {"type": "boolean", "description": description}
+
+
+def number(
+    description: str,
+    *,
+    minimum: float | None = None,
+    exclusive_minimum: float | None = None,
+    maximum: float | None = None,
+) -> dict[str, Any]:
+    """A number property with the bounds given (``minimum``, ``exclusiveMinimum``,
+    ``maximum``), in the unit its description names."""
+    return _bounded("number", description, minimum=minimum, exclusiveMinimum=exclusive_minimum, maximum=maximum)
+
+
+def integer(description: str, *, minimum: int | None = None, maximum: int | None = None) -> dict[str, Any]:
+    """A whole-number property with the bounds given (``minimum``, ``maximum``)."""
+    return _bounded("integer", description, minimum=minimum, maximum=maximum)
+
+
+def _bounded(type_name: str, description: str, **bounds: float | None) -> dict[str, Any]:
+    """``{"type": type_name, <the bounds that are not None>, "description": description}``."""
+    return {"type": type_name, **{k: v for k, v in bounds.items() if v is not None}, "description": description}
 
 
 def elapsed_since(start: float) -> float:

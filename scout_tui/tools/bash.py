@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult
+from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
 
 DEFAULT_TIMEOUT = 120.0  # seconds
@@ -255,18 +255,14 @@ BASH = Tool(
         "(grep, head, tail). For background servers, redirect output: `cmd > log 2>&1 &`. "
         "Prefer the read, grep, glob, edit and write tools over cat, grep, find, sed and echo."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The command to run, as you would type it in bash."},
-            "timeout": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "maximum": MAX_TIMEOUT,
-                "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
-            },
-        },
-        "required": ["command"],
-    },
+    input_schema=object_schema(
+        command=string("The command to run, as you would type it in bash."),
+        timeout=number(
+            f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
+            exclusive_minimum=0,
+            maximum=MAX_TIMEOUT,
+        ),
+        required=["command"],
+    ),
     run=run_bash,
 )

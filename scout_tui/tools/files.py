@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from scout_tui.diffs import unified_diff
-from scout_tui.tools.base import Tool, ToolContext, ToolError
+from scout_tui.tools.base import Tool, ToolContext, ToolError, boolean, integer, object_schema, string
 
 DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000  # one minified line must not fill the context window
 SNIFF_BYTES = 8192  # a NUL in the first 8 KB marks a binary file (what git and grep use)
 BOM = b"\xef\xbb\xbf"
+_PATH = "File path, relative to the working directory or absolute."  # read, write, edit
 
 _REQUIRED = object()
 
@@ -170,15 +171,12 @@ READ = Tool(
         f"Lines longer than {MAX_LINE_CHARS} characters are clipped. Binary files are refused. "
         "The line-number prefix is not part of the file: leave it out when you edit."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-            "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start reading at."},
-            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum lines to return (default {DEFAULT_READ_LINES})."},
-        },
-        "required": ["path"],
-    },
+    input_schema=object_schema(
+        path=string(_PATH),
+        offset=integer("1-based line number to start reading at.", minimum=1),
+        limit=integer(f"Maximum lines to return (default {DEFAULT_READ_LINES}).", minimum=1),
+        required=["path"],
+    ),
     run=run_read,
     read_only=True,
 )
@@ -269,14 +267,11 @@ WRITE = Tool(
         "missing parent folders. Prefer edit for changing part of an existing file; read a file "
         "before overwriting it."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-            "content": {"type": "string", "description": "The complete new content of the file."},
-        },
-        "required": ["path", "content"],
-    },
+    input_schema=object_schema(
+        path=string(_PATH),
+        content=string("The complete new content of the file."),
+        required=["path", "content"],
+    ),
     run=run_write,
     preview=preview_write,
 )
@@ -407,16 +402,13 @@ EDIT = Tool(
         "prefix), and must occur exactly once unless replace_all is true; include a few "
         "surrounding lines to make it unique. Line endings (CRLF) and encoding are preserved."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-            "old_string": {"type": "string", "description": "The exact text to replace."},
-            "new_string": {"type": "string", "description": "The text to put in its place (must differ)."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
-        },
-        "required": ["path", "old_string", "new_string"],
-    },
+    input_schema=object_schema(
+        path=string(_PATH),
+        old_string=string("The exact text to replace."),
+        new_string=string("The text to put in its place (must differ)."),
+        replace_all=boolean("Replace every occurrence (default false)."),
+        required=["path", "old_string", "new_string"],
+    ),
     run=run_edit,
     preview=preview_edit,
 )

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from scout_tui.tools.base import Tool, ToolContext, ToolError
+from scout_tui.tools.base import Tool, ToolContext, ToolError, boolean, object_schema, string
 from scout_tui.tools.files import bool_arg, looks_binary, str_arg
 
 # Never worth searching: version-control data, installed dependencies, caches. A folder holding
@@ -260,16 +260,13 @@ GREP = Tool(
         "node_modules, __pycache__, virtualenvs and binary files. Narrow it with include, a "
         f"file-name glob such as *.py or *.{{ts,tsx}}. Stops after {MAX_GREP_MATCHES} matches."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Regular expression (Python re) to search for."},
-            "path": {"type": "string", "description": "Folder or file to search (default: the working directory)."},
-            "include": {"type": "string", "description": "Only search files whose name matches this glob, e.g. *.py."},
-            "ignore_case": {"type": "boolean", "description": "Match without regard to case (default false)."},
-        },
-        "required": ["pattern"],
-    },
+    input_schema=object_schema(
+        pattern=string("Regular expression (Python re) to search for."),
+        path=string("Folder or file to search (default: the working directory)."),
+        include=string("Only search files whose name matches this glob, e.g. *.py."),
+        ignore_case=boolean("Match without regard to case (default false)."),
+        required=["pattern"],
+    ),
     run=run_grep,
     read_only=True,
 )
@@ -337,14 +334,11 @@ GLOB = Tool(
         "under src. path sets the folder to search (default: the working directory). Skips "
         f".git, node_modules, __pycache__ and virtualenvs. At most {MAX_GLOB_RESULTS} results."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Glob such as **/*.py, relative to path."},
-            "path": {"type": "string", "description": "Folder to search in (default: the working directory)."},
-        },
-        "required": ["pattern"],
-    },
+    input_schema=object_schema(
+        pattern=string("Glob such as **/*.py, relative to path."),
+        path=string("Folder to search in (default: the working directory)."),
+        required=["pattern"],
+    ),
     run=run_glob,
     read_only=True,
 )
