@@ -380,13 +380,8 @@ class ChatView(VerticalScroll):
             self._check_earlier()
             return
         self._select_previous_after = False
-        messages = self._messages()
-        current = self.selected
-        above = messages[: messages.index(current)] if current in messages else []
-        if above:
-            self.select(above[-1])
-        elif self._earlier is not None:  # a batch of tool calls only: keep going up
-            self._load_earlier(select_previous=True)
+        if not self._select_beside(-1) and self._earlier is not None:
+            self._load_earlier(select_previous=True)  # a batch of tool calls only: keep going up
 
     # -- selection and fork ---------------------------------------------------------------------
 
@@ -419,33 +414,34 @@ class ChatView(VerticalScroll):
                 return
             widget = widget.parent if isinstance(widget.parent, Widget) else None
 
-    def action_select_previous(self) -> None:
-        """Select the message above; past the first mounted one, mount the batch before it."""
+    def _select_beside(self, step: int) -> bool:
+        """Select the mounted message ``step`` places from the selected one (-1: the one above,
+        1: the one below), or the newest when none is selected. False, selecting nothing, when
+        the selected message is the first (step -1) or the last (step 1) mounted one."""
         messages = self._messages()
         current = self.selected
         if current is None:
             if messages:
                 self.select(messages[-1])
+            return True
+        position = messages.index(current) + step
+        if not 0 <= position < len(messages):
+            return False
+        self.select(messages[position])
+        return True
+
+    def action_select_previous(self) -> None:
+        """Select the message above; past the first mounted one, mount the batch before it."""
+        if self._select_beside(-1):
             return
-        position = messages.index(current)
-        if position > 0:
-            self.select(messages[position - 1])
-        elif self._earlier is not None:
+        if self._earlier is not None:
             self._load_earlier(select_previous=True)
         else:
             self.scroll_home(animate=False)
 
     def action_select_next(self) -> None:
         """Select the message below."""
-        messages = self._messages()
-        current = self.selected
-        if current is None:
-            if messages:
-                self.select(messages[-1])
-            return
-        position = messages.index(current)
-        if position + 1 < len(messages):
-            self.select(messages[position + 1])
+        self._select_beside(1)
 
     def action_select_first(self) -> None:
         """Select the first mounted message and show the top (where the batch before it loads)."""
