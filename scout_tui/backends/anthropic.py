@@ -11,21 +11,9 @@ import json
 from typing import Any, AsyncIterator
 
 from scout_tui.backends.anthropic_cache import min_cacheable_tokens, place_breakpoints
-from scout_tui.backends.base import (
-    Accumulator,
-    Backend,
-    Completed,
-    Request,
-    StreamError,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    Usage,
-    classify,
-    error_fields,
-)
+from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamError, StreamEvent, TextDelta,
+                                     ThinkingDelta, ToolCallDelta, ToolCallStarted, Usage, bad_tool_arguments,
+                                     event_payload, stream_error)
 
 API_VERSION = "2023-06-01"
 EXTENDED_TTL_BETA = "extended-cache-ttl-2025-04-11"  # sent with "1h" breakpoints (harmless once GA)
@@ -154,17 +142,12 @@ class MessageAssembler:
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         if not data.strip():
             return []
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            raise StreamError("bad_response", f"an event that is not JSON: {data[:120]!r}") from None
-        if not isinstance(payload, dict):
+        payload = event_payload(data)
+        if payload is None:
             return []
         kind = payload.get("type") or event
         if kind == "error":
-            etype, code, message = error_fields(payload)
-            found, retryable = classify(None, etype, code, message)
-            raise StreamError(found, f"{message or 'error event'} ({etype or code or 'error'})", retryable=retryable)
+            raise stream_error(payload)
         if kind == "message_start":
             self._usage((payload.get("message") or {}).get("usage"))
         elif kind == "content_block_start":
@@ -265,11 +248,7 @@ class MessageAssembler:
             block = self._block(index)
             if index in self._invalid:
                 if self.stop_raw != "max_tokens":
-                    raise StreamError(
-                        "bad_response",
-                        f"tool call {block['name']!r} has arguments that are not a JSON object: {self._invalid[index][:200]!r}",
-                        retryable=True,
-                    )
+                    raise bad_tool_arguments(block["name"], self._invalid[index])
                 block = {**block, "input": {}}  # cut by max_tokens: the agent answers it as cut
             if _kept(block):
                 content.append(block)

@@ -438,6 +438,39 @@ class StreamError(Exception):
         self.retry_after = retry_after
 
 
+def event_payload(data: str) -> dict | None:
+    """One stream event's ``data`` parsed as JSON: the object, or None for any other JSON value
+    (nothing in it to read).
+
+    Raises:
+        StreamError: ``bad_response`` when ``data`` is not JSON.
+    """
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise StreamError("bad_response", f"an event that is not JSON: {data[:120]!r}") from None
+    return payload if isinstance(payload, dict) else None
+
+
+def stream_error(payload: dict) -> StreamError:
+    """The StreamError for an error a 200 stream reports (Anthropic's ``error`` event, a Chat
+    Completions chunk with ``error``): kind and retryability by ``classify``, text the
+    server's message followed by its error type or code in parentheses."""
+    etype, code, message = error_fields(payload)
+    kind, retryable = classify(None, etype, code, message)
+    tag = etype or code
+    return StreamError(kind, (message or "an error in the stream") + (f" ({tag})" if tag else ""), retryable=retryable)
+
+
+def bad_tool_arguments(name: str, raw: str) -> StreamError:
+    """The StreamError for a finished tool call whose arguments (``raw``, the JSON text as
+    streamed) are not a JSON object. Retryable: a malformed call is a slip a new answer rarely
+    repeats. (A call cut off by ``max_tokens`` is not one: the agent answers it as cut.)"""
+    return StreamError(
+        "bad_response", f"tool call {name!r} has arguments that are not a JSON object: {raw[:200]!r}", retryable=True
+    )
+
+
 class Accumulator:
     """A growing text (answer or thinking) that streams only once it is more than whitespace.
 

@@ -14,21 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
-from scout_tui.backends.base import (
-    Accumulator,
-    Backend,
-    Completed,
-    Request,
-    StreamError,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    Usage,
-    classify,
-    error_fields,
-)
+from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamError, StreamEvent, TextDelta,
+                                     ThinkingDelta, ToolCallDelta, ToolCallStarted, Usage, bad_tool_arguments,
+                                     event_payload, stream_error)
 from scout_tui.errors import ModelError
 from scout_tui.messages import blocks, message_text, result_text, tool_results, tool_uses
 
@@ -233,17 +221,11 @@ class ChunkAssembler:
         if data == "[DONE]":
             self.done = True
             return []
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            raise StreamError("bad_response", f"a chunk that is not JSON: {data[:120]!r}") from None
-        if not isinstance(payload, dict):
+        payload = event_payload(data)
+        if payload is None:
             return []
         if payload.get("error"):
-            etype, code, message = error_fields(payload)
-            kind, retryable = classify(None, etype, code, message)
-            tag = etype or code
-            raise StreamError(kind, f"{message or 'error in stream'}" + (f" ({tag})" if tag else ""), retryable=retryable)
+            raise stream_error(payload)
         if isinstance(payload.get("usage"), dict):
             self.usage = payload["usage"]
         events: list[StreamEvent] = []
@@ -354,11 +336,7 @@ class ChunkAssembler:
                 value = {}
             if not isinstance(value, dict):
                 if self.finish_raw != "length":
-                    raise StreamError(
-                        "bad_response",
-                        f"tool call {call.name!r} has arguments that are not a JSON object: {raw[:200]!r}",
-                        retryable=True,
-                    )
+                    raise bad_tool_arguments(call.name, raw)
                 value = {}  # cut by max_tokens: the agent answers it as cut
             content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": value})
         stop = _STOP.get(self.finish_raw or "", "end_turn")
