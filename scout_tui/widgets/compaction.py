@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -18,9 +18,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Collapsible, Static, TextArea
+from textual.widgets import Collapsible, Static
 
 from ..text import one_line, sanitize
+from .composer import MultilineInput
 from .status_bar import dollars, tokens
 
 BY = {"user": "by you", "auto": "automatic", "overflow": "context overflow", "plugin": "plugin"}
@@ -143,14 +144,13 @@ class CompactionMarker(Collapsible):
         self.post_message(self.UndoRequested(self.count, marker=self))
 
 
-class SummaryEditor(TextArea):
+class SummaryEditor(MultilineInput):
     """The summary being previewed: Enter accepts (posts ``Accepted``), Shift+Enter and Ctrl+J
     insert a newline (terminals send either, see ``composer.py``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Shown in the Footer; the keys themselves are handled in ``_on_key``, in order with
-        # the characters typed before them (as the composer does).
-        Binding("enter", "accept", "Accept", id="compact_preview.accept"),
+        # Shown in the Footer; the keys themselves are handled in ``MultilineInput._on_key``.
+        Binding("enter", "submit", "Accept", id="compact_preview.accept"),
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="compact_preview.newline"),
     ]
 
@@ -161,24 +161,9 @@ class SummaryEditor(TextArea):
             super().__init__()
             self.text = text
 
-    async def _on_key(self, event: events.Key) -> None:
-        if event.key in ("enter", "ctrl+j", "shift+enter"):
-            event.stop()
-            event.prevent_default()
-            if event.key == "enter":
-                self.action_accept()
-            else:
-                self.action_newline()
-            return
-        await super()._on_key(event)
-
-    def action_accept(self) -> None:
+    def action_submit(self) -> None:
+        """Accept the summary as edited: post ``Accepted``."""
         self.post_message(self.Accepted(self.text))
-
-    def action_newline(self) -> None:
-        """Insert a line break at the cursor (replacing any selection)."""
-        start, end = self.selection
-        self.replace("\n", start, end, maintain_selection_offset=False)
 
 
 class CompactPreview(ModalScreen[str | None]):

@@ -1,4 +1,5 @@
-"""The prompt box: multi-line input that sends on Enter and remembers earlier prompts.
+"""The prompt box: multi-line input that sends on Enter and remembers earlier prompts; and
+``MultilineInput``, the Enter-sends text area it shares with the summary preview.
 
 Terminals disagree on Shift+Enter: some send it as its own key, many as plain Enter, some
 as Ctrl+J (a bare line feed). Both ``shift+enter`` and ``ctrl+j`` insert a newline here.
@@ -16,7 +17,40 @@ from textual.widgets import TextArea
 PLACEHOLDER = "Ask scout… (Enter to send, Shift+Enter for newline)"
 
 
-class Composer(TextArea):
+class MultilineInput(TextArea):
+    """A text area that sends on Enter, like an ``Input``: Enter runs ``action_submit`` (each
+    subclass says what sending means), Shift+Enter and Ctrl+J insert a newline.
+
+    The keys are handled in ``_on_key``, not by priority bindings; subclasses still list them in
+    ``BINDINGS``, for the Footer and keymaps.
+    """
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Enter is handled here, in the widget's own queue after the keys typed before it.
+        # A priority binding would run as soon as the key arrives, ahead of characters still
+        # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
+        # Ctrl+J / Shift+Enter likewise, or the newline lands after text typed later.
+        if event.key in ("enter", "ctrl+j", "shift+enter"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                self.action_submit()
+            else:
+                self.action_newline()
+            return
+        await super()._on_key(event)
+
+    def action_submit(self) -> None:
+        """Send the text: what Enter does (each subclass posts its own message)."""
+        raise NotImplementedError
+
+    def action_newline(self) -> None:
+        """Insert a line break at the cursor (replacing any selection)."""
+        start, end = self.selection
+        self.replace("\n", start, end, maintain_selection_offset=False)
+
+
+class Composer(MultilineInput):
     """Multi-line prompt input. Posts ``Submitted(text)`` on Enter, then clears itself.
 
     ``prompt_history`` holds earlier prompts, newest first (the app may fill it); Up on the
@@ -39,7 +73,7 @@ class Composer(TextArea):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Shown in the Footer; the key itself is handled in ``_on_key`` (see there).
+        # Shown in the Footer; Enter and the newline keys are handled in ``MultilineInput._on_key``.
         Binding("enter", "submit", "Send", id="composer.submit"),
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
@@ -72,21 +106,6 @@ class Composer(TextArea):
         self._history_index = -1  # -1: editing the draft, not a recalled prompt
         self._draft = ""
 
-    async def _on_key(self, event: events.Key) -> None:
-        # Enter is handled here, in the widget's own queue after the keys typed before it.
-        # A priority binding would run as soon as the key arrives, ahead of characters still
-        # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
-        # Ctrl+J / Shift+Enter likewise, or the newline lands after text typed later.
-        if event.key in ("enter", "ctrl+j", "shift+enter"):
-            event.stop()
-            event.prevent_default()
-            if event.key == "enter":
-                self.action_submit()
-            else:
-                self.action_newline()
-            return
-        await super()._on_key(event)
-
     def action_submit(self) -> None:
         """Send the text (if not blank) and clear the box."""
         text = self.text.rstrip().lstrip("\n")
@@ -98,11 +117,6 @@ class Composer(TextArea):
         self._draft = ""
         self.clear()
         self.post_message(self.Submitted(text, self))
-
-    def action_newline(self) -> None:
-        """Insert a line break at the cursor (replacing any selection)."""
-        start, end = self.selection
-        self.replace("\n", start, end, maintain_selection_offset=False)
 
     def action_history_previous(self) -> None:
         """On the first visual line: recall the next older prompt. Elsewhere: cursor up."""
