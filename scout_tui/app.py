@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual import on, work
@@ -40,14 +41,13 @@ from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolAc
 from scout_tui.widgets.approval import ApprovalScreen
 
 
+@dataclass
 class ExtensionsLoaded(Message):
     """Skills and plugins were discovered and loaded (off the event loop)."""
 
-    def __init__(self, skills: list, plugins: Plugins, problems: list[str]) -> None:
-        super().__init__()
-        self.skills = skills
-        self.plugins = plugins
-        self.problems = problems
+    skills: list
+    plugins: Plugins
+    problems: list[str]
 
 
 SESSIONS_POLL = 3.0

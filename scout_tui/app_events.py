@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from dataclasses import dataclass
 from functools import singledispatchmethod
 
 from textual.message import Message
@@ -20,12 +21,11 @@ from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, Mes
 from scout_tui.models import cache_hit_share, prompt_tokens
 
 
+@dataclass
 class AgentEvent(Message):
     """An event of the running turn, delivered to the app on its message queue."""
 
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
+    event: Event
 
 
 class AgentEventsMixin:

@@ -9,6 +9,7 @@ engine's facts where the engine keeps them (the agent's summary in force, the st
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -28,12 +29,11 @@ if TYPE_CHECKING:
     from scout_tui.agent import Agent
 
 
+@dataclass
 class ContextEstimated(Message):
     """The estimated size of the next request, in tokens."""
 
-    def __init__(self, tokens: int) -> None:
-        super().__init__()
-        self.tokens = tokens
+    tokens: int
 
 
 class LongSessionMixin:

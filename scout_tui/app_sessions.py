@@ -9,6 +9,7 @@ back as messages.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from textual import work
 from textual.message import Message
@@ -35,30 +36,27 @@ class SessionOpened(Message):
         self.messages: list[dict | None] = [None] * opened.since + opened.messages
 
 
+@dataclass
 class HistoryLoaded(Message):
     """The whole conversation of a session opened with only its newest messages."""
 
-    def __init__(self, session_id: str, messages: list[dict]) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.messages = messages
+    session_id: str
+    messages: list[dict]
 
 
+@dataclass
 class ToolDetailsLoaded(Message):
     """The diffs and saved-output paths of a stored session's tool calls (``Store.tool_details``)."""
 
-    def __init__(self, session_id: str, details: dict[str, dict[str, str]]) -> None:
-        super().__init__()
-        self.session_id = session_id
-        self.details = details
+    session_id: str
+    details: dict[str, dict[str, str]]
 
 
+@dataclass
 class SessionsListed(Message):
     """The sessions of this directory were read from the store."""
 
-    def __init__(self, sessions: list) -> None:
-        super().__init__()
-        self.sessions = sessions
+    sessions: list
 
 
 class SessionsMixin:

@@ -12,6 +12,7 @@ compaction shows as a ``CompactionMarker`` where it cut in (before the message a
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import ClassVar, Iterable
 
 from textual import events
@@ -78,6 +79,7 @@ class ChatView(VerticalScroll):
         Binding("f", "fork", "Fork here", id="chat.fork"),
     ]
 
+    @dataclass
     class ForkRequested(Message):
         """``f`` on the selected message: the person wants a new branch there, sharing the first
         ``at`` messages of the stored conversation (``Store.fork``'s unit). On a prompt the
@@ -86,25 +88,22 @@ class ChatView(VerticalScroll):
         ``prompt`` is "".
         """
 
-        def __init__(self, at: int, prompt: str = "", *, chat_view: ChatView | None = None) -> None:
-            super().__init__()
-            self.at = at
-            self.prompt = prompt
-            self.chat_view = chat_view
+        at: int
+        prompt: str = ""
+        chat_view: ChatView | None = field(default=None, kw_only=True)
 
         @property
         def control(self) -> ChatView | None:
             return self.chat_view
 
+    @dataclass
     class Selected(Message):
         """The selection moved to a message: its stored ``index`` (None for a live message given
         no index, or an answer still streaming) and ``role`` (``"user"`` or ``"assistant"``)."""
 
-        def __init__(self, index: int | None, role: str, *, chat_view: ChatView | None = None) -> None:
-            super().__init__()
-            self.index = index
-            self.role = role
-            self.chat_view = chat_view
+        index: int | None
+        role: str
+        chat_view: ChatView | None = field(default=None, kw_only=True)
 
         @property
         def control(self) -> ChatView | None:

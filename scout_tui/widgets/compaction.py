@@ -7,6 +7,7 @@ the app's business (a fork at ``count``): the marker only asks for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
@@ -110,14 +111,13 @@ class CompactionMarker(Collapsible):
                 id="compaction.undo"),
     ]
 
+    @dataclass
     class UndoRequested(Message):
         """``u`` on a marker: the person wants the session as it was before this compaction
         (``count``: the message count when it was made; fork there)."""
 
-        def __init__(self, count: int, *, marker: CompactionMarker | None = None) -> None:
-            super().__init__()
-            self.count = count
-            self.marker = marker
+        count: int
+        marker: CompactionMarker | None = field(default=None, kw_only=True)
 
         @property
         def control(self) -> CompactionMarker | None:
@@ -154,12 +154,11 @@ class SummaryEditor(MultilineInput):
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="compact_preview.newline"),
     ]
 
+    @dataclass
     class Accepted(Message):
         """Enter: ``text`` is the summary as edited (not stripped)."""
 
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
+        text: str
 
     def action_submit(self) -> None:
         """Accept the summary as edited: post ``Accepted``."""

@@ -7,6 +7,7 @@ as Ctrl+J (a bare line feed). Both ``shift+enter`` and ``ctrl+j`` insert a newli
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import events
@@ -80,13 +81,12 @@ class Composer(MultilineInput):
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
     ]
 
+    @dataclass
     class Submitted(Message):
         """The person sent a prompt: ``text`` (never blank; trailing whitespace removed)."""
 
-        def __init__(self, text: str, composer: Composer | None = None) -> None:
-            super().__init__()
-            self.text = text
-            self.composer = composer
+        text: str
+        composer: Composer | None = None
 
         @property
         def control(self) -> Composer | None:

@@ -140,19 +140,17 @@ class ToolActivity(Vertical):
         Binding("o", "open_output", "Full output", id="tools.open_output"),
     ]
 
+    @dataclass
     class Selected(Message):
         """A tool call's row was selected (Enter or click); its output is now shown."""
 
-        def __init__(self, tool_use_id: str) -> None:
-            super().__init__()
-            self.tool_use_id = tool_use_id
+        tool_use_id: str
 
+    @dataclass
     class KillRequested(Message):
         """The person asked to stop a running call (``x`` on its row)."""
 
-        def __init__(self, tool_use_id: str) -> None:
-            super().__init__()
-            self.tool_use_id = tool_use_id
+        tool_use_id: str
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
