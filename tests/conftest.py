@@ -1,9 +1,15 @@
-"""Shared fixtures: an isolated home for config and sessions, the wire fixtures, a loopback model."""
+"""Shared fixtures: an isolated home for config and sessions, the wire fixtures, waiting for the
+running app (``wait_until``), and fixed ids and clocks for what snapshots show."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
+import time
+import uuid
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -45,3 +51,82 @@ def expected(name: str) -> dict:
     """The ``*.expected.json`` sibling of a wire fixture, parsed."""
     stem = name.rsplit(".", 1)[0]
     return json.loads((WIRE / f"{stem}.expected.json").read_text())
+
+
+# -- the running app: waiting for it, and what a snapshot shows -----------------------------
+
+
+async def wait_until(pilot, predicate: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
+    """Let the app run (``pilot.pause()``; with ``pilot`` None, the event loop) until
+    ``predicate()`` is true, checked before each pause.
+
+    ``timeout`` (seconds of wall clock) only guards against a hang, however loaded the
+    machine: on expiry the test fails, naming ``what`` it waited for (else the predicate's
+    source line). Raises ``pytest.fail.Exception``.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {timeout:g} s waiting until {what or _source(predicate)}", pytrace=False)
+        if pilot is None:
+            await asyncio.sleep(0.01)
+        else:
+            await pilot.pause()
+
+
+def _source(predicate: Callable[[], object]) -> str:
+    try:
+        return inspect.getsource(predicate).strip()
+    except (OSError, TypeError):
+        return repr(predicate)
+
+
+@pytest.fixture
+def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Epoch compaction at a small scale: past 10 tool calls, the newest 5 whole, 10 shortened,
+    epochs of 5 calls."""
+    for key, value in {"EPOCH_TOOL_CALL_THRESHOLD": 10, "EPOCH_FULL_TOOL_CALLS": 5,
+                       "EPOCH_COMPACTED_TOOL_CALLS": 10, "EPOCH_SIZE": 5}.items():
+        monkeypatch.setenv(f"SCOUT_{key}", str(value))
+
+
+@pytest.fixture
+def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session ids and the context estimate come out the same on every run (the system prompt
+    holds the temporary directory's path and today's date)."""
+    from scout_tui.agent import Agent
+
+    counter = iter(range(1, 1000))
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
+    monkeypatch.setattr(Agent, "overhead_tokens", lambda self: 1500)
+
+
+class SteppingClock:
+    """Seconds that move by ``step`` each time they are read, and by ``advance(seconds)``:
+    durations measured with it depend on what ran, never on how fast."""
+
+    def __init__(self, start: float = 1_000.0, step: float = 0.01) -> None:
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
+    """The clocks behind durations and ages on screen, fixed: a tool call's ``elapsed``
+    (``Agent.clock``) is 0.01 s a read, so a one-call turn shows ``0.0s``; the sessions pane's
+    "now" stops when the test starts, so a session written during it is "just now"."""
+    from scout_tui.agent import Agent
+    from scout_tui.widgets.session_tree import SessionTree
+
+    clock = SteppingClock()
+    monkeypatch.setattr(Agent, "clock", staticmethod(clock))
+    stopped = time.time()
+    monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: stopped))
+    return clock

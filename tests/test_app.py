@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -13,61 +12,14 @@ from scout_tui.config import load_config
 from scout_tui.store import Store
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.chat_view import AssistantMessage, Notice, UserMessage
+from tests.app_helpers import SIZE, HeldReply, long_session, make_app, running_and_printed, send, settle
+from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split
-
-SIZE = (120, 40)
-
 
 @pytest.fixture
 def repo(tmp_home: Path, workdir: Path) -> Path:
     (workdir / "notes.txt").write_text("the answer is 42\n")
     return workdir
-
-
-def make_app(repo: Path, server: LoopbackServer | None, provider: str = "anthropic", **flags) -> ScoutApp:
-    base = {"provider": provider, "base_url": server.url if server else None, "api_key": "sk-test" if server else None}
-    return ScoutApp(load_config(repo, flags={**base, **flags}), cwd=repo)
-
-
-async def send(app: ScoutApp, pilot, text: str) -> None:
-    composer = app.query_one(Composer)
-    composer.focus()
-    composer.load_text(text)
-    await pilot.press("enter")
-
-
-async def workers_done(app: ScoutApp) -> None:
-    """Wait for every worker; one replaced by a newer of its group (exclusive) is fine."""
-    from textual.worker import WorkerCancelled
-
-    for _ in range(20):
-        try:
-            await app.workers.wait_for_complete()
-            return
-        except WorkerCancelled:
-            continue
-
-
-async def _idle(app: ScoutApp, pilot) -> None:
-    while app.busy:
-        await pilot.pause(0.01)
-
-
-async def settle(app: ScoutApp, pilot, seconds: float = 60.0) -> None:
-    """Wait for the turn, the store writes and the chat's last flush; a turn still running
-    after ``seconds`` (stuck on an approval prompt, say) fails the test instead of hanging it."""
-    await asyncio.wait_for(_settle(app, pilot), seconds)
-
-
-async def _settle(app: ScoutApp, pilot) -> None:
-    await workers_done(app)
-    for _ in range(200):
-        await pilot.pause(0.02)
-        answers = list(app.query(AssistantMessage))
-        if not app.busy and all(a.done for a in answers):
-            break
-    await workers_done(app)
-    await pilot.pause()
 
 
 async def test_anthropic_turn_reads_a_file_and_shows_the_answer(repo):
@@ -116,13 +68,9 @@ async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "go")
-            for _ in range(300):
-                await pilot.pause(0.01)
-                answers = list(app.query(AssistantMessage))
-                if answers and "an answer" in answers[-1].source:
-                    break
+            await wait_until(pilot, lambda: "an answer" in "".join(a.source for a in app.query(AssistantMessage)))
             await pilot.press("escape")
-            await asyncio.wait_for(_idle(app, pilot), 60)  # the rest of the answer would take 600 s
+            await wait_until(pilot, lambda: not app.busy)  # the rest of the answer would take 600 s
             await settle(app, pilot)
             answer = list(app.query(AssistantMessage))[-1]
             assert answer.source == "Half of an answer" and answer.query(".interrupted")
@@ -133,24 +81,16 @@ async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
 
 
 async def test_escape_during_bash_kills_it_and_answers_the_call(repo):
-    call = ("toolu_s", "bash", [json.dumps({"command": "sleep 600; touch finished"})])
+    call = ("toolu_s", "bash", [json.dumps({"command": "echo started; sleep 600; touch finished"})])
     with LoopbackServer([Reply(anthropic_stream(["Sleeping."], call))]) as server:
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "sleep")
-            tools = app.query_one(ToolActivity)
-            for _ in range(300):
-                await pilot.pause(0.01)
-                try:
-                    if tools.status_of("toolu_s") == "running":
-                        break
-                except KeyError:
-                    pass
-            await pilot.pause(0.2)
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_s", "started"))
             await pilot.press("escape")
-            await asyncio.wait_for(_idle(app, pilot), 60)  # only the kill ends a 600 s sleep
+            await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
             await settle(app, pilot)
-            assert tools.status_of("toolu_s") == "error"
+            assert app.query_one(ToolActivity).status_of("toolu_s") == "error"
             session_id = app.session_id
     stored = Store().messages(session_id)
     assert [m["role"] for m in stored] == ["user", "assistant", "user"]
@@ -160,19 +100,21 @@ async def test_escape_during_bash_kills_it_and_answers_the_call(repo):
 
 
 async def test_the_app_stays_responsive_while_a_turn_streams(repo):
-    body = anthropic_stream(["x" * 4] * 400)
-    with LoopbackServer([Reply(split(body, 64), delay=0.002)]) as server:
+    pieces = split(anthropic_stream(["x" * 4] * 400), 64)
+    reply = HeldReply(pieces, held_after=len(pieces) // 2)  # the second half waits for the test
+    with LoopbackServer([reply]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
-            # Not through pilot.press("enter"): Pilot waits for the chat's scrolling to settle,
-            # which may be the whole stream, so busy would be over before it is looked at.
-            app.run_turn("stream a lot")
-            await pilot.pause(0.05)
-            assert app.busy
+            await send(app, pilot, "stream a lot")
+            await wait_until(pilot, lambda: "xxxx" in "".join(a.source for a in app.query(AssistantMessage)),
+                             what="the first half of the answer is shown")
             composer = app.query_one(Composer)
             await pilot.press(*"typing while it streams")
             assert composer.text == "typing while it streams"
+            assert app.busy  # typed mid-stream: the answer is not over
+            reply.release()
             await settle(app, pilot)
+            assert list(app.query(AssistantMessage))[-1].source == "x" * 1600
 
 
 async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
@@ -192,7 +134,7 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
 async def test_choosing_a_session_in_the_tree_opens_it(repo):
     store = Store()
     older = store.create_session(repo)
-    store.append(older, __import__("scout_tui.bus", fromlist=["Event"]).Event(
+    store.append(older, __import__("scout_tui.bus", fromlist=["Event"]).Event.of(
         "message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "older question"}]}}))
     store.close()
     with LoopbackServer([Reply(anthropic_stream(["new answer"]))]) as server:
@@ -206,28 +148,6 @@ async def test_choosing_a_session_in_the_tree_opens_it(repo):
             assert app.session_id == older
             assert [str(u.content) for u in app.query(UserMessage)] == ["older question"]
             assert app.query_one(StatusBar).session_id == older
-
-
-def long_session(store: Store, repo: Path, calls: int = 30, size: int = 5000) -> str:
-    """A stored session with ``calls`` read calls whose results are ``size`` characters each."""
-    from scout_tui.bus import Event
-
-    sid = store.create_session(repo)
-    store.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "read all"}]}}))
-    for i in range(calls):
-        use = {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}.txt"}}
-        store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": [use]}}))
-        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"{i}:" + "x" * size, "is_error": False}
-        store.append(sid, Event("message.user", {"message": {"role": "user", "content": [result]}}))
-    store.append(sid, Event("message.assistant", {"message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}))
-    return sid
-
-
-@pytest.fixture
-def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key, value in {"EPOCH_TOOL_CALL_THRESHOLD": 10, "EPOCH_FULL_TOOL_CALLS": 5,
-                       "EPOCH_COMPACTED_TOOL_CALLS": 10, "EPOCH_SIZE": 5}.items():
-        monkeypatch.setenv(f"SCOUT_{key}", str(value))
 
 
 async def test_ctrl_o_shows_what_the_model_sees_with_compacted_calls_marked(repo, small_epochs):
@@ -339,21 +259,21 @@ async def test_an_unknown_provider_is_explained_in_the_chat(repo):
 
 
 async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(repo):
-    from scout_tui.app import OPEN_TAIL
+    from scout_tui.app_sessions import OPEN_TAIL
     from scout_tui.bus import Event
 
     store = Store()
     sid = store.create_session(repo)
     for i in range(OPEN_TAIL * 3):
         role = "user" if i % 2 == 0 else "assistant"
-        store.append(sid, Event(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
+        store.append(sid, Event.of(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": f"m{i}"}]}}))
     with LoopbackServer([Reply(anthropic_stream(["fine"]))]) as server:
         app = make_app(repo, server)
         app._resume = sid
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            assert len(app.history) == OPEN_TAIL * 3 and None not in app.history
-            assert app.history[0]["content"][0]["text"] == "m0"
+            assert len(app.conversation) == OPEN_TAIL * 3 and None not in app.conversation
+            assert app.conversation[0]["content"][0]["text"] == "m0"
             await send(app, pilot, "next")
             await settle(app, pilot)
     sent = server.requests[0].json()["messages"]
@@ -383,14 +303,11 @@ async def test_sessions_written_by_another_process_appear_in_the_tree(repo, monk
         await settle(app, pilot)
         other = Store()  # a second connection to the same file, as another scout-tui would have
         sid = other.create_session(repo)
-        other.append(sid, Event("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "from elsewhere"}]}}))
+        other.append(sid, Event.of("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "from elsewhere"}]}}))
         other.close()
         tree = app.query_one(SessionTree)
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if [n.data.id for n in tree.root.children] == [sid]:
-                break
-        assert [n.data.id for n in tree.root.children] == [sid]
+        await wait_until(pilot, lambda: [n.data.id for n in tree.root.children] == [sid],
+                         what="the other process's session is in the tree")
 
 
 async def test_ctrl_t_goes_to_the_tree_and_back_to_where_focus_was(repo):

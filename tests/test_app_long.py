@@ -17,10 +17,10 @@ from scout_tui.widgets import ChatView, StatusBar
 from scout_tui.widgets.compaction import CompactionMarker, CompactPreview
 from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.cost_view import CostView
+from tests.app_helpers import SIZE, rendered, send, settle
 from tests.cache_emulator import AnthropicCache, anthropic_sse, loopback_handler
+from tests.conftest import wait_until
 from tests.loopback import LoopbackServer
-from tests.test_app import SIZE, send, settle
-from tests.test_widgets_compaction import rendered
 
 SUMMARY = "## Current task\nShip the parser fix.\n\n## Open threads\nThe flaky test."
 INSTRUCTION_MARK = INSTRUCTIONS.splitlines()[0][:40]
@@ -73,11 +73,8 @@ async def a_long_conversation(app: ScoutApp, pilot, turns: int) -> None:
 
 async def open_preview(app: ScoutApp, pilot, command: str = "/compact") -> CompactPreview:
     await send(app, pilot, command)
-    for _ in range(500):
-        await pilot.pause(0.02)
-        if isinstance(app.screen, CompactPreview):
-            return app.screen
-    raise AssertionError(f"no preview; notices: {[n.text for n in app.query('Notice')]}")
+    await wait_until(pilot, lambda: isinstance(app.screen, CompactPreview), what="the summary preview")
+    return app.screen
 
 
 async def test_compact_previews_edits_and_applies_a_summary(repo):
@@ -100,15 +97,15 @@ async def test_compact_previews_edits_and_applies_a_summary(repo):
             sid = app.session_id
             stored = [e for e in Store().events(sid) if e[2] == "session.compacted"]
             assert len(stored) == 1 and stored[0][3]["summary"].endswith("Also: keep the changelog.")
-            assert stored[0][3]["by"] == "user" and stored[0][3]["count"] == len(app.history)
+            assert stored[0][3]["by"] == "user" and stored[0][3]["count"] == len(app.conversation)
             markers = list(app.query(CompactionMarker))
-            assert len(markers) == 1 and markers[0].count == len(app.history)
+            assert len(markers) == 1 and markers[0].count == len(app.conversation)
             # The next request starts with the summary; the stored history keeps every message.
             await send(app, pilot, "carry on")
             await settle(app, pilot)
             first = server.requests[-1].json()["messages"][0]
             assert SUMMARY_HEADER in json.dumps(first) and "keep the changelog" in json.dumps(first)
-            assert len(Store().messages(sid)) == len(app.history) > stored[0][3]["at"]
+            assert len(Store().messages(sid)) == len(app.conversation) > stored[0][3]["at"]
 
 
 async def test_compact_cancel_changes_nothing_but_keeps_the_cost(repo):
@@ -135,7 +132,7 @@ async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo
             await open_preview(app, pilot)
             await pilot.press("enter")
             await settle(app, pilot)
-            compacted_id, count = app.session_id, len(app.history)
+            compacted_id, count = app.session_id, len(app.conversation)
             marker = app.query_one(CompactionMarker)
             marker.query_one("CollapsibleTitle").focus()
             await pilot.press("enter")  # expands to the summary
@@ -196,11 +193,7 @@ async def test_status_bar_shows_cost_and_cache_share_and_cost_command(repo):
             info = Store().session(app.session_id)
             assert info.cost == pytest.approx(status.cost)
             await send(app, pilot, "/cost")
-            for _ in range(200):
-                await pilot.pause(0.02)
-                if isinstance(app.screen, CostView):
-                    break
-            assert isinstance(app.screen, CostView)
+            await wait_until(pilot, lambda: isinstance(app.screen, CostView), what="the cost view")
             text = " ".join(str(s.render()) for s in app.screen.query("Static"))
             assert "claude-sonnet-4-5" in text and "models.dev" in text
             await pilot.press("escape")
@@ -239,12 +232,12 @@ async def test_a_failed_request_leaves_the_app_with_what_the_store_holds(repo):
             for text in ("first", "second"):
                 await send(app, pilot, text)
                 await settle(app, pilot)
-                assert app.history == Store().messages(app.session_id)
+                assert app.conversation == Store().messages(app.session_id)
             server.replies.append(Reply(anthropic_sse({"input_tokens": 10, "output_tokens": 2}, ["fine"])))
             await send(app, pilot, "third")
             await settle(app, pilot)
-            assert app.history == Store().messages(app.session_id)
-            assert len(app.history) == 4
+            assert app.conversation == Store().messages(app.session_id)
+            assert len(app.conversation) == 4
 
 
 async def test_an_overflow_teaches_the_window_and_the_status_bar_shows_it(repo):

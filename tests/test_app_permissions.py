@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -14,8 +13,9 @@ from scout_tui.history import problems
 from scout_tui.store import Store
 from scout_tui.widgets import Composer, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ARM_SECONDS, ApprovalScreen
+from tests.app_helpers import SIZE, HeldReply, make_app, running_and_printed, send, settle, type_ahead
+from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, sse
-from tests.test_app import SIZE, make_app, send, settle
 
 ORIGINAL = "def greet():\n    return 'hello'\n"
 
@@ -38,13 +38,12 @@ def answer(text: str = "Done.") -> Reply:
     return Reply(anthropic_stream([text]))
 
 
-async def prompt_up(app, pilot) -> ApprovalScreen:
-    for _ in range(500):
-        await pilot.pause(0.01)
-        if isinstance(app.screen, ApprovalScreen):
-            await pilot.pause(ARM_SECONDS)  # keys pressed sooner are ignored (on purpose)
-            return app.screen
-    raise AssertionError("the approval prompt never came up")
+async def prompt_up(app, pilot, tool_id: str | None = None) -> ApprovalScreen:
+    """The approval prompt (for ``tool_id``, if given) once it is up and takes keys."""
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen)
+                     and tool_id in (None, app.screen.request.id), what=f"the approval prompt for {tool_id or 'a call'}")
+    await pilot.pause(ARM_SECONDS)  # keys pressed sooner are ignored (on purpose); waiting longer is harmless
+    return app.screen
 
 
 def results(request) -> list[dict]:
@@ -157,7 +156,7 @@ async def test_escape_on_the_prompt_ends_the_turn_with_a_valid_history(repo):
             await pilot.press("escape")
             await settle(app, pilot)
             assert not app.busy and not isinstance(app.screen, ApprovalScreen)
-            history = list(app.history)
+            history = list(app.conversation)
             session = app.session_id
     assert len(server.requests) == 1  # no model call after the stop
     assert (repo / "app.py").read_text() == ORIGINAL and not (repo / "two.txt").exists()
@@ -200,15 +199,7 @@ async def test_a_deny_rule_refuses_without_asking(repo):
 
 
 async def wait_running(app, pilot, tool_id: str, printed: str = "started") -> None:
-    tools = app.query_one(ToolActivity)
-    for _ in range(500):
-        await pilot.pause(0.01)
-        try:
-            if tools.status_of(tool_id) == "running" and printed in tools.output_of(tool_id):
-                return
-        except KeyError:
-            pass
-    raise AssertionError(f"{tool_id} never ran")
+    await wait_until(pilot, lambda: running_and_printed(app, tool_id, printed), what=f"{tool_id} runs and prints {printed!r}")
 
 
 async def test_x_on_a_running_row_kills_that_call_and_the_turn_goes_on(repo):
@@ -277,7 +268,7 @@ async def test_a_reopened_session_shows_its_diffs_and_saved_output(repo):
             await send(app, pilot, "edit, then count")
             await settle(app, pilot)
             session = app.session_id
-    branch = Store().fork(session, None)  # through a fork, the parent's events still count
+    branch = Store().fork(session, None).id  # through a fork, the parent's events still count
     app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=branch)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
@@ -324,19 +315,26 @@ async def test_n_then_enter_at_once_denies(repo):
 
 
 async def test_a_key_typed_ahead_does_not_answer_the_next_prompt(repo):
-    with LoopbackServer([tool_reply(write_call("toolu_1", "a.txt")), tool_reply(write_call("toolu_2", "b.txt")),
-                         answer()]) as server:
+    # The model's second call waits until the keys typed ahead are handled: they are really
+    # typed before the prompt they could answer exists, however fast or slow the machine.
+    second_call = HeldReply(anthropic_stream([], write_call("toolu_2", "b.txt")))
+    with LoopbackServer([tool_reply(write_call("toolu_1", "a.txt")), second_call, answer()]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "write two")
-            await prompt_up(app, pilot)
-            await pilot.press("y", "y", "y")  # one for this prompt, the rest typed ahead
-            second = await prompt_up(app, pilot)
-            assert second.request.id == "toolu_2"
+            first = await prompt_up(app, pilot, "toolu_1")
+            type_ahead(app, "y", "y", "y")  # at once: one for this prompt, two typed ahead
+            await wait_until(pilot, lambda: len(server.requests) == 2, what="the first call ran and the model is asked again")
+            await pilot.pause()  # the keys queued behind the first "y" are handled
+            assert (repo / "a.txt").exists() and not isinstance(app.screen, ApprovalScreen)
+            second_call.release()
+            second = await prompt_up(app, pilot, "toolu_2")
+            assert second is not first and app.screen is second  # still asking
             assert not (repo / "b.txt").exists()
             await pilot.press("n", "enter")
             await settle(app, pilot)
     assert (repo / "a.txt").exists() and not (repo / "b.txt").exists()
+    assert results(server.requests[2])[0]["content"].startswith("The user denied this tool call.")
 
 
 async def test_the_reason_typed_before_escape_reaches_the_model(repo):
@@ -409,9 +407,10 @@ async def test_the_tool_pane_follows_to_the_running_call_after_denied_ones(repo)
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "go")
             await wait_running(app, pilot, "toolu_run", "tick")
-            for _ in range(5):
-                await pilot.pause(0.05)
             option_list = app.query_one("#tool-list")
+            await wait_until(pilot, lambda: 0 < option_list.max_scroll_y == option_list.scroll_y,
+                             what="the running call's row is scrolled into view")
+            await pilot.pause()  # and stays there once the denied rows are drawn
             assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
             await pilot.press("escape")
             await settle(app, pilot)

@@ -6,34 +6,21 @@ Update after an intended visual change with `pytest --snapshot-update tests/test
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import pytest
 
-from scout_tui.agent import Agent
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
-from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from scout_tui.store import Store
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets.approval import ApprovalScreen
-from tests.test_app import SIZE, long_session, send, settle, small_epochs  # noqa: F401 (fixture)
+from tests.app_helpers import SIZE, long_session, send, settle, steady
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
-
-@pytest.fixture(autouse=True)
-def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the screen shows comes out the same on every run: session ids, and the context
-    estimate (the system prompt holds the temporary directory's path and today's date)."""
-    counter = iter(range(1, 1000))
-    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
-    monkeypatch.setattr(Agent, "overhead_tokens", lambda self: 1500)
-
-
-async def steady(app: ScoutApp, pilot) -> None:
-    """A still frame: no blinking cursor (its phase at capture time depends on load)."""
-    app.query_one(Composer).cursor_blink = False
-    await pilot.pause()
+# The same ids, context estimate, tool-call durations and session ages on every run.
+pytestmark = pytest.mark.usefixtures("fixed_ids", "fixed_clock")
 
 
 def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
@@ -71,11 +58,15 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
         # Every batch mounted, then back at the newest: the same chat behind the view each run
         # (how far lazy loading got by itself depends on timing).
         chat = app.query_one(ChatView)
-        for _ in range(20):
-            if chat.loaded_count >= len(app.history):
-                break
-            chat.scroll_home(animate=False, immediate=True)
-            await settle(app, pilot)
+
+        def all_loaded() -> bool:
+            if chat.loaded_count >= len(app.conversation):
+                return True
+            chat.scroll_home(animate=False, immediate=True)  # at the top, the next older batch loads
+            return False
+
+        await wait_until(pilot, all_loaded, what="every message of the chat is mounted")
+        await settle(app, pilot)
         chat.scroll_end(animate=False, immediate=True)
         await steady(app, pilot)
         await pilot.press("ctrl+o")
@@ -94,23 +85,21 @@ def test_approval_prompt_with_a_diff(snap_compare, tmp_home: Path, workdir: Path
 
         async def run_before(pilot) -> None:
             await send(app, pilot, "make the greeting friendlier")
-            for _ in range(500):
-                await pilot.pause(0.01)
-                if isinstance(app.screen, ApprovalScreen):
-                    break
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
             await settle_screen(pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 async def settle_screen(pilot, scroll_chat: bool = True) -> None:
-    """Until two frames in a row are the same: the chat behind a modal scrolls into place."""
+    """Until three frames in a row are the same: the chat behind a modal scrolls into place."""
     pilot.app.query_one(Composer).cursor_blink = False
     if scroll_chat:
         pilot.app.query_one(ChatView).scroll_end(animate=False, immediate=True)
     frames: list[str] = []
-    for _ in range(100):
-        await pilot.pause(0.05)
+
+    def unchanged() -> bool:
         frames.append(pilot.app.export_screenshot())
-        if len(frames) >= 3 and frames[-1] == frames[-2] == frames[-3]:
-            return
+        return len(frames) >= 3 and frames[-1] == frames[-2] == frames[-3]
+
+    await wait_until(pilot, unchanged, what="three frames in a row are the same")

@@ -32,25 +32,11 @@ from scout_tui.themes import (
     shipped_themes_dir,
     state_path,
 )
+from tests.app_helpers import project_dir, user_dir, write
 
 SHIPPED = sorted(p.stem for p in shipped_themes_dir().glob("*.toml"))
 TEXT_ON = ("background", "surface", "user-message-background", "assistant-message-background")
 COLOURED_TEXT = ("tool-running", "tool-ok", "tool-error", "tree-current", "tree-fork")
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.toml"
-    path.write_text(text)
-    return path
-
-
-def user_dir(home: Path) -> Path:
-    return home / ".config" / "scout" / "themes"
-
-
-def project_dir(repo: Path) -> Path:
-    return repo / ".scout" / "themes"
 
 
 # -- shipped themes ------------------------------------------------------------------------

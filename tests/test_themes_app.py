@@ -13,11 +13,11 @@ from textual.command import CommandList, CommandPalette
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from scout_tui.themes import saved_theme, state_path
-from scout_tui.widgets.chat_view import Notice, _code_theme
+from scout_tui.widgets.chat_messages import Notice
+from scout_tui.widgets.markdown_render import code_theme_of
 from scout_tui.store import Store
-from tests.test_app import SIZE, send, settle
-from tests.test_themes import project_dir, user_dir, write
-from tests.test_themes_snapshots import conversation
+from tests.app_helpers import SIZE, conversation, project_dir, send, settle, user_dir, write
+from tests.conftest import wait_until
 
 
 def make_app(repo: Path, **flags) -> ScoutApp:
@@ -31,15 +31,6 @@ def background(app: ScoutApp) -> str:
 
 def notifications(app: ScoutApp) -> list[str]:
     return [n.message for n in app._notifications]
-
-
-async def wait_for(pilot, condition, seconds: float = 3.0) -> None:
-    """Let the app run until ``condition()`` holds (the theme file is polled every 0.5 s)."""
-    for _ in range(int(seconds / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    assert condition()
 
 
 async def test_a_user_theme_replaces_the_shipped_one_of_the_same_name(tmp_home: Path, workdir: Path) -> None:
@@ -62,7 +53,7 @@ async def test_a_project_theme_can_be_chosen_with_the_theme_command(tmp_home: Pa
         await pilot.pause()
         assert app.theme == "repo" and background(app) == "#FDF0E0"
         assert not app.current_theme.dark  # from its light background
-        assert _code_theme(app) == "solarized-light"  # the chat's code blocks follow the theme
+        assert code_theme_of(app) == "solarized-light"  # the chat's code blocks follow the theme
 
 
 async def test_an_unknown_theme_name_is_explained_in_the_chat(tmp_home: Path, workdir: Path) -> None:
@@ -100,7 +91,7 @@ async def test_the_palette_previews_each_highlighted_theme_and_escape_goes_back(
         app.action_change_theme()  # Textual's "Theme" command
         await pilot.pause()
         assert CommandPalette.is_open(app)
-        await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count == len(app.available_themes))
+        await wait_until(pilot, lambda: app.screen.query_one(CommandList).option_count == len(app.available_themes))
         listed = {str(app.screen.query_one(CommandList).get_option_at_index(i).hit.text)
                   for i in range(len(app.available_themes))}
         assert listed == set(app.available_themes) >= {"scout-light", "gruvbox-dark", "textual-dark"}
@@ -171,7 +162,7 @@ async def test_editing_the_theme_file_in_use_re_applies_it(tmp_home: Path, workd
         await pilot.pause()
         assert background(app) == "#102030"
         edit(path, 'name = "mine"\nprimary = "#336699"\nbackground = "#304050"\n')
-        await wait_for(pilot, lambda: background(app) == "#304050")
+        await wait_until(pilot, lambda: background(app) == "#304050")
         assert app.theme == "mine"
 
 
@@ -181,11 +172,11 @@ async def test_a_broken_edit_is_reported_and_the_last_good_version_stays(tmp_hom
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         edit(path, 'name = "mine"\nprimary = "#336699"\nbackground = "#30405"\n')
-        await wait_for(pilot, lambda: any("is not a colour" in m for m in notifications(app)))
+        await wait_until(pilot, lambda: any("is not a colour" in m for m in notifications(app)))
         assert f"{path}:3: background = '#30405' is not a colour" in "\n".join(notifications(app))
         assert background(app) == "#102030" and app.theme == "mine"
         edit(path, 'name = "mine"\nprimary = "#336699"\nbackground = "#304050"\n')  # fixed: applied
-        await wait_for(pilot, lambda: background(app) == "#304050")
+        await wait_until(pilot, lambda: background(app) == "#304050")
 
 
 async def test_code_blocks_follow_an_edited_syntax_style(tmp_home: Path, workdir: Path) -> None:
@@ -198,7 +189,7 @@ async def test_code_blocks_follow_an_edited_syntax_style(tmp_home: Path, workdir
         monokai, solarized = (39, 40, 34), (253, 246, 227)  # the styles' own backgrounds
         assert monokai in backgrounds_drawn(app) and solarized not in backgrounds_drawn(app)
         edit(path, theme.format("solarized-light"))
-        await wait_for(pilot, lambda: solarized in backgrounds_drawn(app))
+        await wait_until(pilot, lambda: solarized in backgrounds_drawn(app))
         assert monokai not in backgrounds_drawn(app)
 
 

@@ -4,12 +4,11 @@ the summary preview's Enter / Shift+Enter / Esc."""
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
-from textual.geometry import Region
-from textual.widget import Widget
 from textual.widgets import TextArea
 
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, CompactionMarker, CompactPreview
 from scout_tui.widgets.compaction import CompactionSummary, marker_title
+from tests.app_helpers import rendered
 
 DATA = {
     "at": 57, "count": 69, "model": "claude-haiku-4-5", "tokens_before": 142_000, "tokens_after": 9_000,
@@ -17,16 +16,6 @@ DATA = {
     "by": "auto",
     "summary": "## Current task\n\nRewrite the **parser** with [link=x]tables[/link].\n\n- lexer done\n- tests failing",
 }
-
-
-def rendered(widget: Widget) -> str:
-    """The text a widget (or, for a container, its shown descendants) has on screen."""
-    if not widget.display:
-        return ""
-    if widget.children:
-        return "\n".join(rendered(child) for child in widget.children)
-    strips = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
-    return "\n".join(strip.text.rstrip() for strip in strips)
 
 
 class MarkerApp(App):

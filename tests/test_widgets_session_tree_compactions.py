@@ -8,7 +8,7 @@ from dataclasses import replace
 from scout_tui.widgets import SessionTree
 from scout_tui.widgets.dialogs import ConfirmScreen, PromptScreen
 from scout_tui.widgets.session_tree import CompactionEntry
-from tests.test_widgets_session_tree import TreeApp, info, lines, sessions
+from tests.session_tree_helpers import TreeApp, info, lines, sessions
 
 COMPACTIONS = [
     {"at": 20, "count": 30, "summary": "first", "model": "m", "tokens_before": 98_000, "tokens_after": 7_000,

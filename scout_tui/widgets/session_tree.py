@@ -159,6 +159,9 @@ class SessionTree(Tree[NodeData]):
 
     _rebuilding = False  # True while _rebuild runs
 
+    default_clock: ClassVar[Callable[[], float]] = staticmethod(time.time)
+    """The "now" (epoch seconds) of a tree built without a ``clock``; tests stop it."""
+
     filter_text: reactive[str | None] = reactive(None, init=False)
     """The title filter: None when closed, "" when just opened, else the text typed so far."""
 
@@ -199,16 +202,17 @@ class SessionTree(Tree[NodeData]):
     def __init__(
         self,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        """``clock`` gives "now" in epoch seconds for the ages (a fixed one makes snapshots stable)."""
+        """``clock`` gives "now" in epoch seconds for the ages (a fixed one makes snapshots
+        stable); without one, ``default_clock``."""
         super().__init__("sessions", id=id, classes=classes)
         self.show_root = False
         self.guide_depth = 3
         self.auto_expand = False  # Enter opens a session; it must not fold its branches
-        self.clock = clock
+        self.clock = clock if clock is not None else self.default_clock
         self.current_id: str | None = None
         self._ordered: list[tuple[SessionInfo, int]] = []  # (session, depth) in display order
         self._parent_of: dict[str, str | None] = {}  # as displayed: None for a top-level session
