@@ -12,6 +12,7 @@ from scout_tui.agent import CUT_BY_MAX_TOKENS, INTERRUPTED_BY_USER, Agent
 from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tools import builtin_registry
+from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
 
 
@@ -134,8 +135,7 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
                 seen.append(event)
 
         task = asyncio.create_task(consume())
-        while not any(e.type == "message.delta" for e in seen):
-            await asyncio.sleep(0.01)
+        await wait_until(None, lambda: any(e.type == "message.delta" for e in seen))
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
@@ -148,7 +148,7 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
 
 async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
     marker = tmp_path / "finished"
-    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep 600; touch {marker}"})])
+    call = ("toolu_b", "bash", [json.dumps({"command": f"echo started; sleep 600; touch {marker}"})])
     with LoopbackServer([Reply(anthropic_stream([], call))]) as server:
         agent = make_agent(server, tmp_path)
         seen = []
@@ -158,9 +158,7 @@ async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
                 seen.append(event)
 
         task = asyncio.create_task(consume())
-        while not any(e.type == "tool.start" for e in seen):
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.2)
+        await wait_until(None, lambda: printed(seen, "started"), what="the shell has started")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 60)  # only the kill can end a 600 s sleep this soon
@@ -229,8 +227,9 @@ async def test_api_keys_never_reach_tool_processes_output_or_the_model(tmp_path,
     assert "HARMLESS=visible" in result and "ANTHROPIC_API_KEY" not in result and "KEY=[redacted]" in result
 
 
-async def test_an_interrupted_tool_call_reports_how_long_it_ran(tmp_path):
-    call = ("toolu_t", "bash", [json.dumps({"command": "sleep 30"})])
+async def test_an_interrupted_tool_call_reports_how_long_it_ran(tmp_path, fixed_clock):
+    fixed_clock.step = 0  # the clock moves only when the test says
+    call = ("toolu_t", "bash", [json.dumps({"command": "echo started; sleep 600"})])
     with LoopbackServer([Reply(anthropic_stream([], call))]) as server:
         agent = make_agent(server, tmp_path)
         seen = []
@@ -240,14 +239,18 @@ async def test_an_interrupted_tool_call_reports_how_long_it_ran(tmp_path):
                 seen.append(event)
 
         task = asyncio.create_task(consume())
-        while not any(e.type == "tool.start" for e in seen):
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
+        await wait_until(None, lambda: printed(seen, "started"), what="the shell has started")
+        fixed_clock.advance(7.25)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await task
+            await asyncio.wait_for(task, 60)  # only the kill ends a 600 s sleep
         [end] = [e for e in agent.interrupt() if e.type == "tool.end"]
-    assert end.data["elapsed"] >= 0.3
+    assert end.data["elapsed"] == 7.25
+
+
+def printed(events: list, text: str) -> bool:
+    """Whether a tool has printed ``text`` among ``events`` (its process is running)."""
+    return any(e.type == "tool.output" and text in e.data["text"] for e in events)
 
 
 async def test_an_answer_cut_by_max_tokens_or_an_empty_one_is_pointed_out(tmp_path):
@@ -269,7 +272,7 @@ async def test_a_call_a_deny_rule_refuses_is_never_previewed(tmp_path):
     with LoopbackServer([Reply(anthropic_stream([], call)), Reply(anthropic_stream(["ok"]))]) as server:
         policy = Policy("yolo", deny=[parse_rule("write:pipe", "test")], workspace=tmp_path)
         agent = make_agent(server, tmp_path, permissions=policy)
-        events = await asyncio.wait_for(collect(agent, [], "write"), 10)
+        events = await asyncio.wait_for(collect(agent, [], "write"), 60)  # a hang guard: a FIFO blocks its reader
     [end] = [e for e in events if e.type == "tool.end"]
     assert end.data["is_error"] and "denied by the rule 'write:pipe' (test)" in end.data["content"]
     assert [e.data["by"] for e in events if e.type == "permission.decision"] == ["rule"]

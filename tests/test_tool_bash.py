@@ -59,7 +59,7 @@ class Output:
     async def wait_for(self, pattern: str) -> re.Match[str]:
         while not (m := re.search(pattern, self.text)):
             self.changed.clear()
-            await asyncio.wait_for(self.changed.wait(), 5)
+            await asyncio.wait_for(self.changed.wait(), 60)  # a hang guard, not a timing
         return m
 
 

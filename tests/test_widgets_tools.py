@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-
 from textual.app import App, ComposeResult
 from textual.widgets import Log, OptionList
 
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ToolActivity
 from scout_tui.widgets.tool_activity import OUTPUT_CAP
+from tests.conftest import wait_until
 
 
 class ToolsApp(App):
@@ -45,8 +45,7 @@ async def test_row_runs_shows_output_then_ends_ok_with_elapsed():
         assert tools.status_of("t1") == "running"
         assert "bash  pytest -q" in row(tools, 0)
         tools.output("t1", "\x1b[32m....\x1b[0m 4 passed\n")
-        await pilot.pause(0.3)  # one 4 Hz redraw
-        assert "\n  .... 4 passed" in row(tools, 0)
+        await wait_until(pilot, lambda: "\n  .... 4 passed" in row(tools, 0), what="a redraw (4 Hz) shows the output")
         tools.end("t1", "4 passed in 0.1s\n", False, 0.42)
         await pilot.pause()
         assert tools.status_of("t1") == "ok"
@@ -105,7 +104,7 @@ async def test_many_small_output_fragments_are_cheap_and_capped():
         tools.start("t1", "bash", {"command": "yes"})
         for _ in range(50_000):
             tools.output("t1", "y\n" * 4)
-        await pilot.pause(0.3)
+        await pilot.pause()
         tools.query_one("#tool-list").focus()
         await pilot.press("down", "enter")
         await pilot.pause()
@@ -177,8 +176,7 @@ async def test_the_detail_of_a_running_call_follows_its_new_output():
         await pilot.pause()
         assert detail(tools) == "step 1\n"
         tools.output("t1", "step 2\n")
-        await pilot.pause(0.3)  # one 4 Hz redraw
-        assert detail(tools) == "step 1\nstep 2\n"
+        await wait_until(pilot, lambda: detail(tools) == "step 1\nstep 2\n", what="a redraw (4 Hz) adds the new line")
         tools.end("t1", "step 1\nstep 2\ndone\n", False, 2.5)
         await pilot.pause()
         assert detail(tools) == "step 1\nstep 2\ndone\n"
@@ -247,8 +245,7 @@ async def test_a_running_row_shows_the_newest_line_of_output():
         tools.start("t1", "bash", {"command": "make"})
         tools.output("t1", "compiling a.c\n")
         tools.output("t1", "compiling b.c\n\n")
-        await pilot.pause(0.3)
-        assert row(tools, 0).endswith("\n  compiling b.c")
+        await wait_until(pilot, lambda: row(tools, 0).endswith("\n  compiling b.c"), what="a redraw (4 Hz) shows b.c")
         tools.end("t1", "built\nin 2s", False, 2.0)
         await pilot.pause()
         assert row(tools, 0).endswith("\n  built")
@@ -282,8 +279,9 @@ async def test_tall_rows_finishing_at_once_still_leave_the_running_call_in_view(
             tools.start(f"d{i}", "bash", {"command": f"rm {i}"})
             tools.end(f"d{i}", "Permission denied: denied by the rule 'bash:rm *' (scout.toml:3). " * 3, True, None)
         tools.start("run", "bash", {"command": "for i in $(seq 1 20); do echo tick; sleep 1; done"})
-        for _ in range(5):
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: 0 < option_list.max_scroll_y == option_list.scroll_y,
+                         what="the running call's row is scrolled into view")
+        await pilot.pause()  # and stays there once the tall rows are drawn
         assert option_list.max_scroll_y > 0 and option_list.scroll_y == option_list.max_scroll_y
 
 
