@@ -67,36 +67,49 @@ class Named(Event):
         return self.payload
 
 
+VOCABULARY: dict[str, type[Event]] = {}
+"""Every event class by its ``type`` name (filled by ``@event``)."""
+
+
+def event(name: str, *, stored: bool = True, frozen: bool = True) -> Callable[[type], type]:
+    """Class decorator: ``cls`` as a slotted dataclass event named ``name`` (``stored=False``:
+    transient, never persisted), registered in ``VOCABULARY``."""
+
+    def register(cls: type) -> type:
+        cls.type, cls.stored = name, stored
+        made = dataclass(frozen=frozen, slots=True)(cls)
+        VOCABULARY[name] = made
+        return made
+
+    return register
+
+
 # -- the conversation ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@event("message.user")
 class MessageUser(Event):
     """A stored user message (typed text, or tool results) at position ``index`` of the
     conversation (0-based; the store's projection puts it at the same place)."""
 
-    type: ClassVar[str] = "message.user"
     message: dict
     index: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@event("message.delta", stored=False)
 class MessageDelta(Event):
     """A streamed fragment of the answer being written: ``kind`` "text" or "thinking"."""
 
-    type: ClassVar[str] = "message.delta"
-    stored: ClassVar[bool] = False
     kind: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("message.assistant")
 class MessageAssistant(Event):
     """A finished (or interrupted, partial) assistant message at position ``index``, with the
     request's usage (``backends.base.Usage.as_dict``), its cost in dollars (None: unknown) and
     the model that wrote it. The one record of a request's usage."""
 
-    type: ClassVar[str] = "message.assistant"
     message: dict
     usage: dict
     stop_reason: str
@@ -109,33 +122,29 @@ class MessageAssistant(Event):
 # -- tools and permissions -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@event("tool.start")
 class ToolStart(Event):
     """A tool call begins (``id`` is the ``tool_use`` id)."""
 
-    type: ClassVar[str] = "tool.start"
     id: str
     name: str
     input: Any
 
 
-@dataclass(frozen=True, slots=True)
+@event("tool.output", stored=False)
 class ToolOutput(Event):
     """A live fragment of a running tool's output (secrets redacted)."""
 
-    type: ClassVar[str] = "tool.output"
-    stored: ClassVar[bool] = False
     id: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("tool.end")
 class ToolEnd(Event):
     """A tool call's result. ``elapsed``: seconds, None when the call never ran; ``diff``: the
     unified diff an edit or write made; ``output_path``: the file holding the whole output of
     a result cut to fit the model."""
 
-    type: ClassVar[str] = "tool.end"
     id: str
     name: str
     content: Any
@@ -145,23 +154,21 @@ class ToolEnd(Event):
     output_path: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@event("permission.ask")
 class PermissionAsk(Event):
     """A call waits for the person's answer; ``suggestions`` are the rules ``a`` would allow."""
 
-    type: ClassVar[str] = "permission.ask"
     id: str
     name: str
     reason: str
     suggestions: list
 
 
-@dataclass(frozen=True, slots=True)
+@event("permission.decision")
 class PermissionDecision(Event):
     """How a call's permission was answered: ``decision`` allow|allow_session|deny|stop, ``by``
     user|rule|headless|policy; ``rules``: what allow_session added."""
 
-    type: ClassVar[str] = "permission.decision"
     id: str
     name: str
     decision: str
@@ -173,25 +180,23 @@ class PermissionDecision(Event):
 # -- requests --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@event("retry")
 class Retry(Event):
     """A failed request is sent again after ``delay`` seconds."""
 
-    type: ClassVar[str] = "retry"
     attempt: int
     max_attempts: int
     delay: float
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("prompt.compacted")
 class PromptCompacted(Event):
     """What the next request sends, before each call (``compaction.Compacted.event_data``):
     ``context_tokens`` is the calibrated estimate of the whole request, system prompt and tools
     included (so no subscriber asks the agent for the overhead); ``cache`` says why the prompt
     cache cannot reuse the previous request, or ""."""
 
-    type: ClassVar[str] = "prompt.compacted"
     strategies: list
     truncated: int
     dropped: int
@@ -205,14 +210,12 @@ class PromptCompacted(Event):
     cache: str
 
 
-@dataclass(slots=True)
+@event("session.before_compact", stored=False, frozen=False)
 class BeforeCompact(Event):
     """A summary is about to be written of messages ``0..at-1`` (``count`` in all). A plugin
     handler may set ``summary`` (its own text) or ``veto`` (why not), on the event or in its
     ``data`` dict (the same values: ``data`` is live here). UI and plugins only."""
 
-    type: ClassVar[str] = "session.before_compact"
-    stored: ClassVar[bool] = False
     at: int
     count: int
     focus: str
@@ -237,12 +240,11 @@ class BeforeCompact(Event):
         return (summary if isinstance(summary, str) else None), (str(veto) if veto else None)
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.compacted")
 class SessionCompacted(Event):
     """A summary now stands for messages ``0..at-1`` (see ``summary.py``); ``usage`` and
     ``cost`` are the summary request's."""
 
-    type: ClassVar[str] = "session.compacted"
     at: int
     count: int
     summary: str
@@ -255,11 +257,10 @@ class SessionCompacted(Event):
     by: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.compact_cancelled")
 class CompactCancelled(Event):
     """A summary was written, then not applied: what it cost stays in the totals."""
 
-    type: ClassVar[str] = "session.compact_cancelled"
     usage: dict
     model: str
     cost: float | None = None
@@ -268,76 +269,66 @@ class CompactCancelled(Event):
 # -- the turn --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@event("notice")
 class Notice(Event):
     """Something a person should read (max_turns reached, a retry of an overflow…)."""
 
-    type: ClassVar[str] = "notice"
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("error")
 class Error(Event):
     """The turn failed: ``message`` says what and where; ``kind`` is the ``ScoutError`` kind."""
 
-    type: ClassVar[str] = "error"
     message: str
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("turn.end")
 class TurnEnd(Event):
     """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns."""
 
-    type: ClassVar[str] = "turn.end"
     stop_reason: str
 
 
 # -- the session (written by the store) --------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.create")
 class SessionCreate(Event):
-    type: ClassVar[str] = "session.create"
+    """A root session in directory ``cwd``."""
+
     id: str
     cwd: str
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.fork")
 class SessionFork(Event):
     """A branch sharing the first ``at`` messages of ``parent``."""
 
-    type: ClassVar[str] = "session.fork"
     parent: str
     at: int
     cwd: str | None = None
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.rename")
 class SessionRename(Event):
-    type: ClassVar[str] = "session.rename"
+    """The session's title, set by the person."""
+
     title: str
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.delete")
 class SessionDelete(Event):
-    type: ClassVar[str] = "session.delete"
+    """The session is hidden from lists (its events stay)."""
 
 
-@dataclass(frozen=True, slots=True)
+@event("session.restore")
 class SessionRestore(Event):
-    type: ClassVar[str] = "session.restore"
+    """A deleted session is listed again."""
 
-
-VOCABULARY: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (MessageUser, MessageDelta, MessageAssistant, ToolStart, ToolOutput, ToolEnd, PermissionAsk,
-                PermissionDecision, Retry, PromptCompacted, BeforeCompact, SessionCompacted, CompactCancelled, Notice,
-                Error, TurnEnd, SessionCreate, SessionFork, SessionRename, SessionDelete, SessionRestore)
-}
-"""Every event class by its ``type`` name."""
 
 TRANSIENT = frozenset(name for name, cls in VOCABULARY.items() if not cls.stored)
 """Names of the events never persisted one by one."""
