@@ -75,7 +75,7 @@ class CommandsMixin:
 
     def help_text(self) -> str:
         """``/help``: the keys, then every command of the registry."""
-        return f"{KEYS_HELP}\n**Commands**: {self.commands.help_text()}\n\n`//text` sends text starting with a slash."
+        return f"{KEYS_HELP}\n**Commands** (`//text` sends text starting with a slash):\n\n{self.commands.help_text()}"
 
     def run_command(self, text: str) -> bool:
         """Run ``text`` when it is a slash command; False when it is a prompt for the model.

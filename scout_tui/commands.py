@@ -89,9 +89,9 @@ class Commands:
         return Parsed(self.get(name), name, (match.group(2) or "").strip())
 
     def help_text(self) -> str:
-        """The commands as Markdown for ``/help``: ``/name ARGS`` and what each does."""
-        return " ·\n".join(f"`{c.usage}` {c.help}" + (f" ({c.owner})" if c.owner != "scout-tui" else "")
-                           for c in self)
+        """The commands as a Markdown list for ``/help``: ``/name ARGS`` and what each does."""
+        return "\n".join(f"- `{c.usage}` {c.help}" + (f" ({c.owner})" if c.owner != "scout-tui" else "")
+                          for c in self)
 
 
 def literal(text: str) -> str | None:
