@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.geometry import Region
@@ -13,6 +11,7 @@ from textual.widgets import Input
 
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, ChatView
 from scout_tui.widgets.assistant_message import AnswerState, AssistantMessage
+from tests.conftest import wait_until
 
 
 class ChatApp(App):
@@ -68,22 +67,13 @@ def rendered(widget: Widget) -> str:
     return "\n".join(strip.text.rstrip() for strip in strips)
 
 
-async def until(pilot, condition: Callable[[], bool], rounds: int = 500) -> None:
-    """Let the app run (``pilot.pause``) until ``condition()`` holds; fail after ``rounds``."""
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause()
-    raise AssertionError(f"still false after {rounds} pauses: {condition}")
-
-
 async def finished(pilot, answer: AssistantMessage) -> None:
     """Until ``answer``'s pump has put its last widget in place, then one frame more.
 
     Awaits the pump itself (a worker), so it takes as long as the pump needs on this machine.
     """
     assert answer.state is not AnswerState.STREAMING, "an open answer never finishes: end it first"
-    await until(pilot, lambda: answer.is_mounted)
+    await wait_until(pilot, lambda: answer.is_mounted, what="the answer mounted")
     for worker in list(pilot.app.workers):
         if worker.node is answer:
             await worker.wait()

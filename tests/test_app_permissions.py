@@ -12,7 +12,7 @@ from scout_tui.config import load_config
 from scout_tui.history import problems
 from scout_tui.store import Store
 from scout_tui.widgets import Composer, StatusBar, ToolActivity
-from scout_tui.widgets.approval import ARM_SECONDS, ApprovalScreen
+from scout_tui.widgets.approval import ApprovalScreen
 from tests.app_helpers import SIZE, HeldReply, make_app, running_and_printed, send, settle, type_ahead
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, sse
@@ -42,7 +42,7 @@ async def prompt_up(app, pilot, tool_id: str | None = None) -> ApprovalScreen:
     """The approval prompt (for ``tool_id``, if given) once it is up and takes keys."""
     await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen)
                      and tool_id in (None, app.screen.request.id), what=f"the approval prompt for {tool_id or 'a call'}")
-    await pilot.pause(ARM_SECONDS)  # keys pressed sooner are ignored (on purpose); waiting longer is harmless
+    await wait_until(pilot, lambda: app.screen.armed, what="the prompt to take keys (ARM_SECONDS after it appeared)")
     return app.screen
 
 

@@ -117,6 +117,11 @@ class ApprovalScreen(ModalScreen[Approval]):
         self._shown_at = time.monotonic()
         self._denying = False
 
+    @property
+    def armed(self) -> bool:
+        """Whether the prompt takes answer keys yet (``ARM_SECONDS`` after it appeared)."""
+        return time.monotonic() - self._shown_at >= ARM_SECONDS
+
     def on_mount(self) -> None:
         self._shown_at = time.monotonic()
         self.query_one("#body").focus()  # ↑/↓ and PgUp/PgDn scroll a long command or diff
@@ -158,7 +163,7 @@ class ApprovalScreen(ModalScreen[Approval]):
             return self._denying
         if action in ("allow", "allow_session", "deny"):
             # Once denying, letters belong to the reason, wherever the focus went.
-            if self._denying or time.monotonic() - self._shown_at < ARM_SECONDS:
+            if self._denying or not self.armed:
                 return False
             return action != "allow_session" or bool(self.request.suggestions)
         return True
