@@ -12,7 +12,8 @@ import json
 from typing import AsyncIterator
 
 from scout_tui import summary as summaries
-from scout_tui.backends.base import Request, Usage, overflow_window
+from scout_tui.backends.base import Request, Usage
+from scout_tui.backends.failures import overflow_window
 from scout_tui.budget import fit
 from scout_tui.bus import BeforeCompact, Event, Notice, SessionCompacted
 from scout_tui.cache_report import PromptRecord

@@ -13,7 +13,7 @@ from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from scout_tui.store import Store
 from scout_tui.summary import INSTRUCTIONS, SUMMARY_HEADER
-from scout_tui.widgets import ChatView, StatusBar
+from scout_tui.widgets import StatusBar
 from scout_tui.widgets.compaction import CompactionMarker, CompactPreview
 from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.cost_view import CostView

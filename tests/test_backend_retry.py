@@ -9,12 +9,13 @@ from email.utils import formatdate
 
 import pytest
 
-from backend_wire import SECRET, backend, collect, collect_until_error, request
+from backend_wire import SECRET, backend, collect, collect_until_error
 from conftest import wire
 from loopback import LoopbackServer, Reply, sse
 from scout_tui.backends import PROVIDERS, make_backend, register_provider
 from scout_tui.backends.anthropic import AnthropicBackend
-from scout_tui.backends.base import Completed, Retrying, backoff, retry_after_seconds
+from scout_tui.backends.base import Completed, Retrying
+from scout_tui.backends.failures import backoff, retry_after_seconds
 from scout_tui.backends.openai import OpenAIBackend
 from scout_tui.errors import ScoutError
 

@@ -1,11 +1,11 @@
-"""What both providers' stream readers share (``backends.base``): reading an event's JSON, the
+"""What both providers' stream readers share (``backends.failures``): reading an event's JSON, the
 error a 200 stream reports, and a finished tool call whose arguments are not an object."""
 
 from __future__ import annotations
 
 import pytest
 
-from scout_tui.backends.base import StreamError, bad_tool_arguments, event_payload, stream_error
+from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
 
 
 def test_an_event_holding_a_json_object_is_that_object():

@@ -11,7 +11,8 @@ ENGINE = ["scout_tui.agent", "scout_tui.backends", "scout_tui.tools", "scout_tui
           "scout_tui.compaction", "scout_tui.history", "scout_tui.runtime", "scout_tui.headless", "scout_tui.export", "scout_tui.skills",
           "scout_tui.plugins", "scout_tui.context", "scout_tui.budget", "scout_tui.summary", "scout_tui.cache_report",
           "scout_tui.models", "scout_tui.messages", "scout_tui.diffs",
-          "scout_tui.strategies", "scout_tui.tool_calls", "scout_tui.tokens", "scout_tui.tomlpos"]
+          "scout_tui.strategies", "scout_tui.tool_calls", "scout_tui.tokens", "scout_tui.tomlpos",
+          "scout_tui.backends.failures", "scout_tui.bus", "scout_tui.commands"]
 
 
 def test_the_engine_imports_no_textual():

@@ -158,8 +158,8 @@ async def test_an_overflow_that_names_no_window_is_recovered_and_the_run_finishe
      "messages, 4000 in the completion). Please reduce the length of the messages or completion.", 8_192),  # vLLM
     ("request (4476 tokens) exceeds the available context size (4096 tokens)", 4_096),  # llama.cpp
 ])
-def test_the_window_is_read_from_each_servers_overflow_message(message, window):
-    from scout_tui.backends.base import classify
+def test_an_overflow_message_is_classified_and_its_window_learnt_only_downwards(message, window):
+    from scout_tui.backends.failures import classify
 
     assert classify(400, "invalid_request_error", None, message)[0] == "context_overflow"
     agent = Agent(make_backend("openai", model="m", api_key="k"), builtin_registry())
@@ -284,7 +284,7 @@ async def test_a_second_overflow_in_the_same_turn_is_recovered_as_the_first(tmp_
     ("Input is too long for requested model.", None),  # names no window
 ])
 def test_the_window_is_read_from_each_servers_overflow_message(message, window):
-    from scout_tui.backends.base import overflow_window
+    from scout_tui.backends.failures import overflow_window
 
     assert overflow_window(message) == window
 

@@ -5,14 +5,13 @@ the prompt viewer gives for a cache miss."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
 
 from cache_emulator import AnthropicCache, OpenAICache, anthropic_sse, loopback_handler, openai_sse
 from loopback import LoopbackServer
-from scripted_model import FINAL, ScriptedModel, write_files
+from scripted_model import ScriptedModel, write_files
 
 from scout_tui import compaction
 from scout_tui.agent import Agent

@@ -11,9 +11,9 @@ import json
 from typing import Any, AsyncIterator
 
 from scout_tui.backends.anthropic_cache import min_cacheable_tokens, place_breakpoints
-from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamError, StreamEvent, TextDelta,
-                                     ThinkingDelta, ToolCallDelta, ToolCallStarted, Usage, bad_tool_arguments,
-                                     event_payload, stream_error)
+from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamEvent, TextDelta, ThinkingDelta,
+                                     ToolCallDelta, ToolCallStarted, Usage)
+from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
 
 API_VERSION = "2023-06-01"
 EXTENDED_TTL_BETA = "extended-cache-ttl-2025-04-11"  # sent with "1h" breakpoints (harmless once GA)

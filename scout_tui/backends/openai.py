@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
-from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamError, StreamEvent, TextDelta,
-                                     ThinkingDelta, ToolCallDelta, ToolCallStarted, Usage, bad_tool_arguments,
-                                     event_payload, stream_error)
+from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamEvent, TextDelta, ThinkingDelta,
+                                     ToolCallDelta, ToolCallStarted, Usage)
+from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
 from scout_tui.errors import ModelError
 from scout_tui.messages import blocks, message_text, result_text, tool_results, tool_uses
 
