@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from scout_tui.bus import Bus
+from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
+                           ToolEnd, ToolStart)
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.plugins import load_plugins
@@ -107,32 +108,32 @@ async def run_headless(
         async for event in agent.run(opened.messages, prompt):
             bus.emit(event)  # plugins' `on` handlers
             store.append(session_id, event)
-            data = event.data
-            if event.type == "message.delta" and data["kind"] == "text":
-                if new_message and last != "\n":
-                    write("\n\n")
-                new_message = False
-                write(data["text"])
-            elif event.type == "message.assistant":
-                new_message = True
-            elif event.type == "tool.start":
-                inputs[data["id"]] = data.get("input") or {}
-            elif event.type == "permission.decision" and data.get("by") == "rule":
-                warn(f"denied {data['name']} {tool_summary(inputs.get(data['id'], {}))}: {data['reason']}")
-            elif event.type == "tool.end":
-                if shared_terminal and last != "\n":
-                    write("\n")  # stdout and stderr on one screen: the tool line starts a line
-                mark = "✗" if data["is_error"] else "✓"
-                summary = f"{data['name']} {tool_summary(inputs.get(data['id'], {}))}"
-                print(f"{mark} {summary} ({data['elapsed'] or 0:.2f}s)", file=err, flush=True)
-            elif event.type == "session.compacted":
-                print(f"compacted: {data['tokens_before']:,} → {data['tokens_after']:,} tokens (undo: "
-                      f"scout-tui --fork {session_id[:8]}:{data['count']})", file=err, flush=True)
-            elif event.type == "retry":
-                print(f"retrying ({data['attempt']}/{data['max_attempts']}) in {data['delay']:.1f}s: {data['reason']}",
-                      file=err, flush=True)
-            elif event.type == "error":
-                failure = data["message"]
+            match event:
+                case MessageDelta(kind="text", text=text):
+                    if new_message and last != "\n":
+                        write("\n\n")
+                    new_message = False
+                    write(text)
+                case MessageAssistant():
+                    new_message = True
+                case ToolStart(id=call_id, input=arguments):
+                    inputs[call_id] = arguments or {}
+                case PermissionDecision(by="rule"):
+                    warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
+                case ToolEnd():
+                    if shared_terminal and last != "\n":
+                        write("\n")  # stdout and stderr on one screen: the tool line starts a line
+                    mark = "✗" if event.is_error else "✓"
+                    summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
+                    print(f"{mark} {summary} ({event.elapsed or 0:.2f}s)", file=err, flush=True)
+                case SessionCompacted():
+                    print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
+                          f"scout-tui --fork {session_id[:8]}:{event.count})", file=err, flush=True)
+                case Retry():
+                    print(f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s: {event.reason}",
+                          file=err, flush=True)
+                case Error(message=message):
+                    failure = message
         if cleaner:
             write(cleaner.flush())
     except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):
