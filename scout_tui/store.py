@@ -33,10 +33,10 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from scout_tui import store_queries as queries
-from scout_tui.bus import TRANSIENT, Event
+from scout_tui.bus import Event, SessionCreate, SessionDelete, SessionFork, SessionRename, SessionRestore
 from scout_tui.config import data_dir
 from scout_tui.errors import ScoutError
 from scout_tui.projection import (MIGRATIONS, SCHEMA_VERSION, connect, dumps, project, rebuild_projections, snapshot,
@@ -116,14 +116,12 @@ class Store:
             return self.fork(parent, fork_at, title=title, cwd=cwd).id
         if fork_at is not None:
             raise ScoutError("fork_at needs a parent session")
-        data: dict[str, Any] = {"id": uuid.uuid4().hex, "cwd": str(Path(cwd).resolve())}
-        if title is not None:
-            data["title"] = title
+        created = SessionCreate(uuid.uuid4().hex, str(Path(cwd).resolve()), title)
         with self._lock:
             db = self._conn()
             with transaction(db):
-                self._insert(db, data["id"], Event.of("session.create", data))
-        return data["id"]
+                self._insert(db, created.id, created)
+        return created.id
 
     def fork(
         self,
@@ -161,32 +159,26 @@ class Store:
                 if at is not None and not 0 <= at <= count:
                     raise ScoutError(f"cannot fork session {parent_id[:8]} at message {at}: it has {count} messages")
                 point = valid_fork_point(lambda i: queries.message_at(db, parent_id, i), count, at)
-                data: dict[str, Any] = {
-                    "parent": parent_id,
-                    "at": point,
-                    "cwd": str(Path(cwd).resolve()) if cwd is not None else parent_cwd,
-                }
-                if title is not None:
-                    data["title"] = title
-                self._insert(db, new_id, Event.of("session.fork", data))
+                branch = SessionFork(parent_id, point, str(Path(cwd).resolve()) if cwd is not None else parent_cwd, title)
+                self._insert(db, new_id, branch)
                 made = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (new_id,)).fetchone()
         return info_of(made)
 
     def append(self, session_id: str, event: Event) -> int | None:
         """Store ``event`` for the session and update the projections in one transaction.
 
-        Returns the event's row id, or None for transient events (``bus.TRANSIENT``), which
+        Returns the event's row id, or None for transient events (``Event.stored`` False), which
         are not stored. Data is stored as JSON (values that are not JSON types become str).
 
         Raises:
             ScoutError: no session ``session_id`` (unless the event is its ``session.create``).
         """
-        if event.type in TRANSIENT:
+        if not event.stored:
             return None
         with self._lock:
             db = self._conn()
             with transaction(db):
-                if event.type != "session.create":
+                if not isinstance(event, SessionCreate):
                     if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                         raise ScoutError(f"no session {session_id} to record {event.type} in")
                 return self._insert(db, session_id, event)
@@ -201,7 +193,7 @@ class Store:
         clean = " ".join(title.split())
         if not clean:
             raise ScoutError(f"cannot rename session {session_id}: the title is blank")
-        self.append(session_id, Event.of("session.rename", {"title": clean}))
+        self.append(session_id, SessionRename(clean))
 
     def delete(self, session_id: str) -> None:
         """Hide a session from listings (a ``session.delete`` event; ``restore`` undoes it).
@@ -211,7 +203,7 @@ class Store:
         Raises:
             ScoutError: no session ``session_id``.
         """
-        self.append(session_id, Event.of("session.delete", {}))
+        self.append(session_id, SessionDelete())
 
     def restore(self, session_id: str) -> None:
         """Show a deleted session again (a ``session.restore`` event).
@@ -219,7 +211,7 @@ class Store:
         Raises:
             ScoutError: no session ``session_id``.
         """
-        self.append(session_id, Event.of("session.restore", {}))
+        self.append(session_id, SessionRestore())
 
     def subscriber(self, session_id: str) -> Callable[[Event], None]:
         """A bus handler that appends every event to ``session_id``: ``bus.on("*", ...)``."""
