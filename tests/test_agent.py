@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.agent import CUT_BY_MAX_TOKENS, INTERRUPTED_BY_USER, Agent
+from scout_tui.agent import INTERRUPTED_BY_USER, Agent
 from scout_tui.backends import make_backend
 from scout_tui.history import problems
+from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
 from scout_tui.tools import builtin_registry
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse

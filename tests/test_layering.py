@@ -10,7 +10,7 @@ ENGINE = ["scout_tui.agent", "scout_tui.backends", "scout_tui.tools", "scout_tui
           "scout_tui.store_queries", "scout_tui.sessions", "scout_tui.config",
           "scout_tui.compaction", "scout_tui.history", "scout_tui.runtime", "scout_tui.headless", "scout_tui.export", "scout_tui.skills",
           "scout_tui.plugins", "scout_tui.context", "scout_tui.budget", "scout_tui.summary", "scout_tui.cache_report",
-          "scout_tui.models", "scout_tui.messages", "scout_tui.diffs",
+          "scout_tui.models", "scout_tui.messages", "scout_tui.diffs", "scout_tui.tool_runner",
           "scout_tui.strategies", "scout_tui.tool_calls", "scout_tui.tokens", "scout_tui.tomlpos",
           "scout_tui.backends.failures", "scout_tui.bus", "scout_tui.commands"]
 
