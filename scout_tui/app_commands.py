@@ -14,7 +14,7 @@ from scout_tui.commands import Command, Commands, literal
 from scout_tui.compaction import strategy_names
 from scout_tui.errors import ScoutError
 from scout_tui.skills import describe_skills
-from scout_tui.themes import ThemeChoice, describe_source
+from scout_tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tools.permissions import MODES
 from scout_tui.widgets import SessionTree
 

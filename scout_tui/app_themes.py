@@ -11,8 +11,10 @@ from textual import work
 from textual.command import CommandPalette
 
 from scout_tui.errors import ScoutError
-from scout_tui.themes import (POLL_SECONDS, ThemeChoice, ThemeFileWatcher, ThemePicker, ThemeSource, derive_variables,
-                              discover_themes, pick_theme, save_theme, saved_theme)
+from scout_tui.theme_colours import derive_variables
+from scout_tui.theme_picker import ThemeChoice, ThemePicker
+from scout_tui.themes import (POLL_SECONDS, ThemeFileWatcher, ThemeSource, discover_themes, pick_theme, save_theme,
+                              saved_theme)
 from scout_tui.widgets import ChatView
 
 

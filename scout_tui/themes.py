@@ -2,7 +2,7 @@
 
 Sources, later replacing earlier by name: Textual's built-ins < shipped ``themes/*.toml`` <
 ``<user config dir>/themes/*.toml`` < ``./.scout/themes/*.toml``. Also here: the saved choice
-(``state.toml``), the palette's theme picker, the hot-reload poller and WCAG contrast helpers.
+(``state.toml``) and the hot-reload poller. Derived variables and contrast: ``theme_colours.py``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ import os
 import re
 import tempfile
 import tomllib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from textual.color import Color, ColorParseError
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.design import ColorSystem
-from textual.theme import BUILTIN_THEMES, Theme
+from textual.theme import Theme
 
 from scout_tui.config import read_text, toml_error, user_config_dir
 from scout_tui.errors import ScoutError
@@ -34,7 +33,7 @@ POLL_SECONDS = 0.5
 """How often the file of the theme in use is checked for edits (a stat call: cheap)."""
 
 # scout-tui's own CSS variables and static fallbacks (widget tests use these; the app derives
-# its fallbacks from the current theme with ``derive_variables``).
+# its fallbacks from the current theme with ``theme_colours.derive_variables``).
 VARIABLE_DEFAULTS: dict[str, str] = {
     "user-message-background": "#232a38",
     "assistant-message-background": "#1b1e24",
@@ -65,7 +64,8 @@ _TEXT_STYLE_WORDS = frozenset(
     {"b", "blink", "bold", "dim", "i", "italic", "none", "not", "o", "overline", "reverse", "strike", "u",
      "underline", "uu"}
 )  # textual.css.constants.VALID_STYLE_FLAGS
-_ALPHA_SUFFIX = re.compile(r"(.+?)\s+(\d+(?:\.\d+)?)%")
+ALPHA_SUFFIX = re.compile(r"(.+?)\s+(\d+(?:\.\d+)?)%")
+"""A colour with an alpha share after it, as Textual's CSS writes it: ``#ffffff 50%`` → colour, 50."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
@@ -268,7 +268,7 @@ def _is_colour(value: Any, textual: bool = False, alpha: bool = True) -> bool:
     text = value.strip()
     if textual and text == "initial":
         return True
-    match = _ALPHA_SUFFIX.fullmatch(text) if alpha else None
+    match = ALPHA_SUFFIX.fullmatch(text) if alpha else None
     if match:
         text = match[1]
         if textual and text == "auto":
@@ -278,101 +278,6 @@ def _is_colour(value: Any, textual: bool = False, alpha: bool = True) -> bool:
     except (ColorParseError, ValueError):
         return False
     return True
-
-
-# -- what a theme looks like, resolved -------------------------------------------------------
-
-
-def derive_variables(theme: Theme) -> dict[str, str]:
-    """scout-tui's variables for a theme that does not set them: from its colour system, kept
-    legible (text colours reach a WCAG contrast of 4.5 on the chat's surface, message
-    backgrounds keep the foreground at 4.5). Shape: ``{"tool-ok": "#87d787", ...}``."""
-    if theme.ansi:
-        return {
-            "user-message-background": "transparent", "assistant-message-background": "transparent",
-            "tool-running": "ansi_yellow", "tool-ok": "ansi_green", "tool-error": "ansi_red",
-            "diff-added": "ansi_green", "diff-removed": "ansi_red",
-            "tree-current": "ansi_blue", "tree-fork": "ansi_magenta",
-            SYNTAX_STYLE: "ansi_dark" if theme.dark else "ansi_light",
-        }
-    base = theme.to_color_system().generate()
-    background = Color.parse(base["background"])
-    surface = resolve_colour(base["surface"], background)
-    foreground = resolve_colour(base["foreground"], surface)
-
-    def legible(name: str, under: Color, minimum: float = 4.5) -> str:
-        colour = resolve_colour(base[name], under)
-        for step in range(11):  # mix toward the foreground until it reads
-            mixed = colour.blend(foreground, step / 10)
-            if contrast_ratio(mixed, under) >= minimum:
-                return mixed.hex
-        return foreground.hex
-
-    def tinted(under: Color, tint: str, amount: float) -> str:
-        tint_colour = Color.parse(base[tint])
-        for factor in (amount, amount * 2 / 3, amount / 3, 0.0):  # fade the tint until text reads
-            colour = under.blend(tint_colour, factor)
-            if contrast_ratio(foreground, colour) >= 4.5:
-                return colour.hex
-        return under.hex
-
-    return {
-        "user-message-background": tinted(surface, "primary", 0.12),
-        "assistant-message-background": surface.hex,
-        "tool-running": legible("warning", surface),
-        "tool-ok": legible("success", surface),
-        "tool-error": legible("error", surface),
-        "diff-added": tinted(background, "success", 0.2),
-        "diff-removed": tinted(background, "error", 0.2),
-        "tree-current": legible("primary", surface),
-        "tree-fork": legible("secondary", surface),
-        SYNTAX_STYLE: "monokai" if theme.dark else "default",
-    }
-
-
-def css_variables(theme: Theme) -> dict[str, str]:
-    """The CSS variables the app uses for ``theme``, merged as ``App.get_css_variables`` does:
-    scout-tui's derived defaults < Textual's colour system < the theme's own ``variables``."""
-    return {**derive_variables(theme), **theme.to_color_system().generate(), **theme.variables}
-
-
-def resolve_colour(value: str, under: Color) -> Color:
-    """The opaque colour a CSS colour value shows over ``under``: alpha (``rgba()``, ``50%``)
-    blended, ``auto`` as Textual's contrast text, ``transparent`` as ``under`` itself.
-
-    Raises:
-        ColorParseError: ``value`` is not a colour.
-    """
-    text = value.strip()
-    alpha = 1.0
-    if match := _ALPHA_SUFFIX.fullmatch(text):
-        text, alpha = match[1], float(match[2]) / 100
-    colour = under.get_contrast_text(1.0) if text == "auto" else Color.parse(text)
-    colour = colour.multiply_alpha(alpha)
-    return under + colour if colour.a < 1 else colour
-
-
-def relative_luminance(colour: Color) -> float:
-    """WCAG 2.x relative luminance of an sRGB colour, 0 (black) to 1 (white).
-
-    Source: https://www.w3.org/TR/WCAG22/#dfn-relative-luminance (the 0.04045 threshold of
-    IEC 61966-2-1; WCAG's 0.03928 gives the same result for 8-bit channels).
-    """
-
-    def linear(channel: int) -> float:
-        c = channel / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * linear(colour.r) + 0.7152 * linear(colour.g) + 0.0722 * linear(colour.b)
-
-
-def contrast_ratio(a: Color, b: Color) -> float:
-    """WCAG 2.x contrast ratio of two opaque colours, 1 to 21 (text needs 4.5, AA).
-
-    Source: https://www.w3.org/TR/WCAG22/#dfn-contrast-ratio
-    """
-    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
 
 
 # -- the choice: which theme starts, and the saved one ---------------------------------------
@@ -459,67 +364,6 @@ def pick_theme(wanted: str, origin: str | None, saved: str | None, available: Co
             return name, warnings
         warnings.append(f"Unknown theme {name!r} ({where}); `scout-tui themes` lists them.")
     return (DEFAULT_THEME if DEFAULT_THEME in available else "textual-dark"), warnings
-
-
-# -- the command palette's theme picker ------------------------------------------------------
-
-
-class ThemeChoice:
-    """A palette command that chooses theme ``name``. The app previews the theme while this
-    command is highlighted (see ``ScoutApp.on_command_palette_option_highlighted``)."""
-
-    def __init__(self, name: str, choose: Callable[[str], None]) -> None:
-        self.name = name
-        self._choose = choose
-
-    def __call__(self) -> None:
-        self._choose(self.name)
-
-    def __repr__(self) -> str:
-        return f"ThemeChoice({self.name!r})"
-
-
-def describe_source(name: str, sources: Mapping[str, ThemeSource]) -> str:
-    """Where theme ``name`` comes from, for a person: "user theme ~/.config/scout/themes/x.toml"."""
-    source = sources.get(name)
-    if source is None:
-        return "Textual built-in" if name in BUILTIN_THEMES else "registered by a plugin"
-    replaced = " (replaces Textual's built-in)" if name in BUILTIN_THEMES else ""
-    return f"{source.kind} theme {_short(source.path)}{replaced}"
-
-
-def _short(path: Path) -> str:
-    home = Path.home()
-    try:
-        return "~/" + str(path.relative_to(home))
-    except ValueError:
-        return str(path)
-
-
-class ThemePicker(Provider):
-    """Every available theme, for ``CommandPalette``; each hit's command is a ``ThemeChoice``.
-
-    The app must have ``choose_theme(name)``; ``theme_sources`` (name -> ``ThemeSource``) is
-    used, when present, for the help line.
-    """
-
-    def _choices(self) -> list[tuple[str, ThemeChoice, str]]:
-        app = self.app
-        sources = getattr(app, "theme_sources", {})
-        return [
-            (name, ThemeChoice(name, app.choose_theme), describe_source(name, sources))  # type: ignore[attr-defined]
-            for name in sorted(app.available_themes)
-        ]
-
-    async def discover(self) -> Hits:
-        for name, choice, help in self._choices():
-            yield DiscoveryHit(name, choice, help=help)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, choice, help in self._choices():
-            if (score := matcher.match(name)) > 0:
-                yield Hit(score, matcher.highlight(name), choice, text=name, help=help)
 
 
 # -- hot reload --------------------------------------------------------------------------------

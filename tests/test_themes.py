@@ -15,17 +15,14 @@ from textual.design import ColorSystem
 from textual.theme import BUILTIN_THEMES
 
 from scout_tui.errors import ScoutError
+from scout_tui.theme_colours import contrast_ratio, css_variables, derive_variables, resolve_colour
 from scout_tui.themes import (
     DEFAULT_THEME,
     SCOUT_VARIABLES,
-    contrast_ratio,
-    css_variables,
-    derive_variables,
     discover_themes,
     is_code_style,
     load_theme,
     pick_theme,
-    resolve_colour,
     save_theme,
     saved_theme,
     shipped_themes,
