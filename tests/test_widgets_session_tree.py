@@ -13,7 +13,7 @@ from textual.widgets import Input
 
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, SessionTree
 from scout_tui.widgets.dialogs import ConfirmScreen, PromptScreen
-from scout_tui.widgets.session_tree import relative_time
+from scout_tui.widgets.session_rows import relative_time
 from tests.session_tree_helpers import NOW, TreeApp, info, lines, sessions, strips
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from scout_tui.widgets import SessionTree
 from scout_tui.widgets.dialogs import ConfirmScreen, PromptScreen
-from scout_tui.widgets.session_tree import CompactionEntry
+from scout_tui.widgets.session_rows import CompactionEntry
 from tests.session_tree_helpers import TreeApp, info, lines, sessions
 
 COMPACTIONS = [

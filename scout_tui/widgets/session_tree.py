@@ -4,7 +4,8 @@ A line reads ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42``: "�
 session, "⑂ at 3" says the branch shares its parent's first 3 messages, then the title, message
 count, age, and what the session's own requests spent (tokens in and out, dollars; left out
 while 0). Siblings are newest first; a branch whose parent is not listed (deleted, or in another
-directory) is shown at the top level, still with its fork point.
+directory) is shown at the top level, still with its fork point. The lines' text, fitted to the
+pane's width, comes from ``session_rows.py``.
 
 The open session's summary compactions (``set_compactions``) are leaves under its line, oldest
 first, before its branches: ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``.
@@ -25,7 +26,6 @@ and closes it. With no filter open, Esc is not handled here, so the app's Esc bi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable
 
 from rich.style import Style
@@ -41,64 +41,14 @@ from textual.widgets.tree import TreeNode
 from ..store import SessionInfo, tree_order
 from ..text import one_line, sanitize
 from .dialogs import ConfirmScreen, PromptScreen
-from .status_bar import dollars, tokens
-
-TITLE_WIDTH = 40
-"""Characters of a session title shown at most."""
-
-MIN_TITLE = 16
-"""Characters of a title kept before the line's figures give way (see ``render_label``)."""
+from .session_rows import (TITLE_WIDTH, CompactionEntry, compaction_label, display_parents, folded_note, session_label,
+                           shown_sessions, title_of)
 
 RELABEL_SECONDS = 30
 """How often the ages ("5m ago") are redrawn."""
 
 _NO_LABEL = Text()  # every node's stored label: render_label draws from the session
 _TOGGLE = Style.from_meta({"toggle": True})  # a click here folds/unfolds, as on Tree's own icon
-
-
-def relative_time(updated: float, now: float | None = None) -> str:
-    """``updated`` (epoch seconds) relative to ``now``: "just now", "5m ago", "3h ago", "2d ago"."""
-    seconds = max(0.0, (time.time() if now is None else now) - updated)
-    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
-
-
-def _title(session: SessionInfo) -> str:
-    return str(session.title or "")
-
-
-def _int(value: object) -> int:
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return 0
-
-
-@dataclass(frozen=True)
-class CompactionEntry:
-    """The data of a compaction leaf: one ``session.compacted`` event of the open session's branch.
-
-    ``session_id`` is the open session (an inherited compaction is undone by forking it too:
-    the branch shares its parent's messages up to ``count``); ``count`` the message count when
-    the compaction was made (undo forks there), ``at`` its cut (messages before it summarised);
-    tokens of the prompt before and after; ``by`` is ``user``, ``auto``, ``overflow`` or ``plugin``.
-    """
-
-    session_id: str
-    count: int
-    at: int
-    tokens_before: int
-    tokens_after: int
-    by: str
-
-    @classmethod
-    def from_event(cls, session_id: str, data: dict) -> CompactionEntry:
-        """From a ``session.compacted`` event's data (``Store.compactions``); missing figures are 0."""
-        return cls(session_id, _int(data.get("count")), _int(data.get("at")), _int(data.get("tokens_before")),
-                   _int(data.get("tokens_after")), str(data.get("by") or ""))
-
 
 NodeData = SessionInfo | CompactionEntry
 """What a node of the tree holds: a session, or (a leaf) one of its compactions."""
@@ -237,13 +187,7 @@ class SessionTree(Tree[NodeData]):
         stay folded, and the current session's ancestors are unfolded. Posts nothing.
         """
         self._ordered = tree_order([s for s in sessions if not getattr(s, "deleted", False)])
-        parent_of: dict[str, str | None] = {}
-        path: list[str] = []
-        for info, depth in self._ordered:
-            del path[depth:]
-            parent_of[info.id] = path[-1] if path else None
-            path.append(info.id)
-        self._parent_of = parent_of
+        self._parent_of = display_parents(self._ordered)
         previous, self.current_id = self.current_id, current_id
         if current_id is not None and current_id != previous:
             self._reveal(current_id)
@@ -288,18 +232,7 @@ class SessionTree(Tree[NodeData]):
         """Bring the nodes in line with ``_ordered``, ``filter_text`` and ``_collapsed``."""
         ordered, parent_of = self._ordered, self._parent_of
         needle = (self.filter_text or "").casefold()
-        if needle:
-            # Reversed display order visits every descendant before its ancestors.
-            kept: set[str] = set()
-            for info, _ in reversed(ordered):
-                if info.id in kept or needle in _title(info).casefold():
-                    kept.add(info.id)
-                    if parent_of[info.id] is not None:
-                        kept.add(parent_of[info.id])  # type: ignore[arg-type]
-            rows = [info for info, _ in ordered if info.id in kept]
-        else:
-            rows = [info for info, _ in ordered]
-
+        rows = shown_sessions(ordered, parent_of, needle)
         shape = (bool(needle), tuple((info.id, parent_of[info.id]) for info in rows),
                  None if needle else self._compactions)
         if shape == self._shape:
@@ -362,7 +295,7 @@ class SessionTree(Tree[NodeData]):
                 target = shown(nodes.get(session_id))
                 session_id = self._parent_of.get(session_id)
         if target is None and filtered:
-            target = next((nodes[i.id] for i in rows if needle in _title(i).casefold()), None)
+            target = next((nodes[i.id] for i in rows if needle in title_of(i).casefold()), None)
         if target is None and was_on is not None:
             target = self.get_node_at_line(min(max(was_line, 0), last))  # it was deleted: stay put
         if target is None and self.current_id is not None:
@@ -397,42 +330,19 @@ class SessionTree(Tree[NodeData]):
         if session is None:
             return super().render_label(node, base_style, style)
         current = session.id == self.current_id
-        title_style = self.get_component_rich_style("session-tree--current", partial=True) if current else Style()
         fork_style = self.get_component_rich_style("session-tree--fork", partial=True)
-        meta_style = self.get_component_rich_style("session-tree--meta", partial=True)
-        parts: list[tuple[str, Style]] = [("● " if current else "  ", title_style)]
-        if session.parent is not None:
-            fork_at = getattr(session, "fork_at", None)
-            parts.append((f"⑂ at {fork_at} " if fork_at is not None else "⑂ ", fork_style))
-        title = _title(session) or "(untitled)"
-        count = int(session.message_count or 0)
-        msgs = f"{count} msg{'s' if count != 1 else ''}"
-        age = relative_time(float(session.updated or 0), now=self.clock())
-        spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
-        cost = float(getattr(session, "cost", 0.0) or 0.0)
-        money = dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else ""
+        styles = {
+            "title": self.get_component_rich_style("session-tree--current", partial=True) if current else Style(),
+            "fork": fork_style,
+            "meta": self.get_component_rich_style("session-tree--meta", partial=True),
+            "toggle": fork_style + _TOGGLE,
+        }
         folded = ""
         if node.allow_expand and not node.is_expanded:
             branches = sum(1 for child in node.children if isinstance(child.data, SessionInfo))
-            compactions = len(node.children) - branches
-            hidden = [f"{branches} branch{'es' if branches != 1 else ''}" if branches else "",
-                      f"{compactions} compaction{'s' if compactions != 1 else ''}" if compactions else ""]
-            folded = f"  ▶ {', '.join(h for h in hidden if h)}"
-        # The pane is narrow: the title gives way first, then the age and the token count, so
-        # what a branch cost stays in view (richest first, the last one always fits).
-        room = self._label_room(node) - sum(len(text) for text, _ in parts) - len(folded)
-        choices = [[msgs, age, f"{tokens(spent)} tok" if spent else "", dollars(cost) if cost > 0 else ""],
-                   [msgs, money], [money]]
-        for meta in choices:
-            meta_text = "  " + " · ".join(m for m in meta if m) if any(meta) else ""
-            width = room - len(meta_text)
-            if width >= min(len(title), MIN_TITLE):
-                break
-        parts.append((one_line(title, max(min(width, TITLE_WIDTH), MIN_TITLE // 2)), title_style))
-        parts.append((meta_text, meta_style))
-        if folded:
-            parts.append((folded, fork_style + _TOGGLE))
-        label = Text.assemble(*parts)
+            folded = folded_note(branches, len(node.children) - branches)
+        parts = session_label(session, current=current, now=self.clock(), room=self._label_room(node), folded=folded)
+        label = Text.assemble(*((text, styles[role]) for text, role in parts))
         label.stylize(style)
         return label
 
@@ -448,13 +358,8 @@ class SessionTree(Tree[NodeData]):
         return width - depth * self.guide_depth - 2
 
     def _compaction_label(self, entry: CompactionEntry, style: Style) -> Text:
-        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``."""
-        text = f"⊟ compacted at msg {entry.at}"
-        if entry.tokens_before or entry.tokens_after:
-            text += f": {tokens(entry.tokens_before)} → {tokens(entry.tokens_after)} tokens"
-        if entry.by:
-            text += f" ({one_line(entry.by, 20)})"
-        label = Text(text, style=self.get_component_rich_style("session-tree--meta", partial=True))
+        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``, in the meta colour."""
+        label = Text(compaction_label(entry), style=self.get_component_rich_style("session-tree--meta", partial=True))
         label.stylize(style)
         return label
 
@@ -539,7 +444,7 @@ class SessionTree(Tree[NodeData]):
             if title:
                 self.post_message(self.RenameRequested(session.id, title))
 
-        value = sanitize(_title(session)).replace("\n", " ").strip()
+        value = sanitize(title_of(session)).replace("\n", " ").strip()
         self.app.push_screen(PromptScreen("Rename session", value, placeholder="title"), renamed)
 
     def action_undo_compaction(self) -> None:
@@ -556,7 +461,7 @@ class SessionTree(Tree[NodeData]):
             if yes:
                 self.post_message(self.DeleteRequested(session.id))
 
-        title = one_line(_title(session), TITLE_WIDTH) or session.id
+        title = one_line(title_of(session), TITLE_WIDTH) or session.id
         self.app.push_screen(ConfirmScreen(f"Delete session “{title}”?", yes="delete"), answered)
 
     # -- tree events ----------------------------------------------------------------------------
