@@ -118,7 +118,7 @@ class ToolRunner:
             remaining = len(tasks)
             while remaining:
                 event = await queue.get()
-                if event.type == "tool.end":
+                if isinstance(event, ToolEnd):
                     remaining -= 1
                 yield event
         finally:
