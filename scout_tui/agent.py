@@ -242,7 +242,7 @@ class Agent(ContextWindow, ToolRunner):
             self._streaming = False
             text = "".join(self._partial)
             if text.strip():
-                message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+                message = {"role": "assistant", "content": [{"type": "text", "text": text}], "incomplete": True}
                 events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="interrupted",
                                                   interrupted=True))
         if self._open_calls:

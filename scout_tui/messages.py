@@ -35,6 +35,12 @@ def message_text(message: dict) -> str:
     return "\n".join(str(b.get("text") or "") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "text")
 
 
+def thinking_text(message: dict) -> str:
+    """The model's visible reasoning in ``message``: its ``thinking`` blocks joined by newlines."""
+    return "\n".join(str(b.get("thinking") or "") for b in blocks(message)
+                     if isinstance(b, dict) and b.get("type") == "thinking")
+
+
 def has_text(message: dict) -> bool:
     """Whether ``message`` holds a text block with more than whitespace."""
     return any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text") or "").strip()

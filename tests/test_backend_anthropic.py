@@ -24,6 +24,7 @@ from conftest import expected, wire
 from loopback import LoopbackServer, Reply, sse, split
 from scout_tui.backends.anthropic import to_wire
 from scout_tui.backends.base import Completed, TextDelta, ToolCallStarted
+from scout_tui.messages import message_text
 
 FIXTURES = fixtures(("anthropic",))
 
@@ -164,7 +165,8 @@ async def test_blocks_keep_their_order_and_whitespace_text_makes_no_block():
                             *text_block(2, "\n\n"), *text_block(3, "Then."), delta("tool_use", output_tokens=9), STOP])
     assert [b["type"] for b in events[-1].message["content"]] == ["text", "tool_use", "text"]
     assert [b.get("text") for b in events[-1].message["content"]] == ["First.", None, "Then."]
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "First.Then."
+    # The stream reads as the message's text does (blocks joined by a newline), not "First.Then.".
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "First.\nThen." == message_text(events[-1].message)
 
 
 async def test_signature_delta_replaces_rather_than_appends():

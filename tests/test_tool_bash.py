@@ -129,9 +129,10 @@ async def test_invalid_utf8_becomes_replacement_characters(ctx: ToolContext) -> 
 
 
 async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, out: Output) -> None:
-    result = await asyncio.wait_for(bash(ctx, "echo $$; sleep 600 & echo $!; wait", timeout=0.5), 60)
+    # The timeout leaves time to print both ids on a loaded machine; what is tested is the kill.
+    result = await asyncio.wait_for(bash(ctx, "echo $$; sleep 600 & echo $!; wait", timeout=2), 60)
     assert result.is_error
-    assert "[timed out after 0.5 s; the command and its child processes were killed]" in result.content
+    assert "[timed out after 2 s; the command and its child processes were killed]" in result.content
     shell, child = map(int, out.text.split())
     assert not running(child)
     assert live_members(shell) == []
@@ -139,7 +140,7 @@ async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, out: Outp
 
 async def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(ctx: ToolContext, out: Output) -> None:
     # An ignored signal stays ignored across exec, so the background sleep ignores SIGTERM too.
-    result = await bash(ctx, "trap '' TERM; sleep 30 & echo $!; wait", timeout=0.3)
+    result = await bash(ctx, "trap '' TERM; sleep 30 & echo $!; wait", timeout=1)
     assert result.is_error and "timed out" in result.content
     assert not running(int(out.text.split()[0]))
 

@@ -197,3 +197,20 @@ async def test_a_message_added_to_the_loaded_list_before_it_mounts_shows_once():
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [m.text for m in chat.query(UserMessage)] == ["stored question", "new question"]
+
+
+async def test_a_reopened_answer_reads_as_it_did_live():
+    """Stored incomplete: marked "(interrupted)" again; two text blocks: joined by a newline,
+    as they streamed (``messages.message_text``), not run together."""
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        cut = {"role": "assistant", "content": [{"type": "text", "text": "Half an ans"}], "incomplete": True}
+        two = {"role": "assistant", "content": [{"type": "text", "text": "First."}, {"type": "text", "text": "Then."}]}
+        chat.load([text("user", "q"), cut, text("user", "again"), two])
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        first, second = chat.query(AssistantMessage)
+        assert first.state is AnswerState.INTERRUPTED and "(interrupted)" in rendered(first)
+        assert second.state is AnswerState.DONE and "(interrupted)" not in rendered(second)
+        assert second.source == "First.\nThen."

@@ -169,11 +169,11 @@ class MessageAssembler:
         kind = block.get("type")
         if kind == "text":
             self.blocks[index] = {"type": "text", "text": ""}
-            self._text[index] = Accumulator(TextDelta)
+            self._text[index] = Accumulator(TextDelta, self._separator(TextDelta))
             return self._text[index].add(block.get("text") or "")
         if kind == "thinking":
             self.blocks[index] = {"type": "thinking", "thinking": "", "signature": block.get("signature") or ""}
-            self._text[index] = Accumulator(ThinkingDelta)
+            self._text[index] = Accumulator(ThinkingDelta, self._separator(ThinkingDelta))
             return self._text[index].add(block.get("thinking") or "")
         if kind == "tool_use":
             ordinal = len(self._tool_ordinal)
@@ -185,6 +185,11 @@ class MessageAssembler:
         # redacted_thinking and blocks we do not know: kept verbatim, sent back unchanged.
         self.blocks[index] = dict(block)
         return []
+
+    def _separator(self, event: type[TextDelta] | type[ThinkingDelta]) -> str:
+        """A newline when an earlier block of this kind already streamed text (blocks join as
+        ``messages.message_text`` joins them), else ""."""
+        return "\n" if any(t.event is event and t.visible for t in self._text.values()) else ""
 
     def _delta(self, index: int, delta: dict) -> list[StreamEvent]:
         kind = delta.get("type")

@@ -399,14 +399,19 @@ class Accumulator:
     Leading whitespace is held back and sent with the first visible fragment, so a
     whitespace-only text never opens an empty bubble, yet the streamed fragments still add up
     to the whole. Fragments are kept in a list: appending stays O(1) on long answers.
+
+    ``lead`` is streamed just before the first visible fragment but is not part of the value:
+    the separator between this block and an earlier one of the same message, so the streamed
+    text reads as ``messages.message_text`` joins the blocks.
     """
 
-    __slots__ = ("parts", "visible", "event")
+    __slots__ = ("parts", "visible", "event", "lead")
 
-    def __init__(self, event: type[TextDelta] | type[ThinkingDelta]) -> None:
+    def __init__(self, event: type[TextDelta] | type[ThinkingDelta], lead: str = "") -> None:
         self.parts: list[str] = []
         self.visible = False
         self.event = event
+        self.lead = lead
 
     def add(self, fragment: str) -> list[StreamEvent]:
         """Append ``fragment``; the delta events to stream now (zero or one)."""
@@ -417,7 +422,7 @@ class Accumulator:
             return [self.event(fragment)]
         if fragment.strip():
             self.visible = True
-            return [self.event("".join(self.parts))]
+            return [self.event(self.lead + "".join(self.parts))]
         return []
 
     def value(self) -> str:

@@ -26,7 +26,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from ..messages import blocks
+from ..messages import message_text, thinking_text
 from ..text import sanitize
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import ThinkingBlock
@@ -73,12 +73,17 @@ class AssistantMessage(Vertical):
     }
     """
 
-    def __init__(self, *, text: str = "", thinking: str = "", index: int | None = None, streaming: bool = False, **kwargs) -> None:
-        """A stored answer (``text`` and ``thinking``, sanitized), or with ``streaming`` an open
-        one that takes deltas until ``finish``."""
+    def __init__(self, *, text: str = "", thinking: str = "", index: int | None = None, streaming: bool = False,
+                 interrupted: bool = False, **kwargs) -> None:
+        """A stored answer (``text`` and ``thinking``, sanitized; ``interrupted``: stored
+        incomplete, marked as when it was cut), or with ``streaming`` an open one that takes
+        deltas until ``finish``."""
         super().__init__(**kwargs)
         self.index = index
-        self.state = AnswerState.STREAMING if streaming else AnswerState.DONE
+        if streaming:
+            self.state = AnswerState.STREAMING
+        else:
+            self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE
         self._parts: list[str] = [text] if text else []
         self._stored_thinking = thinking
         self._pending_text: list[str] = []
@@ -119,6 +124,8 @@ class AssistantMessage(Vertical):
             chunks, last = split_markdown("".join(self._parts))
             self._chunks = [MarkdownChunk(chunk) for chunk in (*chunks, last) if chunk.strip()]
         yield from self._chunks
+        if self.state is AnswerState.INTERRUPTED:
+            yield _interrupted_mark()
 
     def set_chunks(self, chunks: list[MarkdownChunk]) -> None:
         """Use these (pre-rendered) chunks for a stored answer; call before mounting."""
@@ -186,7 +193,7 @@ class AssistantMessage(Vertical):
         """When nothing streamed but the final message has text, show that text instead."""
         if self._final is None or "".join(self._parts).strip():
             return
-        text = sanitize("".join(str(b.get("text", "")) for b in blocks(self._final) if b.get("type") == "text"))
+        text = sanitize(message_text(self._final))
         if text.strip():
             self._parts = [text]
             self._backlog = text
@@ -230,7 +237,7 @@ class AssistantMessage(Vertical):
     async def _finish_now(self) -> None:
         message, interrupted = self._final, self._interrupted
         if self._thinking is None and message is not None:
-            thinking = "".join(str(b.get("thinking", "")) for b in blocks(message) if b.get("type") == "thinking")
+            thinking = thinking_text(message)
             if thinking.strip():
                 self._thinking = ThinkingBlock(sanitize(thinking))
                 await self.mount(self._thinking, before=0)
@@ -241,8 +248,13 @@ class AssistantMessage(Vertical):
         self._tail = ""
         with self.app.batch_update():
             if interrupted:
-                await self.mount(Static(Content.styled("(interrupted)", "italic"), classes="interrupted"), before=self._live)
+                await self.mount(_interrupted_mark(), before=self._live)
             if self._live is not None:
                 await self._live.remove()
                 self._live = None
         self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE
+
+
+def _interrupted_mark() -> Static:
+    """The dim "(interrupted)" under an answer that was cut off."""
+    return Static(Content.styled("(interrupted)", "italic"), classes="interrupted")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
-from ..messages import blocks, message_text, tool_results
+from ..messages import blocks, message_text, thinking_text, tool_results
 from ..text import sanitize
 from .assistant_message import AssistantMessage
 from .chat_markdown import MarkdownChunk
@@ -58,10 +58,10 @@ async def build_batch(
         if index == stop:
             break
         content = blocks(message)
-        text = sanitize("".join(str(b.get("text", "")) for b in content if b.get("type") == "text"))
-        thinking = sanitize("".join(str(b.get("thinking", "")) for b in content if b.get("type") == "thinking"))
+        text, thinking = sanitize(message_text(message)), sanitize(thinking_text(message))
         if text.strip() or thinking.strip():
-            answer = AssistantMessage(text=text, thinking=thinking, index=index)
+            answer = AssistantMessage(text=text, thinking=thinking, index=index,
+                                      interrupted=bool(message.get("incomplete")))
             chunks, last = split_markdown(text)
             answers.append((answer, [c for c in (*chunks, last) if c.strip()]))
             widgets.append(answer)
