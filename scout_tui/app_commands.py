@@ -16,7 +16,6 @@ from scout_tui.errors import ScoutError
 from scout_tui.skills import describe_skills
 from scout_tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tools.permissions import MODES
-from scout_tui.widgets import SessionTree
 
 KEYS_HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
@@ -49,7 +48,7 @@ class CommandsMixin:
             Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
                     self._fork_command, title="Fork session"),
             Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
-                    lambda _: self.query_one(SessionTree).focus(), title="Sessions"),
+                    lambda _: self.focus_tree(), title="Sessions"),
             Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
             Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
                     self._resume_command, title="Resume a session"),
@@ -64,7 +63,7 @@ class CommandsMixin:
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self.chat.add_notice(self.plugins.describe()), title="Plugins"),
             Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
-            Command("quit", "", "quit scout-tui", lambda _: self.exit(), aliases=("exit",)),
+            Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.exit(), aliases=("exit",)),
         ]
 
     def add_plugin_commands(self) -> None:
@@ -133,7 +132,7 @@ class CommandsMixin:
 
     def _resume_command(self, ref: str) -> None:
         if not ref:
-            self.query_one(SessionTree).focus()
+            self.focus_tree()
         elif not self._refuse_while_busy():
             self.open_session(ref)
 

@@ -39,12 +39,13 @@ class AgentEventsMixin:
         """Show ``event``, add its message to the conversation and store it; the write runs in
         a thread so the UI never waits on disk."""
         self.bus.emit(event)
-        if (message := added_message(event)) is not None:
-            self.conversation.append(message)
+        message = added_message(event)
         if event.stored and self.session_id:
             await asyncio.to_thread(self.store.append, self.session_id, event)
             if message is not None:
                 self.refresh_sessions()  # the tree updates live: counts, titles, order
+        if message is not None:  # after the store took it: a failed write leaves both as they were
+            self.conversation.append(message)
 
     def on_agent_event(self, message: AgentEvent) -> None:
         self.show(message.event)

@@ -166,11 +166,16 @@ class SessionsMixin:
 
     def action_toggle_tree(self) -> None:
         """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first)."""
-        tree = self.query_one(SessionTree)
-        if tree.has_focus:
+        if self.query_one(SessionTree).has_focus:
             back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
             (back or self.query_one(Composer)).focus()
         else:
+            self.focus_tree()
+
+    def focus_tree(self) -> None:
+        """Focus the sessions pane, remembering where the focus was for Ctrl+T to go back."""
+        tree = self.query_one(SessionTree)
+        if not tree.has_focus:
             self._before_tree = self.focused
             tree.focus()
 

@@ -188,7 +188,8 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
         db.execute("UPDATE sessions SET deleted = 1 WHERE id = ?", (session_id,))
     elif type_ == "session.restore":
         db.execute("UPDATE sessions SET deleted = 0 WHERE id = ?", (session_id,))
-    # Every other event (tool.start, tool.end, usage, notice, error, turn.end, retry, ...)
+    # Every other event (tool.start, tool.end, notice, error, turn.end, retry, and the usage
+    # events of stores written before usage lived in message.assistant, ...)
     # is history only: it leaves the projections as they are.
 
 

@@ -80,3 +80,18 @@ async def test_help_and_the_palette_list_the_registry(repo):
             assert command.usage in help_text
         titles = [c.title for c in app.get_system_commands(app.screen)]
     assert {"New session", "Fork session", "Compact conversation", "Cost", "/hello"} <= set(titles)
+
+
+async def test_ctrl_t_after_tree_command_goes_back_to_the_composer(repo):
+    from scout_tui.widgets import ChatView, Composer, SessionTree
+
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one(ChatView).focus()
+        await pilot.press("ctrl+t", "ctrl+t")  # to the tree and back to the chat
+        await wait_until(pilot, lambda: app.query_one(ChatView).has_focus)
+        await send(app, pilot, "/tree")
+        await wait_until(pilot, lambda: app.query_one(SessionTree).has_focus)
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: app.focused is not app.query_one(SessionTree))
+        assert isinstance(app.focused, Composer)

@@ -7,6 +7,7 @@ from scout_tui.widgets import ChatView
 from scout_tui.widgets.assistant_message import AnswerState, AssistantMessage
 from scout_tui.widgets.chat_messages import ToolCallLine, UserMessage
 from tests.chat_helpers import ChatApp, SelectApp, finished, rendered, text
+from tests.conftest import wait_until
 
 TOOL_USE_ONLY = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}}]}
 
@@ -214,3 +215,21 @@ async def test_a_reopened_answer_reads_as_it_did_live():
         assert first.state is AnswerState.INTERRUPTED and "(interrupted)" in rendered(first)
         assert second.state is AnswerState.DONE and "(interrupted)" not in rendered(second)
         assert second.source == "First.\nThen."
+
+
+async def test_a_conversation_loaded_after_scrolling_up_opens_at_its_newest_message():
+    app = ChatApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.load([text("user" if i % 2 == 0 else "assistant", f"first {i}") for i in range(30)])
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chat.scroll_home(animate=False, immediate=True)  # the person scrolls up: the chat stops following
+        await pilot.pause()
+        assert chat.scroll_y < chat.max_scroll_y
+        chat.load([text("user" if i % 2 == 0 else "assistant", f"second {i}") for i in range(30)])
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y,
+                         what="the new conversation scrolled to its end")
+        chat.add_notice("a notice after it")
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y, what="the chat following new output")

@@ -484,6 +484,7 @@ class ChatView(VerticalScroll):
         self._loading_earlier = self._select_previous_after = False
         self._pin = None
         self.remove_children()
+        self.anchor()  # a new conversation opens at its newest message, whatever was scrolled before
 
 
 def _earlier_text(hidden: int) -> str:
