@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout_tui.errors import ScoutError
-from scout_tui.messages import tool_uses
+from scout_tui.messages import tool_results, tool_uses
 from scout_tui.tool_calls import (
     Call,
     call_chars,
@@ -353,9 +353,8 @@ def _messages_through(messages: list[dict], tool_use_id: Any) -> int:
     """How many leading messages of ``messages`` hold the call ``tool_use_id`` and its result
     (0 when it is not there): the end of the part an epoch keeps fixed."""
     for i in range(len(messages) - 1, -1, -1):
-        content = messages[i].get("content")
-        if messages[i].get("role") == "user" and type(content) is list and any(
-                b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id for b in content):
+        if messages[i].get("role") == "user" and any(
+                b.get("tool_use_id") == tool_use_id for b in tool_results(messages[i])):
             return i + 1
         if messages[i].get("role") == "assistant" and any(u.get("id") == tool_use_id for u in tool_uses(messages[i])):
             return i + 1  # a call without its result yet ends the fixed part itself
