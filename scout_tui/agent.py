@@ -7,6 +7,7 @@ database, so the TUI worker and headless ``-p`` share every line of it (the seed
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
@@ -30,6 +31,7 @@ from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import error_result
 from scout_tui.messages import blocks, tool_uses
+from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
 from scout_tui.tools.permissions import Approver, Policy
@@ -293,18 +295,25 @@ class Agent(ContextWindow, ToolRunner):
         estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
         self._streaming = True
+        # A proxy may split a character outside the BMP between two events: join its halves.
+        joiners = {"text": SurrogateJoiner(), "thinking": SurrogateJoiner()}
         async for event in self.backend.stream(request):
-            if isinstance(event, TextDelta):
-                self._partial.append(event.text)
-                yield MessageDelta("text", event.text)
-            elif isinstance(event, ThinkingDelta):
-                yield MessageDelta("thinking", event.text)
+            if isinstance(event, (TextDelta, ThinkingDelta)):
+                kind = "text" if isinstance(event, TextDelta) else "thinking"
+                if text := joiners[kind].feed(event.text):
+                    if kind == "text":
+                        self._partial.append(text)
+                    yield MessageDelta(kind, text)
             elif isinstance(event, Retrying):
+                joiners = {"text": SurrogateJoiner(), "thinking": SurrogateJoiner()}  # the stream starts again
                 yield Retry(event.attempt, event.max_attempts, event.delay, event.reason)
             elif isinstance(event, Completed):
                 self._streaming = False
+                for kind, joiner in joiners.items():
+                    if text := joiner.flush():
+                        yield MessageDelta(kind, text)
                 self.estimator.learn(estimated, event.usage.prompt_tokens)
-                yield event
+                yield dataclasses.replace(event, message=_whole_characters(event.message))
 
     def _failed(self, error: ScoutError) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete."""
@@ -318,3 +327,19 @@ class Agent(ContextWindow, ToolRunner):
         events.append(Error(str(error), getattr(error, "kind", "config")))
         events.append(TurnEnd("error"))
         return events
+
+
+def _whole_characters(message: dict) -> dict:
+    """``message`` with the text and thinking of its blocks passed through ``repair_surrogates``
+    (the same object when nothing needed it), so what is stored and sent again is valid UTF-8."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    fixed, changed = [], False
+    for block in content:
+        key = "thinking" if isinstance(block, dict) and block.get("type") == "thinking" else "text"
+        value = block.get(key) if isinstance(block, dict) else None
+        if isinstance(value, str) and (repaired := repair_surrogates(value)) is not value:
+            block, changed = {**block, key: repaired}, True
+        fixed.append(block)
+    return {**message, "content": fixed} if changed else message

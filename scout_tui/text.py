@@ -107,6 +107,40 @@ class StreamSanitizer:
         return sanitize(text)
 
 
+def repair_surrogates(text: str) -> str:
+    """``text`` with UTF-16 surrogate halves made whole: a high and a low half next to each
+    other become the one character they encode; a half left alone becomes U+FFFD. JSON's
+    ``\\uXXXX`` escapes (RFC 8259 §7) carry characters outside the BMP as such pairs, and a
+    proxy that slices a stream by UTF-16 code units can split a pair across two events; a lone
+    half cannot be encoded as UTF-8 and would crash whatever writes it."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class SurrogateJoiner:
+    """``repair_surrogates`` for text that arrives in pieces: a high half at the end of a piece
+    is held until the next piece says whether its low half follows."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The repaired text of everything fed so far that can be passed on now."""
+        text, self._held = self._held + text, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return repair_surrogates(text)
+
+    def flush(self) -> str:
+        """A high half still held, as U+FFFD ("" when none): call at the end of the stream."""
+        text, self._held = self._held, ""
+        return repair_surrogates(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _last_segments(text: str) -> str:
     """Each line of ``text`` reduced to what follows its last ``\\r`` (ignoring trailing ones)."""
     lines = text.split("\n")

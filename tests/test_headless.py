@@ -189,3 +189,17 @@ def test_a_bad_models_table_names_its_file_and_line_and_leaves_no_session(repo, 
     assert done.returncode == 1
     assert f"{repo / 'scout.toml'}:4" in done.stderr and "context_window" in done.stderr
     assert Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions() == []
+
+
+def test_a_character_split_into_utf16_halves_across_events_is_joined_not_a_crash(repo, env):
+    # A proxy slicing the stream by UTF-16 code units: 😀 (U+1F600) arrives as "\ud83d" then
+    # "\ude00" (JSON escapes), and a lone half stays in the answer.
+    replies = [Reply(anthropic_stream(["Smile \ud83d", "\ude00 and a lone \udc80 half."]))]
+    with LoopbackServer(replies) as server:
+        done = scout(["-p", "smile", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Smile \U0001f600 and a lone \ufffd half.\n"
+    store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+    [session] = store.sessions(repo)
+    answer = store.messages(session.id)[-1]
+    assert answer["content"][0]["text"] == "Smile \U0001f600 and a lone \ufffd half."

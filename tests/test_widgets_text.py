@@ -121,3 +121,22 @@ def test_stream_sanitizer_passes_plain_text_straight_through():
 
     cleaner = StreamSanitizer()
     assert cleaner.feed("hello ") == "hello " and cleaner.feed("world") == "world" and cleaner.flush() == ""
+
+
+def test_surrogate_halves_are_joined_and_lone_ones_replaced():
+    from scout_tui.text import repair_surrogates
+
+    assert repair_surrogates("a\ud83d\ude00b") == "a\U0001f600b"
+    assert repair_surrogates("x\ud83dy\ude00") == "x\ufffdy\ufffd"
+    plain = "no halves here é"
+    assert repair_surrogates(plain) is plain
+
+
+def test_a_high_half_at_the_end_of_a_piece_waits_for_the_next():
+    from scout_tui.text import SurrogateJoiner
+
+    joiner = SurrogateJoiner()
+    assert joiner.feed("hi \ud83d") == "hi "
+    assert joiner.feed("\ude00 there") == "\U0001f600 there"
+    assert joiner.feed("end \ud83d") == "end "
+    assert joiner.flush() == "\ufffd" and joiner.flush() == ""
