@@ -1,12 +1,14 @@
 """Headless mode (``scout-tui -p``): the answer streams to stdout, one line per tool call to stderr.
 
 Same agent, store, skills and plugins as the TUI; the session is saved and can be continued
-with ``-c``. Skill and plugin problems go to stderr as ``scout-tui: <problem>``.
+with ``-c``. Configuration warnings, skill and plugin problems go to stderr as
+``scout-tui: <problem>``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -23,6 +25,9 @@ from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.permissions import Approval, PermissionRequest
+
+STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that end a headless turn the way Ctrl+C does."""
 
 
 async def run_headless(
@@ -49,6 +54,8 @@ async def run_headless(
     def warn(text: str) -> None:
         print(f"scout-tui: {text}", file=err, flush=True)
 
+    for note in config.notes:
+        warn(note)
     # Before the provider check: a plugin may register the configured provider.
     skills, problems = discover_skills(cwd)
     plugins = load_plugins(cwd, config=config)
@@ -104,6 +111,18 @@ async def run_headless(
             out.flush()
             last = text[-1]
 
+    # Closing the terminal (SIGHUP) or `kill` (SIGTERM) stops the turn as Ctrl+C does: the
+    # running tool's process group is killed and the turn is closed validly in the store.
+    signalled: list[int] = []
+    turn = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def stop(signum: int) -> None:
+        signalled.append(signum)
+        turn.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
     try:
         async for event in agent.run(opened.messages, prompt):
             bus.emit(event)  # plugins' `on` handlers
@@ -141,8 +160,13 @@ async def run_headless(
         for event in agent.interrupt():
             bus.emit(event)
             store.append(session_id, event)
+        if signalled:
+            turn.uncancel()
+            return 128 + signalled[0]  # the shell's convention for "ended by signal N"
         raise
     finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
         if last != "\n":
             try:
                 out.write("\n")
