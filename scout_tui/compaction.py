@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from scout_tui.config import did_you_mean
+from scout_tui.errors import ScoutError
 from scout_tui.messages import blocks, tool_uses
 from scout_tui.strategies import (
     ARGUMENT_SIZE,
@@ -29,22 +31,23 @@ from scout_tui.strategies import (
     DEFAULTS,
     RESULT_SIZE,
     Compacted,
-    configured_settings,
     epoch_bounds,
     none,
     resolve_settings,
     shorten_tools,
     shorten_tools_epoch,
 )
+from scout_tui.strategies import configured_settings as _checked_settings
 from scout_tui.tokens import IMAGE_TOKENS, estimate_tokens
 from scout_tui.tool_calls import shorten_string
 
 __all__ = [
     # defined here
-    "NOTICE", "NOTICE_PREFIX", "Strategy", "compact", "prepare_prompt", "register_strategy", "strategy_names",
+    "NOTICE", "NOTICE_PREFIX", "Strategy", "compact", "configured_settings", "prepare_prompt", "register_strategy",
+    "strategy_names",
     # the vocabulary of compaction, defined beside the strategies, the tool calls and the token estimate
     "ARGUMENT_SIZE", "CLEARED_RESULT", "DEFAULT_STRATEGY", "DEFAULTS", "IMAGE_TOKENS", "RESULT_SIZE", "Compacted",
-    "configured_settings", "epoch_bounds", "estimate_tokens", "resolve_settings", "shorten_string",
+    "epoch_bounds", "estimate_tokens", "resolve_settings", "shorten_string",
     "shorten_tools", "shorten_tools_epoch",
 ]
 
@@ -87,6 +90,26 @@ def register_strategy(name: str, fn: Strategy) -> None:
 def strategy_names() -> list[str]:
     """The registered strategy names, built-ins first, in registration order."""
     return list(_REGISTRY)
+
+
+def configured_settings(table: Mapping[str, Any], env: Mapping[str, str],
+                        place: Callable[[str], str] = lambda key: "[compaction]") -> dict[str, Any]:
+    """``strategies.configured_settings``, with each strategy name checked against the registry
+    now (call it once plugins have registered theirs), so a misspelt name stops the run with its
+    file and line, or ``SCOUT_STRATEGY``, instead of failing each request.
+
+    Raises:
+        ScoutError: as ``strategies.configured_settings``; "<file>:<line>: [compaction]: unknown
+            prompt strategy 'shorten_tool' (known: ...); did you mean 'shorten_tools'?".
+    """
+    settings = _checked_settings(table, env, place)
+    spec = settings["strategy"]
+    for name in [n.strip() for n in spec.split(",")] if isinstance(spec, str) else spec:
+        if name and name not in _REGISTRY:
+            origin = "SCOUT_STRATEGY" if env.get("SCOUT_STRATEGY") else place("strategy")
+            raise ScoutError(f"{origin}: unknown prompt strategy {name!r} (known: {', '.join(_REGISTRY)})"
+                             f"{did_you_mean(name, list(_REGISTRY))}")
+    return settings
 
 
 def _takes_settings(fn: Callable) -> bool:

@@ -1,15 +1,18 @@
 """Layered configuration: defaults < user scout.toml < project scout.toml < SCOUT_* env < flags.
 
-Each layer may set any key of ``Config``; unknown top-level keys and tables (``[compaction]``)
-are kept in ``Config.extra`` for later features. ``Config.sources`` says where each key came from.
+Each layer may set any key of ``Config`` and the tables ``KNOWN_TABLES`` (kept in ``Config.extra``).
+A name it does not know is a warning in ``Config.notes``, or an error when it looks like a safety
+setting (``[permission]``): a misspelt deny rule must stop scout, not be dropped.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from typing import Any
 import platformdirs
 
 from scout_tui.errors import ScoutError
+from scout_tui.strategies import SETTING_NAMES as COMPACTION_KEYS
 from scout_tui.tomlpos import key_line
 
 CONFIG_FILE = "scout.toml"
@@ -37,6 +41,21 @@ def data_dir() -> Path:
 
 
 PERMISSION_MODES = ("ask", "auto-edit", "yolo")
+SANDBOX_MODES = ("workspace-write", "read-only", "off")
+
+# The tables a config file may hold: their keys are checked here, except [models."ID"] (checked
+# by ``models.check_models_tables``) and [plugins.NAME] (each plugin's own).
+KNOWN_TABLES = ("compaction", "models", "permissions", "plugins", "sandbox")
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "compaction": COMPACTION_KEYS,
+    "permissions": ("allow", "deny"),
+    "sandbox": ("mode", "writable", "network"),
+}
+# Names whose misspelling would quietly drop a safety setting: a name this close stops start-up.
+SAFETY_NAMES = ("permissions", "sandbox", "permission_mode")
+SAFETY_CUTOFF = 0.75
+"""``difflib`` similarity at which an unknown name counts as a misspelt safety name
+(``permission``: 0.95, ``sandbx``: 0.92, ``session``: 0.67)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +103,20 @@ class Config:
     sources: dict[str, str] = field(default_factory=dict)
     layers: list[ConfigFile] = field(default_factory=list, repr=False)
     """The config files read, user's first."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings for the front end to show at start-up ("<path>:<line>: unknown key ...")."""
+
+    def where(self, key: str) -> str:
+        """Where ``key`` was set, for an error about its value: "<path>:<line>" of the config file
+        that set it, "env SCOUT_PROVIDER", "flag --provider", or "default"."""
+        source = self.sources.get(key)
+        if source is None:
+            return "default"
+        for layer in self.layers:
+            if str(layer.path) == source:
+                line = key_line(layer.text, (key,))
+                return f"{source}:{line}" if line else source
+        return source
 
     def section(self, name: str) -> dict[str, Any]:
         """The ``[name]`` table from the config files, or {} when absent or not a table."""
@@ -113,7 +146,7 @@ _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number",
                "share": 'a number above 0 and at most 1 (a share of the window), or "off"'}
 
-assert set(_KINDS) | {"extra", "sources", "layers"} == {f.name for f in fields(Config)}
+assert set(_KINDS) | {"extra", "sources", "layers", "notes"} == {f.name for f in fields(Config)}
 
 
 def load_config(
@@ -129,10 +162,14 @@ def load_config(
     sets ``api_key``, it comes from ANTHROPIC_API_KEY (provider anthropic) or OPENAI_API_KEY
     (provider openai).
 
+    Unknown names in the files are ``Config.notes`` or errors, as ``check_names`` says.
+
     Raises:
         ScoutError: a file is unreadable or malformed TOML ("<path>:<line>:<col>: invalid
-            TOML: ..."), a file value has the wrong type ("<path>:<line>: max_turns must be
-            ..."), or an env variable or flag does not convert ("SCOUT_MAX_TOKENS must be ...").
+            TOML: ..."), a file value has the wrong type or is out of range, NaN or infinite
+            ("<path>:<line>: max_turns must be ..."), a safety name is unknown or misspelt
+            (see ``check_names``), or an env variable or flag does not convert
+            ("SCOUT_MAX_TOKENS must be ...").
     """
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else Path(cwd)
@@ -140,6 +177,7 @@ def load_config(
     extra: dict[str, Any] = {}
     sources: dict[str, str] = {}
     layers: list[ConfigFile] = []
+    notes: list[str] = []
 
     seen: set[Path] = set()
     for path in (user_config_dir() / CONFIG_FILE, cwd / CONFIG_FILE):
@@ -148,6 +186,7 @@ def load_config(
             continue
         seen.add(resolved)
         text, table = _read_toml(path)
+        notes.extend(check_names(path, text, table))
         layers.append(ConfigFile(path, text, table))
         for key, value in table.items():
             if key in _KINDS:
@@ -178,7 +217,73 @@ def load_config(
             values["api_key"] = env[var]
             sources["api_key"] = f"env {var}"
 
-    return Config(**values, extra=extra, sources=sources, layers=layers)
+    return Config(**values, extra=extra, sources=sources, layers=layers, notes=notes)
+
+
+def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
+    """Check the names in one config file's parsed ``table``; return a warning per unknown one.
+
+    Each warning reads "<path>:<line>: unknown key 'max_turn' is ignored; did you mean
+    'max_turns'?" (``difflib.get_close_matches`` gives the suggestion). Unknown keys of
+    ``[compaction]`` are warnings too (a plugin strategy may read them).
+
+    Raises:
+        ScoutError: "<path>:<line>: ..." for what would silently weaken a safety setting: an
+            unknown top-level name within ``SAFETY_CUTOFF`` of ``SAFETY_NAMES`` (``[permission]``,
+            ``[Sandbox]``, ``permision_mode``); an unknown key in ``[permissions]`` or
+            ``[sandbox]``; a ``[sandbox]`` that is not a table or holds a value of the wrong type.
+    """
+    notes: list[str] = []
+
+    def where(*keys: str) -> str:
+        line = key_line(text, keys)
+        return f"{path}:{line}" if line else str(path)
+
+    for key, value in table.items():
+        if key in _KINDS or key in KNOWN_TABLES:
+            continue
+        shown = f"table [{key}]" if isinstance(value, dict) else f"key {key!r}"
+        hint = did_you_mean(key, [*_KINDS, *KNOWN_TABLES])
+        safety = difflib.get_close_matches(key.lower().replace("-", "_"), SAFETY_NAMES, n=1, cutoff=SAFETY_CUTOFF)
+        if safety:
+            raise ScoutError(f"{where(key)}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
+                             "a misspelt safety setting would be ignored")
+        notes.append(f"{where(key)}: unknown {shown} is ignored{hint or '.'}")
+
+    for name, known in TABLE_KEYS.items():
+        section = table.get(name)
+        if name == "sandbox" and section is not None and not isinstance(section, dict):
+            raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {_describe(section, name)}")
+        if not isinstance(section, dict):
+            continue  # the table's reader says what is wrong with it
+        for key in section:
+            if key in known:
+                continue
+            message = f"{where(name, key)}: unknown key {key!r} in [{name}]"
+            hint = did_you_mean(key, known) or f" (known: {', '.join(known)})."
+            if name in ("permissions", "sandbox"):
+                raise ScoutError(f"{message}{hint} scout-tui stops here: a misspelt safety setting would be ignored")
+            notes.append(f"{message} is ignored unless a plugin strategy reads it{hint}")
+    sandbox = table.get("sandbox")
+    if isinstance(sandbox, dict):
+        checks = {
+            "mode": (lambda v: v in SANDBOX_MODES, f"one of {', '.join(SANDBOX_MODES)}"),
+            "writable": (lambda v: isinstance(v, list) and all(isinstance(p, str) and p for p in v),
+                         'a list of paths, like ["~/.cache"]'),
+            "network": (lambda v: isinstance(v, bool), "true or false"),
+        }
+        for key, (ok, wanted) in checks.items():
+            if key in sandbox and not ok(sandbox[key]):
+                raise ScoutError(f"{where('sandbox', key)}: sandbox.{key} must be {wanted}, "
+                                 f"got {_describe(sandbox[key], key)}")
+    return notes
+
+
+def did_you_mean(word: str, known: Sequence[str]) -> str:
+    """"; did you mean 'max_turns'?" for the closest of ``known`` to ``word`` (case ignored), or ""."""
+    lowered = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1)
+    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
 
 
 def read_text(path: Path, what: str = "config") -> str:
@@ -235,7 +340,7 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
         if kind == "int"
         else isinstance(value, (int, float)) and not isinstance(value, bool)
     )
-    if ok and key in _POSITIVE and value <= 0:
+    if ok and key in _POSITIVE and not (math.isfinite(value) and value > 0):
         ok = False
     if ok and key in _CHOICES and value not in _CHOICES[key]:
         line = key_line(text, (key,))
@@ -266,7 +371,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
         number = int(value) if kind == "int" else float(value)
     except (TypeError, ValueError):
         number = None
-    if number is None or number <= 0 or number != number:  # NaN fails every comparison
+    if number is None or not (math.isfinite(number) and number > 0):
         raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
     return number
 

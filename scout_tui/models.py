@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scout_tui.config import did_you_mean
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
@@ -333,7 +334,8 @@ def _overrides(models: Any, model_id: str, text: str, path: str) -> dict[str, An
         for key, value in entry.items():
             if key not in MODEL_KEYS:
                 known = ", ".join(MODEL_KEYS)
-                raise ScoutError(f'{where(mid, key)}: unknown key {key!r} in [models."{mid}"]; known keys: {known}')
+                raise ScoutError(f'{where(mid, key)}: unknown key {key!r} in [models."{mid}"]'
+                                 f'{did_you_mean(key, MODEL_KEYS)}; known keys: {known}')
             number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             if key in _TOKEN_KEYS:
                 ok, wanted = isinstance(value, int) and number and value > 0, "a positive integer (tokens)"

@@ -52,6 +52,8 @@ DEFAULTS: dict[str, Any] = {
     "epoch_compacted_tool_calls": 40,
     "epoch_size": 10,
 }
+SETTING_NAMES: tuple[str, ...] = ("strategy", *_MINIMUM)
+"""Every key of the ``[compaction]`` table scout-tui itself reads (a plugin strategy may read more)."""
 # What a result becomes in shorten_tools between max_tool_outputs and max_tool_calls: the call
 # stays, and both APIs require it to be answered.
 CLEARED_RESULT = "Result removed by compaction to save context."
@@ -143,7 +145,7 @@ def configured_settings(table: Mapping[str, Any], env: Mapping[str, str],
     merged: dict[str, Any] = dict(DEFAULTS)
     for key, value in table.items():
         merged[key] = _check(key, value, lambda key=key: place(key))
-    for key in ("strategy", *_MINIMUM):
+    for key in SETTING_NAMES:
         var = f"SCOUT_{key.upper()}"
         raw = env.get(var)
         if raw:

@@ -21,24 +21,31 @@ def key_line(text: str, path: tuple[str, ...]) -> int | None:
 
     Follows [table] headers and dotted keys; a table set by a header is found on that header
     (``[permissions]`` for ("permissions",)); a key inside an inline table is found on the line
-    that assigns the table (TOML keeps an inline table on one line). A key that is not in the
-    text (a default) is None.
+    that assigns the table (TOML keeps an inline table on one line). A table made only by its
+    subtables or dotted keys (``[providers.local]`` for ("providers",)) is found on the first of
+    them. A key that is not in the text (a default) is None.
     """
     table: tuple[str, ...] = ()
+    first_inside: int | None = None
     for number, line in enumerate(text.splitlines(), 1):
         header, assign = _HEADER.match(line), _ASSIGN.match(line)
         try:
             if header:
                 table = _key_path(header[1])
+                full = table
                 if table == path:
                     return number
             elif assign:
                 full = table + _key_path(assign[1])
                 if full == path or (path[: len(full)] == full and path[-1] in line[assign.end() :]):
                     return number
+            else:
+                continue
         except tomllib.TOMLDecodeError:  # a line of a multi-line string that looks like a key
             continue
-    return None
+        if first_inside is None and full[: len(path)] == path:
+            first_inside = number
+    return first_inside
 
 
 def _key_path(dotted: str) -> tuple[str, ...]:

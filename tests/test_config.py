@@ -146,3 +146,146 @@ def test_cache_ttl_and_prompt_cache_key_take_only_their_choices(tmp_home, workdi
     (workdir / "scout.toml").unlink()
     with pytest.raises(ScoutError, match="SCOUT_PROMPT_CACHE_KEY must be one of auto, on, off"):
         load_config(workdir, env={"SCOUT_PROMPT_CACHE_KEY": "yes"})
+
+
+# -- names a config file may use: unknown ones are reported, misspelt safety ones stop start-up ----
+
+
+def test_a_misspelt_permissions_table_stops_loading_so_no_rule_is_dropped(tmp_home, workdir):
+    path = workdir / "scout.toml"
+    path.write_text('[permission]\ndeny = ["bash:rm *"]\n')
+    with pytest.raises(ScoutError) as caught:
+        load_config(workdir, env={})
+    assert str(caught.value).startswith(f"{path}:1: unknown table [permission]; did you mean 'permissions'?")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "name", "meant"),
+    [
+        ('[Permissions]\nallow = ["bash:ls *"]\n', 1, "table [Permissions]", "permissions"),
+        ('model = "m"\n\n[sandbx]\nnetwork = false\n', 3, "table [sandbx]", "sandbox"),
+        ('model = "m"\npermision_mode = "ask"\n', 2, "key 'permision_mode'", "permission_mode"),
+    ],
+)
+def test_a_misspelt_safety_name_in_the_user_file_stops_loading(tmp_home, workdir, text, line, name, meant):
+    path = write_user(text)
+    with pytest.raises(ScoutError, match="misspelt safety setting") as caught:
+        load_config(workdir, env={})
+    assert str(caught.value).startswith(f"{path}:{line}: unknown {name}; did you mean '{meant}'?")
+
+
+def test_an_unknown_top_level_key_is_a_note_with_file_line_and_suggestion(tmp_home, workdir):
+    user = write_user('max_turns = 3\nmax_turn = 5\n')
+    (workdir / "scout.toml").write_text('theme = "x"\ntimout = 5\nzzz = 1\n')
+    config = load_config(workdir, env={})
+    assert config.max_turns == 3
+    assert config.notes == [
+        f"{user}:2: unknown key 'max_turn' is ignored; did you mean 'max_turns'?",
+        f"{workdir / 'scout.toml'}:2: unknown key 'timout' is ignored; did you mean 'timeout'?",
+        f"{workdir / 'scout.toml'}:3: unknown key 'zzz' is ignored.",
+    ]
+
+
+def test_an_unknown_table_is_a_note_not_an_error(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('model = "m"\n[providers.local]\nbase_url = "http://localhost:8080/v1"\n')
+    config = load_config(workdir, env={})
+    assert config.notes == [f"{workdir / 'scout.toml'}:2: unknown table [providers] is ignored; did you mean 'provider'?"]
+
+
+def test_an_unknown_compaction_key_is_a_note_with_its_line(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('[compaction]\nepoch_size = 5\nepoch_sise = 6\nbogus = 1\n')
+    notes = load_config(workdir, env={}).notes
+    assert notes[0] == (f"{workdir / 'scout.toml'}:3: unknown key 'epoch_sise' in [compaction] is ignored unless a "
+                        "plugin strategy reads it; did you mean 'epoch_size'?")
+    assert notes[1].startswith(f"{workdir / 'scout.toml'}:4: unknown key 'bogus' in [compaction]")
+    assert "(known: strategy, " in notes[1]
+
+
+def test_known_tables_and_plugin_tables_give_no_notes(tmp_home, workdir):
+    (workdir / "scout.toml").write_text(
+        '[compaction]\nstrategy = "none"\n[permissions]\nallow = []\n[models."m"]\ninput = 1\n'
+        '[plugins.notify]\nanything = true\n[sandbox]\nmode = "read-only"\nwritable = ["~/.cache"]\nnetwork = false\n')
+    config = load_config(workdir, env={})
+    assert config.notes == []
+    assert config.section("sandbox") == {"mode": "read-only", "writable": ["~/.cache"], "network": False}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[sandbox]\nmod = "off"\n', r"scout\.toml:2: unknown key 'mod' in \[sandbox\]; did you mean 'mode'\?"),
+        ('[sandbox]\nnetwrk = false\n', r"scout\.toml:2: unknown key 'netwrk' in \[sandbox\]; did you mean 'network'\?"),
+        ('[sandbox]\nmode = "strict"\n', r"scout\.toml:2: sandbox\.mode must be one of workspace-write, read-only, off"),
+        ('[sandbox]\nwritable = "/tmp"\n', r"scout\.toml:2: sandbox\.writable must be a list of paths"),
+        ('[sandbox]\nwritable = [\n  3,\n]\n', r"scout\.toml:2: sandbox\.writable must be a list of paths"),
+        ('[sandbox]\nnetwork = "no"\n', r"scout\.toml:2: sandbox\.network must be true or false, got 'no'"),
+        ('sandbox = "off"\n', r"scout\.toml:1: sandbox must be a table"),
+    ],
+)
+def test_a_bad_sandbox_table_stops_loading_with_file_and_line(tmp_home, workdir, text, message):
+    (workdir / "scout.toml").write_text(text)
+    with pytest.raises(ScoutError, match=message):
+        load_config(workdir, env={})
+
+
+# -- numbers ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "+inf", "-inf"])
+def test_a_non_finite_number_names_the_file_and_line(tmp_home, workdir, value):
+    (workdir / "scout.toml").write_text(f'model = "m"\ntimeout = {value}\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: timeout must be a positive number"):
+        load_config(workdir, env={})
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e999"])
+def test_a_non_finite_env_number_names_the_variable(tmp_home, workdir, value):
+    with pytest.raises(ScoutError, match="SCOUT_TIMEOUT must be a positive number"):
+        load_config(workdir, env={"SCOUT_TIMEOUT": value})
+
+
+@pytest.mark.parametrize("text", ["max_turns = 0", "max_tokens = -1", "context_window = 0", "timeout = -0.5",
+                                  "context_window = 1e6"])
+def test_an_out_of_range_number_names_the_file_and_line(tmp_home, workdir, text):
+    (workdir / "scout.toml").write_text(f'model = "m"\n{text}\n')
+    with pytest.raises(ScoutError, match=rf"scout\.toml:2: {text.split()[0]} must be a positive"):
+        load_config(workdir, env={})
+
+
+# -- values checked once the run is wired: the strategy, [models."ID"] ------------------------------
+
+
+def test_an_unknown_strategy_names_the_file_and_line(tmp_home, workdir):
+    from scout_tui.runtime import compaction_settings
+
+    (workdir / "scout.toml").write_text('model = "m"\n\n[compaction]\nstrategy = "shorten_tool"\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:4: \[compaction\]: unknown prompt strategy 'shorten_tool' "
+                                         r"\(known: none, .*\); did you mean 'shorten_tools'\?"):
+        compaction_settings(load_config(workdir, env={}), env={})
+    with pytest.raises(ScoutError, match="^SCOUT_STRATEGY: unknown prompt strategy 'bogus'"):
+        compaction_settings(load_config(workdir, env={}), env={"SCOUT_STRATEGY": "none,bogus"})
+
+
+def test_an_unknown_models_key_suggests_the_known_one(tmp_home, workdir):
+    from scout_tui.models import check_models_tables
+
+    (workdir / "scout.toml").write_text('[models."m"]\ncontext_windw = 1000\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'context_windw' in \[models\.\"m\"\]; "
+                                         r"did you mean 'context_window'\?"):
+        check_models_tables(load_config(workdir, env={}))
+
+
+# -- the front ends: the notes shown at start, the provider's file and line ----------------------
+
+
+def test_headless_prints_the_config_notes_on_stderr(tmp_home, workdir):
+    import asyncio
+    import io
+
+    from scout_tui.headless import run_headless
+
+    (workdir / "scout.toml").write_text('max_turn = 5\nprovider = "nope"\n')
+    err = io.StringIO()
+    with pytest.raises(ScoutError, match="unknown provider"):
+        asyncio.run(run_headless(load_config(workdir, env={}), workdir, "hi", stdout=io.StringIO(), stderr=err))
+    assert f"scout-tui: {workdir / 'scout.toml'}:1: unknown key 'max_turn' is ignored" in err.getvalue()

@@ -8,7 +8,7 @@ import pytest
 
 from scout_tui.config import load_config
 from scout_tui.errors import ScoutError
-from scout_tui.tools.permissions import Policy, parse_rule, policy_from_config
+from scout_tui.tools.permissions import Policy, parse_rule, policy_from_config, rules_from_files
 from scout_tui.tools.shell_parts import Part, split_command
 
 
@@ -338,3 +338,16 @@ def test_a_plugin_tool_without_a_path_is_suggested_by_name(ws):
     p = policy(ws)
     p.allow_for_session(check.suggestions)
     assert p.check("shout", {"text": "again"}, ws).verdict == "allow"
+
+
+def test_an_unknown_permissions_key_stops_loading_and_suggests_the_known_one(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('[permissions]\ndenny = ["bash:rm *"]\n')
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'denny' in \[permissions\]; did you mean 'deny'\?"):
+        load_config(workdir, env={})
+
+
+def test_rules_from_a_table_with_an_unknown_key_suggest_the_known_one(tmp_path):
+    path = tmp_path / "scout.toml"
+    text = '[permissions]\nalow = ["bash:ls *"]\n'
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'alow' in \[permissions\]; did you mean 'allow'\?"):
+        rules_from_files([(path, text, {"permissions": {"alow": ["bash:ls *"]}})], "allow")

@@ -54,3 +54,8 @@ def test_a_key_in_a_table_is_not_a_top_level_key() -> None:
 def test_a_key_the_text_does_not_set_is_none() -> None:
     assert key_line(TEXT, ("permissions", "deny")) is None
     assert key_line("", ("model",)) is None
+
+
+def test_a_table_made_only_by_its_subtables_or_dotted_keys_is_found_on_the_first() -> None:
+    assert key_line('model = "m"\n\n[providers.local]\nbase_url = "x"\n', ("providers",)) == 3
+    assert key_line('model = "m"\nproviders.local.base_url = "x"\n', ("providers",)) == 2

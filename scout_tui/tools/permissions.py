@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
-from scout_tui.config import PERMISSION_MODES
+from scout_tui.config import PERMISSION_MODES, did_you_mean
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 from scout_tui.tools.search import glob_regex
@@ -388,8 +388,8 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
         if not isinstance(table, dict):
             raise ScoutError(f"{path}:{_line(text)}: [permissions] must be a table")
         for unknown in sorted(set(table) - {"allow", "deny"}):
-            raise ScoutError(f"{path}:{_line(text, unknown)}: unknown key {unknown!r} in [permissions] "
-                             "(known: allow, deny)")
+            hint = did_you_mean(unknown, ("allow", "deny")) or " (known: allow, deny)"
+            raise ScoutError(f"{path}:{_line(text, unknown)}: unknown key {unknown!r} in [permissions]{hint}")
         values = table.get(key, [])
         start = _line(text, key)
         if not isinstance(values, list):
