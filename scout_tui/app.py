@@ -152,6 +152,8 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         status.provider = self.config.provider
         status.model = model_name(self.config)
         status.permission_mode = self.permissions.mode
+        for note in self.config.notes:
+            self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
         self.query_one(Composer).focus()
@@ -206,7 +208,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         try:
             check_provider(self.config)
         except ScoutError as e:
-            return f"{e}. Set `provider` in scout.toml or pass --provider."
+            return f"{self.config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
         if needs_key(self.config) and self.config.provider not in self.plugins.providers:
             return "no API key is configured; see how to set one up above."
         return ""

@@ -65,7 +65,10 @@ async def run_headless(
     # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
     bus.on("notice", lambda event: print(event.data.get("text", ""), file=err, flush=True))
     plugins.attach(bus, report=warn)
-    check_provider(config)
+    try:
+        check_provider(config)
+    except ScoutError as e:
+        raise ScoutError(f"{config.where('provider')}: {e}") from None
     # A plugin's provider decides for itself whether it needs a key.
     if needs_key(config) and config.provider not in plugins.providers:
         raise ScoutError(

@@ -278,6 +278,33 @@ def test_an_unknown_models_key_suggests_the_known_one(tmp_home, workdir):
 # -- the front ends: the notes shown at start, the provider's file and line ----------------------
 
 
+def test_an_unknown_provider_names_the_file_and_line(tmp_home, workdir):
+    import asyncio
+    import io
+
+    from scout_tui.headless import run_headless
+
+    (workdir / "scout.toml").write_text('model = "m"\nprovider = "nope"\n')
+    config = load_config(workdir, env={})
+    with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown provider 'nope'"):
+        asyncio.run(run_headless(config, workdir, "hi", stdout=io.StringIO(), stderr=io.StringIO()))
+    assert load_config(workdir, env={"SCOUT_PROVIDER": "nope"}).where("provider") == "env SCOUT_PROVIDER"
+
+
+async def test_the_app_shows_the_config_notes_and_where_the_provider_is_set(tmp_home, workdir):
+    from scout_tui.app import ScoutApp
+    from scout_tui.widgets.chat_messages import Notice
+    from tests.app_helpers import settle
+
+    (workdir / "scout.toml").write_text('max_turn = 5\nprovider = "nope"\n')
+    app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}, env={}), cwd=workdir)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        assert any("unknown key 'max_turn' is ignored; did you mean 'max_turns'?" in n.message
+                   for n in app._notifications)
+        assert f"{workdir / 'scout.toml'}:2: unknown provider 'nope'" in " ".join(n.text for n in app.query(Notice))
+
+
 def test_headless_prints_the_config_notes_on_stderr(tmp_home, workdir):
     import asyncio
     import io
