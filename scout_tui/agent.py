@@ -35,6 +35,7 @@ from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
 from scout_tui.tools.permissions import Approver, Policy
+from scout_tui.tools.sandbox import SandboxSettings
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 
@@ -61,6 +62,7 @@ class Agent(ContextWindow, ToolRunner):
             never change ``self.messages``; their result is repaired by the history check.
         compaction_settings: threshold overrides for the strategies (None: config and env).
         tool_env: the environment for processes tools start (None: this process's).
+        sandbox: how processes tools start are sandboxed (``tools.sandbox``; None: unsandboxed).
         secrets: strings (API keys) replaced by ``[redacted]`` in tool output before anything
             (screen, store, model, saved output files) sees it.
         permissions: the policy each tool call is checked against first (None: every call runs).
@@ -95,6 +97,7 @@ class Agent(ContextWindow, ToolRunner):
         strategies: Strategies = None,
         compaction_settings: dict | None = None,
         tool_env: dict[str, str] | None = None,
+        sandbox: SandboxSettings | None = None,
         secrets: list[str] | None = None,
         permissions: Policy | None = None,
         approve: Approver | None = None,
@@ -117,6 +120,7 @@ class Agent(ContextWindow, ToolRunner):
         self.strategies = strategies
         self.compaction_settings = compaction_settings
         self.tool_env = tool_env
+        self.sandbox = sandbox
         self.secrets = [s for s in secrets or [] if len(s) >= 8]
         self.permissions = permissions
         self.approve = approve

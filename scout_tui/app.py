@@ -37,6 +37,7 @@ from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
+from scout_tui.tools.sandbox import sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 
@@ -65,7 +66,8 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         store: the session store (default: the user's store under the data dir).
 
     Raises:
-        ScoutError: a bad ``[permissions]`` rule in a config file (naming the file and line).
+        ScoutError: a bad ``[permissions]`` rule or ``[sandbox]`` value in a config file (naming
+            the file and line).
     """
 
     TITLE = "scout"
@@ -105,6 +107,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.store = store or Store()
         # Rules allowed for the session at the approval prompt stay until the app closes.
         self.permissions = policy_from_config(config, self.cwd)
+        self.sandbox = sandbox_from_config(config, self.cwd)  # a bad [sandbox] stops start-up too
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
         self.bus = Bus()
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
@@ -156,6 +159,8 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
+        for note in self.sandbox.notes:
+            self.notify(note, title="Sandbox", severity="warning", timeout=15)
         self.query_one(Composer).focus()
         self.open_session(self._resume, latest=self._continue)
         self.load_extensions()
@@ -218,7 +223,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
     def _ensure_agent(self) -> Agent:
         if self.agent is None:
             self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
-                                     permissions=self.permissions, approve=self.approve, info=self.model_info,
+                                     permissions=self.permissions, sandbox=self.sandbox, approve=self.approve, info=self.model_info,
                                      compaction=compaction_of(self.compactions), cache_key=self.session_id)
             self.agent.narrow_window(self._learnt_window)
             self.agent.strategies = self.strategies

@@ -19,6 +19,7 @@ from scout_tui.summary import Compaction
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permissions import Approver, Policy, policy_from_config
+from scout_tui.tools.sandbox import SandboxSettings, sandbox_from_config
 
 if TYPE_CHECKING:
     from scout_tui.plugins import Plugins
@@ -134,6 +135,7 @@ def build_agent(
     skills: Sequence[Skill] | None = None,
     plugins: Plugins | None = None,
     permissions: Policy | None = None,
+    sandbox: SandboxSettings | None = None,
     approve: Approver | None = None,
     info: ModelInfo | None = None,
     compaction: Compaction | None = None,
@@ -145,13 +147,14 @@ def build_agent(
     plugins' tools (a plugin tool replaces a built-in of the same name). The system prompt
     lists the skills' names and descriptions and adds the plugins' prompt texts. Every tool
     call is checked against ``permissions`` (default: the config's mode and rules, with
-    ``cwd`` as the workspace); ``approve`` answers the calls that ask (None: they are denied).
+    ``cwd`` as the workspace); commands run in ``sandbox`` (default: the config's ``[sandbox]``,
+    ``tools.sandbox.sandbox_from_config``); ``approve`` answers the calls that ask (None: they are denied).
     Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
     model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
     force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache.
 
     Raises:
-        ScoutError: for an unknown provider, a bad permission rule, ``[compaction]`` value or
+        ScoutError: for an unknown provider, a bad permission rule, ``[sandbox]``, ``[compaction]`` value or
             ``[models."ID"]`` table (naming file and line).
     """
     def backend_for(model: str):
@@ -183,6 +186,7 @@ def build_agent(
         max_turns=config.max_turns,
         max_tokens=config.max_tokens,
         tool_env=tool_environment(config),
+        sandbox=sandbox if sandbox is not None else sandbox_from_config(config, cwd),
         secrets=[config.api_key] if config.api_key else [],
         permissions=permissions if permissions is not None else policy_from_config(config, cwd),
         approve=approve,

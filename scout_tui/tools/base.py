@@ -11,7 +11,10 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+
+if TYPE_CHECKING:
+    from scout_tui.tools.sandbox import SandboxSettings
 
 
 class ToolError(Exception):
@@ -40,7 +43,8 @@ class ToolContext:
     ``stop`` is set when the person stops this one call (the turn goes on): a tool that can
     end early returns what it has. ``output_path`` is where a tool whose result is cut to fit
     the model saves the whole output (None: nowhere; the folder may not exist yet), with each
-    of ``secrets`` (API keys) redacted.
+    of ``secrets`` (API keys) redacted. ``sandbox``: how processes a tool starts are sandboxed
+    (``tools.sandbox``; None: unsandboxed).
     """
 
     cwd: Path
@@ -49,6 +53,7 @@ class ToolContext:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     output_path: Path | None = None
     secrets: tuple[str, ...] = ()
+    sandbox: SandboxSettings | None = None
 
     def resolve(self, path: str) -> Path:
         """``path`` (relative to ``cwd``, or absolute, ``~`` expanded) as an absolute Path."""

@@ -1,4 +1,5 @@
-"""The ``bash`` tool: run a command in its own process group, stream its output, kill it whole.
+"""The ``bash`` tool: run a command in its own process group (in the sandbox, when one is in
+force), stream its output, kill it whole.
 
 Timeout and cancellation (Esc) both end every process the command started; output kept for the
 model is capped to its head and tail, and so is the memory held while reading.
@@ -16,6 +17,7 @@ from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
+from scout_tui.tools.sandbox import available, blocked_note, wrap
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds
@@ -145,7 +147,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     zero exit adds no line, and no output at all reads ``(no output)``. Output cut to fit is
     saved whole to ``ctx.output_path``, named in the result and in ``ToolResult.output_path``.
     ``ctx.stop`` kills the process group and returns what was printed, with ``[stopped by the
-    user after N s; ...]``. Any failure is an ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
+    user after N s; ...]``. With ``ctx.sandbox`` set (mode not ``off``) and bwrap working, the
+    command runs in the sandbox (``tools.sandbox.wrap``; bwrap leads the process group), and a
+    failure that shows the sandbox refused a write ends with a line saying so. Any failure is an
+    ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
     Raises ``ToolError`` for bad arguments or when bash cannot start.
     """
     command = input.get("command")
@@ -157,18 +162,25 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
         raise ToolError(f"argument 'timeout' must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {timeout!r:.50}")
 
+    argv = ["bash", "-c", command]
+    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.mode != "off" else None
+    if sandbox is not None and await asyncio.to_thread(available):  # runs bwrap once, then cached
+        argv = wrap(argv, ctx.cwd, sandbox)
+    else:
+        sandbox = None
+
     # Our own pipe, not PIPE: we can stop reading and close it even while a background job
     # of the command still holds the write end.
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command,
+            *argv,
             cwd=ctx.cwd, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
             start_new_session=True, env=ctx.env,
         )  # fmt: skip
     except OSError as e:
         os.close(read_fd)
-        raise ToolError(f"could not start bash in {ctx.cwd}: {e}") from None
+        raise ToolError(f"could not start {'bwrap' if sandbox else 'bash'} in {ctx.cwd}: {e}") from None
     finally:
         os.close(write_fd)
 
@@ -233,6 +245,9 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         status = f"[exit code {proc.returncode}]"
     else:
         status = ""
+    if sandbox is not None and proc.returncode and not (stopped or timed_out):
+        if note := blocked_note(out, ctx.cwd, sandbox):
+            status = f"{status}\n{note}"
     if not finished:
         note = "[the shell exited, but background processes still hold its output open; they were left running]"
         status = f"{status}\n{note}" if status else note

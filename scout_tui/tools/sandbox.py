@@ -1,0 +1,245 @@
+"""The OS sandbox for commands tools start: bubblewrap (``bwrap``) on Linux keeps the filesystem
+read-only outside the workspace, gives each command a private /tmp and PID namespace, and can cut the network.
+
+Settings come from the ``[sandbox]`` table (``mode``, ``writable``, ``network``); ``wrap`` builds
+the bwrap command line. bwrap's options are those of bwrap(1) (bubblewrap 0.8,
+https://github.com/containers/bubblewrap/blob/main/bwrap.xml).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
+
+MODES = ("workspace-write", "read-only", "off")
+"""``workspace-write``: the workspace, /tmp and ``writable`` paths can be written, nothing else;
+``read-only``: nothing but the private /tmp; ``off``: commands run unsandboxed."""
+
+DEFAULT_MODE = "workspace-write"
+KEYS = ("mode", "writable", "network")
+_STRICTNESS = {"off": 0, "workspace-write": 1, "read-only": 2}
+PROBE_TIMEOUT = 10.0  # seconds the one trial run of bwrap may take
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """How commands are sandboxed: ``mode`` (one of ``MODES``), ``writable`` (extra absolute
+    paths the command may write in ``workspace-write`` mode), ``network`` (False: no network,
+    loopback included). ``notes``: what the config asked for that was not used, and why, for the
+    front end to show."""
+
+    mode: str = DEFAULT_MODE
+    writable: tuple[Path, ...] = ()
+    network: bool = True
+    notes: tuple[str, ...] = ()
+
+
+def bwrap_path() -> str | None:
+    """Where ``bwrap`` is on PATH, or None."""
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def available() -> bool:
+    """Whether bwrap is installed and can build a sandbox here (a container may forbid the
+    namespaces it needs). The first call runs ``bwrap ... true`` once (a few ms); later calls
+    return that answer."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return False
+    argv = wrap(["true"], Path("/"), SandboxSettings(mode="read-only", network=False), bwrap=bwrap)
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=PROBE_TIMEOUT, start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def active(settings: SandboxSettings | None) -> bool:
+    """Whether commands run in the sandbox: settings given, mode not ``off``, bwrap works."""
+    return settings is not None and settings.mode != "off" and available()
+
+
+def in_force(settings: SandboxSettings | None) -> str:
+    """The mode commands actually run in: ``settings.mode``, or ``off`` when there are no
+    settings or bwrap cannot run (for the status bar and ``scout-tui doctor``)."""
+    return settings.mode if active(settings) else "off"
+
+
+def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: str | None = None) -> list[str]:
+    """The command line that runs ``argv`` in ``cwd`` (the workspace) inside the sandbox.
+
+    Mount order matters: a later mount covers an earlier one, so the workspace (which may lie
+    under /tmp) is bound after the private /tmp. The options, from bwrap(1):
+
+    - ``--ro-bind / /``: the whole filesystem, read-only (submounts too): a write anywhere
+      fails with EROFS, "Read-only file system".
+    - ``--dev /dev``: a fresh minimal /dev (null, zero, random, tty, a private /dev/shm), so
+      device nodes of the host are not reachable.
+    - ``--proc /proc`` with ``--unshare-pid``: a new PID namespace and its own procfs, so
+      ``/proc/$PPID`` (and every other pid) is bwrap's init, not scout-tui; the environment seen
+      there is the tool's, without API keys. When that init dies, the kernel kills every process
+      left in the namespace, even one that left the process group.
+    - ``--tmpfs /tmp``: a private, empty /tmp; nothing written there outlives the command.
+    - ``--bind CWD CWD`` (``--ro-bind`` in ``read-only`` mode): the workspace, resolved.
+    - ``--bind-try P P`` for each ``writable`` path: bound writable when it exists, skipped
+      when it does not (bwrap's ``--bind`` would fail the command).
+    - ``--unshare-net`` when ``network`` is off: a network namespace holding only its own
+      loopback, so nothing outside (nor the host's 127.0.0.1) is reachable.
+    - ``--die-with-parent``: the sandbox is SIGKILLed when scout-tui dies (PR_SET_PDEATHSIG).
+    - ``--chdir CWD``: start in the workspace.
+
+    Not ``--new-session``: its setsid() would move the command out of the process group that
+    the bash tool kills on Esc and timeout. Its purpose (no TIOCSTI input injection into the
+    controlling terminal) is met already: the tool starts bwrap with ``start_new_session``, so
+    the sandbox has no controlling terminal, and stdin is /dev/null.
+    """
+    cwd = Path(cwd).resolve()
+    line = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+            "--tmpfs", "/tmp"]
+    if settings.mode == "read-only":
+        line += ["--ro-bind", str(cwd), str(cwd)]
+    else:
+        line += ["--bind", str(cwd), str(cwd)]
+        for path in settings.writable:
+            line += ["--bind-try", str(path), str(path)]
+    if not settings.network:
+        line.append("--unshare-net")
+    line += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
+    return line
+
+
+def sandboxed(argv: Sequence[str], cwd: Path, settings: SandboxSettings | None) -> list[str]:
+    """``argv`` as it should be started: wrapped by ``wrap`` when the sandbox is ``active``,
+    else unchanged. For the bash tool and plugin tools that start processes."""
+    return wrap(argv, cwd, settings) if settings is not None and active(settings) else list(argv)
+
+
+# ----------------------------------------------------------------------------- blocked writes
+
+_PATH = re.compile(r"""(?<![\w.~/-])(?:~|\.\.?)?/[^\s'"`:,;()\[\]]*""")
+
+
+def writable_places(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """The paths a sandboxed command may write under: /tmp, /dev, and in ``workspace-write``
+    mode the workspace and the ``writable`` paths."""
+    places = [Path("/tmp"), Path("/dev")]
+    if settings.mode == "workspace-write":
+        places += [Path(cwd).resolve(), *settings.writable]
+    return places
+
+
+def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | None:
+    """A line for a failed command's result when its ``output`` shows the sandbox refused a
+    write: "Read-only file system" (EROFS, what a read-only bind gives), or "Permission denied"
+    naming a path outside ``writable_places``. None when nothing points at the sandbox."""
+    places = writable_places(cwd, settings)
+    for text in output.splitlines():
+        if "Read-only file system" in text or "EROFS" in text:
+            break
+        if "Permission denied" in text and any(_outside(p, cwd, places) for p in _PATH.findall(text)):
+            break
+    else:
+        return None
+    where = ("the workspace, /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
+             else "only /tmp (read-only mode)")
+    return (f"[the sandbox ({settings.mode}) blocked a write: commands may write {where}. If this command "
+            "must write elsewhere, ask the user to run it outside the sandbox.]")
+
+
+def _outside(text: str, cwd: Path, places: list[Path]) -> bool:
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = Path(cwd) / path
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: say nothing about it
+        return False
+    return not any(path.is_relative_to(place) for place in places)
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
+    """The ``SandboxSettings`` of a ``Config``: the ``[sandbox]`` tables of its files, later
+    files winning key by key (``writable`` paths add up). Without a ``mode``: ``workspace-write``,
+    in force where bwrap works (``in_force``). ``writable`` paths have ``~`` expanded and are relative to
+    ``workspace``.
+
+    A project's own ``scout.toml`` (inside ``workspace``) may tighten the sandbox but not loosen
+    it: a ``mode`` looser than the user's (``off`` always) and its ``writable`` paths are not used (a cloned repository cannot
+    open its own sandbox), which ``notes`` says.
+
+    Raises:
+        ScoutError: ``[sandbox]`` not a table, an unknown key, a mode not in ``MODES``,
+            ``writable`` not a list of strings, ``network`` not true or false; each naming the
+            file and line.
+    """
+    workspace = Path(workspace).resolve()
+    mode: str | None = None
+    network = True
+    writable: list[Path] = []
+    notes: list[str] = []
+    for layer in config.layers:
+        table = layer.table.get("sandbox")
+        if table is None:
+            continue
+        path, text = layer.path, layer.text
+
+        def where(*key: str) -> str:
+            line = key_line(text, ("sandbox", *key)) or key_line(text, ("sandbox",))
+            return f"{path}:{line}" if line else str(path)
+
+        if not isinstance(table, dict):
+            raise ScoutError(f"{where()}: [sandbox] must be a table")
+        for unknown in sorted(set(table) - set(KEYS)):
+            raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [sandbox] (known: {', '.join(KEYS)})")
+        project = _in(path, workspace)
+        if "mode" in table:
+            value = table["mode"]
+            if value not in MODES:
+                raise ScoutError(f"{where('mode')}: sandbox.mode must be one of {', '.join(MODES)}, got {value!r}")
+            current = mode or DEFAULT_MODE
+            if project and _STRICTNESS[value] < _STRICTNESS[current]:
+                notes.append(f"{where('mode')}: sandbox.mode = {value!r} is not used from a project's scout.toml (a "
+                             "repository cannot loosen its own sandbox); set it in ~/.config/scout/scout.toml. "
+                             f"Mode: {current}.")
+            else:
+                mode = value
+        if "network" in table:
+            value = table["network"]
+            if not isinstance(value, bool):
+                raise ScoutError(f"{where('network')}: sandbox.network must be true or false, got {value!r}")
+            network = value if not project else network and value
+        if "writable" in table:
+            value = table["writable"]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise ScoutError(f"{where('writable')}: sandbox.writable must be a list of paths like "
+                                 "[\"~/.cache/pip\", \"../shared\"]")
+            if project and value:
+                notes.append(f"{where('writable')}: sandbox.writable is not used from a project's scout.toml (a "
+                             "repository cannot widen its own sandbox); set it in ~/.config/scout/scout.toml.")
+            else:
+                writable += [_absolute(v, workspace) for v in value]
+    return SandboxSettings(mode or DEFAULT_MODE, tuple(dict.fromkeys(writable)), network, tuple(notes))
+
+
+def _absolute(text: str, workspace: Path) -> Path:
+    """``text`` with ``~`` expanded, relative to ``workspace``, symlinks resolved."""
+    path = Path(text).expanduser()
+    return (path if path.is_absolute() else workspace / path).resolve()
+
+
+def _in(path: Path, workspace: Path) -> bool:
+    """Whether config file ``path`` lies in the workspace (a project's own file)."""
+    return Path(path).resolve().is_relative_to(workspace)
