@@ -30,6 +30,7 @@ from scout_tui.bus import Bus
 from scout_tui.commands import Commands, literal
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
+from scout_tui.headless import STOP_SIGNALS
 from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
 from scout_tui.runtime import build_agent, check_provider, model_name, needs_key
@@ -142,6 +143,11 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         yield Footer()
 
     def on_mount(self) -> None:
+        # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
+        # worker is cancelled, which kills the running tool's process group and closes the turn.
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, self.exit, None, 128 + signum)
         self._register_themes()
         self.query_one(ToolActivity).border_title = "Tool activity"
         self.query_one(SessionTree).border_title = "Sessions"
@@ -166,6 +172,11 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.load_extensions()
         # After the first paint: reading the models.dev data costs ~80 ms of CPU in a thread.
         self.call_after_refresh(self.load_model_info)
+
+    def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
