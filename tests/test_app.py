@@ -158,8 +158,7 @@ async def test_ctrl_o_shows_what_the_model_sees_with_compacted_calls_marked(repo
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("ctrl+o")
-        await settle(app, pilot)
-        assert isinstance(app.screen, PromptView)
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptView), what="the prompt view")
         stored = str(app.screen.query_one("#prompt-stored Static").content)
         sent = str(app.screen.query_one("#prompt-sent Static").content)
         # 30 calls, threshold 10, epoch 5: the newest 10 whole, 10 truncated, 10 dropped
@@ -168,8 +167,7 @@ async def test_ctrl_o_shows_what_the_model_sees_with_compacted_calls_marked(repo
         assert "Truncated (5003)" in sent and "Strategy shorten_tools_epoch: 10 tool calls truncated, 10 dropped" in str(
             app.screen.query_one("#prompt-summary").content)
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, PromptView)
+        await wait_until(pilot, lambda: not isinstance(app.screen, PromptView), what="the prompt view closed")
 
 
 async def test_strategy_command_switches_the_strategy_for_this_session(repo, small_epochs):

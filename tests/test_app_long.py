@@ -210,13 +210,13 @@ async def test_ctrl_o_reports_a_model_switch_as_a_cache_miss(repo):
             await send(app, pilot, "hello")
             await settle(app, pilot)
             await pilot.press("ctrl+o")
-            await settle(app, pilot)
-            assert isinstance(app.screen, PromptView)
+            await wait_until(pilot, lambda: isinstance(app.screen, PromptView), what="the prompt view")
             assert "begins with the whole previous one" in str(app.screen.query_one("#prompt-summary").render())
             await pilot.press("escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, PromptView), what="the prompt view closed")
             app.agent.backend.model = "claude-haiku-4-5"
             await pilot.press("ctrl+o")
-            await settle(app, pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, PromptView), what="the prompt view again")
             note = str(app.screen.query_one("#prompt-summary").render())
             assert "model changed (claude-sonnet-4-5 → claude-haiku-4-5)" in note
 

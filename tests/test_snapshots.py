@@ -16,6 +16,7 @@ from scout_tui.store import Store
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets.approval import ApprovalScreen
 from tests.app_helpers import SIZE, long_session, send, settle, steady
+from scout_tui.widgets.prompt_view import PromptView
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -70,6 +71,7 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
         chat.scroll_end(animate=False, immediate=True)
         await steady(app, pilot)
         await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptView), what="the prompt view")
         await settle(app, pilot)
         await settle_screen(pilot, scroll_chat=False)
 
