@@ -23,7 +23,8 @@ from scout_tui.config import Config, ConfigFile
 from scout_tui.errors import ScoutError
 from scout_tui.runtime import build_agent
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
-from scout_tui.tools.sandbox import SandboxSettings, available, blocked_note, in_force, sandbox_from_config, wrap
+from scout_tui.tools.sandbox import (SandboxSettings, available, blocked_note, in_force, sandbox_from_config, sandboxed,
+                                     wrap)
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 BWRAP_REASON = ("bwrap cannot run here (not installed, or namespaces are forbidden): install the "
@@ -51,7 +52,7 @@ def outside() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def sandboxed(workspace: Path, **settings: object) -> ToolContext:
+def in_sandbox(workspace: Path, **settings: object) -> ToolContext:
     return ToolContext(cwd=workspace, sandbox=SandboxSettings(**settings))  # type: ignore[arg-type]
 
 
@@ -78,7 +79,7 @@ async def test_workspace_write_blocks_writes_outside_the_workspace(workspace: Pa
     (workspace / "a.txt").write_text("a\n")
     (workspace / "b.txt").write_text("b\n")
     target = outside / "x"
-    result = await bash(sandboxed(workspace), command.format(target=target))
+    result = await bash(in_sandbox(workspace), command.format(target=target))
     assert not target.exists()
     assert result.is_error and "Read-only file system" in result.content
     assert BLOCKED in result.content and "outside the sandbox" in result.content
@@ -86,14 +87,14 @@ async def test_workspace_write_blocks_writes_outside_the_workspace(workspace: Pa
 
 @needs_bwrap
 async def test_workspace_stays_writable(workspace: Path) -> None:
-    result = await bash(sandboxed(workspace), "mkdir -p sub && echo hello > sub/f.txt && cat sub/f.txt")
+    result = await bash(in_sandbox(workspace), "mkdir -p sub && echo hello > sub/f.txt && cat sub/f.txt")
     assert result.content == "hello\n" and not result.is_error
     assert (workspace / "sub" / "f.txt").read_text() == "hello\n"
 
 
 @needs_bwrap
 async def test_writable_paths_can_be_written(workspace: Path, outside: Path) -> None:
-    ctx = sandboxed(workspace, writable=(outside,))
+    ctx = in_sandbox(workspace, writable=(outside,))
     result = await bash(ctx, f"echo x > {outside}/x")
     assert not result.is_error, result.content
     assert (outside / "x").read_text() == "x\n"
@@ -102,14 +103,14 @@ async def test_writable_paths_can_be_written(workspace: Path, outside: Path) -> 
 @needs_bwrap
 async def test_tmp_is_private(workspace: Path) -> None:
     name = f"/tmp/scout-sandbox-{uuid.uuid4().hex}"
-    result = await bash(sandboxed(workspace), f"echo x > {name} && cat {name}")
+    result = await bash(in_sandbox(workspace), f"echo x > {name} && cat {name}")
     assert result.content == "x\n"
     assert not Path(name).exists()
 
 
 @needs_bwrap
 async def test_read_only_mode_blocks_workspace_writes(workspace: Path) -> None:
-    result = await bash(sandboxed(workspace, mode="read-only"), "echo x > f.txt")
+    result = await bash(in_sandbox(workspace, mode="read-only"), "echo x > f.txt")
     assert not (workspace / "f.txt").exists()
     assert result.is_error and "the sandbox (read-only) blocked a write" in result.content
 
@@ -117,11 +118,11 @@ async def test_read_only_mode_blocks_workspace_writes(workspace: Path) -> None:
 @needs_bwrap
 async def test_read_only_mode_can_still_read_the_workspace(workspace: Path) -> None:
     (workspace / "f.txt").write_text("kept\n")
-    assert (await bash(sandboxed(workspace, mode="read-only"), "cat f.txt")).content == "kept\n"
+    assert (await bash(in_sandbox(workspace, mode="read-only"), "cat f.txt")).content == "kept\n"
 
 
 async def test_off_runs_unsandboxed(workspace: Path) -> None:
-    result = await bash(sandboxed(workspace, mode="off"), "echo $PPID")
+    result = await bash(in_sandbox(workspace, mode="off"), "echo $PPID")
     assert int(result.content) == os.getpid()  # the shell's parent is this process, not bwrap
 
 
@@ -130,7 +131,7 @@ async def test_no_settings_runs_unsandboxed(workspace: Path) -> None:
 
 
 async def test_failure_not_caused_by_the_sandbox_gets_no_note(workspace: Path) -> None:
-    result = await bash(sandboxed(workspace), "echo oops; exit 3")
+    result = await bash(in_sandbox(workspace), "echo oops; exit 3")
     assert result.content == "oops\n[exit code 3]"
 
 
@@ -214,14 +215,14 @@ def connect(port: int) -> str:
 
 @needs_bwrap
 async def test_network_off_blocks_a_loopback_connection(workspace: Path, loopback_port: int) -> None:
-    result = await bash(sandboxed(workspace, network=False), connect(loopback_port))
+    result = await bash(in_sandbox(workspace, network=False), connect(loopback_port))
     assert result.is_error and "b'hi'" not in result.content
     assert "ConnectionRefusedError" in result.content or "unreachable" in result.content
 
 
 @needs_bwrap
 async def test_network_is_on_by_default(workspace: Path, loopback_port: int) -> None:
-    result = await bash(sandboxed(workspace), connect(loopback_port))
+    result = await bash(in_sandbox(workspace), connect(loopback_port))
     assert result.content == "b'hi'\n"
 
 
@@ -269,7 +270,7 @@ def long_sleep() -> tuple[str, str]:
 @needs_bwrap
 async def test_timeout_kills_the_sandboxed_command(workspace: Path) -> None:
     command, token = long_sleep()
-    result = await asyncio.wait_for(bash(sandboxed(workspace), command, timeout=1), 60)
+    result = await asyncio.wait_for(bash(in_sandbox(workspace), command, timeout=1), 60)
     assert "[timed out after 1 s; the command and its child processes were killed]" in result.content
     assert processes_with(token) == []
 
@@ -329,6 +330,13 @@ def test_permission_denied_inside_the_workspace_is_not_blamed_on_the_sandbox(tmp
     settings = SandboxSettings()
     assert blocked_note(f"bash: {tmp_path}/f: Permission denied", tmp_path, settings) is None
     assert blocked_note("bash: /etc/passwd: Permission denied", tmp_path, settings)
+
+
+@needs_bwrap
+def test_a_plugin_starts_its_process_in_the_sandbox_the_same_way(tmp_path: Path) -> None:
+    assert sandboxed(["make"], tmp_path, SandboxSettings()) == wrap(["make"], tmp_path, SandboxSettings())
+    assert sandboxed(["make"], tmp_path, SandboxSettings(mode="off")) == ["make"]
+    assert sandboxed(["make"], tmp_path, None) == ["make"]
 
 
 def test_in_force_is_off_without_settings() -> None:
