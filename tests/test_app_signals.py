@@ -14,20 +14,13 @@ import sys
 import termios
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie awaiting its reaper counts as dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
+from tests.process_helpers import processes_with
 
 
 def until(predicate, what: str, seconds: float = 60.0) -> None:
@@ -40,8 +33,9 @@ def until(predicate, what: str, seconds: float = 60.0) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
 def test_a_signal_during_a_tool_call_kills_it_and_ends_the_app(tmp_home: Path, workdir: Path, signum):
-    pid_file = workdir / "child.pid"
-    call = ("toolu_1", "bash", [json.dumps({"command": f"sleep 600 & echo $! > {pid_file}; wait"})])
+    started = workdir / "started"
+    token = f"600.{uuid.uuid4().int % 10**9}"  # found by command line: a sandbox's own pids differ from the host's
+    call = ("toolu_1", "bash", [json.dumps({"command": f"sleep {token} & touch {started}; wait"})])
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     screen = bytearray()
@@ -65,12 +59,11 @@ def test_a_signal_during_a_tool_call_kills_it_and_ends_the_app(tmp_home: Path, w
         try:
             until(lambda: b"Ask scout" in screen, "the first frame")
             os.write(master, b"run it\r")
-            until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the tool's child to start")
-            child = int(pid_file.read_text())
+            until(lambda: started.exists() and processes_with(token), "the tool's child to start")
             proc.send_signal(signum)
             proc.wait(timeout=60)
         finally:
             proc.kill()
             os.close(master)
-    until(lambda: not running(child), "the tool's child to be killed", seconds=10)
+    until(lambda: processes_with(token) == [], "the tool's child to be killed", seconds=10)
     assert proc.returncode == 128 + signum

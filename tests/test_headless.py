@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from scout_tui.store import Store
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
+from tests.process_helpers import processes_with
 
 SECRET = "sk-SECRET-do-not-print-42"
 
@@ -211,34 +213,27 @@ def test_a_character_split_into_utf16_halves_across_events_is_joined_not_a_crash
 def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, signum):
     from scout_tui.history import problems
 
-    pid_file = repo / "child.pid"
-    call = ("toolu_1", "bash", [json.dumps({"command": f"sleep 600 & echo $! > {pid_file}; wait"})])
+    started = repo / "started"
+    token = f"600.{uuid.uuid4().int % 10**9}"  # found by command line: a sandbox's own pids differ from the host's
+    call = ("toolu_1", "bash", [json.dumps({"command": f"sleep {token} & touch {started}; wait"})])
     with LoopbackServer([Reply(anthropic_stream(["Running it."], call))]) as server:
         proc = subprocess.Popen([sys.executable, "-m", "scout_tui", "-p", "run it", "--base-url", server.url,
                                  "--permission-mode", "yolo"], cwd=repo, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 60  # a hang guard only: the loop ends as soon as the file is there
-            while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+            while not (started.exists() and processes_with(token)) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            child = int(pid_file.read_text())
+            assert processes_with(token), "the tool's child never started"
             proc.send_signal(signum)
             out, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
     assert proc.returncode == 128 + signum, err
-    assert not running(child)
+    assert processes_with(token) == []
     store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
     [session] = store.sessions(repo)
     messages = store.messages(session.id)
     assert problems(messages) == [] and messages[-1]["content"][0]["tool_use_id"] == "toolu_1"
     assert messages[-1]["content"][0]["is_error"]
 
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie awaiting its reaper counts as dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"

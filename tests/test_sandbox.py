@@ -26,6 +26,7 @@ from scout_tui.tools import ToolContext, ToolResult, builtin_registry
 from scout_tui.tools.sandbox import (SandboxSettings, available, blocked_note, in_force, sandbox_from_config, sandboxed,
                                      wrap)
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.process_helpers import processes_with
 
 BWRAP_REASON = ("bwrap cannot run here (not installed, or namespaces are forbidden): install the "
                 "Debian/Ubuntu package bubblewrap, as .ci/run does")
@@ -227,21 +228,6 @@ async def test_network_is_on_by_default(workspace: Path, loopback_port: int) -> 
 
 
 # -- stopping a sandboxed command ---------------------------------------------------------------
-
-
-def processes_with(token: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line holds ``token``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and entry.name != str(os.getpid()):
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue  # exited while we looked
-            if token.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
-                found.append(int(entry.name))
-    return found
 
 
 class Output:
