@@ -84,26 +84,30 @@ class ToolRunner:
         async def one(use: dict) -> None:
             start = self._started[use["id"]] = self.clock()
             live = StreamRedactor(tuple(self.secrets))
+            diff, refused = None, None
 
             def show(text: str) -> None:
                 if text:
                     queue.put_nowait(ToolOutput(use["id"], text))
 
-            ctx = ToolContext(
-                self.cwd,
-                on_output=lambda text: show(live.feed(text)),
-                env=self.tool_env,
-                output_path=self._output_path(use["id"]),
-                secrets=tuple(self.secrets),
-            )
-            diff, refused = await self._permit(use, ctx, queue.put_nowait)
-            if refused is not None:
-                result = refused
-            else:
-                start = self._started[use["id"]] = self.clock()  # not counting the approval
-                result = await self._call(use, ctx)
-            show(live.flush())
-            result = ToolResult(self.redact(result.content), result.is_error, result.output_path)
+            try:
+                ctx = ToolContext(
+                    self.cwd,
+                    on_output=lambda text: show(live.feed(text)),
+                    env=self.tool_env,
+                    output_path=self._output_path(use["id"]),
+                    secrets=tuple(self.secrets),
+                )
+                diff, refused = await self._permit(use, ctx, queue.put_nowait)
+                if refused is not None:
+                    result = refused
+                else:
+                    start = self._started[use["id"]] = self.clock()  # not counting the approval
+                    result = await self._call(use, ctx)
+                show(live.flush())
+            except Exception as e:  # whatever fails, the call ends with a result the model reads
+                result = ToolResult(f"{use['name']} failed: {type(e).__name__}: {e}", True)
+            result = ToolResult(self.redact(str(result.content)), result.is_error, result.output_path)
             self._results[use["id"]] = result
             queue.put_nowait(ToolEnd(
                 use["id"], use["name"], result.content, result.is_error,
@@ -180,7 +184,11 @@ class ToolRunner:
         tool = self.tools.tools.get(name)
         if tool is None or not isinstance(input, dict):
             return None, None  # the registry answers with the error; nothing runs
-        check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
+        try:
+            check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
+        except Exception as e:  # a call that cannot be judged does not run
+            return None, ToolResult(f"Not run: checking this {name} call against the permission rules failed "
+                                    f"({type(e).__name__}: {e}).", True)
         if check is not None and check.verdict == "deny":
             emit(PermissionDecision(use["id"], name, "deny", "rule", check.reason))
             return None, ToolResult(f"Permission denied: {check.reason}. Do not try to get around this rule; "

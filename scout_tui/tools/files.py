@@ -6,7 +6,10 @@ Also the small argument checks and the text/binary test that the search tools sh
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,18 +74,75 @@ def looks_binary(head: bytes) -> bool:
     return b"\0" in head[:SNIFF_BYTES]
 
 
+def os_problem(path: str, error: OSError) -> str:
+    """What an ``OSError`` met on ``path`` means, as a sentence for the model."""
+    code = error.errno
+    if code == errno.ELOOP:
+        return f"{path} is a symbolic link loop (or a chain of too many links), so it names no file"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"permission denied: {path}"
+    if code == errno.ENOTDIR:
+        return f"{path}: a folder in this path is a file"
+    if code == errno.ENAMETOOLONG:
+        return f"{path}: the path or one of its names is too long"
+    return f"cannot use {path}: {error.strerror or error}"
+
+
+def file_status(ctx: ToolContext, path: str) -> tuple[Path, os.stat_result | None]:
+    """``path`` resolved against ``ctx.cwd``, with its ``stat`` (symlinks followed; None: no such
+    file). Raises ``ToolError`` for a symlink loop, a folder that may not be searched, and the like."""
+    target = ctx.resolve(path)
+    try:
+        return target, target.stat()
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: no such file
+        return target, None
+    except OSError as e:
+        raise ToolError(os_problem(path, e)) from None
+
+
 def existing_file(ctx: ToolContext, path: str) -> Path:
     """``path`` resolved against ``ctx.cwd``; ``ToolError`` unless it is an existing regular file."""
-    target = ctx.resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path} is a directory, not a file; use glob to list the files in it")
-    if not target.exists():
+    target, status = file_status(ctx, path)
+    if status is None:
         hint = "" if target.parent.is_dir() else f" (the folder {target.parent} does not exist either)"
         raise ToolError(f"no such file: {path}{hint}; use glob to find the right path")
-    if not target.is_file():
+    if stat.S_ISDIR(status.st_mode):
+        raise ToolError(f"{path} is a directory, not a file; use glob to list the files in it")
+    if not stat.S_ISREG(status.st_mode):
         # A FIFO or device: opening it could block forever or never end.
         raise ToolError(f"{path} is not a regular file (a pipe, socket or device)")
     return target
+
+
+def open_regular(target: Path, path: str, flags: int = os.O_RDONLY) -> int:
+    """A file descriptor for ``target`` opened with ``flags``; ``ToolError`` when it is not a
+    regular file by the time it is opened, or cannot be opened.
+
+    Opened non-blocking, so a FIFO put in a file's place after it was checked is refused at
+    once rather than waited on for ever (a regular file ignores the flag).
+    """
+    try:
+        fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise ToolError(f"{path} is not a regular file (a pipe, socket or device)") from None
+        if e.errno == errno.EISDIR:
+            raise ToolError(f"{path} is a directory, not a file") from None
+        raise ToolError(os_problem(path, e)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device)")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_regular(target: Path, path: str) -> bytes:
+    """All bytes of regular file ``target``; ``ToolError`` as ``open_regular`` raises it."""
+    with os.fdopen(open_regular(target, path), "rb") as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise ToolError(os_problem(path, e)) from None
 
 
 def _decode_text(path: str, data: bytes, first_line: int = 1) -> str:
@@ -121,7 +181,7 @@ def _clip(line: str) -> str:
 def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
     target = existing_file(ctx, path)
     try:
-        with target.open("rb") as f:
+        with os.fdopen(open_regular(target, path), "rb") as f:
             head = f.read(SNIFF_BYTES)
             if not head:
                 return f"{path} is empty (0 bytes)."
@@ -135,10 +195,8 @@ def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
                 if offset <= total < offset + limit:
                     text = _decode_text(path, _split_line(raw), total)
                     shown.append(f"{total:>6}\t{_clip(text)}")
-    except PermissionError:
-        raise ToolError(f"permission denied reading {path}") from None
-    except IsADirectoryError:
-        raise ToolError(f"{path} is a directory, not a file") from None
+    except OSError as e:
+        raise ToolError(os_problem(path, e)) from None
     if offset > total:
         raise ToolError(f"offset {offset} is past the end of {path}, which has {total} lines")
     out = "\n".join(shown)
@@ -190,19 +248,18 @@ def _count_lines(text: str) -> int:
 
 
 def _write(ctx: ToolContext, path: str, content: str) -> str:
-    target = _writable(ctx, path)
-    existed = target.exists()
+    target, existed = _writable(ctx, path)
     data = content.encode("utf-8")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        # Writing in place (not write-then-rename) keeps the file's permissions, e.g. an exec bit.
-        target.write_bytes(data)
     except FileExistsError:
         raise ToolError(f"cannot create the folders for {path}: a file is in the way") from None
     except NotADirectoryError:
         raise ToolError(f"cannot create {path}: a parent of it is a file, not a folder") from None
-    except PermissionError:
-        raise ToolError(f"permission denied writing {path}") from None
+    except OSError as e:
+        raise ToolError(os_problem(path, e)) from None
+    # Writing in place (not write-then-rename) keeps the file's permissions, e.g. an exec bit.
+    _write_regular(target, path, data)
     verb = "Overwrote" if existed else "Created"
     lines = _count_lines(content)
     return f"{verb} {path} ({len(data)} bytes, {lines} line{'s' if lines != 1 else ''})."
@@ -223,29 +280,41 @@ MAX_PREVIEW_BYTES = 4_000_000
 """A file larger than this gets no diff before a write replaces it, only its size."""
 
 
-def _writable(ctx: ToolContext, path: str) -> Path:
-    """``path`` resolved; ``ToolError`` when it is a directory or an existing non-regular file
-    (writing a FIFO would block until something reads it; a device is no file to replace)."""
-    target = ctx.resolve(path)
-    if target.is_dir():
+def _writable(ctx: ToolContext, path: str) -> tuple[Path, bool]:
+    """``path`` resolved, and whether it exists; ``ToolError`` when it is a directory, an
+    existing non-regular file (writing a FIFO would block until something reads it; a device
+    is no file to replace), a symlink loop or otherwise unusable."""
+    target, status = file_status(ctx, path)
+    if status is not None and stat.S_ISDIR(status.st_mode):
         raise ToolError(f"{path} is a directory; give a file path")
-    if target.exists() and not target.is_file():
+    if status is not None and not stat.S_ISREG(status.st_mode):
         raise ToolError(f"{path} is not a regular file (a pipe, socket or device); write only replaces files")
-    return target
+    return target, status is not None
+
+
+def _write_regular(target: Path, path: str, data: bytes) -> None:
+    """Replace the contents of ``target`` with ``data`` in place, creating it if needed;
+    ``ToolError`` when it is not a regular file or cannot be written."""
+    fd = open_regular(target, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as f:
+        try:
+            f.write(data)
+        except OSError as e:
+            raise ToolError(os_problem(path, e)) from None
 
 
 def _write_before(ctx: ToolContext, path: str) -> str | None:
     """The text ``path`` holds now (None: no such file); ``ToolError`` if it cannot be replaced."""
-    target = _writable(ctx, path)
-    if not target.exists():
+    target, existed = _writable(ctx, path)
+    if not existed:
         return None
     try:
         size = target.stat().st_size
-        if size > MAX_PREVIEW_BYTES:
-            return f"(the file now holds {size:,} bytes: too large to show what changes)\n"
-        data = target.read_bytes()
-    except PermissionError:
-        raise ToolError(f"permission denied reading {path}") from None
+    except OSError as e:
+        raise ToolError(os_problem(path, e)) from None
+    if size > MAX_PREVIEW_BYTES:
+        return f"(the file now holds {size:,} bytes: too large to show what changes)\n"
+    data = read_regular(target, path)
     if looks_binary(data):
         return f"(binary file, {len(data):,} bytes)\n"
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
@@ -318,10 +387,7 @@ class _EditPlan:
 
 def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> _EditPlan:
     target = existing_file(ctx, path)
-    try:
-        data = target.read_bytes()
-    except PermissionError:
-        raise ToolError(f"permission denied reading {path}") from None
+    data = read_regular(target, path)
     if looks_binary(data):
         raise ToolError(f"{path} is a binary file; edit only changes text files")
     bom = data.startswith(BOM)
@@ -355,10 +421,7 @@ def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: boo
 def _edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> str:
     plan = _plan_edit(ctx, path, old, new, replace_all)
     result = plan.after.replace("\n", "\r\n") if plan.crlf else plan.after
-    try:
-        plan.target.write_bytes((BOM if plan.bom else b"") + result.encode("utf-8"))
-    except PermissionError:
-        raise ToolError(f"permission denied writing {path}") from None
+    _write_regular(plan.target, path, (BOM if plan.bom else b"") + result.encode("utf-8"))
     done = plan.count
     return f"Edited {path}: {done} replacement{'s' if done != 1 else ''} (first at line {plan.first_line})."
 

@@ -8,6 +8,7 @@ approval prompt, and the workspace boundary: a path outside it always asks (but 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -284,7 +285,9 @@ class Policy:
 
     def _where(self, cwd: Path, path: str) -> str:
         """``path`` as rules see it: relative to the workspace (posix), else absolute."""
-        target = (cwd / Path(path).expanduser()).resolve()
+        # realpath, not Path.resolve: a symlink loop is a path like any other here (the tool
+        # reports it), where resolve raises RuntimeError.
+        target = Path(os.path.realpath(cwd / Path(path).expanduser()))
         if target.is_relative_to(self.workspace):
             return target.relative_to(self.workspace).as_posix()
         return target.as_posix()

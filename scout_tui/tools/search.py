@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, boolean, object_schema, string
-from scout_tui.tools.files import bool_arg, looks_binary, str_arg
+from scout_tui.tools.files import bool_arg, file_status, looks_binary, str_arg
 
 # Never worth searching: version-control data, installed dependencies, caches. A folder holding
 # a pyvenv.cfg (any virtualenv, whatever its name) is skipped too. Naming one of them as the
@@ -158,11 +159,17 @@ def _shown(ctx: ToolContext, path: Path) -> str:
 
 
 def _existing(ctx: ToolContext, path: str, *, dir_only: bool) -> Path:
-    base = ctx.resolve(path)
-    if not base.exists():
+    """``path`` resolved: an existing folder (or, unless ``dir_only``, a regular file); else
+    ``ToolError`` (a FIFO or device is refused: reading it could block for ever)."""
+    base, status = file_status(ctx, path)
+    if status is None:
         raise ToolError(f"no such file or directory: {path}")
-    if dir_only and not base.is_dir():
+    if stat.S_ISDIR(status.st_mode):
+        return base
+    if dir_only:
         raise ToolError(f"{path} is a file, not a directory; give the folder to search in")
+    if not stat.S_ISREG(status.st_mode):
+        raise ToolError(f"{path} is not a regular file (a pipe, socket or device); grep searches files")
     return base
 
 
