@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import AsyncIterator, Callable
 
+from scout_tui.backends.failures import UNPARSED_ARGUMENTS
 from scout_tui.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
 from scout_tui.tools.base import ToolContext, ToolError, ToolResult
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
@@ -184,6 +185,9 @@ class ToolRunner:
         tool = self.tools.tools.get(name)
         if tool is None or not isinstance(input, dict):
             return None, None  # the registry answers with the error; nothing runs
+        if set(input) == {UNPARSED_ARGUMENTS}:
+            return None, ToolResult(f"Tool call {name!r} had arguments that are not a JSON object: "
+                                    f"{str(input[UNPARSED_ARGUMENTS])[:200]!r}; send them again as a JSON object.", True)
         try:
             check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
         except Exception as e:  # a call that cannot be judged does not run

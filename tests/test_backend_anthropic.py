@@ -204,12 +204,12 @@ async def test_a_tool_call_cut_by_max_tokens_is_kept_with_empty_input():
     assert events[-1].message["content"] == [{"type": "tool_use", "id": "toolu_1", "name": "write", "input": {}}]
 
 
-async def test_invalid_tool_json_in_a_finished_answer_is_a_bad_response():
-    body = sse([START, *text_block(0, "Calling."), *tool_block(1, "toolu_1", "read", ['{"path": ']), delta("tool_use"), STOP])
-    _, error = await collect_until_error(backend("anthropic", transport=mock_transport(body, 64)))
-    assert error.kind == "bad_response"
-    assert "read" in str(error)
-    assert error.partial == {"role": "assistant", "content": [{"type": "text", "text": "Calling."}]}
+async def test_invalid_tool_json_in_a_finished_answer_is_kept_as_unparsed_arguments():
+    events = await _stream([START, *text_block(0, "Calling."), *tool_block(1, "toolu_1", "read", ['{"path": ']),
+                            delta("tool_use"), STOP])
+    assert events[-1].message["content"] == [
+        {"type": "text", "text": "Calling."},
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"unparsed_arguments": '{"path":'}}]
 
 
 async def test_tool_call_events_use_the_call_ordinal_not_the_block_index():

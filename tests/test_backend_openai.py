@@ -291,9 +291,11 @@ async def test_a_tool_call_cut_by_length_is_kept_with_empty_input():
     assert uses(events) == [{"type": "tool_use", "id": "c", "name": "write", "input": {}}]
 
 
-async def test_invalid_tool_arguments_in_a_finished_answer_are_a_bad_response():
-    _, error = await _fail(body(chunk({"tool_calls": [call(0, "c", "read", '{"path": ')]}, "tool_calls")))
-    assert error.kind == "bad_response" and "read" in str(error)
+async def test_tool_arguments_that_are_not_an_object_are_kept_as_unparsed_arguments():
+    events = await _stream(body(chunk({"tool_calls": [call(0, "c", "read", '{"path": ')]}, "tool_calls")))
+    assert uses(events) == [{"type": "tool_use", "id": "c", "name": "read", "input": {"unparsed_arguments": '{"path":'}}]
+    events = await _stream(body(chunk({"tool_calls": [call(0, "c", "read", '["a.txt"]')]}, "tool_calls")))
+    assert uses(events)[0]["input"] == {"unparsed_arguments": '["a.txt"]'}
 
 
 async def test_reasoning_content_and_reasoning_are_thinking_without_signature():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
+from scout_tui.backends.failures import StreamError, event_payload, stream_error
 
 
 def test_an_event_holding_a_json_object_is_that_object():
@@ -35,10 +35,3 @@ def test_an_error_chunk_with_an_http_code_is_classified_by_it():
 def test_an_error_without_message_or_type_says_the_stream_reported_one():
     error = stream_error({"error": {}})
     assert error.detail == "an error in the stream"
-
-
-def test_bad_tool_arguments_name_the_tool_and_quote_the_start_of_the_text():
-    error = bad_tool_arguments("read", '{"path": ' + "x" * 300)
-    assert error.kind == "bad_response" and error.retryable
-    assert error.detail.startswith("tool call 'read' has arguments that are not a JSON object: '{\"path\": xxx")
-    assert len(error.detail) < 300

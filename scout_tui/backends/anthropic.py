@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator
 from scout_tui.backends.anthropic_cache import min_cacheable_tokens, place_breakpoints
 from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamEvent, TextDelta, ThinkingDelta,
                                      ToolCallDelta, ToolCallStarted, Usage)
-from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
+from scout_tui.backends.failures import StreamError, event_payload, stream_error, unparsed_input
 
 API_VERSION = "2023-06-01"
 EXTENDED_TTL_BETA = "extended-cache-ttl-2025-04-11"  # sent with "1h" breakpoints (harmless once GA)
@@ -252,9 +252,9 @@ class MessageAssembler:
         for index in sorted(self.blocks):
             block = self._block(index)
             if index in self._invalid:
-                if self.stop_raw != "max_tokens":
-                    raise bad_tool_arguments(block["name"], self._invalid[index])
-                block = {**block, "input": {}}  # cut by max_tokens: the agent answers it as cut
+                # Cut by max_tokens: the agent answers it as cut; else as not an object.
+                cut = self.stop_raw == "max_tokens"
+                block = {**block, "input": {} if cut else unparsed_input(self._invalid[index])}
             if _kept(block):
                 content.append(block)
         stop = _STOP.get(self.stop_raw or "", "end_turn")

@@ -80,13 +80,17 @@ def stream_error(payload: dict) -> StreamError:
     return StreamError(kind, (message or "an error in the stream") + (f" ({tag})" if tag else ""), retryable=retryable)
 
 
-def bad_tool_arguments(name: str, raw: str) -> StreamError:
-    """The StreamError for a finished tool call whose arguments (``raw``, the JSON text as
-    streamed) are not a JSON object. Retryable: a malformed call is a slip a new answer rarely
-    repeats. (A call cut off by ``max_tokens`` is not one: the agent answers it as cut.)"""
-    return StreamError(
-        "bad_response", f"tool call {name!r} has arguments that are not a JSON object: {raw[:200]!r}", retryable=True
-    )
+UNPARSED_ARGUMENTS = "unparsed_arguments"
+"""The one key of a ``tool_use`` input that stands for arguments that were not a JSON object:
+the call is kept (both APIs need an object as ``input``, and every call needs its result) and
+answered with an error the model reads; see ``unparsed_input``."""
+
+
+def unparsed_input(raw: str) -> dict[str, str]:
+    """The ``tool_use`` input for a finished call whose arguments (``raw``, the text as
+    streamed) are not a JSON object: ``{UNPARSED_ARGUMENTS: raw}``. Small models send such
+    calls often; the agent answers them with an error result instead of ending the turn."""
+    return {UNPARSED_ARGUMENTS: raw}
 
 
 def error_fields(payload: Any) -> tuple[str | None, str | int | None, str]:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamEvent, TextDelta, ThinkingDelta,
                                      ToolCallDelta, ToolCallStarted, Usage)
-from scout_tui.backends.failures import StreamError, bad_tool_arguments, event_payload, stream_error
+from scout_tui.backends.failures import StreamError, event_payload, stream_error, unparsed_input
 from scout_tui.errors import ModelError
 from scout_tui.messages import blocks, message_text, result_text, tool_results, tool_uses
 
@@ -335,9 +335,8 @@ class ChunkAssembler:
             if value is None and raw in ("null", ""):
                 value = {}
             if not isinstance(value, dict):
-                if self.finish_raw != "length":
-                    raise bad_tool_arguments(call.name, raw)
-                value = {}  # cut by max_tokens: the agent answers it as cut
+                # Cut by max_tokens: the agent answers it as cut; else as not an object.
+                value = {} if self.finish_raw == "length" else unparsed_input(raw)
             content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": value})
         stop = _STOP.get(self.finish_raw or "", "end_turn")
         if self.calls and stop == "end_turn":
