@@ -141,6 +141,7 @@ class Agent(ContextWindow, ToolRunner):
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._stopping = False  # the person stopped the turn at an approval prompt
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
+        self._file_stamps: dict[str, tuple[int, int]] = {}  # files.FILE_STAMPS: what this agent last saw of each file
         self.messages: list[dict] = []
         self._overhead: int | None = None
         # State an interrupt needs to close the turn validly.

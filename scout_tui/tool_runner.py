@@ -13,6 +13,7 @@ from typing import AsyncIterator, Callable
 from scout_tui.backends.failures import UNPARSED_ARGUMENTS
 from scout_tui.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
 from scout_tui.tools.base import ToolContext, ToolError, ToolResult
+from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
 from scout_tui.tools.permissions import Approval, PermissionRequest
 
@@ -99,6 +100,7 @@ class ToolRunner:
                     output_path=self._output_path(use["id"]),
                     secrets=tuple(self.secrets),
                 )
+                FILE_STAMPS.set(self._file_stamps)  # this task's own context: the call's tools see it
                 diff, refused = await self._permit(use, ctx, queue.put_nowait)
                 if refused is not None:
                     result = refused

@@ -10,6 +10,7 @@ import errno
 import os
 import re
 import stat
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,35 @@ def bool_arg(input: dict[str, Any], key: str, default: bool = False) -> bool:
 def looks_binary(head: bytes) -> bool:
     """Whether the first bytes of a file (up to ``SNIFF_BYTES``) mark it as binary: a NUL byte."""
     return b"\0" in head[:SNIFF_BYTES]
+
+
+FILE_STAMPS: ContextVar[dict[str, tuple[int, int]] | None] = ContextVar("file_stamps", default=None)
+"""For the session running a tool call (the tool runner sets it): each file's real path and its
+``(st_mtime_ns, st_size)`` when the session last read or wrote it. None: nothing is tracked."""
+
+
+def _remember(target: Path, fd: int) -> None:
+    """Note how file ``target`` (open as ``fd``) looks now, as this session has seen it."""
+    stamps = FILE_STAMPS.get()
+    if stamps is not None:
+        status = os.fstat(fd)
+        stamps[os.path.realpath(target)] = (status.st_mtime_ns, status.st_size)
+
+
+def _unchanged_since_seen(target: Path, path: str) -> None:
+    """``ToolError`` when ``target`` changed on disk since this session last read or wrote it
+    (a person edited it meanwhile): changing it now would lose their change."""
+    stamps = FILE_STAMPS.get()
+    seen = stamps.get(os.path.realpath(target)) if stamps else None
+    if seen is None:
+        return
+    try:
+        status = target.stat()
+    except OSError:
+        return  # gone or unusable: the write or edit says so itself
+    if (status.st_mtime_ns, status.st_size) != seen:
+        raise ToolError(f"{path} changed on disk since you last read or wrote it (a person or a command changed it); "
+                        "read it again, then make your change to what it holds now")
 
 
 def os_problem(path: str, error: OSError) -> str:
@@ -182,6 +212,7 @@ def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
     target = existing_file(ctx, path)
     try:
         with os.fdopen(open_regular(target, path), "rb") as f:
+            _remember(target, f.fileno())
             head = f.read(SNIFF_BYTES)
             if not head:
                 return f"{path} is empty (0 bytes)."
@@ -289,6 +320,8 @@ def _writable(ctx: ToolContext, path: str) -> tuple[Path, bool]:
         raise ToolError(f"{path} is a directory; give a file path")
     if status is not None and not stat.S_ISREG(status.st_mode):
         raise ToolError(f"{path} is not a regular file (a pipe, socket or device); write only replaces files")
+    if status is not None:
+        _unchanged_since_seen(target, path)
     return target, status is not None
 
 
@@ -299,8 +332,10 @@ def _write_regular(target: Path, path: str, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         try:
             f.write(data)
+            f.flush()
         except OSError as e:
             raise ToolError(os_problem(path, e)) from None
+        _remember(target, f.fileno())
 
 
 def _write_before(ctx: ToolContext, path: str) -> str | None:
@@ -387,6 +422,7 @@ class _EditPlan:
 
 def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: bool) -> _EditPlan:
     target = existing_file(ctx, path)
+    _unchanged_since_seen(target, path)
     data = read_regular(target, path)
     if looks_binary(data):
         raise ToolError(f"{path} is a binary file; edit only changes text files")
