@@ -99,6 +99,7 @@ class ToolRunner:
                     env=self.tool_env,
                     output_path=self._output_path(use["id"]),
                     secrets=tuple(self.secrets),
+                    sandbox=self.sandbox,
                 )
                 FILE_STAMPS.set(self._file_stamps)  # this task's own context: the call's tools see it
                 diff, refused = await self._permit(use, ctx, queue.put_nowait)

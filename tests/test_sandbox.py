@@ -137,7 +137,6 @@ async def test_failure_not_caused_by_the_sandbox_gets_no_note(workspace: Path) -
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="tool_runner.py does not yet pass Agent.sandbox into ToolContext")
 async def test_the_agents_bash_calls_run_in_its_sandbox(workspace: Path, outside: Path) -> None:
     command = json.dumps({"command": f"echo x > {outside}/x"})
     replies = [Reply(anthropic_stream([], ("toolu_s", "bash", [command]))), Reply(anthropic_stream(["done"]))]
