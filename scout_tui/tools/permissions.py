@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -250,6 +251,9 @@ class Policy:
             return Check("ask", "bash could not parse this command, so no rule can allow it")
         if isinstance(command, str) and _CONTROL.search(command):
             return Check("ask", "the command holds control characters (shown as \\r, \\e…), so no rule can allow it")
+        linked = _hard_links(tool, input, cwd)
+        if linked:
+            return Check("ask", linked)
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
         protected = tuple(p.subject for p in parts if p.subject and _writes(p, tool, read_only) and _protected(p.subject))
         waiting = [p for p in parts if not self._runs_freely(p, tool, read_only)]
@@ -322,6 +326,22 @@ SUBCOMMAND_TOOLS = frozenset({
     "helm", "just", "kubectl", "make", "mvn", "npm", "npx", "pip", "pip3", "pnpm", "poetry", "rustup",
     "systemctl", "terraform", "uv", "yarn",
 })
+
+
+def _hard_links(tool: str, input: Any, cwd: Path) -> str:
+    """Why a ``write`` or ``edit`` of a file with more than one hard link asks ("" when it is not
+    one): the same file has other names, perhaps outside the workspace, and changes under them too."""
+    path = input.get(PATH_KEY) if tool in EDIT_TOOLS and isinstance(input, dict) else None
+    if not isinstance(path, str):
+        return ""
+    try:
+        status = os.stat(cwd / Path(path).expanduser())
+    except (OSError, ValueError, RuntimeError):
+        return ""  # no such file, or one the tool will report on
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink < 2:
+        return ""
+    return (f"{path} has {status.st_nlink} hard links: changing it changes the same file under its other "
+            "names, which may be outside the workspace")
 
 
 def _writes(part: Part, tool: str, read_only: bool) -> bool:
