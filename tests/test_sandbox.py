@@ -32,7 +32,9 @@ BWRAP_REASON = ("bwrap cannot run here (not installed, or namespaces are forbidd
                 "Debian/Ubuntu package bubblewrap, as .ci/run does")
 needs_bwrap = pytest.mark.skipif(not (sys.platform.startswith("linux") and available()), reason=BWRAP_REASON)
 
-PY = shlex.quote(sys.executable)
+# The interpreter itself, not a venv's link to it: a venv under /tmp (a clone in /tmp, say) is
+# hidden inside the sandbox, whose /tmp is private.
+PY = shlex.quote(os.path.realpath(sys.executable))
 BLOCKED = "the sandbox (workspace-write) blocked a write"
 
 
