@@ -7,12 +7,14 @@ import os
 import re
 import sys
 import tracemalloc
+import uuid
 from pathlib import Path
 
 import pytest
 
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
 from scout_tui.tools.bash import MAX_OUTPUT_CHARS
+from tests.process_helpers import processes_with
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see processes")
 
@@ -140,9 +142,11 @@ async def test_timeout_kills_the_whole_process_group(ctx: ToolContext, out: Outp
 
 async def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(ctx: ToolContext, out: Output) -> None:
     # An ignored signal stays ignored across exec, so the background sleep ignores SIGTERM too.
-    result = await bash(ctx, "trap '' TERM; sleep 30 & echo $!; wait", timeout=1)
+    # Found by its unique argument: the check holds however late the shell got to print.
+    token = f"30.{uuid.uuid4().int % 10**9:09d}"
+    result = await bash(ctx, f"trap '' TERM; sleep {token} & wait", timeout=1)
     assert result.is_error and "timed out" in result.content
-    assert not running(int(out.text.split()[0]))
+    assert processes_with(token) == []
 
 
 async def test_cancellation_kills_the_group_and_reraises(ctx: ToolContext, out: Output) -> None:
