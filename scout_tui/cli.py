@@ -1,6 +1,6 @@
 """The `scout-tui` command: open the TUI, run one request headless with ``-p``, list or export sessions.
 
-``sessions`` and ``export`` are subcommands only as the very first argument, so
+``sessions``, ``export``, ``themes`` and ``doctor`` are subcommands only as the very first argument, so
 ``scout-tui -p sessions`` still sends the prompt "sessions".
 """
 
@@ -25,6 +25,8 @@ other commands:
   scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
   scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
   scout-tui themes                           list every theme and the file it comes from
+  scout-tui doctor                           what a run here would use: config files, provider,
+                                             the API key's source (never the key), the sandbox
 """
 
 
@@ -257,6 +259,26 @@ def themes_command(argv: list[str]) -> int:
     return 0
 
 
+# -- scout-tui doctor ----------------------------------------------------------------------
+
+
+def doctor_command(argv: list[str]) -> int:
+    """``scout-tui doctor``: what a run in this directory would use (``doctor.report``), to stdout.
+    A config error ends it as any other: ``scout-tui: <error>`` on stderr, exit code 1."""
+    parser = argparse.ArgumentParser(
+        prog="scout-tui doctor",
+        description="Show what a run in this directory would use: versions, the config files read, provider, "
+                    "model and where the API key comes from (never the key), the sandbox in force (and why "
+                    "not), the permission rules. Plain lines to paste into a bug report.",
+    )
+    parser.parse_args(argv)
+    from scout_tui.doctor import report
+
+    for line in report(Path.cwd()):
+        print(line, flush=True)  # each line out before a config error reaches stderr
+    return 0
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "sessions": sessions_command, "export": export_command, "themes": themes_command,
+    "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
 }

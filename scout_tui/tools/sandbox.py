@@ -12,19 +12,23 @@ import functools
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
-MODES = ("workspace-write", "read-only", "off")
+# The names live in config.py, which checks every file's [sandbox] table as it loads it; config
+# cannot take them from here (importing scout_tui.tools loads tools.permissions, which imports config).
+MODES = SANDBOX_MODES
 """``workspace-write``: the workspace, /tmp and ``writable`` paths can be written, nothing else;
 ``read-only``: nothing but the private /tmp; ``off``: commands run unsandboxed."""
 
 DEFAULT_MODE = "workspace-write"
-KEYS = ("mode", "writable", "network")
+KEYS = TABLE_KEYS["sandbox"]
 _STRICTNESS = {"off": 0, "workspace-write": 1, "read-only": 2}
 PROBE_TIMEOUT = 10.0  # seconds the one trial run of bwrap may take
 
@@ -51,17 +55,45 @@ def bwrap_path() -> str | None:
 def available() -> bool:
     """Whether bwrap is installed and can build a sandbox here (a container may forbid the
     namespaces it needs). The first call runs ``bwrap ... true`` once (a few ms); later calls
-    return that answer."""
+    return that answer, and ``unavailable_reason`` says why it is False. Tests that change
+    PATH call ``available.cache_clear()``."""
+    global _reason
+    _reason = _probe()
+    return _reason is None
+
+
+_reason: str | None = None
+
+
+def unavailable_reason() -> str | None:
+    """Why ``available()`` is False, for a person to act on (None when bwrap works): bwrap not
+    installed, the first line of what bwrap printed when its trial run failed, or a platform
+    without bwrap. Runs the probe when ``available()`` has not yet."""
+    return None if available() else _reason
+
+
+def _probe() -> str | None:
+    """Run bwrap once in the sandbox ``available`` promises; None when it worked, else why not."""
+    if sys.platform == "darwin":
+        return "macOS has no bubblewrap, and scout-tui does not use sandbox-exec yet"
+    if not sys.platform.startswith("linux"):
+        return f"no sandbox on {sys.platform} (bubblewrap needs Linux)"
     bwrap = bwrap_path()
     if bwrap is None:
-        return False
+        return "bwrap is not installed: install the bubblewrap package (Debian/Ubuntu: apt install bubblewrap)"
     argv = wrap(["true"], Path("/"), SandboxSettings(mode="read-only", network=False), bwrap=bwrap)
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=PROBE_TIMEOUT, start_new_session=True)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=PROBE_TIMEOUT, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return f"{bwrap} did not finish a trial run within {PROBE_TIMEOUT:g} s"
+    except OSError as exc:
+        return f"{bwrap} cannot be started: {exc.strerror or exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    first = said[0].strip() if said else f"exit status {done.returncode}"
+    return f"{bwrap} is installed but cannot create a sandbox here: {first}"
 
 
 def active(settings: SandboxSettings | None) -> bool:

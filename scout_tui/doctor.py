@@ -1,0 +1,197 @@
+"""``scout-tui doctor``: what a run in this directory would use (versions, config files, provider
+and model, where the API key comes from, the sandbox in force and why, the permission rules), as
+plain lines a person can read and paste into a bug report. Never a key, nor any part of one.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+from scout_tui import __version__
+from scout_tui.backends import PROVIDERS
+from scout_tui.config import CONFIG_FILE, PROVIDER_KEY_ENV, Config, load_config, user_config_dir
+from scout_tui.errors import ScoutError
+from scout_tui.models import check_models_tables
+from scout_tui.tomlpos import key_line
+from scout_tui.tools import sandbox
+from scout_tui.tools.output import redact
+from scout_tui.tools.permissions import policy_from_config
+
+_KEY_VARIABLES = (*PROVIDER_KEY_ENV.values(), "SCOUT_API_KEY")
+_MIN_SECRET = 8  # shorter values are not redacted: replacing "1" or "true" would mangle the report
+
+
+def report(cwd: Path) -> Iterator[str]:
+    """The doctor's lines for a run in ``cwd``, each without its newline, in the order to print:
+    versions and platform and whether bwrap works here (none of which needs the configuration),
+    then the sections ``config``, ``model``, ``sandbox`` and ``permissions``.
+
+    Every line has the configured key and the values of the key variables (``ANTHROPIC_API_KEY``,
+    ``OPENAI_API_KEY``, ``SCOUT_API_KEY``) replaced by ``[redacted]``: none should hold one (the
+    key is described by its source only), but a report is made to be pasted.
+
+    Raises:
+        ScoutError: a bad config file, ``[sandbox]``, ``[permissions]`` or ``[models."ID"]``
+            (naming the file and line), after the lines that could be made without it.
+    """
+    secrets = [os.environ.get(name, "") for name in _KEY_VARIABLES]
+    for line in _report(Path(cwd).resolve(), secrets):
+        yield redact(line, tuple(sorted((s for s in secrets if len(s) >= _MIN_SECRET), key=len, reverse=True)))
+
+
+def _report(cwd: Path, secrets: list[str]) -> Iterator[str]:
+    """``report``'s lines; appends the configured key to ``secrets`` once it is known."""
+    yield "scout-tui doctor"
+    yield _row("scout-tui", __version__)
+    yield _row("python", f"{platform.python_version()} ({sys.executable})")
+    yield _row("platform", f"{platform.platform()} ({sys.platform})")
+    yield _row("directory", str(cwd))
+    yield _row("bwrap", _bwrap_line())
+
+    places = [user_config_dir() / CONFIG_FILE, cwd / CONFIG_FILE]  # where load_config looks, in its order
+    yield ""
+    yield "config (later files win)"
+    try:
+        config = load_config(cwd)
+        check_models_tables(config)
+    except ScoutError:
+        for path in places:
+            yield _row("found" if path.is_file() else "not found", str(path))
+        raise
+    secrets.append(config.api_key or "")
+    read = {layer.path.resolve() for layer in config.layers}
+    for layer in config.layers:
+        yield _row("read", str(layer.path))
+    for path in places:
+        if path.resolve() not in read:
+            yield _row("not found", str(path))
+    for note in config.notes:
+        yield _row("note", note)
+
+    yield ""
+    yield "model"
+    yield from _model(config)
+
+    settings = sandbox.sandbox_from_config(config, cwd)
+    yield ""
+    yield "sandbox"
+    yield from _sandbox(config, cwd, settings)
+
+    policy = policy_from_config(config, cwd)
+    yield ""
+    yield "permissions"
+    mode_from = (_source(config.where("permission_mode")) if policy.mode == config.permission_mode
+                 else "default: the project's setting is not used, see the note")
+    yield _row("mode", f"{policy.mode} ({mode_from})")
+    for kind, rules in (("allow", policy.allow), ("deny", policy.deny)):
+        for rule in rules:
+            yield _row(kind, f"{rule.text} ({_source(rule.origin)})")
+        if not rules:
+            yield _row(kind, "no rules")
+    for note in policy.notes:
+        yield _row("note", note)
+
+
+def _model(config: Config) -> Iterator[str]:
+    backend: Any = PROVIDERS.get(config.provider)
+    known = f" (not built in: a plugin must provide it; built in: {', '.join(sorted(PROVIDERS))})" if backend is None else ""
+    yield _row("provider", f"{config.provider} ({_source(config.where('provider'))}){known}")
+    if config.model:
+        yield _row("model", f"{config.model} ({_source(config.where('model'))})")
+    else:
+        yield _row("model", f"{getattr(backend, 'default_model', '') or '?'} (default: the provider's)")
+    if config.base_url:
+        yield _row("base_url", f"{_without_password(config.base_url)} ({_source(config.where('base_url'))})")
+    else:
+        yield _row("base_url", f"{getattr(backend, 'default_base_url', '') or '?'} (default: the provider's)")
+    yield _row("api_key", _key_source(config))
+
+
+def _key_source(config: Config) -> str:
+    """Where the key comes from, or how to set one; never the key."""
+    source = config.sources.get("api_key")
+    if config.api_key and source:
+        return f"set, {_source(config.where('api_key'))} (the key itself is never shown)"
+    variable = PROVIDER_KEY_ENV.get(config.provider)
+    how = f"export {variable}=…, or set " if variable else "set "
+    how += f"api_key in {user_config_dir() / CONFIG_FILE} (or SCOUT_API_KEY)"
+    if config.base_url:
+        return f"none (a server of your own at base_url may need none; if it does: {how})"
+    return f"none: {how}"
+
+
+def _sandbox(config: Config, cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
+    mode_from = _table_source(config, "mode", settings.mode)
+    yield _row("requested", f"{settings.mode} ({_source(mode_from)})")
+    mode = sandbox.in_force(settings)
+    if mode != "off":
+        yield _row("in force", mode)
+    else:
+        why = (f"sandbox.mode = \"off\" in {mode_from}" if settings.mode == "off"
+               else sandbox.unavailable_reason() or "bwrap cannot run here")
+        yield _row("in force", f"off: {why}; commands run unsandboxed")
+    if mode == "off":
+        yield _row("writable", "whatever your user can write (no sandbox)")
+    elif mode == "read-only":
+        yield _row("writable", "only /tmp, private to each command (the workspace is read-only)")
+    else:
+        places = [f"{cwd} (the workspace)", "/tmp (private to each command)", *map(str, settings.writable)]
+        yield _row("writable", ", ".join(places))
+    network = "on" if settings.network else "off (no network, loopback included)"
+    yield _row("network", f"{network} ({_source(_table_source(config, 'network', settings.network))})")
+    for note in settings.notes:
+        yield _row("note", note)
+
+
+def _table_source(config: Config, key: str, value: Any) -> str:
+    """"<path>:<line>" of the last config file whose ``[sandbox] key`` is ``value`` (the one in
+    force: a value a project file may not set was not used), or "default"."""
+    for layer in reversed(config.layers):
+        table = layer.table.get("sandbox")
+        if isinstance(table, dict) and table.get(key) == value and type(table.get(key)) is type(value):
+            line = key_line(layer.text, ("sandbox", key))
+            return f"{layer.path}:{line}" if line else str(layer.path)
+    return "default"
+
+
+def _bwrap_line() -> str:
+    """Where bwrap is, its version, and whether it can build a sandbox here (or why not)."""
+    path = sandbox.bwrap_path()
+    reason = sandbox.unavailable_reason()
+    if path is None:
+        return f"not available: {reason}"
+    where = f"{path} ({_bwrap_version(path)})"
+    return f"{where}: can create a sandbox here" if reason is None else f"{where}: not available: {reason}"
+
+
+def _bwrap_version(path: str) -> str:
+    """``bwrap --version``'s first line ("bubblewrap 0.8.0"), or "version unknown"."""
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=sandbox.PROBE_TIMEOUT)
+    except (OSError, subprocess.SubprocessError):
+        return "version unknown"
+    said = done.stdout.strip().splitlines()
+    return said[0] if done.returncode == 0 and said else "version unknown"
+
+
+def _source(where: str) -> str:
+    return "default" if where == "default" else f"from {where}"
+
+
+def _without_password(url: str) -> str:
+    """``url`` with the password of any ``user:password@`` part replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def _row(label: str, value: str) -> str:
+    return f"  {label:<10} {value}"
