@@ -38,7 +38,7 @@ from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
-from scout_tui.tools.sandbox import sandbox_from_config
+from scout_tui.tools.sandbox import in_force, sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 
@@ -161,6 +161,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         status.provider = self.config.provider
         status.model = model_name(self.config)
         status.permission_mode = self.permissions.mode
+        self.show_sandbox()
         for note in self.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
@@ -180,6 +181,12 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
+
+    @work(exclusive=True, group="sandbox")
+    async def show_sandbox(self) -> None:
+        """Tell the status bar whether commands run sandboxed. The first ``in_force`` runs bwrap
+        once (a subprocess): in a thread, off the event loop."""
+        self.status.sandbox = await asyncio.to_thread(in_force, self.sandbox)
 
     @work(thread=True, exclusive=True, group="extensions")
     def load_extensions(self) -> None:

@@ -1,6 +1,8 @@
 """One line of state: provider and model, session, token usage and cost, and whether a turn is running.
 
 ``anthropic · claude-sonnet-4-5 │ session 1a2b3c4d │ ↑ 12.3k ↓ 1.2k │ $0.42 · cache 87% │ ctx 24.1k/200k 12% │ ask mode │ ⠋ working``
+
+Without a sandbox the mode reads ``ask mode · unsandboxed``.
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ class StatusBar(Static):
     """The model's context window in tokens, 0 when unknown (then only ``context_used`` shows)."""
     permission_mode: reactive[str] = reactive("")
     """``ask``, ``auto-edit`` or ``yolo`` (Shift+Tab); "" hides it."""
+    sandbox: reactive[str] = reactive("")
+    """The sandbox mode commands run in (``tools.sandbox.in_force``): ``off`` shows "unsandboxed",
+    ``read-only`` shows "read-only sandbox"; ``workspace-write`` (the default) and "" (not known
+    yet) show nothing."""
     busy: reactive[bool] = reactive(False)
     """A turn is running: show a spinner and how to interrupt it."""
     awaiting: reactive[bool] = reactive(False)
@@ -106,15 +112,16 @@ class StatusBar(Static):
 
     def render(self) -> Content:
         # A narrow terminal drops the least useful parts first (session id, then provider and
-        # model), so the permission mode and the spinner stay on screen.
+        # model, then cost and cache share), so the permission mode, the sandbox warning and the
+        # spinner stay on screen.
         width = self.content_region.width or 10_000
-        for keep_session, keep_model in ((True, True), (False, True), (False, False)):
-            content = self._line(keep_session, keep_model)
+        for keep in ((True, True, True), (False, True, True), (False, False, True), (False, False, False)):
+            content = self._line(*keep)
             if content.cell_length <= width:
                 return content
         return content
 
-    def _line(self, keep_session: bool, keep_model: bool) -> Content:
+    def _line(self, keep_session: bool, keep_model: bool, keep_spending: bool) -> Content:
         sep = (" │ ", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         if keep_model and (self.provider or self.model):
@@ -126,7 +133,7 @@ class StatusBar(Static):
             dollars(self.cost) if self.cost is not None else "",
             f"cache {self.cache_share:.0%}" if self.cache_share is not None else "",
         ) if text]
-        if spending:
+        if spending and keep_spending:
             parts += [sep, " · ".join(spending)]
         if self.context_used and self.context_window:
             share = self.context_used / self.context_window
@@ -138,6 +145,9 @@ class StatusBar(Static):
         if self.permission_mode:
             style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
             parts += [sep, (f"{one_line(self.permission_mode, 20)} mode", style)]
+        sandbox = {"off": ("unsandboxed", "$warning"), "read-only": ("read-only sandbox", "$text-muted")}.get(self.sandbox)
+        if sandbox:
+            parts += [" · " if self.permission_mode else sep, sandbox]
         if self.busy and self.awaiting:
             parts += [sep, ("awaiting approval", "bold $warning")]
         elif self.busy:
