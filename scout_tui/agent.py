@@ -30,10 +30,12 @@ from scout_tui.compaction import Compacted
 from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import error_result
+from scout_tui.keys import MIN_SECRET
 from scout_tui.messages import blocks, tool_uses
 from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
+from scout_tui.tools.output import StreamRedactor, redact_deep
 from scout_tui.tools.permissions import Approver, Policy
 from scout_tui.tools.sandbox import SandboxSettings
 
@@ -63,8 +65,10 @@ class Agent(ContextWindow, ToolRunner):
         compaction_settings: threshold overrides for the strategies (None: config and env).
         tool_env: the environment for processes tools start (None: this process's).
         sandbox: how processes tools start are sandboxed (``tools.sandbox``; None: unsandboxed).
-        secrets: strings (API keys) replaced by ``[redacted]`` in tool output before anything
-            (screen, store, model, saved output files) sees it.
+        secrets: strings (API keys, ``keys.secrets``) replaced by ``[redacted]`` in everything
+            the agent passes on: tool output (before the screen, the store, the model or a saved
+            output file sees it), messages (the person's and the model's, streamed or whole),
+            error text and notices, summaries.
         permissions: the policy each tool call is checked against first (None: every call runs).
         approve: asked, one call at a time, about a call the policy says to ask about (None:
             such calls are denied, and the model told so).
@@ -121,7 +125,7 @@ class Agent(ContextWindow, ToolRunner):
         self.compaction_settings = compaction_settings
         self.tool_env = tool_env
         self.sandbox = sandbox
-        self.secrets = [s for s in secrets or [] if len(s) >= 8]
+        self.secrets = tuple(sorted({s for s in secrets or () if len(s) >= MIN_SECRET}, key=len, reverse=True))
         self.permissions = permissions
         self.approve = approve
         self.output_dir = output_dir
@@ -202,13 +206,14 @@ class Agent(ContextWindow, ToolRunner):
                 return
             assert completed is not None  # a backend ends with Completed or raises
             retried = False  # the next overflow (the conversation grew again) gets its own retry
-            reply = completed.message
+            usage = self._usage(completed.usage, self.backend.model)
+            added = self._add_assistant(completed.message, usage=completed.usage.as_dict(),
+                                        stop_reason=completed.stop_reason, cost=usage["cost"])
+            reply = added.message  # redacted: a key the model wrote into a call's arguments is not used
             uses = tool_uses(reply)
             # From here on an interrupt must answer these calls, even before any of them runs.
             self._open_calls, self._results = list(uses), {}
-            usage = self._usage(completed.usage, self.backend.model)
-            yield self._add_assistant(reply, usage=completed.usage.as_dict(), stop_reason=completed.stop_reason,
-                                      cost=usage["cost"])
+            yield added
             if completed.stop_reason == "max_tokens":
                 yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
                              "Send “continue” to let it go on.")
@@ -228,12 +233,14 @@ class Agent(ContextWindow, ToolRunner):
 
     def _add_user(self, message: dict) -> MessageUser:
         """Append a user message to the conversation; the event that records it at its position."""
+        message = redact_deep(message, self.secrets)
         self.messages.append(message)
         return MessageUser(message, index=len(self.messages) - 1)
 
     def _add_assistant(self, message: dict, *, usage: dict, stop_reason: str, interrupted: bool = False,
                        cost: float | None = None) -> MessageAssistant:
         """Append an assistant message; the event that records it, its usage and cost."""
+        message = redact_deep(message, self.secrets)
         self.messages.append(message)
         return MessageAssistant(message, usage, stop_reason, self.backend.model, interrupted,
                                 index=len(self.messages) - 1, cost=cost)
@@ -300,22 +307,23 @@ class Agent(ContextWindow, ToolRunner):
         estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
         self._streaming = True
-        # A proxy may split a character outside the BMP between two events: join its halves.
-        joiners = {"text": SurrogateJoiner(), "thinking": SurrogateJoiner()}
+        streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
         async for event in self.backend.stream(request):
             if isinstance(event, (TextDelta, ThinkingDelta)):
                 kind = "text" if isinstance(event, TextDelta) else "thinking"
-                if text := joiners[kind].feed(event.text):
+                if text := streams[kind].feed(event.text):
                     if kind == "text":
                         self._partial.append(text)
                     yield MessageDelta(kind, text)
             elif isinstance(event, Retrying):
-                joiners = {"text": SurrogateJoiner(), "thinking": SurrogateJoiner()}  # the stream starts again
-                yield Retry(event.attempt, event.max_attempts, event.delay, event.reason)
+                streams = {kind: _DeltaText(self.secrets) for kind in streams}  # the stream starts again
+                yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
             elif isinstance(event, Completed):
                 self._streaming = False
-                for kind, joiner in joiners.items():
-                    if text := joiner.flush():
+                for kind, stream in streams.items():
+                    if text := stream.flush():
+                        if kind == "text":
+                            self._partial.append(text)
                         yield MessageDelta(kind, text)
                 self.estimator.learn(estimated, event.usage.prompt_tokens)
                 yield dataclasses.replace(event, message=_whole_characters(event.message))
@@ -329,9 +337,26 @@ class Agent(ContextWindow, ToolRunner):
         if kept:
             message = {"role": "assistant", "content": kept, "incomplete": True}
             events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="error", interrupted=True))
-        events.append(Error(str(error), getattr(error, "kind", "config")))
+        events.append(Error(self.redact(str(error)), getattr(error, "kind", "config")))
         events.append(TurnEnd("error"))
         return events
+
+
+class _DeltaText:
+    """One kind of streamed text (the answer, or thinking) made safe to pass on piece by piece:
+    a character outside the BMP a proxy split between two events is joined again
+    (``SurrogateJoiner``), and a secret is replaced even when cut between two events
+    (``StreamRedactor``)."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self.joiner = SurrogateJoiner()
+        self.redactor = StreamRedactor(secrets)
+
+    def feed(self, piece: str) -> str:
+        return self.redactor.feed(self.joiner.feed(piece))
+
+    def flush(self) -> str:
+        return self.redactor.feed(self.joiner.flush()) + self.redactor.flush()
 
 
 def _whole_characters(message: dict) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer
 
+from scout_tui import keys
 from scout_tui.agent import Agent
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
@@ -38,6 +40,7 @@ from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
+from scout_tui.tools.output import redact
 from scout_tui.tools.sandbox import in_force, sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
@@ -109,6 +112,9 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         # Rules allowed for the session at the approval prompt stay until the app closes.
         self.permissions = policy_from_config(config, self.cwd)
         self.sandbox = sandbox_from_config(config, self.cwd)  # a bad [sandbox] stops start-up too
+        # Every known key, kept off the screen; the key variables join once load_model_info has
+        # taken them out of the environment (reading their names costs more than a first frame).
+        self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
         self.bus = Bus()
         self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
@@ -116,6 +122,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.conversation: list[dict | None] = []
         self._history_ready = asyncio.Event()
         self.agent = None
+        self._agent_lock = threading.Lock()
         self.strategies: str | None = None  # None: the configured default
         self._queued: list[str] = []
         self._before_tree = None  # the widget focused before Ctrl+T went to the tree
@@ -128,11 +135,20 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
 
+    def notify(self, message: str, **kwargs) -> None:
+        """Textual's ``App.notify``, with every known key redacted from ``message``."""
+        super().notify(redact(message, self.secrets), **kwargs)
+
+    def keys_withheld(self, secrets: tuple[str, ...]) -> None:
+        """The key variables are out of the environment: keep their values off the screen too."""
+        self.secrets = self.chat.secrets = secrets
+
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         # The panes the agent's events update, held once (not looked up per event).
         self.chat, self.tool_pane, self.status = ChatView(id="chat"), ToolActivity(id="tools"), StatusBar(id="status")
+        self.chat.secrets = self.secrets
         with Horizontal(id="main"):
             yield self.chat
             with Vertical(id="side"):
@@ -239,13 +255,19 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
     # -- compaction: strategy, context use, what the model sees --------------------------------
 
     def _ensure_agent(self) -> Agent:
-        if self.agent is None:
-            self.agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
-                                     permissions=self.permissions, sandbox=self.sandbox, approve=self.approve, info=self.model_info,
-                                     compaction=compaction_of(self.compactions), cache_key=self.session_id)
-            self.agent.narrow_window(self._learnt_window)
-            self.agent.strategies = self.strategies
-        return self.agent
+        """The agent, built on first use. Called from the event loop and from worker threads (the
+        context estimate): the lock keeps two callers from each building one, where the second
+        would replace the agent a turn is running (and its record of the last request)."""
+        with self._agent_lock:
+            if self.agent is None:
+                agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
+                                    permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
+                                    info=self.model_info, compaction=compaction_of(self.compactions),
+                                    cache_key=self.session_id)
+                agent.narrow_window(self._learnt_window)
+                agent.strategies = self.strategies
+                self.agent = agent
+            return self.agent
 
     # -- permissions ----------------------------------------------------------------------------
 

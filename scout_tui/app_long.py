@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.message import Message
 
+from scout_tui import keys
 from scout_tui.backends.base import Request
 from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.context import MIN_GAIN
@@ -48,7 +49,10 @@ class LongSessionMixin:
     @work(thread=True, exclusive=True, group="model-info")
     def load_model_info(self) -> None:
         """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
-        for a server of our own, ask it for its window; off the event loop."""
+        for a server of our own, ask it for its window; off the event loop. First the provider
+        key variables leave the environment (``keys.withhold``), before any tool can run."""
+        keys.withhold()
+        self.call_from_thread(self.keys_withheld, keys.secrets([self.config.api_key]))
         try:
             info = asyncio.run(model_metadata_asking_the_server(self.config))
         except Exception as e:  # turns wait for this: whatever fails, they must go on without it

@@ -126,7 +126,10 @@ def _run(command: Callable[[], int]) -> int:
     try:
         return command()
     except ScoutError as e:
-        print(f"scout-tui: {e}", file=sys.stderr)
+        from scout_tui import keys
+        from scout_tui.tools.output import redact
+
+        print(f"scout-tui: {redact(str(e), keys.secrets())}", file=sys.stderr)  # a server may echo a key
         return 1
     except KeyboardInterrupt:
         return 130

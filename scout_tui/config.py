@@ -19,6 +19,7 @@ from typing import Any
 
 import platformdirs
 
+from scout_tui import keys
 from scout_tui.errors import ScoutError
 from scout_tui.strategies import SETTING_NAMES as COMPACTION_KEYS
 from scout_tui.tomlpos import key_line
@@ -157,7 +158,8 @@ def load_config(
     """Build the Config from every layer; later layers win key by key.
 
     Layers: defaults < ``user_config_dir()/scout.toml`` < ``cwd/scout.toml`` (cwd defaults to
-    the current directory) < ``SCOUT_<KEY>`` variables of ``env`` (default ``os.environ``;
+    the current directory) < ``SCOUT_<KEY>`` variables of ``env`` (default ``os.environ`` with the key
+    variables ``keys.withhold`` took out of it;
     empty values are ignored) < ``flags`` (key -> value; None values ignored). When no layer
     sets ``api_key``, it comes from ANTHROPIC_API_KEY (provider anthropic) or OPENAI_API_KEY
     (provider openai).
@@ -171,7 +173,7 @@ def load_config(
             (see ``check_names``), or an env variable or flag does not convert
             ("SCOUT_MAX_TOKENS must be ...").
     """
-    env = os.environ if env is None else env
+    env = keys.environment() if env is None else env
     cwd = Path.cwd() if cwd is None else Path(cwd)
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}

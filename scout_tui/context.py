@@ -247,6 +247,7 @@ class ContextWindow:
                               system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
                               cache_key=self.cache_key, cache_ttl=self.cache_ttl)
             text, spent = await summaries.write_summary(backend, request)
+            text = self.redact(text)
             usage = self._usage(spent, backend.model)
         made = summaries.Compaction(cut, len(self.messages), text)
         tokens_after = self.tokens_now(made)
@@ -284,7 +285,7 @@ class ContextWindow:
             data = await self.summarize(focus, by=by, cut=cut, supplied=supplied)
         except ScoutError as e:
             self._summary_failed = True
-            yield Notice(f"Could not summarise the conversation: {e}")
+            yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
             return
         self.apply_compaction(data)
         yield SessionCompacted(**data)

@@ -5,7 +5,6 @@ plain lines a person can read and paste into a bug report. Never a key, nor any 
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
-from scout_tui import __version__
+from scout_tui import __version__, keys
 from scout_tui.backends import PROVIDERS
 from scout_tui.config import CONFIG_FILE, PROVIDER_KEY_ENV, Config, load_config, user_config_dir
 from scout_tui.errors import ScoutError
@@ -23,29 +22,26 @@ from scout_tui.tools import sandbox
 from scout_tui.tools.output import redact
 from scout_tui.tools.permissions import policy_from_config
 
-_KEY_VARIABLES = (*PROVIDER_KEY_ENV.values(), "SCOUT_API_KEY")
-_MIN_SECRET = 8  # shorter values are not redacted: replacing "1" or "true" would mangle the report
-
 
 def report(cwd: Path) -> Iterator[str]:
     """The doctor's lines for a run in ``cwd``, each without its newline, in the order to print:
     versions and platform and whether bwrap works here (none of which needs the configuration),
     then the sections ``config``, ``model``, ``sandbox`` and ``permissions``.
 
-    Every line has the configured key and the values of the key variables (``ANTHROPIC_API_KEY``,
-    ``OPENAI_API_KEY``, ``SCOUT_API_KEY``) replaced by ``[redacted]``: none should hold one (the
-    key is described by its source only), but a report is made to be pasted.
+    Every line has the configured key and the values of every provider key variable
+    (``keys.secrets``) replaced by ``[redacted]``: none should hold one (the key is described by
+    its source only), but a report is made to be pasted.
 
     Raises:
         ScoutError: a bad config file, ``[sandbox]``, ``[permissions]`` or ``[models."ID"]``
             (naming the file and line), after the lines that could be made without it.
     """
-    secrets = [os.environ.get(name, "") for name in _KEY_VARIABLES]
-    for line in _report(Path(cwd).resolve(), secrets):
-        yield redact(line, tuple(sorted((s for s in secrets if len(s) >= _MIN_SECRET), key=len, reverse=True)))
+    configured: list[str] = []
+    for line in _report(Path(cwd).resolve(), configured):
+        yield redact(line, keys.secrets(configured))
 
 
-def _report(cwd: Path, secrets: list[str]) -> Iterator[str]:
+def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
     """``report``'s lines; appends the configured key to ``secrets`` once it is known."""
     yield "scout-tui doctor"
     yield _row("scout-tui", __version__)
@@ -64,7 +60,7 @@ def _report(cwd: Path, secrets: list[str]) -> Iterator[str]:
         for path in places:
             yield _row("found" if path.is_file() else "not found", str(path))
         raise
-    secrets.append(config.api_key or "")
+    configured.append(config.api_key or "")
     read = {layer.path.resolve() for layer in config.layers}
     for layer in config.layers:
         yield _row("read", str(layer.path))
@@ -111,6 +107,9 @@ def _model(config: Config) -> Iterator[str]:
     else:
         yield _row("base_url", f"{getattr(backend, 'default_base_url', '') or '?'} (default: the provider's)")
     yield _row("api_key", _key_source(config))
+    present = sorted(name for name in keys.key_variables() if name in keys.environment())
+    yield _row("withheld", "tools never see " + (", ".join(present) if present else "any provider key variable "
+               f"({len(keys.key_variables())} known: {', '.join(keys.OWN_VARIABLES)} and those of models.dev)"))
 
 
 def _key_source(config: Config) -> str:

