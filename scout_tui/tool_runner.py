@@ -15,7 +15,8 @@ from scout_tui.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, Too
 from scout_tui.tools.base import ToolContext, ToolError, ToolResult
 from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
-from scout_tui.tools.permissions import Approval, PermissionRequest
+from scout_tui.tools.permissions import Approval, PermissionRequest, Sandboxing
+from scout_tui.tools.sandbox import active
 
 STOPPED_BY_USER = "Not run: the user stopped the turn."
 STOP_GRACE = 3.0
@@ -178,6 +179,12 @@ class ToolRunner:
 
     # -- permissions --------------------------------------------------------------------------
 
+    async def _sandboxing(self) -> Sandboxing:
+        """Whether this agent's commands run in the OS sandbox (``permissions.Sandboxing``)."""
+        if self.sandbox is None or self.sandbox.mode == "off":
+            return "off"
+        return "active" if await asyncio.to_thread(active, self.sandbox) else "none"  # runs bwrap once, then cached
+
     async def _permit(self, use: dict, ctx: ToolContext, emit: Callable[[Event], None]) -> tuple[str | None, ToolResult | None]:
         """Check a call against the policy, asking the person when it says so.
 
@@ -192,7 +199,9 @@ class ToolRunner:
             return None, ToolResult(f"Tool call {name!r} had arguments that are not a JSON object: "
                                     f"{str(input[UNPARSED_ARGUMENTS])[:200]!r}; send them again as a JSON object.", True)
         try:
-            check = self.permissions.check(name, input, self.cwd, read_only=tool.read_only) if self.permissions else None
+            sandboxing = await self._sandboxing() if name == "bash" else "off"
+            check = (self.permissions.check(name, input, self.cwd, read_only=tool.read_only, sandbox=sandboxing)
+                     if self.permissions else None)
         except Exception as e:  # a call that cannot be judged does not run
             return None, ToolResult(f"Not run: checking this {name} call against the permission rules failed "
                                     f"({type(e).__name__}: {e}).", True)
@@ -215,18 +224,22 @@ class ToolRunner:
                 return diff, ToolResult(STOPPED_BY_USER, True)
             emit(PermissionAsk(use["id"], name, check.reason, list(check.suggestions)))
             request = PermissionRequest(use["id"], name, input, check.reason, check.suggestions, diff,
-                                        self.permissions.mode, check.outside)
+                                        self.permissions.mode, check.outside, check.sandbox)
             if self.approve is None:
                 answer = Approval("deny", "it needs approval and nobody is here to give it", by="policy")
             else:
                 answer = await self.approve(request)
-            if answer.action == "allow_session":
+            if answer.action == "allow_session" and check.sandbox == "none":
+                self.permissions.unsandboxed = True
+            elif answer.action == "allow_session":
                 self.permissions.allow_for_session(check.suggestions)
+            elif answer.action == "allow_outside" or answer.action == "allow" and check.sandbox == "outside":
+                ctx.sandbox = None  # this one call, as the person said
             elif answer.action == "stop":
                 self._stopping = True
             emit(PermissionDecision(use["id"], name, answer.action, answer.by, answer.reason,
                                     list(check.suggestions) if answer.action == "allow_session" else []))
-        if answer.action in ("allow", "allow_session"):
+        if answer.action in ("allow", "allow_session", "allow_outside"):
             return diff, None
         return diff, ToolResult(answer.model_text(), True)
 

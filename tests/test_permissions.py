@@ -23,8 +23,9 @@ def policy(ws: Path, mode: str = "ask", allow: tuple[str, ...] = (), deny: tuple
     return Policy(mode, [parse_rule(r, "test") for r in allow], [parse_rule(r, "test") for r in deny], ws)
 
 
-def bash(p: Policy, command: str) -> str:
-    return p.check("bash", {"command": command}, p.workspace).verdict
+def bash(p: Policy, command: str, sandbox: str = "active") -> str:
+    """The verdict on ``command``; by default as it runs, in the sandbox (the rules alone)."""
+    return p.check("bash", {"command": command}, p.workspace, sandbox=sandbox).verdict
 
 
 # -- the modes ------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ async def test_workspace_write_blocks_writes_outside_the_workspace(workspace: Pa
     result = await bash(in_sandbox(workspace), command.format(target=target))
     assert not target.exists()
     assert result.is_error and "Read-only file system" in result.content
-    assert BLOCKED in result.content and "outside the sandbox" in result.content
+    assert BLOCKED in result.content and "outside_sandbox: true" in result.content
 
 
 @needs_bwrap
@@ -159,23 +159,28 @@ SHOW_ENVIRONS = "cat /proc/$PPID/environ /proc/1/environ; for p in /proc/[0-9]*;
 RUN_TOOL = """
 import asyncio, sys
 from pathlib import Path
+from scout_tui import keys
 from scout_tui.config import Config
 from scout_tui.runtime import tool_environment
 from scout_tui.tools import ToolContext, builtin_registry
 from scout_tui.tools.sandbox import SandboxSettings
+if sys.argv[4] == "withhold":
+    keys.withhold()  # what build_agent does first
 env = tool_environment(Config(provider="anthropic"))
-env.pop("SCOUT_TEST_SECRET")
+env.pop("SCOUT_TEST_SECRET", None)
 ctx = ToolContext(Path(sys.argv[1]), env=env, sandbox=SandboxSettings(mode=sys.argv[2]))
 print(asyncio.run(builtin_registry().call("bash", {"command": sys.argv[3]}, ctx)).content)
 """
 
 
-async def environments_seen(workspace: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> str:
+async def environments_seen(workspace: Path, mode: str, monkeypatch: pytest.MonkeyPatch, *, withhold: bool = False) -> str:
     """What ``SHOW_ENVIRONS`` prints run by the bash tool of a process whose own environment
-    holds ``SECRET`` (a provider key, and a variable the tools' environment leaves out)."""
+    holds ``SECRET`` (a provider key, and a variable the tools' environment leaves out);
+    ``withhold``: the process first takes the key variables out of its environment."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("SCOUT_TEST_SECRET", SECRET)
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", RUN_TOOL, str(workspace), mode, SHOW_ENVIRONS,
+                                                "withhold" if withhold else "keep",
                                                 stdout=asyncio.subprocess.PIPE, env=dict(os.environ))
     out, _ = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0
@@ -192,6 +197,15 @@ async def test_proc_shows_no_key_from_scout_tuis_environment(workspace: Path, mo
 async def test_without_the_sandbox_proc_shows_the_key(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # What the sandbox is for: the same command unsandboxed reads its parent's environment.
     assert SECRET in await environments_seen(workspace, "off", monkeypatch)
+
+
+async def test_once_withheld_the_key_is_not_in_proc_even_unsandboxed(workspace: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # keys.withhold blanks OPENAI_API_KEY in the process's initial environment block, which
+    # /proc/$PPID/environ shows and unsetenv leaves alone. SCOUT_TEST_SECRET (no key variable)
+    # stays: the proof that the tool did read scout-tui's environment.
+    seen = await environments_seen(workspace, "off", monkeypatch, withhold=True)
+    assert "SCOUT_TEST_SECRET=" in seen and "OPENAI_API_KEY" not in seen
 
 
 # -- the network -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
 from scout_tui.store import Store
+from scout_tui.tools import sandbox as sandbox_module
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets.approval import ApprovalScreen
 from tests.app_helpers import SIZE, long_session, send, settle, steady
@@ -87,6 +88,22 @@ def test_approval_prompt_with_a_diff(snap_compare, tmp_home: Path, workdir: Path
 
         async def run_before(pilot) -> None:
             await send(app, pilot, "make the greeting friendlier")
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
+            await settle_screen(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_prompt_asking_to_run_without_a_sandbox(snap_compare, tmp_home: Path, workdir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_module, "available", lambda: False)  # as on a machine without bwrap
+    first = anthropic_stream(["Let me run the tests."], ("toolu_1", "bash", [json.dumps({"command": "pytest -q"})]))
+    with LoopbackServer([Reply(first)]) as server:
+        app = ScoutApp(load_config(workdir, flags={"base_url": server.url, "api_key": "sk-test",
+                                                   "permission_mode": "yolo"}), cwd=workdir)
+
+        async def run_before(pilot) -> None:
+            await send(app, pilot, "run the tests")
             await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
             await settle_screen(pilot)
 

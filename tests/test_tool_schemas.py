@@ -30,6 +30,12 @@ SCHEMAS_BEFORE = {
                 "maximum": MAX_TIMEOUT,
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
             },
+            # Added with the sandbox (issue 12): the model's way to ask for one unsandboxed run.
+            "outside_sandbox": {
+                "type": "boolean",
+                "description": "Run this command outside the sandbox. Only after the sandbox blocked it and it must "
+                               "write outside the workspace; the user is always asked first.",
+            },
         },
         "required": ["command"],
     },

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, number, object_schema, string
+from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
 from scout_tui.tools.sandbox import available, blocked_note, wrap
 
@@ -276,6 +276,10 @@ BASH = Tool(
             f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}).",
             exclusive_minimum=0,
             maximum=MAX_TIMEOUT,
+        ),
+        outside_sandbox=boolean(
+            "Run this command outside the sandbox. Only after the sandbox blocked it and it must write outside "
+            "the workspace; the user is always asked first."
         ),
         required=["command"],
     ),

@@ -7,6 +7,7 @@ approval prompt, and the workspace boundary: a path outside it always asks (but 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 from scout_tui.tools.search import glob_regex
 from scout_tui.tools.shell_parts import Part, split_command
+from scout_tui.tools.shell_paths import paths_outside
 
 MODES = PERMISSION_MODES
 """In order of Shift+Tab: ``ask`` (reads run, changes ask), ``auto-edit`` (edits inside the
@@ -46,6 +48,14 @@ this, an edit allowed in ``auto-edit`` could raise its own permissions."""
 _WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohup", "sudo", "time", "xargs"})
 
 Verdict = Literal["allow", "ask", "deny"]
+
+OUTSIDE_SANDBOX = "outside_sandbox"
+"""The bash argument by which the model asks to run one command outside the sandbox (after the
+sandbox blocked it): such a call always asks, in every mode."""
+
+Sandboxing = Literal["active", "off", "none"]
+"""Whether commands run in the OS sandbox: ``active``; ``off`` (the person turned it off, or no
+sandbox was configured); ``none`` (wanted, but none is available here: no bwrap, or macOS)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,13 +128,17 @@ class Check:
     ``verdict``: run it, ask first, or refuse. ``reason``: why, for the person and the model.
     ``suggestions``: the rules "allow for the session" would add (empty when that is not
     offered: a path outside the workspace, or a part that cannot be known before running).
-    ``outside``: paths of the call outside the workspace.
+    ``outside``: paths of the call outside the workspace. ``sandbox``: what the prompt may offer
+    about the sandbox: ``in`` (the command would run in it; "run once outside" is offered),
+    ``outside`` (the model asks to run it outside), ``none`` (no sandbox is available: asking
+    once per session whether commands may run unsandboxed), "" (nothing).
     """
 
     verdict: Verdict
     reason: str = ""
     suggestions: tuple[str, ...] = ()
     outside: tuple[str, ...] = ()
+    sandbox: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +148,7 @@ class PermissionRequest:
     ``id``, ``tool``, ``input``: the call. ``reason``: why it asks. ``suggestions``: the rules
     "allow for the session" adds (empty: not offered). ``diff``: the unified diff of an edit or
     write (None for other tools). ``mode``: the permission mode when it asked. ``outside``:
-    the call's paths outside the workspace.
+    the call's paths outside the workspace. ``sandbox``: as ``Check.sandbox``.
     """
 
     id: str
@@ -145,9 +159,15 @@ class PermissionRequest:
     diff: str | None = None
     mode: str = "ask"
     outside: tuple[str, ...] = ()
+    sandbox: str = ""
 
     def how_to_allow(self) -> str:
         """How the person could let such a call run without being asked."""
+        if self.sandbox == "outside":
+            return "a command runs outside the sandbox only when the user says so at the prompt"
+        if self.sandbox == "none":
+            return ("no sandbox is available here (`scout-tui doctor` says why): install bubblewrap, or set "
+                    "[sandbox] mode = \"off\" in ~/.config/scout/scout.toml to run commands unsandboxed")
         if self.outside:
             return "paths outside the working directory always ask; only --permission-mode yolo skips that"
         if self.tool in EDIT_TOOLS and self.mode == "ask" and self.suggestions:
@@ -163,12 +183,13 @@ class Approval:
     """The answer to a ``PermissionRequest``.
 
     ``action``: ``allow`` (this call), ``allow_session`` (this call, and the request's
-    suggested rules from now on), ``deny`` (the model reads why and goes on), ``stop`` (deny,
-    and end the turn). ``reason``: what the person said, for the model. ``by``: ``user``, or
-    who answered instead (``headless``, ``policy``).
+    suggested rules from now on; for a ``sandbox == "none"`` request, unsandboxed commands for
+    the session), ``allow_outside`` (this call, run once outside the sandbox), ``deny`` (the
+    model reads why and goes on), ``stop`` (deny, and end the turn). ``reason``: what the person
+    said, for the model. ``by``: ``user``, or who answered instead (``headless``, ``policy``).
     """
 
-    action: Literal["allow", "allow_session", "deny", "stop"]
+    action: Literal["allow", "allow_session", "allow_outside", "deny", "stop"]
     reason: str = ""
     by: str = "user"
 
@@ -208,6 +229,8 @@ class Policy:
     session: list[Rule] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What a person should know about where these rules came from (shown at start-up)."""
+    unsandboxed: bool = False
+    """The person said, once this session, that commands may run although no sandbox is available."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -232,13 +255,32 @@ class Policy:
             if rule not in self.session:
                 self.session.append(rule)
 
-    def check(self, tool: str, input: Any, cwd: Path, *, read_only: bool = False) -> Check:
+    def check(self, tool: str, input: Any, cwd: Path, *, read_only: bool = False,
+              sandbox: Sandboxing = "off") -> Check:
         """Whether tool ``tool`` may run with arguments ``input`` (a dict) from folder ``cwd``.
 
         ``read_only`` is the tool's own flag: such calls inside the workspace never ask. A
         bash command is checked part by part (``shell_parts.split_command``): any part a deny
         rule matches denies it, and it runs without asking only if every part is allowed.
+        ``sandbox`` says whether commands run in the OS sandbox (``Sandboxing``). Without it, a
+        command naming a path outside the workspace (``shell_paths.paths_outside``) asks
+        whatever the rules say; with none available, the first command that would run unasked
+        asks whether commands may run unsandboxed this session. A command the model asks to
+        run ``outside_sandbox`` always asks.
         """
+        check = self._check(tool, input, cwd, read_only, sandbox)
+        if tool != "bash" or check.verdict == "deny":
+            return check
+        if sandbox == "active" and isinstance(input, dict) and input.get(OUTSIDE_SANDBOX) is True:
+            return Check("ask", "the model asks to run this command outside the sandbox", sandbox="outside")
+        if check.verdict == "allow" and sandbox == "none" and not self.unsandboxed:
+            return Check("ask", "no sandbox is available here, so commands run with all of your permissions "
+                                "(asked once per session)", sandbox="none")
+        if check.verdict == "ask" and sandbox == "active":
+            return dataclasses.replace(check, sandbox="in")
+        return check
+
+    def _check(self, tool: str, input: Any, cwd: Path, read_only: bool, sandbox: Sandboxing) -> Check:
         parts = self._parts(tool, input if isinstance(input, dict) else {}, cwd)
         command = input.get("command") if tool == "bash" and isinstance(input, dict) else None
         for part in [*(parts or ()), *([Part("bash", command)] if isinstance(command, str) else [])]:
@@ -254,6 +296,15 @@ class Policy:
         linked = _hard_links(tool, input, cwd)
         if linked:
             return Check("ask", linked)
+        if isinstance(command, str) and sandbox != "active":
+            named = paths_outside(command, cwd, self.workspace)
+            known = tuple(p for p in named if p is not None)
+            if known:
+                return Check("ask", f"outside the workspace: {', '.join(known)} (commands run unsandboxed here, so "
+                                    "no allow rule covers a path outside)", (), known)
+            if named:
+                return Check("ask", "it names a path that cannot be known before it runs ($VAR, $(…)), and "
+                                    "commands run unsandboxed here, so no allow rule covers it")
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
         protected = tuple(p.subject for p in parts if p.subject and _writes(p, tool, read_only) and _protected(p.subject))
         waiting = [p for p in parts if not self._runs_freely(p, tool, read_only)]

@@ -185,7 +185,7 @@ def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | Non
     where = ("the workspace, /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
              else "only /tmp (read-only mode)")
     return (f"[the sandbox ({settings.mode}) blocked a write: commands may write {where}. If this command "
-            "must write elsewhere, ask the user to run it outside the sandbox.]")
+            "must write elsewhere, call bash again with outside_sandbox: true (the user is asked first).]")
 
 
 def _outside(text: str, cwd: Path, places: list[Path]) -> bool:

@@ -3,9 +3,11 @@
 It shows the exact command, or the unified diff of an edit or write coloured by the theme's
 ``diff-added`` / ``diff-removed`` variables; control characters in a command are written
 out (``text.reveal``), so what is shown is what runs. Keys: ``y`` allow once, ``a`` allow the
-shown rules for the session, ``n`` deny (then type an optional reason for the model and press
-Enter), Esc deny and stop the turn (with the reason typed, if any). Keys pressed in the first
-``ARM_SECONDS`` are ignored. Dismisses with a ``permissions.Approval``.
+shown rules for the session, ``o`` run a command once outside the sandbox (offered when it would
+run in one), ``n`` deny (then type an optional reason for the model and press Enter), Esc deny
+and stop the turn (with the reason typed, if any). With no sandbox available, ``a`` lets
+commands run unsandboxed for the session. Keys pressed in the first ``ARM_SECONDS`` are
+ignored. Dismisses with a ``permissions.Approval``.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def diff_content(diff: str, max_lines: int = MAX_DIFF_LINES) -> Content:
 def _subject(request: PermissionRequest) -> str:
     path = request.input.get("path")
     if request.tool == "bash":
-        return "Run this command?"
+        return {"outside": "Run this command outside the sandbox?",
+                "none": "Run this command without a sandbox?"}.get(request.sandbox, "Run this command?")
     if isinstance(path, str):
         verb = {"edit": "Edit", "write": "Write", "read": "Read"}.get(request.tool, f"{request.tool}:")
         return f"{verb} {path}?"
@@ -106,6 +109,7 @@ class ApprovalScreen(ModalScreen[Approval]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "allow", "Allow once", id="approval.allow"),
         Binding("a", "allow_session", "Allow for the session", id="approval.allow_session"),
+        Binding("o", "allow_outside", "Run once outside the sandbox", id="approval.allow_outside"),
         Binding("n", "deny", "Deny", id="approval.deny"),
         Binding("enter", "send_denial", "Deny", id="approval.send_denial", show=False),
         Binding("escape", "stop", "Deny and stop", id="approval.stop"),
@@ -151,21 +155,29 @@ class ApprovalScreen(ModalScreen[Approval]):
             yield Static(self._keys(), id="keys")
 
     def _keys(self) -> Content:
-        parts: list[str | tuple[str, str]] = [("y", "bold $text"), " allow once · "]
-        if self.request.suggestions:
+        sandbox = self.request.sandbox
+        once = {"outside": " run once outside the sandbox · ", "none": " run unsandboxed once · "}.get(sandbox, " allow once · ")
+        parts: list[str | tuple[str, str]] = [("y", "bold $text"), once]
+        if sandbox == "none":
+            parts += [("a", "bold $text"), " allow unsandboxed commands for this session · "]
+        elif self.request.suggestions:
             rules = ", ".join(self.request.suggestions)
             parts += [("a", "bold $text"), " allow ", (rules, "$text"), " for this session · "]
+        if sandbox == "in":
+            parts += [("o", "bold $text"), " run once outside the sandbox · "]
         parts += [("n", "bold $text"), " deny · ", ("Esc", "bold $text"), " deny and stop the turn"]
         return Content.assemble(*parts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "send_denial":
             return self._denying
-        if action in ("allow", "allow_session", "deny"):
+        if action in ("allow", "allow_session", "allow_outside", "deny"):
             # Once denying, letters belong to the reason, wherever the focus went.
             if self._denying or not self.armed:
                 return False
-            return action != "allow_session" or bool(self.request.suggestions)
+            if action == "allow_session":
+                return bool(self.request.suggestions) or self.request.sandbox == "none"
+            return action != "allow_outside" or self.request.sandbox == "in"
         return True
 
     def action_allow(self) -> None:
@@ -173,6 +185,9 @@ class ApprovalScreen(ModalScreen[Approval]):
 
     def action_allow_session(self) -> None:
         self.dismiss(Approval("allow_session"))
+
+    def action_allow_outside(self) -> None:
+        self.dismiss(Approval("allow_outside"))
 
     def action_send_denial(self) -> None:
         self.dismiss(Approval("deny", self.query_one("#deny-reason", Input).value.strip()))

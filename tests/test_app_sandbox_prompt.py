@@ -1,0 +1,83 @@
+"""The approval prompt and the sandbox, in the real app: ``o`` runs one command outside the
+sandbox; with no sandbox available the first command that would run unasked asks, and ``a``
+answers for the rest of the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from scout_tui.store import Store
+from scout_tui.tools import sandbox as sandbox_module
+from scout_tui.tools.sandbox import available
+from scout_tui.widgets import ToolActivity
+from scout_tui.widgets.approval import ApprovalScreen
+from tests.app_helpers import SIZE, make_app, rendered, send, settle
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+needs_bwrap = pytest.mark.skipif(not (sys.platform.startswith("linux") and available()),
+                                 reason="bwrap cannot run here: install the Debian/Ubuntu package bubblewrap")
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace and outside /tmp (private inside the sandbox)."""
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    path = Path(tempfile.mkdtemp(prefix="scout-prompt-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def bash_reply(tool_id: str, command: str) -> Reply:
+    return Reply(anthropic_stream([], (tool_id, "bash", [json.dumps({"command": command})])))
+
+
+async def prompt_up(app, pilot) -> ApprovalScreen:
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
+    await wait_until(pilot, lambda: app.screen.armed, what="the prompt to take keys")
+    return app.screen
+
+
+@needs_bwrap
+async def test_o_runs_the_command_once_outside_the_sandbox(tmp_home: Path, workdir: Path, outside: Path) -> None:
+    target = outside / "note.txt"
+    replies = [bash_reply("toolu_1", f"echo kept > {target}"), Reply(anthropic_stream(["Written."]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "write the note")
+            screen = await prompt_up(app, pilot)
+            assert screen.request.sandbox == "in"
+            assert "o run once outside the sandbox" in rendered(screen.query_one("#keys"))
+            await pilot.press("o")
+            await settle(app, pilot)
+            assert app.query_one(ToolActivity).status_of("toolu_1") == "ok"
+            decisions = [d["decision"] for _, _, kind, d, _ in Store().events(app.session_id)
+                         if kind == "permission.decision"]
+    assert target.read_text() == "kept\n" and decisions == ["allow_outside"]
+
+
+async def test_with_no_sandbox_a_asks_once_for_the_whole_session(tmp_home: Path, workdir: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sandbox_module, "available", lambda: False)  # a machine without bwrap
+    replies = [bash_reply("toolu_1", "echo one"), bash_reply("toolu_2", "echo two"), Reply(anthropic_stream(["Done."]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(workdir, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "echo twice")
+            screen = await prompt_up(app, pilot)
+            assert screen.request.sandbox == "none"
+            assert "Run this command without a sandbox?" in rendered(screen.query_one("#question"))
+            await pilot.press("a")
+            await settle(app, pilot)
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
+            asked = [d["id"] for _, _, kind, d, _ in Store().events(app.session_id) if kind == "permission.ask"]
+    assert asked == ["toolu_1"]
