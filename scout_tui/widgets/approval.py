@@ -181,7 +181,7 @@ class ApprovalScreen(ModalScreen[Approval]):
         return True
 
     def action_allow(self) -> None:
-        self.dismiss(Approval("allow"))
+        self.dismiss(Approval("allow_outside" if self.request.sandbox == "outside" else "allow"))
 
     def action_allow_session(self) -> None:
         self.dismiss(Approval("allow_session"))
