@@ -35,7 +35,7 @@ from scout_tui.errors import ScoutError
 from scout_tui.headless import STOP_SIGNALS
 from scout_tui.models import check_models_tables
 from scout_tui.plugins import Plugins, load_plugins
-from scout_tui.runtime import build_agent, check_provider, model_name, needs_key
+from scout_tui.runtime import build_agent, check_provider, compaction_settings, model_name, needs_key
 from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
@@ -219,6 +219,10 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
             self.notify(problem, title="Skipped", severity="error", timeout=10)
         for problem in self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *self.plugins.tools]):
             self.notify(problem, title="Permissions", severity="warning", timeout=15)
+        try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
+            compaction_settings(self.config)
+        except ScoutError as e:
+            self.chat.add_notice(f"{e}. Requests cannot be sent until it is fixed.", "error")
         if not self.busy:
             self.agent = None  # built again with the skills and plugin tools
         self._extensions_ready.set()

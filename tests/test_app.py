@@ -170,6 +170,16 @@ async def test_ctrl_o_shows_what_the_model_sees_with_compacted_calls_marked(repo
         await wait_until(pilot, lambda: not isinstance(app.screen, PromptView), what="the prompt view closed")
 
 
+async def test_a_misspelt_strategy_in_scout_toml_is_shown_at_start_with_its_file_and_line(repo):
+    (repo / "scout.toml").write_text('[compaction]\nstrategy = "shorten_tool"\n')
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        notices = lambda: " ".join(n.text for n in app.query(Notice))  # noqa: E731
+        await wait_until(pilot, lambda: "shorten_tool" in notices(), what="the strategy error in the chat")
+        assert f"{repo / 'scout.toml'}:2: [compaction]: unknown prompt strategy 'shorten_tool'" in notices()
+        assert "did you mean 'shorten_tools'" in notices()
+
+
 async def test_strategy_command_switches_the_strategy_for_this_session(repo, small_epochs):
     sid = long_session(Store(), repo)
     with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
