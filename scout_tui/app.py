@@ -39,7 +39,8 @@ from scout_tui.runtime import build_agent, check_provider, compaction_settings, 
 from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
-from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest, policy_from_config
+from scout_tui.tools.permission_config import policy_from_config
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest
 from scout_tui.tools.output import redact
 from scout_tui.tools.sandbox import in_force, sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity

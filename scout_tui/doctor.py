@@ -20,7 +20,7 @@ from scout_tui.models import check_models_tables
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import sandbox
 from scout_tui.tools.output import redact
-from scout_tui.tools.permissions import policy_from_config
+from scout_tui.tools.permission_config import policy_from_config
 
 
 def report(cwd: Path) -> Iterator[str]:

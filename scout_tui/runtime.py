@@ -19,7 +19,8 @@ from scout_tui.skills import Skill, skill_tool
 from scout_tui.summary import Compaction
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import builtin_registry
-from scout_tui.tools.permissions import Approver, Policy, policy_from_config
+from scout_tui.tools.permission_config import policy_from_config
+from scout_tui.tools.permissions import Approver, Policy
 from scout_tui.tools.sandbox import SandboxSettings, sandbox_from_config
 
 if TYPE_CHECKING:

@@ -1,0 +1,98 @@
+"""Reading the permission rules from the configuration: the ``[permissions] allow/deny`` rules
+of every config file, each with its file and line, and the ``Policy`` a run starts with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from scout_tui.config import did_you_mean
+from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
+from scout_tui.tools.permissions import Policy, Rule, parse_rule
+
+
+def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[Rule]:
+    """The ``[permissions] <key>`` rules of each config file ``(path, text, parsed table)``, in
+    file order, each with its file and line as ``origin``.
+
+    Raises:
+        ScoutError: a ``[permissions]`` that is not a table or holds a key other than
+            ``allow`` and ``deny`` (a typo would silently do nothing), a value that is not a
+            list, or a bad rule; each naming the file and line.
+    """
+    rules: list[Rule] = []
+    for path, text, parsed in files:
+        table = parsed.get("permissions")
+        if table is None:
+            continue
+        lines = text.splitlines()
+        if not isinstance(table, dict):
+            raise ScoutError(f"{path}:{_line(text)}: [permissions] must be a table")
+        for unknown in sorted(set(table) - {"allow", "deny"}):
+            hint = did_you_mean(unknown, ("allow", "deny")) or " (known: allow, deny)"
+            raise ScoutError(f"{path}:{_line(text, unknown)}: unknown key {unknown!r} in [permissions]{hint}")
+        values = table.get(key, [])
+        start = _line(text, key)
+        if not isinstance(values, list):
+            raise ScoutError(f"{path}:{start}: permissions.{key} must be a list of rules like "
+                             "[\"bash:git status*\", \"edit:src/**\"]")
+        at = start
+        for value in values:
+            at = _value_line(lines, value, at)
+            rules.append(parse_rule(value, f"{path}:{at}"))
+    return rules
+
+
+def _line(text: str, *keys: str) -> int:
+    """The line (1-based) setting ``permissions.<keys>``, else the one opening or assigning the
+    ``permissions`` table; 1 if the text shows neither."""
+    return key_line(text, ("permissions", *keys)) or key_line(text, ("permissions",)) or 1
+
+
+def _value_line(lines: list[str], value: Any, start: int) -> int:
+    """The first line from ``start`` on that holds ``value`` as TOML writes it (``start`` if none)."""
+    if isinstance(value, str):
+        candidates = [json.dumps(value, ensure_ascii=False), f"'{value}'"]
+    else:
+        candidates = [str(value).lower() if isinstance(value, bool) else str(value)]
+    for number in range(start, len(lines) + 1):
+        if any(c in lines[number - 1] for c in candidates):
+            return number
+    return start
+
+
+def policy_from_config(config: Any, workspace: Path) -> Policy:
+    """The Policy for a ``Config``: its ``permission_mode`` and the allow and deny rules of
+    every config file it read (user first, then project; rules add up across files).
+
+    A project's own ``scout.toml`` (one inside ``workspace``) cannot set ``yolo``: the mode
+    falls back to ``ask``. That, and any allow rules a project file brings, is said in
+    ``Policy.notes`` for the front end to show.
+
+    Raises:
+        ScoutError: a bad rule or table, naming the file and line.
+    """
+    files = [(layer.path, layer.text, layer.table) for layer in config.layers]
+    policy = Policy(mode=config.permission_mode, allow=rules_from_files(files, "allow"),
+                    deny=rules_from_files(files, "deny"), workspace=workspace)
+    source = config.sources.get("permission_mode", "")
+    if policy.mode == "yolo" and _in_project(source, policy.workspace):
+        policy.mode = "ask"
+        policy.notes.append(f"{source}: permission_mode = \"yolo\" is not used from a project's scout.toml (a "
+                            "repository cannot turn off its own approval prompts); set it in "
+                            "~/.config/scout/scout.toml, SCOUT_PERMISSION_MODE or --permission-mode. Mode: ask.")
+    project = [r for r in policy.allow if _in_project(r.origin.rsplit(":", 1)[0], policy.workspace)]
+    if project:
+        where = project[0].origin.rsplit(":", 1)[0]
+        policy.notes.append(f"{where} lets these run without asking: {', '.join(r.text for r in project)}")
+    return policy
+
+
+def _in_project(path: str, workspace: Path) -> bool:
+    """Whether config file ``path`` (a ``Config.sources`` value) lies in the workspace."""
+    if not path or path.startswith(("env ", "flag ")):
+        return False
+    return Path(path).resolve().is_relative_to(workspace)
