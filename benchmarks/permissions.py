@@ -1,7 +1,8 @@
 """What the permission check and the full-output file cost, next to what they guard.
 
 Prints the median time of ``Policy.check`` for typical calls (a read, an edit, a simple and a
-compound bash command, a 200-part pipeline), the one-off cost of loading the bash grammar, and
+compound bash command, a 200-part pipeline; unsandboxed, where every argument is also resolved
+as a path, and for the pipeline also in the sandbox), the one-off cost of loading the bash grammar, and
 bash throughput on 50 MB of output with and without saving the whole output to a file, as
 ratios measured in the same run.
 
@@ -59,6 +60,8 @@ def main() -> None:
             "bash 4 parts + redirect": lambda: policy.check(
                 "bash", {"command": "git status && grep -r TODO src | sort > todo.txt 2>&1"}, ws),
             "bash 200-part pipeline": lambda: policy.check("bash", {"command": pipeline}, ws),
+            # Without the sandbox each argument is also resolved as a path (shell_paths).
+            "bash 200-part, in sandbox": lambda: policy.check("bash", {"command": pipeline}, ws, sandbox="active"),
         }
         checks = {name: median_us(fn, 300 if "200" in name else 2000) for name, fn in cases.items()}
 

@@ -36,7 +36,7 @@ def paths_outside(command: str, cwd: Path, workspace: Path, environ: Mapping[str
     if tree.root_node.has_error:
         return [None]
     environ = os.environ if environ is None else environ
-    walk = _Walk(Path(os.path.realpath(cwd)), Path(os.path.realpath(workspace)),
+    walk = _Walk(os.path.realpath(cwd), os.path.realpath(workspace),
                  {"HOME": environ.get("HOME", os.path.expanduser("~")), "PWD": str(cwd)})
     walk.node(tree.root_node)
     return list(dict.fromkeys(walk.found))
@@ -46,9 +46,9 @@ class _Walk:
     """One pass over a parse tree: ``found`` collects what ``paths_outside`` returns; ``cwd``
     (None: unknown after a ``cd`` to a computed folder) is where relative paths start."""
 
-    def __init__(self, cwd: Path, workspace: Path, variables: dict[str, str]) -> None:
-        self.cwd: Path | None = cwd
-        self.workspace = workspace
+    def __init__(self, cwd: str, workspace: str, variables: dict[str, str]) -> None:
+        self.cwd: str | None = cwd
+        self.workspace = workspace.rstrip("/") + "/"
         self.variables = variables
         self.found: list[str | None] = []
 
@@ -112,10 +112,10 @@ class _Walk:
             where = self.resolve(candidate)
             if where is None:
                 self.found.append(None)
-            elif not where.is_relative_to(self.workspace) and str(where) not in HARMLESS_TARGETS:
-                self.found.append(str(where))
+            elif not (where + "/").startswith(self.workspace) and where not in HARMLESS_TARGETS:
+                self.found.append(where)
 
-    def resolve(self, text: str) -> Path | None:
+    def resolve(self, text: str) -> str | None:
         """``text`` as an absolute path with ``~``, ``..`` and symlinks resolved; a glob stands
         for its folder. None: relative, after a ``cd`` to a folder not known."""
         glob = _GLOB.search(text)
@@ -124,7 +124,13 @@ class _Walk:
         text = os.path.expanduser(text) if text.startswith("~") else text
         if not os.path.isabs(text) and self.cwd is None:
             return None
-        return Path(os.path.realpath(os.path.join(self.cwd or "/", text)))
+        joined = os.path.join(self.cwd or "/", text)
+        try:
+            if "/" not in text and text not in (".", "..") and not os.path.islink(joined):
+                return joined  # a plain name in a resolved folder: one lstat instead of realpath's walk
+            return os.path.realpath(joined)
+        except (OSError, ValueError):  # a NUL byte, a name too long: nothing bash could open either
+            return None
 
     def value(self, node: Any) -> str | None:
         """A word's value after quote removal and expansion; None when it depends on what
