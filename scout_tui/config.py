@@ -69,6 +69,19 @@ class ConfigFile:
     table: dict[str, Any]
 
 
+def in_project(path: str | Path, workspace: Path) -> bool:
+    """Whether config file ``path`` is a project's own (read from a folder inside ``workspace``),
+    which may tighten safety settings but not loosen them. Decided by the folder the file was
+    read from, not by where the file resolves: a project's ``scout.toml`` that is a symlink to
+    a file elsewhere is still the project's, and a user's file linked from a dotfiles repository
+    is still the user's. ``path`` may be a ``Config.sources`` value ("env …" and "flag …" are not files)."""
+    text = str(path)
+    if not text or text.startswith(("env ", "flag ")):
+        return False
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(text)))
+    return Path(folder).is_relative_to(Path(workspace).resolve())
+
+
 @dataclass
 class Config:
     """Settings for one run. ``timeout`` is in seconds; ``max_tokens`` is per model reply.

@@ -198,3 +198,46 @@ def test_run_once_outside_the_sandbox_writes_where_the_sandbox_would_not(ws: Pat
     assert "outside_sandbox: true" in first  # the sandbox blocked it and said how to ask
     assert [r.sandbox for r in asked] == ["in", "outside", "in"]
     assert target.read_text() == "3\n"  # the model's request ran outside once ("2"), then the person's "o" ("3")
+
+
+# -- found by benchmarks/escapes.py ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["echo x >> linked.txt", "echo x | tee -a linked.txt", "sed -i s/a/b/ linked.txt"])
+@pytest.mark.parametrize("sandbox", ["active", "off"])
+def test_a_command_writing_a_hard_linked_file_asks_even_in_the_sandbox(ws: Path, tmp_path: Path, command: str,
+                                                                        sandbox: str) -> None:
+    # bwrap cannot stop a write through a hard link that already exists: the file outside changes.
+    (tmp_path / "outside.txt").write_text("a\n")
+    os.link(tmp_path / "outside.txt", ws / "linked.txt")
+    p = policy(ws, "bash:echo *", "bash:tee *", "bash:sed *", "write:**")
+    check = p.check("bash", {"command": command}, ws, sandbox=sandbox)
+    assert check.verdict == "ask" and "hard links" in check.reason
+    assert verdict(p, command.replace("linked.txt", "README.txt"), sandbox) == "allow"  # one link: as before
+
+
+@pytest.mark.parametrize("command", ["cp payload .git/config", "mkdir -p .agents/plugins", "cp p.py .agents/plugins/",
+                                     "tee scout.toml", "rm -rf .git"])
+def test_without_the_sandbox_a_command_naming_scouts_or_gits_settings_asks(ws: Path, command: str) -> None:
+    p = policy(ws, "bash:cp *", "bash:mkdir *", "bash:tee *", "bash:rm *")
+    check = p.check("bash", {"command": command}, ws, sandbox="off")
+    assert check.verdict == "ask" and "settings or code they run" in check.reason
+
+
+def test_a_project_scout_toml_linked_to_a_file_elsewhere_is_still_the_projects(tmp_path: Path, monkeypatch) -> None:
+    from scout_tui.config import in_project, load_config
+    from scout_tui.tools.permission_config import policy_from_config
+
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (home / "config").mkdir(parents=True)
+    (repo / "sub").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    (tmp_path / "evil.toml").write_text('permission_mode = "yolo"\n')  # outside the workspace
+    (repo / "sub" / "scout.toml").symlink_to(tmp_path / "evil.toml")
+    assert in_project(repo / "sub" / "scout.toml", repo / "sub")
+    policy = policy_from_config(load_config(repo / "sub"), repo / "sub")
+    assert policy.mode == "ask" and "not used from a project's scout.toml" in policy.notes[0]
+    # A user's own file linked from a dotfiles folder inside the workspace stays the user's.
+    (home / "config" / "scout").mkdir()
+    (home / "config" / "scout" / "scout.toml").symlink_to(repo / "sub" / "scout.toml")
+    assert not in_project(home / "config" / "scout" / "scout.toml", repo / "sub")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from scout_tui.config import did_you_mean
+from scout_tui.config import did_you_mean, in_project
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 from scout_tui.tools.permissions import Policy, Rule, parse_rule
@@ -79,20 +79,13 @@ def policy_from_config(config: Any, workspace: Path) -> Policy:
     policy = Policy(mode=config.permission_mode, allow=rules_from_files(files, "allow"),
                     deny=rules_from_files(files, "deny"), workspace=workspace)
     source = config.sources.get("permission_mode", "")
-    if policy.mode == "yolo" and _in_project(source, policy.workspace):
+    if policy.mode == "yolo" and in_project(source, policy.workspace):
         policy.mode = "ask"
         policy.notes.append(f"{source}: permission_mode = \"yolo\" is not used from a project's scout.toml (a "
                             "repository cannot turn off its own approval prompts); set it in "
                             "~/.config/scout/scout.toml, SCOUT_PERMISSION_MODE or --permission-mode. Mode: ask.")
-    project = [r for r in policy.allow if _in_project(r.origin.rsplit(":", 1)[0], policy.workspace)]
+    project = [r for r in policy.allow if in_project(r.origin.rsplit(":", 1)[0], policy.workspace)]
     if project:
         where = project[0].origin.rsplit(":", 1)[0]
         policy.notes.append(f"{where} lets these run without asking: {', '.join(r.text for r in project)}")
     return policy
-
-
-def _in_project(path: str, workspace: Path) -> bool:
-    """Whether config file ``path`` (a ``Config.sources`` value) lies in the workspace."""
-    if not path or path.startswith(("env ", "flag ")):
-        return False
-    return Path(path).resolve().is_relative_to(workspace)

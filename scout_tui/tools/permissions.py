@@ -19,8 +19,8 @@ from typing import Any, Awaitable, Callable, Iterable, Literal
 from scout_tui.config import PERMISSION_MODES
 from scout_tui.errors import ScoutError
 from scout_tui.tools.search import glob_regex
-from scout_tui.tools.shell_parts import Part, split_command
-from scout_tui.tools.shell_paths import paths_outside
+from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
+from scout_tui.tools.shell_paths import Named, named_paths
 
 MODES = PERMISSION_MODES
 """In order of Shift+Tab: ``ask`` (reads run, changes ask), ``auto-edit`` (edits inside the
@@ -294,15 +294,10 @@ class Policy:
         linked = _hard_links(tool, input, cwd)
         if linked:
             return Check("ask", linked)
-        if isinstance(command, str) and sandbox != "active":
-            named = paths_outside(command, cwd, self.workspace)
-            known = tuple(p for p in named if p is not None)
-            if known:
-                return Check("ask", f"outside the workspace: {', '.join(known)} (commands run unsandboxed here, so "
-                                    "no allow rule covers a path outside)", (), known)
-            if named:
-                return Check("ask", "it names a path that cannot be known before it runs ($VAR, $(…)), and "
-                                    "commands run unsandboxed here, so no allow rule covers it")
+        if isinstance(command, str):
+            named = named_paths(command, cwd)
+            if why := self._named_paths_ask(named, parts, cwd, sandbox):
+                return why
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
         protected = tuple(p.subject for p in parts if p.subject and _writes(p, tool, read_only) and _protected(p.subject))
         waiting = [p for p in parts if not self._runs_freely(p, tool, read_only)]
@@ -320,6 +315,35 @@ class Policy:
         return Check("ask", self._why(tool, waiting), tuple(dict.fromkeys(_suggest(p) for p in waiting)))
 
     # -- parts --------------------------------------------------------------------------------
+
+    def _named_paths_ask(self, named: list[Named], parts: list[Part], cwd: Path, sandbox: Sandboxing) -> Check | None:
+        """Why a command asks whatever the allow rules say, from the paths it names: a file with
+        other hard links that it may write (a redirection target, an argument of a command in
+        ``WRITERS``), which the sandbox cannot stop either; and without the sandbox, a path
+        outside the workspace, one only known when it runs, or one in ``PROTECTED``."""
+        targets = [str(cwd / p.subject) for p in parts if p.tool == "write" and p.subject]
+        targets += [n.path for n in named if n.path and n.command in WRITERS]
+        linked = [t for t in dict.fromkeys(targets) if _link_count(t) > 1]
+        if linked:
+            return Check("ask", f"{', '.join(linked)} has other hard links: writing it changes the same file under "
+                                "its other names, which may be outside the workspace")
+        if sandbox == "active":
+            return None
+        inside = str(self.workspace) + "/"
+        known = tuple(dict.fromkeys(n.path for n in named if n.path and not (n.path + "/").startswith(inside)
+                                    and n.path not in HARMLESS_TARGETS))
+        if known:
+            return Check("ask", f"outside the workspace: {', '.join(known)} (commands run unsandboxed here, so "
+                                "no allow rule covers a path outside)", (), known)
+        if any(n.path is None for n in named):
+            return Check("ask", "it names a path that cannot be known before it runs ($VAR, $(…)), and "
+                                "commands run unsandboxed here, so no allow rule covers it")
+        protected = [rel for n in named if n.path and (rel := os.path.relpath(n.path, self.workspace)) != "."
+                     and (_protected(rel) or _protected(f"{rel}/config"))]  # `rm -rf .git` names .git/config too
+        if protected:
+            return Check("ask", f"it names {', '.join(dict.fromkeys(protected))}, which holds scout's or git's settings "
+                                "or code they run (commands run unsandboxed here)")
+        return None
 
     def _parts(self, tool: str, input: dict, cwd: Path) -> list[Part] | None:
         """What the call touches: for bash its commands and redirection targets (None: it does
@@ -377,19 +401,27 @@ SUBCOMMAND_TOOLS = frozenset({
 })
 
 
+WRITERS = frozenset({"cp", "dd", "install", "mv", "patch", "perl", "rsync", "sed", "tee", "truncate"})
+"""Commands that may write the files their arguments name (for the hard-link check)."""
+
+
+def _link_count(path: str) -> int:
+    """How many names a regular file has (0: not a regular file, or not there)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return status.st_nlink if stat.S_ISREG(status.st_mode) else 0
+
+
 def _hard_links(tool: str, input: Any, cwd: Path) -> str:
     """Why a ``write`` or ``edit`` of a file with more than one hard link asks ("" when it is not
     one): the same file has other names, perhaps outside the workspace, and changes under them too."""
     path = input.get(PATH_KEY) if tool in EDIT_TOOLS and isinstance(input, dict) else None
-    if not isinstance(path, str):
-        return ""
-    try:
-        status = os.stat(cwd / Path(path).expanduser())
-    except (OSError, ValueError, RuntimeError):
-        return ""  # no such file, or one the tool will report on
-    if not stat.S_ISREG(status.st_mode) or status.st_nlink < 2:
-        return ""
-    return (f"{path} has {status.st_nlink} hard links: changing it changes the same file under its other "
+    links = _link_count(os.path.join(cwd, os.path.expanduser(path))) if isinstance(path, str) else 0
+    if links < 2:
+        return ""  # also no such file, or one the tool will report on
+    return (f"{path} has {links} hard links: changing it changes the same file under its other "
             "names, which may be outside the workspace")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,31 +27,46 @@ _SPECIAL_PARAMETERS = frozenset("?#$!-")  # $? $# $$ $! $-: numbers and flags, n
 _KNOWN_VARIABLES = ("HOME", "PWD")
 
 
-def paths_outside(command: str, cwd: Path, workspace: Path, environ: Mapping[str, str] | None = None) -> list[str | None]:
-    """The paths ``command`` names outside ``workspace`` (resolved, absolute), in source order,
-    with None for each argument whose value cannot be known before it runs (``$VAR``, ``$(…)``:
-    it may name any path). ``cwd`` is where the command starts; ``environ`` gives ``HOME``
-    (default ``os.environ``). A command bash would not parse gives ``[None]``.
-    """
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A path an argument names: ``path`` resolved and absolute (None: only known when the
+    command runs, ``$VAR`` or ``$(…)``, so it may be any path), and ``command``, the name of the
+    command whose argument it is (``cd`` for the folder a ``cd`` moves to)."""
+
+    path: str | None
+    command: str
+
+
+def named_paths(command: str, cwd: Path, environ: Mapping[str, str] | None = None) -> list[Named]:
+    """Every path ``command``'s arguments may name (see the module docstring), in source order,
+    without repeats. ``cwd`` is where the command starts; ``environ`` gives ``HOME`` (default
+    ``os.environ``). A command bash would not parse gives one ``Named(None, "")``."""
     tree = _parser().parse(command.encode("utf-8"))
     if tree.root_node.has_error:
-        return [None]
+        return [Named(None, "")]
     environ = os.environ if environ is None else environ
-    walk = _Walk(os.path.realpath(cwd), os.path.realpath(workspace),
-                 {"HOME": environ.get("HOME", os.path.expanduser("~")), "PWD": str(cwd)})
+    walk = _Walk(os.path.realpath(cwd), {"HOME": environ.get("HOME", os.path.expanduser("~")), "PWD": str(cwd)})
     walk.node(tree.root_node)
     return list(dict.fromkeys(walk.found))
 
 
+def paths_outside(command: str, cwd: Path, workspace: Path, environ: Mapping[str, str] | None = None) -> list[str | None]:
+    """The paths ``command`` names outside ``workspace`` (``named_paths`` but ``/dev/null`` and
+    the standard streams), with None for each that cannot be known before it runs."""
+    inside = os.path.realpath(workspace).rstrip("/") + "/"
+    return list(dict.fromkeys(n.path for n in named_paths(command, cwd, environ) if n.path is None or (
+        not (n.path + "/").startswith(inside) and n.path not in HARMLESS_TARGETS)))
+
+
 class _Walk:
-    """One pass over a parse tree: ``found`` collects what ``paths_outside`` returns; ``cwd``
+    """One pass over a parse tree: ``found`` collects what ``named_paths`` returns; ``cwd``
     (None: unknown after a ``cd`` to a computed folder) is where relative paths start."""
 
-    def __init__(self, cwd: str, workspace: str, variables: dict[str, str]) -> None:
+    def __init__(self, cwd: str, variables: dict[str, str]) -> None:
         self.cwd: str | None = cwd
-        self.workspace = workspace.rstrip("/") + "/"
         self.variables = variables
-        self.found: list[str | None] = []
+        self.found: list[Named] = []
+        self.name = ""  # the command whose arguments are being read
 
     def node(self, node: Any) -> None:
         if node.type == "command":
@@ -64,6 +80,7 @@ class _Walk:
         args = [c for c in node.children if c.type not in ("command_name", "file_redirect", "variable_assignment",
                                                               "herestring_redirect")]
         values = [self.value(a) for a in args]
+        self.name = name
         for assignment in (c for c in node.children if c.type == "variable_assignment"):
             value = self.value(assignment.children[-1]) if len(assignment.children) == 3 else ""
             self.check(value, options=False)
@@ -95,25 +112,21 @@ class _Walk:
         if not scripts:
             return
         if any(s is None for s in scripts):
-            self.found.append(None)
+            self.found.append(Named(None, name))
             return
         tree = _parser().parse(" ".join(s for s in scripts if s is not None).encode("utf-8"))
         if tree.root_node.has_error:
-            self.found.append(None)
+            self.found.append(Named(None, name))
             return
         self.node(tree.root_node)
 
     def check(self, value: str | None, *, options: bool = True) -> None:
-        """Record where ``value`` (an argument after quote removal and expansion) points outside."""
+        """Record the paths ``value`` (an argument after quote removal and expansion) may name."""
         if value is None:
-            self.found.append(None)
+            self.found.append(Named(None, self.name))
             return
         for candidate in _candidates(value, options):
-            where = self.resolve(candidate)
-            if where is None:
-                self.found.append(None)
-            elif not (where + "/").startswith(self.workspace) and where not in HARMLESS_TARGETS:
-                self.found.append(where)
+            self.found.append(Named(self.resolve(candidate), self.name))
 
     def resolve(self, text: str) -> str | None:
         """``text`` as an absolute path with ``~``, ``..`` and symlinks resolved; a glob stands
