@@ -319,7 +319,8 @@ def test_a_projects_scout_toml_cannot_turn_on_yolo(tmp_home, workdir):
     p = policy_from_config(load_config(workdir, env={}), workdir)
     assert p.mode == "ask"
     assert any("is not used from a project's scout.toml" in note for note in p.notes)
-    assert any(note.endswith("lets these run without asking: bash:make *") for note in p.notes)
+    assert any(note.endswith("lets these run without asking (its bash rules only while commands run in the "
+                             "sandbox): bash:make *") for note in p.notes)
     assert policy_from_config(load_config(workdir, flags={"permission_mode": "yolo"}, env={}), workdir).mode == "yolo"
     user = tmp_home / ".config" / "scout"
     user.mkdir(parents=True)

@@ -241,3 +241,22 @@ def test_a_project_scout_toml_linked_to_a_file_elsewhere_is_still_the_projects(t
     (home / "config" / "scout").mkdir()
     (home / "config" / "scout" / "scout.toml").symlink_to(repo / "sub" / "scout.toml")
     assert not in_project(home / "config" / "scout" / "scout.toml", repo / "sub")
+
+
+def test_a_projects_own_bash_rules_hold_only_in_the_sandbox(tmp_path: Path, monkeypatch) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.tools.permission_config import policy_from_config
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "config" / "scout").mkdir(parents=True)
+    (tmp_path / "config" / "scout" / "scout.toml").write_text('[permissions]\nallow = ["bash:make *"]\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "scout.toml").write_text('[permissions]\nallow = ["bash", "edit:src/**"]\n')  # a cloned repository's
+    p = policy_from_config(load_config(repo), repo)
+    assert "only while commands run in the sandbox" in p.notes[-1]
+    assert verdict(p, "perl -e 'print 1'", sandbox="active") == "allow"
+    assert verdict(p, "perl -e 'print 1'", sandbox="off") == "ask"  # perl could write anywhere
+    assert verdict(p, "perl -e 'print 1'", sandbox="none") == "ask"
+    assert verdict(p, "make test", sandbox="off") == "allow"  # the user's own rule
+    assert p.check("edit", {"path": "src/a.py"}, repo).verdict == "allow"  # file rules stay in the workspace

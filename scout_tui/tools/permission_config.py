@@ -85,7 +85,9 @@ def policy_from_config(config: Any, workspace: Path) -> Policy:
                             "repository cannot turn off its own approval prompts); set it in "
                             "~/.config/scout/scout.toml, SCOUT_PERMISSION_MODE or --permission-mode. Mode: ask.")
     project = [r for r in policy.allow if in_project(r.origin.rsplit(":", 1)[0], policy.workspace)]
+    policy.project_rules = frozenset(project)
     if project:
         where = project[0].origin.rsplit(":", 1)[0]
-        policy.notes.append(f"{where} lets these run without asking: {', '.join(r.text for r in project)}")
+        bash = " (its bash rules only while commands run in the sandbox)" if any(r.tool == "bash" for r in project) else ""
+        policy.notes.append(f"{where} lets these run without asking{bash}: {', '.join(r.text for r in project)}")
     return policy

@@ -229,6 +229,9 @@ class Policy:
     """What a person should know about where these rules came from (shown at start-up)."""
     unsandboxed: bool = False
     """The person said, once this session, that commands may run although no sandbox is available."""
+    project_rules: frozenset[Rule] = frozenset()
+    """The allow rules a project's own scout.toml brings: its ``bash`` rules hold only in the
+    sandbox (a cloned repository must not let commands run unasked with all of your permissions)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -300,7 +303,7 @@ class Policy:
                 return why
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
         protected = tuple(p.subject for p in parts if p.subject and _writes(p, tool, read_only) and _protected(p.subject))
-        waiting = [p for p in parts if not self._runs_freely(p, tool, read_only)]
+        waiting = [p for p in parts if not self._runs_freely(p, tool, read_only, sandbox)]
         if not waiting:
             return Check("allow", "allowed")
         if outside:
@@ -369,7 +372,7 @@ class Policy:
             return target.relative_to(self.workspace).as_posix()
         return target.as_posix()
 
-    def _runs_freely(self, part: Part, tool: str, read_only: bool) -> bool:
+    def _runs_freely(self, part: Part, tool: str, read_only: bool, sandbox: Sandboxing) -> bool:
         outside = part.tool != "bash" and (part.subject or "").startswith("/")
         if outside or part.subject is None:
             return False
@@ -379,7 +382,9 @@ class Policy:
             return True
         if self.mode == "auto-edit" and part.tool in EDIT_TOOLS:
             return True
-        return self._first(self.allow, part) is not None or self._first(self.session, part) is not None
+        allow = self.allow if sandbox == "active" or part.tool != "bash" else [
+            r for r in self.allow if r not in self.project_rules]
+        return self._first(allow, part) is not None or self._first(self.session, part) is not None
 
     @staticmethod
     def _first(rules: list[Rule], part: Part) -> Rule | None:
