@@ -11,6 +11,7 @@ initial environment block, which ``/proc/PID/environ`` shows and ``unsetenv`` le
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
@@ -73,11 +74,29 @@ def environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 def secrets(configured: Iterable[str | None] = (), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Every secret value to redact, longest first (a key that contains another is replaced whole):
     the ``configured`` keys, the withheld key variables' values, and the values of key variables
-    still in ``environ`` (default ``os.environ``). Values under ``MIN_SECRET`` characters are left out."""
+    still in ``environ`` (default ``os.environ``), each also as it reads encoded (``encodings``).
+    Values under ``MIN_SECRET`` characters are left out."""
     environ = os.environ if environ is None else environ
     names = key_variables() if environ else frozenset()
-    values = [*configured, *_WITHHELD.values(), *(v for k, v in environ.items() if k in names)]
-    return tuple(sorted({v for v in values if v and len(v) >= MIN_SECRET}, key=len, reverse=True))
+    values = {v for v in (*configured, *_WITHHELD.values(), *(v for k, v in environ.items() if k in names))
+              if v and len(v) >= MIN_SECRET}
+    return tuple(sorted({*values, *(e for v in values for e in encodings(v))}, key=len, reverse=True))
+
+
+def encodings(secret: str) -> list[str]:
+    """How ``secret`` reads when a command prints it encoded, for redaction to catch too: in
+    hex (lower and upper case), and in base64 (RFC 4648) at each of the three byte offsets it
+    may start at in the encoded stream, without the characters at either end that depend on
+    the bytes around it (``base64 -w0 ~/.bashrc`` shows one of these). Forms under
+    ``MIN_SECRET`` characters are left out."""
+    data = secret.encode()
+    found = [data.hex(), data.hex().upper()]
+    for offset in range(3):
+        text = base64.b64encode(bytes(offset) + data).decode()
+        start = 4 if offset else 0  # the first group also holds the bytes before the secret
+        end = len(text) - 4 if (offset + len(data)) % 3 else len(text)  # the last, the bytes after it
+        found.append(text[start:end])
+    return [f for f in found if len(f) >= MIN_SECRET]
 
 
 def without_keys(environ: Mapping[str, str], secret_values: Iterable[str]) -> dict[str, str]:

@@ -49,12 +49,14 @@ def test_withhold_takes_keys_out_and_config_still_finds_its_own(monkeypatch, tmp
     assert keys.withheld() == ["ANTHROPIC_API_KEY", "GROQ_API_KEY"]
     # A config read later (a /model switch, `scout-tui doctor`) still gets the key.
     assert load_config(tmp_path).api_key == USED
-    assert set(keys.secrets()) == {USED, FOREIGN}
+    assert {USED, FOREIGN} <= set(keys.secrets()) and OTHER not in keys.secrets()
 
 
 def test_secrets_are_longest_first_and_skip_short_values() -> None:
     found = keys.secrets(["short", USED, USED + "-longer"], {"OPENAI_API_KEY": OTHER, "GROQ_API_KEY": "1234"})
-    assert found == (USED + "-longer", OTHER, USED)
+    assert [s for s in found if s in (USED + "-longer", OTHER, USED)] == [USED + "-longer", OTHER, USED]
+    assert "short" not in found and "1234" not in found
+    assert [len(s) for s in found] == sorted((len(s) for s in found), reverse=True)
 
 
 def test_a_stream_redactor_holds_back_only_what_may_start_a_key() -> None:
@@ -218,3 +220,17 @@ def test_doctor_says_which_key_variables_tools_never_see(tmp_home, workdir, monk
     assert cli.main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert "tools never see GROQ_API_KEY, OPENAI_API_KEY" in out and leaked(out) == []
+
+
+@pytest.mark.parametrize("before", ["", "x", "xy", "export OPENAI_API_KEY="])
+def test_a_key_printed_in_base64_or_hex_is_redacted_too(before: str) -> None:
+    import base64
+
+    from scout_tui.tools.output import redact
+
+    found = keys.secrets([OTHER], {})
+    for encoded in (base64.b64encode(f"{before}{OTHER}\n".encode()).decode(), f"{before}{OTHER}".encode().hex()):
+        shown = redact(encoded, found)
+        assert "[redacted]" in shown
+        # What is left around the mark encodes at most two characters of the key.
+        assert all(len(piece) <= len(before) * 2 + 8 for piece in shown.split("[redacted]"))
