@@ -5,6 +5,7 @@ plain lines a person can read and paste into a bug report. Never a key, nor any 
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -142,10 +143,35 @@ def _sandbox(config: Config, cwd: Path, settings: sandbox.SandboxSettings) -> It
     else:
         places = [f"{cwd} (the workspace)", "/tmp (private to each command)", *map(str, settings.writable)]
         yield _row("writable", ", ".join(places))
-    network = "on" if settings.network else "off (no network, loopback included)"
+    if settings.network:
+        network = "on"
+    elif mode == "off":
+        network = "off requested, but not enforced: commands run unsandboxed"
+    else:
+        network = "off (no network, loopback included)"
     yield _row("network", f"{network} ({_source(_table_source(config, 'network', settings.network))})")
+    if mode == "workspace-write":
+        yield from _protected(cwd, settings)
+    if mode != "off":
+        sockets, folders = sandbox.hidden_paths(cwd)
+        hidden = [f"{path} (socket)" for path in sockets] + [f"{path} (emptied)" for path in folders]
+        yield _row("hidden", ", ".join(hidden) if hidden else "nothing here to hide (no known sockets, no config folder)")
     for note in settings.notes:
         yield _row("note", note)
+
+
+def _protected(cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
+    """The ``read-only`` row (the protected paths that exist) and an ``unguarded`` row naming
+    those a command could still create, since the sandbox only protects what exists."""
+    protected = sandbox.protected_paths(cwd, settings)
+    yield _row("read-only", ", ".join(map(str, protected)) + " (what runs outside the sandbox later)" if protected
+               else "none: no .git, .agents, .scout nor scout.toml here")
+    names = [".git", ".agents", ".scout", "scout.toml"]
+    if (cwd / ".git").is_dir():
+        names[0] = ".git/hooks"
+    missing = [name for name in names if not os.path.lexists(cwd / name)]
+    if missing:
+        yield _row("unguarded", f"{', '.join(missing)} (not there, so a sandboxed command could create them)")
 
 
 def _table_source(config: Config, key: str, value: Any) -> str:

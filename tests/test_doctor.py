@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -49,6 +50,10 @@ def fresh_probe() -> Iterator[None]:
     sandbox.available.cache_clear()
     yield
     sandbox.available.cache_clear()
+
+
+needs_bwrap = pytest.mark.skipif(not (sys.platform.startswith("linux") and sandbox.available()),
+                                 reason="bwrap cannot run here: install the Debian/Ubuntu package bubblewrap, as .ci/run does")
 
 
 def fake_bwrap(folder: Path, script: str) -> None:
@@ -129,8 +134,7 @@ def test_without_a_key_the_doctor_says_how_to_set_one(tmp_home: Path, workdir: P
 # -- the sandbox ----------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not (sys.platform.startswith("linux") and sandbox.available()),
-                    reason="bwrap cannot run here: install the Debian/Ubuntu package bubblewrap, as .ci/run does")
+@needs_bwrap
 def test_the_sandbox_in_force_is_workspace_write_where_bwrap_works(tmp_home: Path, workdir: Path, capsys) -> None:
     _, out, _ = doctor(capsys)
     assert row(out, "bwrap").endswith(": can create a sandbox here")
@@ -145,7 +149,45 @@ def test_mode_off_names_the_config_file_that_set_it(tmp_home: Path, workdir: Pat
     _, out, _ = doctor(capsys)
     assert row(out, "requested") == f"off (from {user}:2)"
     assert row(out, "in force") == f'off: sandbox.mode = "off" in {user}:2; commands run unsandboxed'
-    assert row(out, "network") == f"off (no network, loopback included) (from {user}:3)"
+    assert row(out, "network") == f"off requested, but not enforced: commands run unsandboxed (from {user}:3)"
+    assert not rows(out, "read-only") and not rows(out, "hidden")  # nothing is, without a sandbox
+
+
+@needs_bwrap
+def test_network_off_in_force_cuts_even_loopback(tmp_home: Path, workdir: Path, capsys) -> None:
+    user = user_config(tmp_home, '[sandbox]\nnetwork = false\n')
+    _, out, _ = doctor(capsys)
+    assert row(out, "network") == f"off (no network, loopback included) (from {user}:2)"
+
+
+@needs_bwrap
+def test_the_doctor_lists_what_the_sandbox_makes_read_only_and_what_it_hides(
+        tmp_home: Path, workdir: Path, capsys, monkeypatch) -> None:
+    (workdir / ".git" / "hooks").mkdir(parents=True)
+    (workdir / ".git" / "config").write_text("")
+    (workdir / ".agents").mkdir()
+    runtime = Path(tempfile.mkdtemp(prefix="scout-doctor-", dir="/var/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    try:
+        _, out, _ = doctor(capsys)
+    finally:
+        runtime.rmdir()
+    ws = workdir.resolve()
+    assert row(out, "read-only") == (f"{ws}/.git/config, {ws}/.git/hooks, {ws}/.agents "
+                                     "(what runs outside the sandbox later)")
+    assert row(out, "unguarded") == ".scout, scout.toml (not there, so a sandboxed command could create them)"
+    assert f"{runtime} (emptied)" in row(out, "hidden")
+
+
+def test_network_off_without_bwrap_is_not_enforced(tmp_home: Path, workdir: Path, tmp_path: Path, capsys,
+                                                   monkeypatch, fresh_probe) -> None:
+    user = user_config(tmp_home, '[sandbox]\nnetwork = false\n')
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    _, out, _ = doctor(capsys)
+    assert row(out, "network") == f"off requested, but not enforced: commands run unsandboxed (from {user}:2)"
 
 
 def test_a_project_cannot_turn_the_sandbox_off_and_the_doctor_says_so(tmp_home: Path, workdir: Path, capsys) -> None:

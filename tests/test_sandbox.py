@@ -8,6 +8,8 @@ import json
 import os
 import shlex
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import tomllib
@@ -148,6 +150,187 @@ async def test_the_agents_bash_calls_run_in_its_sandbox(workspace: Path, outside
         [e async for e in agent.run([], "write outside")]
     assert not (outside / "x").exists()
     assert BLOCKED in agent.messages[2]["content"][0]["content"]
+
+
+# -- what runs outside the sandbox later ------------------------------------------------------
+
+GIT = "git -c user.email=t@example.com -c user.name=t"
+
+
+def git_repo(workspace: Path) -> None:
+    """``workspace`` made a git repository with one commit, as a person's checkout would be."""
+    subprocess.run(f"git init -q . && echo a > a.txt && {GIT} add a.txt && {GIT} commit -q -m one", shell=True,
+                   cwd=workspace, check=True)
+
+
+@needs_bwrap
+async def test_a_commit_works_in_the_sandbox(workspace: Path) -> None:
+    git_repo(workspace)
+    result = await bash(in_sandbox(workspace), f"git checkout -q -b topic && echo b > b.txt && git add b.txt && "
+                                               f"{GIT} commit -q -m two && git log --format=%s")
+    assert result.content == "two\none\n", result.content
+    assert (workspace / "b.txt").exists()
+
+
+@needs_bwrap
+async def test_git_config_cannot_be_written_from_the_sandbox(workspace: Path) -> None:
+    git_repo(workspace)
+    before = (workspace / ".git" / "config").read_text()
+    result = await bash(in_sandbox(workspace), "echo '[core] fsmonitor = touch /var/tmp/pwned' >> .git/config")
+    assert result.is_error and "Read-only file system" in result.content and BLOCKED in result.content
+    result = await bash(in_sandbox(workspace), "git config core.fsmonitor 'touch /var/tmp/pwned'")
+    assert result.is_error and BLOCKED in result.content  # git renames config.lock over it: EBUSY
+    assert (workspace / ".git" / "config").read_text() == before
+
+
+@needs_bwrap
+async def test_git_hooks_cannot_be_planted_from_the_sandbox(workspace: Path) -> None:
+    git_repo(workspace)
+    result = await bash(in_sandbox(workspace), "printf '#!/bin/sh\\ntouch x\\n' > .git/hooks/post-checkout")
+    assert result.is_error and BLOCKED in result.content
+    assert not (workspace / ".git" / "hooks" / "post-checkout").exists()
+
+
+@needs_bwrap
+async def test_git_folder_cannot_be_swapped_for_one_with_another_config(workspace: Path) -> None:
+    git_repo(workspace)
+    result = await bash(in_sandbox(workspace), "mv .git .git-old")
+    assert result.is_error and "Device or resource busy" in result.content
+    assert (workspace / ".git" / "config").is_file() and not (workspace / ".git-old").exists()
+
+
+@needs_bwrap
+async def test_a_git_file_pointing_at_the_gitdir_is_read_only(workspace: Path) -> None:
+    (workspace / ".git").write_text("gitdir: /srv/repo/.git/worktrees/ws\n")
+    result = await bash(in_sandbox(workspace), "echo 'gitdir: ./evil' > .git")
+    assert result.is_error and BLOCKED in result.content
+    assert (workspace / ".git").read_text() == "gitdir: /srv/repo/.git/worktrees/ws\n"
+
+
+PLANTS = {
+    "plugin": ".agents/plugins/p.py",
+    "skill": ".agents/skills/s/SKILL.md",
+    "theme": ".scout/themes/t.toml",
+    "project config": "scout.toml",
+}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", PLANTS.values(), ids=PLANTS.keys())
+async def test_what_scout_tui_loads_at_start_cannot_be_planted_when_it_exists(workspace: Path, name: str) -> None:
+    top = workspace / Path(name).parts[0]
+    if top.name == "scout.toml":
+        top.write_text("")
+    else:
+        top.mkdir()
+    result = await bash(in_sandbox(workspace), f"mkdir -p $(dirname {name}) && echo pwned > {name}")
+    assert result.is_error and BLOCKED in result.content
+    assert not (workspace / name).exists() or "pwned" not in (workspace / name).read_text()
+
+
+@needs_bwrap
+async def test_a_missing_agents_folder_is_not_created_by_the_sandbox_and_can_be_created(workspace: Path) -> None:
+    # Protecting a path that does not exist would leave an empty mount point in the repository:
+    # the sandbox leaves it be (the documented gap), and creates nothing of its own.
+    assert (await bash(in_sandbox(workspace), "ls -A")).content == "(no output)"
+    assert list(workspace.iterdir()) == []
+    result = await bash(in_sandbox(workspace), "mkdir -p .agents/plugins && echo x > .agents/plugins/p.py")
+    assert not result.is_error and (workspace / ".agents" / "plugins" / "p.py").exists()
+
+
+def test_protected_paths_are_bound_read_only_after_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("")
+    (tmp_path / ".agents").mkdir()
+    line = wrap(["true"], tmp_path, SandboxSettings(), bwrap="bwrap")
+    workspace_bind = line.index("--bind")
+    binds = [line[i + 1] for i, word in enumerate(line) if word == "--ro-bind-try"]
+    assert binds == [str(tmp_path / ".git" / "config"), str(tmp_path / ".git" / "hooks"), str(tmp_path / ".agents")]
+    pin = line.index("--bind", workspace_bind + 1)
+    assert line[pin + 1] == str(tmp_path / ".git") and pin < line.index("--ro-bind-try")
+    assert not (tmp_path / ".scout").exists() and not (tmp_path / "scout.toml").exists()  # nothing created
+    assert "--ro-bind-try" not in wrap(["true"], tmp_path, SandboxSettings(mode="read-only"))
+
+
+# -- sockets and scout-tui's config -----------------------------------------------------------
+
+
+@pytest.fixture
+def listening(outside: Path) -> Iterator[Path]:
+    """A unix socket outside /tmp that accepts connections (a stand-in for an ssh agent)."""
+    path = outside / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    yield path
+    server.close()
+
+
+def unix_connect(path: Path) -> str:
+    return PY + f" -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}'); print('connected')\""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+async def test_the_ssh_agent_socket_is_hidden(workspace: Path, listening: Path, mode: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(listening))
+    result = await bash(in_sandbox(workspace, mode=mode), unix_connect(listening))
+    assert result.is_error and "connected" not in result.content
+    assert "ConnectionRefusedError" in result.content
+
+
+@needs_bwrap
+async def test_the_user_runtime_folder_with_the_session_bus_is_hidden(workspace: Path, outside: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = outside / "run-user"
+    runtime.mkdir()
+    bus = socket.socket(socket.AF_UNIX)
+    bus.bind(str(runtime / "bus"))
+    bus.listen(4)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    try:
+        result = await bash(in_sandbox(workspace), f"ls -A {runtime}; " + unix_connect(runtime / "bus"))
+    finally:
+        bus.close()
+    assert result.is_error and result.content.startswith("Traceback")  # ls showed an empty folder
+    assert "FileNotFoundError" in result.content
+
+
+async def test_without_the_sandbox_the_socket_is_reachable(workspace: Path, listening: Path) -> None:
+    # What the test above is for: the same client unsandboxed connects.
+    assert (await bash(in_sandbox(workspace, mode="off"), unix_connect(listening))).content == "connected\n"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+async def test_scout_tuis_config_folder_is_hidden(workspace: Path, outside: Path, mode: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(outside / "config"))
+    user = outside / "config" / "scout" / "scout.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(f'api_key = "{SECRET}"\n')
+    result = await bash(in_sandbox(workspace, mode=mode), f"ls -A {user.parent}; base64 -w0 {user}")
+    assert result.is_error and result.content.startswith(f"base64: {user}: No such file or directory")
+    assert "c2stdGVzdC1zZWNyZXQ" not in result.content  # the key's base64
+
+
+def test_hidden_sockets_and_folders_come_after_the_workspace(tmp_path: Path, outside: Path, listening: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(listening))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(outside / "config"))
+    (outside / "config" / "scout").mkdir(parents=True)
+    line = wrap(["true"], tmp_path, SandboxSettings(writable=(outside,)), bwrap="bwrap")
+    assert line[line.index("/dev/null") + 1] == str(listening)
+    assert line[line.index(str(outside / "config" / "scout")) - 1] == "--tmpfs"
+    assert line.index("--bind-try") < line.index("/dev/null") < line.index(str(outside / "config" / "scout"))
+
+
+def test_a_config_folder_holding_the_workspace_is_not_hidden(outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(outside))
+    workspace = outside / "scout" / "project"
+    workspace.mkdir(parents=True)
+    assert str(outside / "scout") not in wrap(["true"], workspace, SandboxSettings())[:-4]
 
 
 # -- the environment of scout-tui -------------------------------------------------------------

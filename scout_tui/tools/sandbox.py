@@ -9,15 +9,17 @@ https://github.com/containers/bubblewrap/blob/main/bwrap.xml).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
@@ -107,11 +109,76 @@ def in_force(settings: SandboxSettings | None) -> str:
     return settings.mode if active(settings) else "off"
 
 
+PROTECTED = (".git/config", ".git/config.worktree", ".git/hooks", ".git", ".agents", ".scout", "scout.toml")
+"""What runs outside the sandbox later, relative to the workspace: git's config (``core.fsmonitor``,
+``core.pager``, aliases: run by the person's next ``git status``) and hooks, ``.agents/`` (plugins
+and skills scout-tui loads in-process at its next start), ``.scout/`` and the project's
+``scout.toml``. ``.git`` counts only as a file (a worktree's or submodule's ``gitdir:`` pointer);
+a ``.git`` folder stays writable so that ``git add``, ``commit`` and ``checkout -b`` work."""
+
+SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/dbus/system_bus_socket")
+"""Unix sockets that let a client act outside the sandbox (docker and podman are root-equivalent;
+the system bus starts services); ``$SSH_AUTH_SOCK`` is added at ``wrap`` time."""
+
+
+def protected_paths(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """The ``PROTECTED`` paths that exist, resolved, that a ``workspace-write`` sandbox would
+    otherwise let a command write (inside the workspace or a ``writable`` path); ``wrap`` binds
+    them read-only. Empty in the other modes (nothing but /tmp is writable there). A missing path
+    is not protected: binding it would leave an empty mount point in the person's repository."""
+    if settings.mode != "workspace-write":
+        return []
+    cwd = Path(cwd).resolve()
+    roots = [cwd, *settings.writable]
+    found: dict[Path, None] = {}
+    for name in PROTECTED:
+        path = cwd / name
+        if not os.path.lexists(path) or (name == ".git" and path.is_dir()):
+            continue
+        real = path.resolve()
+        if any(real.is_relative_to(root) for root in roots):
+            found[real] = None
+    return list(found)
+
+
+def hidden_paths(cwd: Path) -> tuple[list[Path], list[Path]]:
+    """``(sockets, folders)`` a sandbox hides in every mode, from ``os.environ`` now: the
+    ``SOCKETS`` and ``$SSH_AUTH_SOCK`` that exist as sockets (``/dev/null`` is bound over each),
+    and the folders ``$XDG_RUNTIME_DIR`` (the user's D-Bus and systemd sockets) and scout-tui's
+    config folder (``scout.toml`` may hold ``api_key``) that exist (an empty tmpfs covers each).
+    Paths resolved, each once; those under /tmp (private already) and folders that hold the
+    workspace ``cwd`` are left out."""
+    cwd = Path(cwd).resolve()
+
+    def visible(path: Path) -> bool:
+        return not path.is_relative_to("/tmp") or path.is_relative_to(cwd)
+
+    folders: dict[Path, None] = {}
+    for text in (os.environ.get("XDG_RUNTIME_DIR", ""), str(user_config_dir())):
+        if text and os.path.isabs(text) and os.path.isdir(text):
+            path = Path(text).resolve()
+            if visible(path) and not cwd.is_relative_to(path):
+                folders[path] = None
+    sockets: dict[Path, None] = {}
+    for text in (*SOCKETS, os.environ.get("SSH_AUTH_SOCK", "")):
+        if not text or not os.path.isabs(text):
+            continue
+        try:
+            is_socket = stat.S_ISSOCK(os.stat(text).st_mode)
+        except OSError:
+            continue
+        path = Path(text).resolve()
+        if is_socket and visible(path) and not any(path.is_relative_to(f) for f in folders):
+            sockets[path] = None
+    return list(sockets), list(folders)
+
+
 def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: str | None = None) -> list[str]:
     """The command line that runs ``argv`` in ``cwd`` (the workspace) inside the sandbox.
 
     Mount order matters: a later mount covers an earlier one, so the workspace (which may lie
-    under /tmp) is bound after the private /tmp. The options, from bwrap(1):
+    under /tmp) is bound after the private /tmp, and what is protected or hidden comes after
+    the workspace and the ``writable`` paths. The options, from bwrap(1):
 
     - ``--ro-bind / /``: the whole filesystem, read-only (submounts too): a write anywhere
       fails with EROFS, "Read-only file system".
@@ -125,6 +192,21 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
     - ``--bind CWD CWD`` (``--ro-bind`` in ``read-only`` mode): the workspace, resolved.
     - ``--bind-try P P`` for each ``writable`` path: bound writable when it exists, skipped
       when it does not (bwrap's ``--bind`` would fail the command).
+    - ``workspace-write`` only: ``--bind D D`` for each folder between the workspace and a
+      ``protected_paths`` entry (``.git`` for ``.git/config``): bound onto itself it becomes a
+      mount point, which rename() and rmdir() refuse (EBUSY), so a command cannot move ``.git``
+      aside and put a folder with its own config in its place. Then ``--ro-bind-try P P`` for
+      each protected path: git's config and hooks, a ``.git`` file, ``.agents``, ``.scout``,
+      ``scout.toml`` are read-only (writing fails with EROFS; replacing or deleting them, with
+      EBUSY), so nothing a command plants there runs outside the sandbox later. A protected
+      path that does not exist yet (no ``.agents/``, no ``.git/hooks/``) can still be created.
+    - ``--ro-bind /dev/null S`` for each ``hidden_paths`` socket (docker, podman, the system
+      D-Bus, ``$SSH_AUTH_SOCK``), and ``--tmpfs F`` over each hidden folder
+      (``$XDG_RUNTIME_DIR`` with the session bus and systemd's socket; scout-tui's config
+      folder, whose ``scout.toml`` may hold ``api_key``): a read-only mount does not stop
+      connect() on a socket, nor reading a key and printing it encoded past redaction. /run as
+      a whole stays, for DNS (``/run/systemd/resolve``). A ``writable`` path inside a hidden
+      folder stays hidden.
     - ``--unshare-net`` when ``network`` is off: a network namespace holding only its own
       loopback, so nothing outside (nor the host's 127.0.0.1) is reachable.
     - ``--die-with-parent``: the sandbox is SIGKILLed when scout-tui dies (PR_SET_PDEATHSIG).
@@ -144,6 +226,23 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
         line += ["--bind", str(cwd), str(cwd)]
         for path in settings.writable:
             line += ["--bind-try", str(path), str(path)]
+    protected = protected_paths(cwd, settings)
+    roots = [cwd, *settings.writable]
+    pins: dict[Path, None] = {}
+    for path in protected:
+        root = max((r for r in roots if path.is_relative_to(r)), key=lambda r: len(r.parts))
+        for folder in reversed(path.parents):
+            if folder.is_relative_to(root) and folder != root:
+                pins[folder] = None
+    for folder in pins:
+        line += ["--bind", str(folder), str(folder)]
+    for path in protected:
+        line += ["--ro-bind-try", str(path), str(path)]
+    sockets, folders = hidden_paths(cwd)
+    for path in sockets:
+        line += ["--ro-bind", "/dev/null", str(path)]
+    for path in folders:
+        line += ["--tmpfs", str(path)]
     if not settings.network:
         line.append("--unshare-net")
     line += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
@@ -172,17 +271,22 @@ def writable_places(cwd: Path, settings: SandboxSettings) -> list[Path]:
 
 def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | None:
     """A line for a failed command's result when its ``output`` shows the sandbox refused a
-    write: "Read-only file system" (EROFS, what a read-only bind gives), or "Permission denied"
-    naming a path outside ``writable_places``. None when nothing points at the sandbox."""
+    write: "Read-only file system" (EROFS, what a read-only bind gives), "Device or resource
+    busy" (EBUSY: replacing a protected path, as ``git config`` does with ``.git/config``)
+    naming one of ``PROTECTED``, or "Permission denied" naming a path outside
+    ``writable_places``. None when nothing points at the sandbox."""
     places = writable_places(cwd, settings)
     for text in output.splitlines():
         if "Read-only file system" in text or "EROFS" in text:
+            break
+        if "Device or resource busy" in text and any(name in text for name in PROTECTED):
             break
         if "Permission denied" in text and any(_outside(p, cwd, places) for p in _PATH.findall(text)):
             break
     else:
         return None
-    where = ("the workspace, /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
+    where = ("the workspace (but not .git/config, .git/hooks, .agents, .scout nor scout.toml: they run outside the "
+             "sandbox later), /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
              else "only /tmp (read-only mode)")
     return (f"[the sandbox ({settings.mode}) blocked a write: commands may write {where}. If this command "
             "must write elsewhere, call bash again with outside_sandbox: true (the user is asked first).]")
