@@ -260,3 +260,15 @@ def test_a_projects_own_bash_rules_hold_only_in_the_sandbox(tmp_path: Path, monk
     assert verdict(p, "perl -e 'print 1'", sandbox="none") == "ask"
     assert verdict(p, "make test", sandbox="off") == "allow"  # the user's own rule
     assert p.check("edit", {"path": "src/a.py"}, repo).verdict == "allow"  # file rules stay in the workspace
+
+
+def test_a_project_scout_toml_linked_elsewhere_cannot_turn_the_sandbox_off(tmp_path: Path, monkeypatch) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.tools.sandbox import sandbox_from_config
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "evil.toml").write_text('[sandbox]\nmode = "off"\n')
+    (tmp_path / "sub" / "scout.toml").symlink_to(tmp_path / "evil.toml")
+    settings = sandbox_from_config(load_config(tmp_path / "sub"), tmp_path / "sub")
+    assert settings.mode == "workspace-write" and "not used from a project's scout.toml" in settings.notes[0]

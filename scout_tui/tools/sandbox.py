@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, user_config_dir
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, in_project, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
@@ -340,7 +340,7 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
             raise ScoutError(f"{where()}: [sandbox] must be a table")
         for unknown in sorted(set(table) - set(KEYS)):
             raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [sandbox] (known: {', '.join(KEYS)})")
-        project = _in(path, workspace)
+        project = in_project(path, workspace)
         if "mode" in table:
             value = table["mode"]
             if value not in MODES:
@@ -374,8 +374,3 @@ def _absolute(text: str, workspace: Path) -> Path:
     """``text`` with ``~`` expanded, relative to ``workspace``, symlinks resolved."""
     path = Path(text).expanduser()
     return (path if path.is_absolute() else workspace / path).resolve()
-
-
-def _in(path: Path, workspace: Path) -> bool:
-    """Whether config file ``path`` lies in the workspace (a project's own file)."""
-    return Path(path).resolve().is_relative_to(workspace)
