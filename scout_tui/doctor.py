@@ -166,12 +166,15 @@ def _protected(cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
     protected = sandbox.protected_paths(cwd, settings)
     yield _row("read-only", ", ".join(map(str, protected)) + " (what runs outside the sandbox later)" if protected
                else "none: no .git, .agents, .scout nor scout.toml here")
-    names = [".git", ".agents", ".scout", "scout.toml"]
-    if (cwd / ".git").is_dir():
-        names[0] = ".git/hooks"
-    missing = [name for name in names if not os.path.lexists(cwd / name)]
-    if missing:
-        yield _row("unguarded", f"{', '.join(missing)} (not there, so a sandboxed command could create them)")
+    if settings.mode != "workspace-write":
+        return
+    moved = [path.name for path in sandbox.missing_protected(cwd, settings)]
+    if moved:
+        yield _row("moved", f"{', '.join(moved)} aside if a sandboxed command creates them (scout-tui's own code "
+                   "and settings: the write and edit tools ask instead)")
+    git = ".git/hooks" if (cwd / ".git").is_dir() else ".git"
+    if not os.path.lexists(cwd / git):
+        yield _row("unguarded", f"{git} (not there, so a sandboxed command could create it)")
 
 
 def _table_source(config: Config, key: str, value: Any) -> str:

@@ -40,6 +40,12 @@ PY = shlex.quote(os.path.realpath(sys.executable))
 BLOCKED = "the sandbox (workspace-write) blocked a write"
 
 
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a sandboxed command's quarantine moves aside goes to a test's own data folder."""
+    monkeypatch.setenv("SCOUT_HOME", str(tmp_path / "data"))
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
@@ -229,13 +235,11 @@ async def test_what_scout_tui_loads_at_start_cannot_be_planted_when_it_exists(wo
 
 
 @needs_bwrap
-async def test_a_missing_agents_folder_is_not_created_by_the_sandbox_and_can_be_created(workspace: Path) -> None:
+async def test_the_sandbox_creates_nothing_in_the_workspace(workspace: Path) -> None:
     # Protecting a path that does not exist would leave an empty mount point in the repository:
-    # the sandbox leaves it be (the documented gap), and creates nothing of its own.
+    # the sandbox does not (what a command creates there is moved aside after it, tested below).
     assert (await bash(in_sandbox(workspace), "ls -A")).content == "(no output)"
     assert list(workspace.iterdir()) == []
-    result = await bash(in_sandbox(workspace), "mkdir -p .agents/plugins && echo x > .agents/plugins/p.py")
-    assert not result.is_error and (workspace / ".agents" / "plugins" / "p.py").exists()
 
 
 def test_protected_paths_are_bound_read_only_after_the_workspace(tmp_path: Path) -> None:
@@ -599,3 +603,30 @@ def test_build_agent_gives_the_agent_the_configs_sandbox(tmp_path: Path) -> None
     config.api_key = "sk-test-key-123"
     agent = build_agent(config, tmp_path)
     assert agent.sandbox == SandboxSettings(mode="read-only")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("command", ["mkdir -p .agents/plugins && echo 'print(1)' > .agents/plugins/p.py",
+                                     "echo 'mode = \"off\"' > scout.toml", "mkdir .scout"])
+async def test_what_a_sandboxed_command_creates_of_scouts_own_code_is_moved_aside(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    # A mount can only make read-only what exists; a plugin planted where none was would run,
+    # unsandboxed, at scout-tui's next start.
+    monkeypatch.setenv("SCOUT_HOME", str(tmp_path / "data"))
+    result = await bash(in_sandbox(workspace), command)
+    assert not [name for name in (".agents", ".scout", "scout.toml") if os.path.lexists(workspace / name)]
+    assert "which scout-tui would load" in result.content and "use the write or edit tool" in result.content
+    [folder] = (tmp_path / "data" / "quarantine").iterdir()
+    assert list(folder.iterdir())  # kept for the person to review, not deleted
+
+
+@needs_bwrap
+async def test_a_command_that_creates_nothing_protected_is_left_alone(workspace: Path) -> None:
+    result = await bash(in_sandbox(workspace), "mkdir -p src && echo x > src/a.txt")
+    assert (workspace / "src" / "a.txt").exists() and "scout-tui would load" not in result.content
+
+
+def test_network_off_without_the_sandbox_is_said_to_have_no_effect(tmp_path: Path) -> None:
+    settings = sandbox_from_config(config_with((tmp_path / "u.toml", '[sandbox]\nmode = "off"\nnetwork = false\n')),
+                                   tmp_path / "ws")
+    assert any("network = false has no effect" in note for note in settings.notes)

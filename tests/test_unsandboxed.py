@@ -214,6 +214,8 @@ def test_a_command_writing_a_hard_linked_file_asks_even_in_the_sandbox(ws: Path,
     check = p.check("bash", {"command": command}, ws, sandbox=sandbox)
     assert check.verdict == "ask" and "hard links" in check.reason
     assert verdict(p, command.replace("linked.txt", "README.txt"), sandbox) == "allow"  # one link: as before
+    # yolo asks nothing, but in the sandbox this is the one write the sandbox cannot stop.
+    assert verdict(policy(ws, mode="yolo"), command, sandbox) == ("ask" if sandbox == "active" else "allow")
 
 
 @pytest.mark.parametrize("command", ["cp payload .git/config", "mkdir -p .agents/plugins", "cp p.py .agents/plugins/",

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
-from scout_tui.tools.sandbox import available, blocked_note, wrap
+from scout_tui.tools.sandbox import available, blocked_note, missing_protected, quarantine, wrap
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds
@@ -164,8 +164,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     argv = ["bash", "-c", command]
     sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.mode != "off" else None
+    watched: list[Path] = []
     if sandbox is not None and await asyncio.to_thread(available):  # runs bwrap once, then cached
         argv = wrap(argv, ctx.cwd, sandbox)
+        watched = missing_protected(ctx.cwd, sandbox)
     else:
         sandbox = None
 
@@ -248,6 +250,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if sandbox is not None and proc.returncode and not (stopped or timed_out):
         if note := blocked_note(out, ctx.cwd, sandbox):
             status = f"{status}\n{note}"
+    created = [path for path in watched if os.path.lexists(path)]
+    if created:
+        note = await asyncio.to_thread(quarantine, created)
+        status = f"{status}\n{note}" if status else note
     if not finished:
         note = "[the shell exited, but background processes still hold its output open; they were left running]"
         status = f"{status}\n{note}" if status else note

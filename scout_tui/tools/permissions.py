@@ -289,6 +289,10 @@ class Policy:
                 if rule := self._first(self.deny, variant):
                     return Check("deny", f"denied by the rule {rule.text!r} ({rule.origin})")
         if self.mode == "yolo":
+            # In the sandbox the one write yolo could not be held to the workspace by it.
+            if tool == "bash" and sandbox == "active" and parts and isinstance(command, str):
+                if linked := self._hard_linked(named_paths(command, cwd), parts, cwd):
+                    return linked
             return Check("allow", "permission mode yolo")
         if parts is None:
             return Check("ask", "bash could not parse this command, so no rule can allow it")
@@ -324,12 +328,8 @@ class Policy:
         other hard links that it may write (a redirection target, an argument of a command in
         ``WRITERS``), which the sandbox cannot stop either; and without the sandbox, a path
         outside the workspace, one only known when it runs, or one in ``PROTECTED``."""
-        targets = [str(cwd / p.subject) for p in parts if p.tool == "write" and p.subject]
-        targets += [n.path for n in named if n.path and n.command in WRITERS]
-        linked = [t for t in dict.fromkeys(targets) if _link_count(t) > 1]
-        if linked:
-            return Check("ask", f"{', '.join(linked)} has other hard links: writing it changes the same file under "
-                                "its other names, which may be outside the workspace")
+        if linked := self._hard_linked(named, parts, cwd):
+            return linked
         if sandbox == "active":
             return None
         inside = str(self.workspace) + "/"
@@ -347,6 +347,18 @@ class Policy:
             return Check("ask", f"it names {', '.join(dict.fromkeys(protected))}, which holds scout's or git's settings "
                                 "or code they run (commands run unsandboxed here)")
         return None
+
+    @staticmethod
+    def _hard_linked(named: list[Named], parts: list[Part], cwd: Path) -> Check | None:
+        """Asks when a command may write a file with other hard links: a redirection target, or
+        an argument of a command in ``WRITERS`` (a write no sandbox can keep in the workspace)."""
+        targets = [str(cwd / p.subject) for p in parts if p.tool == "write" and p.subject]
+        targets += [n.path for n in named if n.path and n.command in WRITERS]
+        linked = [t for t in dict.fromkeys(targets) if _link_count(t) > 1]
+        if not linked:
+            return None
+        return Check("ask", f"{', '.join(linked)} has other hard links: writing it changes the same file under "
+                            "its other names, which may be outside the workspace")
 
     def _parts(self, tool: str, input: dict, cwd: Path) -> list[Part] | None:
         """What the call touches: for bash its commands and redirection targets (None: it does

@@ -15,11 +15,12 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, in_project, user_config_dir
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, data_dir, in_project, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
@@ -115,6 +116,47 @@ PROTECTED = (".git/config", ".git/config.worktree", ".git/hooks", ".git", ".agen
 and skills scout-tui loads in-process at its next start), ``.scout/`` and the project's
 ``scout.toml``. ``.git`` counts only as a file (a worktree's or submodule's ``gitdir:`` pointer);
 a ``.git`` folder stays writable so that ``git add``, ``commit`` and ``checkout -b`` work."""
+
+QUARANTINED = (".agents", ".scout", "scout.toml")
+"""The ``PROTECTED`` names of scout-tui's own code and settings that a sandboxed command must not
+create where they are missing (a mount can only protect what exists): ``quarantine`` moves what
+a command made there out of the workspace, before scout-tui could load it at its next start."""
+
+
+def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """The ``QUARANTINED`` paths of the workspace ``cwd`` that do not exist, in ``workspace-write``
+    mode (in the others nothing is writable); check them again after the command."""
+    if settings.mode != "workspace-write":
+        return []
+    return [path for name in QUARANTINED if not os.path.lexists(path := Path(cwd).resolve() / name)]
+
+
+def quarantine(created: list[Path], folder: Path | None = None) -> str:
+    """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``) into
+    ``folder`` (default: a new folder under ``quarantine`` in the data folder), and return a line
+    for the command's result saying so ("" when ``created`` is empty).
+
+    Raises nothing: a path that cannot be moved is named as such in the line."""
+    if folder is None:
+        folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
+    moved, stuck = [], []
+    for path in created:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, folder / path.name)
+            moved.append(path.name)
+        except OSError as e:
+            stuck.append(f"{path.name} ({e.strerror or e})")
+    if not created:
+        return ""
+    line = (f"[the command created {', '.join(p.name for p in created)}, which scout-tui would load (plugins, "
+            "skills, settings) outside the sandbox at its next start")
+    if moved:
+        line += f"; moved to {folder} for the user to review"
+    if stuck:
+        line += f"; could not move {', '.join(stuck)}: tell the user to review it"
+    return line + ". To change these, use the write or edit tool: the user is asked first.]"
+
 
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/dbus/system_bus_socket")
 """Unix sockets that let a client act outside the sandbox (docker and podman are root-equivalent;
@@ -367,6 +409,9 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
                              "repository cannot widen its own sandbox); set it in ~/.config/scout/scout.toml.")
             else:
                 writable += [_absolute(v, workspace) for v in value]
+    if mode == "off" and not network:
+        notes.append("[sandbox] network = false has no effect with mode = \"off\": without the sandbox nothing "
+                     "keeps commands off the network.")
     return SandboxSettings(mode or DEFAULT_MODE, tuple(dict.fromkeys(writable)), network, tuple(notes))
 
 
