@@ -141,3 +141,17 @@ def _forget_withheld_keys(monkeypatch):
     from scout_tui import keys
 
     monkeypatch.setattr(keys, "_WITHHELD", {})
+
+
+@pytest.fixture
+def outside():
+    """A real folder outside the workspace and outside /tmp (inside the sandbox /tmp is a private
+    tmpfs, where a write would succeed unseen and prove nothing); removed afterwards."""
+    import os
+    import shutil
+    import tempfile
+
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
+    path = Path(tempfile.mkdtemp(prefix="scout-outside-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

@@ -5,12 +5,8 @@ answers for the rest of the session."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -25,15 +21,6 @@ from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 needs_bwrap = pytest.mark.skipif(not (sys.platform.startswith("linux") and available()),
                                  reason="bwrap cannot run here: install the Debian/Ubuntu package bubblewrap")
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A folder outside the workspace and outside /tmp (private inside the sandbox)."""
-    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
-    path = Path(tempfile.mkdtemp(prefix="scout-prompt-", dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def bash_reply(tool_id: str, command: str) -> Reply:

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -137,15 +134,6 @@ def test_a_command_the_model_asks_to_run_outside_the_sandbox_always_asks(ws: Pat
 
 
 # -- the agent: the answers do what they say -------------------------------------------------------
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A folder outside the workspace and outside /tmp (private inside the sandbox)."""
-    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path.home()
-    path = Path(tempfile.mkdtemp(prefix="scout-unsandboxed-", dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def run_commands(ws: Path, commands: list[dict], answers: list[str], mode: str = "yolo",
