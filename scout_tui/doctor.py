@@ -156,6 +156,7 @@ def _sandbox(config: Config, cwd: Path, settings: sandbox.SandboxSettings) -> It
         sockets, folders = sandbox.hidden_paths(cwd)
         hidden = [f"{path} (socket)" for path in sockets] + [f"{path} (emptied)" for path in folders]
         yield _row("hidden", ", ".join(hidden) if hidden else "nothing here to hide (no known sockets, no config folder)")
+        yield _row("sockets", sandbox.unix_sockets())
     for note in settings.notes:
         yield _row("note", note)
 

@@ -25,8 +25,10 @@ from scout_tui.config import Config, ConfigFile
 from scout_tui.errors import ScoutError
 from scout_tui.runtime import build_agent
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
-from scout_tui.tools.sandbox import (SandboxSettings, available, blocked_note, in_force, sandbox_from_config, sandboxed,
-                                     wrap)
+from scout_tui.tools import sandbox as sandbox_module
+from scout_tui.tools import seccomp
+from scout_tui.tools.sandbox import (SandboxSettings, available, blocked_note, filter_path, in_force,
+                                     sandbox_from_config, sandboxed, unix_sockets, wrap)
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.process_helpers import processes_with
 
@@ -270,14 +272,21 @@ def listening(outside: Path) -> Iterator[Path]:
     server.close()
 
 
-def unix_connect(path: Path) -> str:
-    return PY + f" -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}'); print('connected')\""
+def unix_connect(path: Path | str) -> str:
+    return PY + f" -c \"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('connected')\""
+
+
+@pytest.fixture
+def without_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox as on a machine without the seccomp filter: what hides sockets by path must
+    hold on its own there."""
+    monkeypatch.setattr(sandbox_module, "filter_path", lambda: None)
 
 
 @needs_bwrap
 @pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
 async def test_the_ssh_agent_socket_is_hidden(workspace: Path, listening: Path, mode: str,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, without_filter: None) -> None:
     monkeypatch.setenv("SSH_AUTH_SOCK", str(listening))
     result = await bash(in_sandbox(workspace, mode=mode), unix_connect(listening))
     assert result.is_error and "connected" not in result.content
@@ -286,7 +295,8 @@ async def test_the_ssh_agent_socket_is_hidden(workspace: Path, listening: Path, 
 
 @needs_bwrap
 async def test_the_user_runtime_folder_with_the_session_bus_is_hidden(workspace: Path, outside: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      without_filter: None) -> None:
     runtime = outside / "run-user"
     runtime.mkdir()
     bus = socket.socket(socket.AF_UNIX)
@@ -335,6 +345,213 @@ def test_a_config_folder_holding_the_workspace_is_not_hidden(outside: Path, monk
     workspace = outside / "scout" / "project"
     workspace.mkdir(parents=True)
     assert str(outside / "scout") not in wrap(["true"], workspace, SandboxSettings())[:-4]
+
+
+# -- unix sockets: the seccomp filter ------------------------------------------------------------
+
+needs_filter = pytest.mark.skipif(seccomp.program() is None,
+                                  reason=f"no seccomp filter for {seccomp.machine_name()} (x86_64 and aarch64 only)")
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """bwrap is probed again in this test, and again after it."""
+    available.cache_clear()
+    yield
+    available.cache_clear()
+
+
+@pytest.fixture
+def abstract_socket() -> Iterator[str]:
+    """A listening unix socket in the abstract namespace (no path: no mount can hide it)."""
+    name = f"\0scout-test-{uuid.uuid4().hex}"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(name)
+    server.listen(4)
+    yield name
+    server.close()
+
+
+@needs_bwrap
+@needs_filter
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+async def test_a_unix_socket_outside_every_hidden_list_is_not_reachable(workspace: Path, listening: Path,
+                                                                         mode: str) -> None:
+    # listening is under /var/tmp (or HOME): visible in the sandbox, hidden by no path.
+    result = await bash(in_sandbox(workspace, mode=mode), f"test -S {listening} && " + unix_connect(listening))
+    assert result.is_error and "connected" not in result.content
+    assert "PermissionError: [Errno 13] Permission denied" in result.content
+
+
+@needs_bwrap
+async def test_without_the_filter_that_socket_is_reachable(workspace: Path, listening: Path,
+                                                           without_filter: None) -> None:
+    # What the filter is for: a read-only bind does not stop connect().
+    assert (await bash(in_sandbox(workspace), unix_connect(listening))).content == "connected\n"
+
+
+@needs_bwrap
+@needs_filter
+async def test_an_abstract_unix_socket_is_not_reachable(workspace: Path, abstract_socket: str) -> None:
+    result = await bash(in_sandbox(workspace), unix_connect(abstract_socket))
+    assert result.is_error and "PermissionError: [Errno 13] Permission denied" in result.content
+
+
+@needs_bwrap
+async def test_without_the_filter_an_abstract_socket_is_reachable(workspace: Path, abstract_socket: str,
+                                                                  without_filter: None) -> None:
+    # Abstract sockets belong to the network namespace, which the sandbox shares when the network is on.
+    assert (await bash(in_sandbox(workspace), unix_connect(abstract_socket))).content == "connected\n"
+
+
+PAIRS = """
+import asyncio, socket
+a, b = socket.socketpair()
+a.sendall(b"stream")
+print(b.recv(6).decode())
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+a.send(b"seqpacket")
+print(b.recv(9).decode())
+async def main():
+    proc = await asyncio.create_subprocess_exec("echo", "asyncio", stdout=asyncio.subprocess.PIPE)
+    print((await proc.communicate())[0].decode().strip())
+asyncio.run(main())
+"""
+
+
+@needs_bwrap
+@needs_filter
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+async def test_socketpairs_and_asyncio_still_work(workspace: Path, mode: str) -> None:
+    (workspace / "pairs.py").write_text(PAIRS)
+    result = await bash(in_sandbox(workspace, mode=mode), f"{PY} pairs.py")
+    assert result.content == "stream\nseqpacket\nasyncio\n"
+
+
+@needs_bwrap
+@needs_filter
+async def test_a_datagram_socketpair_is_refused(workspace: Path) -> None:
+    # One of its sockets could sendto() any datagram socket of the host (journald, an abstract one).
+    command = PY + " -c \"import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\""
+    result = await bash(in_sandbox(workspace), command)
+    assert result.is_error and "PermissionError: [Errno 13] Permission denied" in result.content
+
+
+@needs_bwrap
+async def test_everyday_commands_still_run(workspace: Path) -> None:
+    git_repo(workspace)
+    command = (f"git status --short && echo git ok && {PY} -c 'import asyncio; asyncio.run(asyncio.sleep(0)); "
+               "print(\"asyncio ok\")'")
+    if shutil.which("curl"):
+        command += " && curl --version >/dev/null && echo curl ok"
+    result = await bash(in_sandbox(workspace), command)
+    assert result.content == "git ok\nasyncio ok\n" + ("curl ok\n" if shutil.which("curl") else "")
+
+
+RAW_CALLS = """
+import ctypes, errno, platform
+libc = ctypes.CDLL(None, use_errno=True)
+def call(*args):
+    return "ok" if libc.syscall(*args) >= 0 else errno.errorcode[ctypes.get_errno()]
+print("io_uring_setup", call(425, 1, None))
+if platform.machine() == "x86_64":
+    print("x32 socket(AF_UNIX)", call(0x40000000 | 41, 1, 1, 0))
+"""
+
+
+@needs_bwrap
+@needs_filter
+async def test_io_uring_and_x32_calls_cannot_go_around_the_filter(workspace: Path) -> None:
+    (workspace / "raw.py").write_text(RAW_CALLS)
+    result = await bash(in_sandbox(workspace), f"{PY} raw.py")
+    assert result.content.startswith("io_uring_setup ENOSYS\n")  # as on a kernel without io_uring
+    if seccomp.machine_name() == "x86_64":
+        assert "x32 socket(AF_UNIX) EACCES" in result.content
+
+
+I386_CALLS = """
+import ctypes, mmap, struct
+def int80(nr, *args):
+    # push rbx; mov eax, nr; mov ebx, ecx, edx; int 0x80; pop rbx; ret: a 32-bit x86 syscall
+    args = (*args, 0, 0, 0)[:3]
+    code = (b"\\x53\\xb8" + struct.pack("<I", nr) + b"\\xbb" + struct.pack("<I", args[0]) + b"\\xb9"
+            + struct.pack("<I", args[1]) + b"\\xba" + struct.pack("<I", args[2]) + b"\\xcd\\x80\\x5b\\xc3")
+    page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(code)
+    return ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))()
+print("socket(AF_INET)", "ok" if int80(359, 2, 1) >= 0 else "refused")
+print("socket(AF_UNIX)", int80(359, 1, 1))
+print("socketcall(SYS_SOCKET)", int80(102, 1, 0))
+print("socketpair(AF_UNIX, SOCK_DGRAM)", int80(360, 1, 2, 0))
+"""
+
+
+@needs_bwrap
+@needs_filter
+@pytest.mark.skipif(seccomp.machine_name() != "x86_64", reason="int 0x80 is x86")
+async def test_32_bit_socket_calls_are_refused_too(workspace: Path) -> None:
+    (workspace / "i386.py").write_text(I386_CALLS)
+    unsandboxed = subprocess.run([sys.executable, workspace / "i386.py"], capture_output=True, text=True)
+    if not unsandboxed.stdout.startswith("socket(AF_INET) ok"):
+        pytest.skip("this kernel runs no 32-bit x86 calls (no IA32 emulation)")
+    result = await bash(in_sandbox(workspace), f"{PY} i386.py")
+    # -13 is -EACCES; unsandboxed, socketcall's NULL argument pointer gives -14 (EFAULT).
+    assert result.content == ("socket(AF_INET) ok\nsocket(AF_UNIX) -13\nsocketcall(SYS_SOCKET) -13\n"
+                              "socketpair(AF_UNIX, SOCK_DGRAM) -13\n")
+
+
+@needs_bwrap
+@needs_filter
+async def test_the_filters_descriptor_is_closed_in_the_sandbox(workspace: Path) -> None:
+    result = await bash(in_sandbox(workspace), "ls /proc/self/fd")
+    assert "9" not in result.content.split()
+
+
+@needs_filter
+def test_wrap_hands_bwrap_the_filter_on_descriptor_9(tmp_path: Path) -> None:
+    line = wrap(["true"], tmp_path, SandboxSettings(), bwrap="bwrap", seccomp_filter=True)
+    path = filter_path()
+    assert line[:5] == ["/bin/sh", "-c", 'exec 9<"$0" && exec "$@"', path, "bwrap"]
+    assert line[line.index("--seccomp") + 1] == "9" and line.index("--seccomp") < line.index("--")
+    assert Path(path).read_bytes() == seccomp.program()
+    assert Path(path).stat().st_mode & 0o777 == 0o600
+
+
+@needs_filter
+def test_a_filter_file_that_went_missing_is_written_again() -> None:
+    Path(filter_path()).unlink()  # a /tmp cleaner
+    assert Path(filter_path()).read_bytes() == seccomp.program()
+
+
+@needs_filter
+def test_a_kernel_that_refuses_the_filter_keeps_the_sandbox_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      fresh_probe: None) -> None:
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\ncase " $* " in *" --seccomp "*)\n'
+                    '  echo "bwrap: prctl(PR_SET_SECCOMP): Invalid argument" >&2; exit 1;;\nesac\nexit 0\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    assert available()
+    assert "--seccomp" not in wrap(["true"], tmp_path, SandboxSettings())
+    assert unix_sockets() == ("reachable but for the hidden ones: bwrap could not load the seccomp filter "
+                              "(bwrap: prctl(PR_SET_SECCOMP): Invalid argument)")
+
+
+@needs_bwrap
+def test_a_machine_without_a_filter_runs_bwrap_directly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       fresh_probe: None) -> None:
+    monkeypatch.setattr(seccomp, "machine_name", lambda: "riscv64")
+    assert available()
+    assert wrap(["true"], tmp_path, SandboxSettings(), bwrap="bwrap")[0] == "bwrap"
+    assert unix_sockets() == ("reachable but for the hidden ones: no seccomp filter for riscv64 "
+                              "(x86_64 and aarch64 only)")
+
+
+@needs_bwrap
+@needs_filter
+def test_the_doctor_line_says_unix_sockets_are_blocked() -> None:
+    assert unix_sockets().startswith("blocked: a command cannot open a unix socket")
 
 
 # -- the environment of scout-tui -------------------------------------------------------------
@@ -496,7 +713,7 @@ async def test_stopping_the_call_kills_the_sandboxed_command(workspace: Path) ->
 
 
 def test_wrap_binds_the_workspace_after_the_private_tmp(tmp_path: Path) -> None:
-    line = wrap(["bash", "-c", "x"], tmp_path, SandboxSettings(), bwrap="bwrap")
+    line = wrap(["bash", "-c", "x"], tmp_path, SandboxSettings(), bwrap="bwrap", seccomp_filter=False)
     assert line[:4] == ["bwrap", "--ro-bind", "/", "/"]
     assert line.index("--tmpfs") < line.index("--bind")
     assert line[line.index("--bind") + 1 : line.index("--bind") + 3] == [str(tmp_path), str(tmp_path)]

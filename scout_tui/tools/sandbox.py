@@ -1,5 +1,6 @@
 """The OS sandbox for commands tools start: bubblewrap (``bwrap``) on Linux keeps the filesystem
-read-only outside the workspace, gives each command a private /tmp and PID namespace, and can cut the network.
+read-only outside the workspace, gives each command a private /tmp and PID namespace, and can cut the network;
+a seccomp filter (``seccomp``) keeps commands off the host's unix sockets.
 
 Settings come from the ``[sandbox]`` table (``mode``, ``writable``, ``network``); ``wrap`` builds
 the bwrap command line. bwrap's options are those of bwrap(1) (bubblewrap 0.8,
@@ -8,6 +9,8 @@ https://github.com/containers/bubblewrap/blob/main/bwrap.xml).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import os
 import re
@@ -15,6 +18,8 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +28,7 @@ from typing import Any, Sequence
 from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, data_dir, in_project, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
+from scout_tui.tools import seccomp
 
 # The names live in config.py, which checks every file's [sandbox] table as it loads it; config
 # cannot take them from here (importing scout_tui.tools loads tools.permissions, which imports config).
@@ -76,7 +82,14 @@ def unavailable_reason() -> str | None:
 
 
 def _probe() -> str | None:
-    """Run bwrap once in the sandbox ``available`` promises; None when it worked, else why not."""
+    """Run bwrap once in the sandbox ``available`` promises; None when it worked, else why not.
+
+    The trial run loads the seccomp filter (``wrap``). When only that fails (a kernel built
+    without seccomp filters), the sandbox is still used, without the filter: the filesystem,
+    PID and network isolation matter more than the unix sockets, and ``unix_sockets`` says why
+    they are reachable."""
+    global _filter_refused
+    _filter_refused = None
     if sys.platform == "darwin":
         return "macOS has no bubblewrap, and scout-tui does not use sandbox-exec yet"
     if not sys.platform.startswith("linux"):
@@ -84,7 +97,19 @@ def _probe() -> str | None:
     bwrap = bwrap_path()
     if bwrap is None:
         return "bwrap is not installed: install the bubblewrap package (Debian/Ubuntu: apt install bubblewrap)"
-    argv = wrap(["true"], Path("/"), SandboxSettings(mode="read-only", network=False), bwrap=bwrap)
+    settings = SandboxSettings(mode="read-only", network=False)
+    with_filter = seccomp.program() is not None
+    problem = _trial(wrap(["true"], Path("/"), settings, bwrap=bwrap, seccomp_filter=with_filter), bwrap)
+    if problem is None or not with_filter:
+        return problem
+    if _trial(wrap(["true"], Path("/"), settings, bwrap=bwrap, seccomp_filter=False), bwrap) is not None:
+        return problem
+    _filter_refused = problem.rpartition("cannot create a sandbox here: ")[2]
+    return None
+
+
+def _trial(argv: list[str], bwrap: str) -> str | None:
+    """Run ``argv`` (``true`` in a sandbox); None when it exited 0, else why not."""
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=PROBE_TIMEOUT, start_new_session=True)
@@ -97,6 +122,70 @@ def _probe() -> str | None:
     said = done.stderr.decode("utf-8", "replace").strip().splitlines()
     first = said[0].strip() if said else f"exit status {done.returncode}"
     return f"{bwrap} is installed but cannot create a sandbox here: {first}"
+
+
+_filter_refused: str | None = None  # what bwrap said when the probe could not load the filter
+
+
+def unix_sockets() -> str:
+    """Whether a sandboxed command can reach the host's unix sockets, and why, for
+    ``scout-tui doctor``: blocked by the seccomp filter, or reachable (all but the hidden
+    ones) because this machine has no filter or bwrap could not load it. Runs the probe."""
+    available()
+    if _filter_refused is not None:
+        why = f"bwrap could not load the seccomp filter ({_filter_refused})"
+    elif seccomp.program() is None:
+        why = f"no seccomp filter for {seccomp.machine_name()} (x86_64 and aarch64 only)"
+    else:
+        return "blocked: a command cannot open a unix socket (seccomp filter), so none of the host's is reachable"
+    return f"reachable but for the hidden ones: {why}"
+
+
+FILTER_FD = 9
+"""The descriptor on which ``wrap``'s command line hands bwrap the seccomp filter (``--seccomp``)."""
+
+_filter_lock = threading.Lock()
+_filter_file: tuple[str, int, int] | None = None  # (path, descriptor kept open, pid that wrote it)
+
+
+def filter_path() -> str | None:
+    """The path of a private file (mode 0600, in the temporary folder) holding
+    ``seccomp.program()``, written once per process and written again if it went missing or
+    was replaced (a /tmp cleaner); None on a machine without a filter. The file is deleted when
+    scout-tui exits."""
+    global _filter_file
+    program = seccomp.program()
+    if program is None:
+        return None
+    with _filter_lock:
+        if _filter_file is not None:
+            path, fd, pid = _filter_file
+            if pid == os.getpid() and _is_file(path, fd):
+                return path
+            if pid == os.getpid():
+                os.close(fd)
+        fd, path = tempfile.mkstemp(prefix="scout-seccomp-", suffix=".bpf")
+        os.write(fd, program)
+        if _filter_file is None:
+            atexit.register(_remove_filter_file)
+        _filter_file = (path, fd, os.getpid())
+        return path
+
+
+def _is_file(path: str, fd: int) -> bool:
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(fd))
+    except OSError:
+        return False
+
+
+def _remove_filter_file() -> None:
+    """At exit: delete ``filter_path()``'s file if this process wrote it and it is still there."""
+    if _filter_file is not None:
+        path, fd, pid = _filter_file
+        if pid == os.getpid() and _is_file(path, fd):
+            with contextlib.suppress(FileNotFoundError):  # a /tmp cleaner got there first
+                os.unlink(path)
 
 
 def active(settings: SandboxSettings | None) -> bool:
@@ -215,8 +304,16 @@ def hidden_paths(cwd: Path) -> tuple[list[Path], list[Path]]:
     return list(sockets), list(folders)
 
 
-def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: str | None = None) -> list[str]:
+def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: str | None = None,
+         seccomp_filter: bool | None = None) -> list[str]:
     """The command line that runs ``argv`` in ``cwd`` (the workspace) inside the sandbox.
+
+    With the seccomp filter (``seccomp_filter``; None: when this machine has one and the probe
+    found bwrap able to load it), the line starts ``/bin/sh -c 'exec 9<"$0" && exec "$@"'
+    FILTER_PATH bwrap ...``: the shell opens ``filter_path()`` on descriptor 9 and replaces
+    itself with bwrap (same pid, so bwrap still leads the caller's process group), so that any
+    caller can start the line as it is, without passing descriptors. Otherwise it starts with
+    bwrap. bwrap closes descriptor 9 once it has read the filter.
 
     Mount order matters: a later mount covers an earlier one, so the workspace (which may lie
     under /tmp) is bound after the private /tmp, and what is protected or hidden comes after
@@ -251,6 +348,13 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
       folder stays hidden.
     - ``--unshare-net`` when ``network`` is off: a network namespace holding only its own
       loopback, so nothing outside (nor the host's 127.0.0.1) is reachable.
+    - ``--seccomp 9``: load the cBPF program read from descriptor 9 (``seccomp.program``) before
+      running the command: ``socket(AF_UNIX)`` fails with EACCES, so no unix socket of the host
+      is reachable, whatever its path (docker or podman in $HOME, an editor's server, an
+      abstract socket, which no mount can hide: they belong to the network namespace). Stream
+      ``socketpair()``s still work; datagram pairs, ``io_uring_setup`` and 32-bit x86
+      ``socketcall`` socket creation are refused too (``seccomp.program`` says why). Hiding the
+      known sockets above still matters where there is no filter.
     - ``--die-with-parent``: the sandbox is SIGKILLed when scout-tui dies (PR_SET_PDEATHSIG).
     - ``--chdir CWD``: start in the workspace.
 
@@ -287,13 +391,21 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
         line += ["--tmpfs", str(path)]
     if not settings.network:
         line.append("--unshare-net")
+    path = None
+    if seccomp_filter or (seccomp_filter is None and _filter_refused is None):
+        path = filter_path()
+    if path is not None:
+        line += ["--seccomp", str(FILTER_FD)]
     line += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
+    if path is not None:
+        line = ["/bin/sh", "-c", f'exec {FILTER_FD}<"$0" && exec "$@"', path, *line]
     return line
 
 
 def sandboxed(argv: Sequence[str], cwd: Path, settings: SandboxSettings | None) -> list[str]:
     """``argv`` as it should be started: wrapped by ``wrap`` when the sandbox is ``active``,
-    else unchanged. For the bash tool and plugin tools that start processes."""
+    else unchanged. For the bash tool and plugin tools that start processes; the line may start
+    with ``/bin/sh`` (``wrap``), which takes descriptor 9 for itself."""
     return wrap(argv, cwd, settings) if settings is not None and active(settings) else list(argv)
 
 
