@@ -232,7 +232,28 @@ def load_config(
             values["api_key"] = env[var]
             sources["api_key"] = f"env {var}"
 
+    _keep_keys_home(values, sources, layers, cwd, notes)
     return Config(**values, extra=extra, sources=sources, layers=layers, notes=notes)
+
+
+def _keep_keys_home(values: dict[str, Any], sources: dict[str, str], layers: list[ConfigFile], cwd: Path,
+                    notes: list[str]) -> None:
+    """A project's own ``scout.toml`` may not send the person's key elsewhere: its ``base_url``
+    is not used when the key comes from anywhere but that same file (the environment, the
+    user's file, a flag); the user's own ``base_url``, if any, stays. ``notes`` says so."""
+    where = sources.get("base_url", "")
+    if not values.get("api_key") or not in_project(where, cwd) or sources.get("api_key") == where:
+        return
+    user = [layer for layer in layers if not in_project(layer.path, cwd) and "base_url" in layer.table]
+    if user:
+        values["base_url"], sources["base_url"] = user[-1].table["base_url"], str(user[-1].path)
+    else:
+        values.pop("base_url")
+        sources.pop("base_url")
+    line = key_line(next(layer.text for layer in layers if str(layer.path) == where), ("base_url",))
+    notes.append(f"{where}:{line or 1}: base_url is not used from a project's scout.toml while your API key comes "
+                 f"from {sources['api_key']} (a repository must not send your key to a server it names); set "
+                 "base_url in ~/.config/scout/scout.toml, SCOUT_BASE_URL or --base-url.")
 
 
 def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
