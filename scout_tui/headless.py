@@ -8,6 +8,7 @@ with ``-c``. Configuration warnings, skill and plugin problems go to stderr as
 from __future__ import annotations
 
 import asyncio
+import io
 import signal
 import sys
 from pathlib import Path
@@ -30,6 +31,14 @@ STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that end a headless turn the way Ctrl+C does."""
 
 
+def _replacing(stream: TextIO) -> TextIO:
+    """``stream`` writing what its encoding cannot hold (an emoji to a latin-1 or ASCII terminal,
+    PYTHONIOENCODING=ascii) as ``?`` instead of raising UnicodeEncodeError mid-answer."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="replace")
+    return stream
+
+
 async def run_headless(
     config: Config,
     cwd: Path,
@@ -48,8 +57,8 @@ async def run_headless(
     call the permission mode would ask about is denied: the model reads why, and stderr gets
     a ``scout-tui: denied ...`` line.
     """
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
+    out = stdout or _replacing(sys.stdout)
+    err = stderr or _replacing(sys.stderr)
 
     def warn(text: str) -> None:
         print(f"scout-tui: {text}", file=err, flush=True)

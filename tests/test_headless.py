@@ -237,3 +237,12 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
     assert problems(messages) == [] and messages[-1]["content"][0]["tool_use_id"] == "toolu_1"
     assert messages[-1]["content"][0]["is_error"]
 
+
+
+def test_an_answer_the_terminals_encoding_cannot_hold_is_printed_with_replacements(repo, env):
+    # A latin-1 or ASCII terminal (PYTHONIOENCODING=ascii, LANG=C on an old system) and a model
+    # answering with an emoji: the answer is printed, not a UnicodeEncodeError traceback.
+    with LoopbackServer([Reply(anthropic_stream(["café ", "\U0001F600 done"]))]) as server:
+        done = scout(["-p", "hi", "--base-url", server.url], repo, {**env, "PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "caf? ? done\n" and "Traceback" not in done.stderr
