@@ -169,10 +169,10 @@ def _protected(cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
                else "none: no .git, .agents, .scout nor scout.toml here")
     if settings.mode != "workspace-write":
         return
-    moved = [path.name for path in sandbox.missing_protected(cwd, settings)]
+    moved = [path.relative_to(cwd.resolve()).as_posix() for path in sandbox.missing_protected(cwd, settings)]
     if moved:
-        yield _row("moved", f"{', '.join(moved)} aside if a sandboxed command creates them (scout-tui's own code "
-                   "and settings: the write and edit tools ask instead)")
+        yield _row("moved", f"{', '.join(moved)} aside if a sandboxed command creates them (code and settings "
+                   "scout-tui or git would run later: the write and edit tools ask instead)")
     git = ".git/hooks" if (cwd / ".git").is_dir() else ".git"
     if not os.path.lexists(cwd / git):
         yield _row("unguarded", f"{git} (not there, so a sandboxed command could create it)")

@@ -832,7 +832,7 @@ async def test_what_a_sandboxed_command_creates_of_scouts_own_code_is_moved_asid
     monkeypatch.setenv("SCOUT_HOME", str(tmp_path / "data"))
     result = await bash(in_sandbox(workspace), command)
     assert not [name for name in (".agents", ".scout", "scout.toml") if os.path.lexists(workspace / name)]
-    assert "which scout-tui would load" in result.content and "use the write or edit tool" in result.content
+    assert "would run outside the sandbox later" in result.content and "use the write or edit tool" in result.content
     [folder] = (tmp_path / "data" / "quarantine").iterdir()
     assert list(folder.iterdir())  # kept for the person to review, not deleted
 
@@ -847,3 +847,28 @@ def test_network_off_without_the_sandbox_is_said_to_have_no_effect(tmp_path: Pat
     settings = sandbox_from_config(config_with((tmp_path / "u.toml", '[sandbox]\nmode = "off"\nnetwork = false\n')),
                                    tmp_path / "ws")
     assert any("network = false has no effect" in note for note in settings.notes)
+
+
+@needs_bwrap
+async def test_a_plugin_planted_by_a_command_cancelled_with_esc_is_moved_aside_too(
+        workspace: Path, tmp_path: Path) -> None:
+    ctx = in_sandbox(workspace)
+    printed = asyncio.Event()
+    ctx.on_output = lambda text: printed.set()
+    call = asyncio.create_task(bash(ctx, "mkdir -p .agents/plugins && echo x > .agents/plugins/p.py && "
+                                         "echo planted && sleep 600"))
+    await asyncio.wait_for(printed.wait(), 60)
+    call.cancel()  # what Esc and SIGHUP do to the turn
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert not os.path.lexists(workspace / ".agents")
+    assert list((tmp_path / "data" / "quarantine").iterdir())
+
+
+@needs_bwrap
+async def test_git_hooks_or_commondir_made_in_a_repository_are_moved_aside(workspace: Path) -> None:
+    (workspace / ".git").mkdir()  # a repository (git init would have made hooks/: here there are none)
+    result = await bash(in_sandbox(workspace), "mkdir .git/hooks && echo 'touch pwned' > .git/hooks/pre-commit; "
+                                               "echo /elsewhere > .git/commondir")
+    assert not os.path.lexists(workspace / ".git" / "hooks") and not os.path.lexists(workspace / ".git" / "commondir")
+    assert ".git/hooks, .git/commondir" in result.content

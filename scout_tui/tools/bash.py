@@ -217,9 +217,11 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             await kill_group(proc)
         take(b"", final=True)
     except BaseException:
-        # Cancelled (Esc), or on_output failed: no process of this command may outlive it.
+        # Cancelled (Esc, SIGHUP), or on_output failed: no process of this command may outlive
+        # it, nor what it planted for later (quarantine: quick moves, done before giving up).
         await kill_group(proc)
         await full.close()
+        quarantine([path for path in watched if os.path.lexists(path)])
         raise
     finally:
         if transport is not None:

@@ -199,17 +199,20 @@ def in_force(settings: SandboxSettings | None) -> str:
     return settings.mode if active(settings) else "off"
 
 
-PROTECTED = (".git/config", ".git/config.worktree", ".git/hooks", ".git", ".agents", ".scout", "scout.toml")
+PROTECTED = (".git/config", ".git/config.worktree", ".git/hooks", ".git/commondir", ".git/modules", ".git",
+             ".agents", ".scout", "scout.toml")
 """What runs outside the sandbox later, relative to the workspace: git's config (``core.fsmonitor``,
-``core.pager``, aliases: run by the person's next ``git status``) and hooks, ``.agents/`` (plugins
-and skills scout-tui loads in-process at its next start), ``.scout/`` and the project's
+``core.pager``, aliases: run by the person's next ``git status``), hooks, ``commondir`` (which
+points git at another folder's config and hooks) and submodules' own configs, ``.agents/``
+(plugins and skills scout-tui loads in-process at its next start), ``.scout/`` and the project's
 ``scout.toml``. ``.git`` counts only as a file (a worktree's or submodule's ``gitdir:`` pointer);
 a ``.git`` folder stays writable so that ``git add``, ``commit`` and ``checkout -b`` work."""
 
-QUARANTINED = (".agents", ".scout", "scout.toml")
-"""The ``PROTECTED`` names of scout-tui's own code and settings that a sandboxed command must not
-create where they are missing (a mount can only protect what exists): ``quarantine`` moves what
-a command made there out of the workspace, before scout-tui could load it at its next start."""
+QUARANTINED = (".agents", ".scout", "scout.toml", ".git/hooks", ".git/commondir")
+"""The ``PROTECTED`` names that a sandboxed command must not create where they are missing (a
+mount can only protect what exists): ``quarantine`` moves what a command made there out of the
+workspace, before scout-tui or git could run it. The ``.git/`` ones count only in a repository
+that exists before the command (``git init`` makes its own hooks folder)."""
 
 
 def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
@@ -217,7 +220,9 @@ def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
     mode (in the others nothing is writable); check them again after the command."""
     if settings.mode != "workspace-write":
         return []
-    return [path for name in QUARANTINED if not os.path.lexists(path := Path(cwd).resolve() / name)]
+    cwd = Path(cwd).resolve()
+    names = [n for n in QUARANTINED if not n.startswith(".git/") or (cwd / ".git").is_dir()]
+    return [path for name in names if not os.path.lexists(path := cwd / name)]
 
 
 def quarantine(created: list[Path], folder: Path | None = None) -> str:
@@ -228,18 +233,22 @@ def quarantine(created: list[Path], folder: Path | None = None) -> str:
     Raises nothing: a path that cannot be moved is named as such in the line."""
     if folder is None:
         folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
+
+    def label(path: Path) -> str:  # as named in QUARANTINED
+        return f".git/{path.name}" if path.parent.name == ".git" else path.name
+
     moved, stuck = [], []
     for path in created:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.move(path, folder / path.name)
-            moved.append(path.name)
+            (folder / label(path)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, folder / label(path))
+            moved.append(label(path))
         except OSError as e:
-            stuck.append(f"{path.name} ({e.strerror or e})")
+            stuck.append(f"{label(path)} ({e.strerror or e})")
     if not created:
         return ""
-    line = (f"[the command created {', '.join(p.name for p in created)}, which scout-tui would load (plugins, "
-            "skills, settings) outside the sandbox at its next start")
+    line = (f"[the command created {', '.join(map(label, created))}, which scout-tui (plugins, skills, settings) "
+            "or git (hooks, config) would run outside the sandbox later")
     if moved:
         line += f"; moved to {folder} for the user to review"
     if stuck:
