@@ -106,26 +106,49 @@ def without_keys(environ: Mapping[str, str], secret_values: Iterable[str]) -> di
     return {k: v for k, v in environ.items() if k not in names and v not in values}
 
 
+def blank_command_line(values: Iterable[str | None]) -> None:
+    """Overwrite each of ``values`` (a key given as ``--api-key KEY``) with ``*`` in this
+    process's command line as ``/proc/PID/cmdline`` shows it (between ``arg_start`` and
+    ``arg_end``, fields 48 and 49 of /proc/self/stat), where any process of the person could
+    read it. Python keeps its own copy (``sys.argv``). Linux only; failures are ignored."""
+    wanted = [v.encode() for v in values if v and len(v) >= MIN_SECRET]
+    if wanted:
+        _rewrite_block(45, lambda block: _masked(block, wanted))
+
+
+def _masked(block: bytes, wanted: list[bytes]) -> bytes:
+    for value in wanted:
+        block = block.replace(value, b"*" * len(value))
+    return block
+
+
 def _blank_initial_environment(names: Iterable[str]) -> None:
     """Overwrite ``NAME=value`` of each of ``names`` with NUL bytes in this process's initial
     environment block (between ``env_start`` and ``env_end``, fields 50 and 51 of
     /proc/self/stat, proc(5)), by writing /proc/self/mem. libc no longer points at those
     strings once ``unsetenv`` has run, and Python keeps its own copies, so nothing reads them."""
+    prefixes = tuple(name.encode() + b"=" for name in names)
+
+    def blanked(block: bytes) -> bytes:
+        return b"\0".join(bytes(len(entry)) if entry.startswith(prefixes) else entry for entry in block.split(b"\0"))
+
+    _rewrite_block(47, blanked)
+
+
+def _rewrite_block(field: int, change) -> None:
+    """Apply ``change`` (same-length bytes in, bytes out) to the memory between the addresses in
+    fields ``field`` and ``field + 1`` (0-based after the command name) of /proc/self/stat."""
     try:
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
         fields = stat[stat.rindex(b")") + 2 :].split()
-        start, end = int(fields[47]), int(fields[48])  # fields 50, 51: the list starts at field 3
+        start, end = int(fields[field]), int(fields[field + 1])
         with open("/proc/self/mem", "r+b", buffering=0) as mem:
             mem.seek(start)
-            block = bytearray(mem.read(end - start))
-            prefixes = tuple(name.encode() + b"=" for name in names)
-            at = 0
-            for entry in bytes(block).split(b"\0"):
-                if entry.startswith(prefixes):
-                    block[at : at + len(entry)] = bytes(len(entry))
-                at += len(entry) + 1
-            mem.seek(start)
-            mem.write(block)
+            block = mem.read(end - start)
+            new = change(block)
+            if new != block and len(new) == len(block):
+                mem.seek(start)
+                mem.write(new)
     except (OSError, ValueError, IndexError):
         pass

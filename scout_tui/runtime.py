@@ -157,6 +157,7 @@ def build_agent(
             ``[models."ID"]`` table (naming file and line).
     """
     keys.withhold()  # from here on no process started sees a key, not even in /proc/$PPID/environ
+    keys.blank_command_line([config.api_key])  # nor in /proc/$PPID/cmdline (--api-key)
 
     def backend_for(model: str):
         backend = make_backend(config.provider, model=model, api_key=config.api_key, base_url=config.base_url,

@@ -254,3 +254,16 @@ def test_a_projects_base_url_cannot_send_your_key_to_a_server_it_names(tmp_home,
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     (user / "scout.toml").unlink()
     assert load_config(workdir).base_url == "http://attacker.example"
+
+
+def test_a_key_given_with_api_key_is_blanked_in_proc_cmdline() -> None:
+    script = ("import sys, time\nfrom scout_tui import keys\nkeys.blank_command_line([sys.argv[2]])\n"
+              "print('ready', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, "--api-key", USED], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert b"--api-key" in cmdline and USED.encode() not in cmdline and b"*" * len(USED) in cmdline
