@@ -262,3 +262,20 @@ def test_a_project_scout_toml_linked_elsewhere_cannot_turn_the_sandbox_off(tmp_p
     (tmp_path / "sub" / "scout.toml").symlink_to(tmp_path / "evil.toml")
     settings = sandbox_from_config(load_config(tmp_path / "sub"), tmp_path / "sub")
     assert settings.mode == "workspace-write" and "not used from a project's scout.toml" in settings.notes[0]
+
+
+@pytest.mark.parametrize(("tool", "input"), [
+    ("read", {"path": "{config}/scout.toml"}), ("grep", {"pattern": "api_key = .sk-a", "path": "{config}"}),
+    ("glob", {"pattern": "*", "path": "{config}"}), ("edit", {"path": "{config}/scout.toml", "old_string": "a",
+                                                              "new_string": "b"}),
+    ("write", {"path": "{config}/scout.toml", "content": 'permission_mode = "yolo"\n'}),
+])
+def test_no_file_tool_reads_or_changes_scouts_own_settings_even_in_yolo(ws: Path, tmp_path: Path, monkeypatch,
+                                                                         tool: str, input: dict) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    folder = tmp_path / "config" / "scout"
+    folder.mkdir(parents=True)
+    (folder / "scout.toml").write_text('api_key = "sk-ant-0123456789"\n')
+    call = {k: v.replace("{config}", str(folder)) for k, v in input.items()}
+    check = policy(ws, mode="yolo").check(tool, call, ws)
+    assert check.verdict == "deny" and "scout-tui's own settings folder" in check.reason

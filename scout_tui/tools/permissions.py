@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
-from scout_tui.config import PERMISSION_MODES
+from scout_tui.config import PERMISSION_MODES, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tools.search import glob_regex
 from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
@@ -288,6 +288,9 @@ class Policy:
             for variant in _deny_variants(part):
                 if rule := self._first(self.deny, variant):
                     return Check("deny", f"denied by the rule {rule.text!r} ({rule.origin})")
+        if own := self._scouts_own(parts or []):
+            return Check("deny", f"{own} is scout-tui's own settings folder: it may hold your API key and says what "
+                                 "runs without asking, so no tool reads or changes it")
         if self.mode == "yolo":
             # In the sandbox the one write yolo could not be held to the workspace by it.
             if tool == "bash" and sandbox == "active" and parts and isinstance(command, str):
@@ -347,6 +350,17 @@ class Policy:
             return Check("ask", f"it names {', '.join(dict.fromkeys(protected))}, which holds scout's or git's settings "
                                 "or code they run (commands run unsandboxed here)")
         return None
+
+    def _scouts_own(self, parts: list[Part]) -> str:
+        """The path of a file tool's call inside scout-tui's own settings folder ("" when none is):
+        what a ``read``, ``grep`` or ``glob`` there would show (``api_key``, or whether it matches a
+        pattern, a character at a time) and a ``write`` or ``edit`` there could change (permission
+        rules). The sandbox hides the folder from commands. Not when the workspace is in it."""
+        folder = os.path.realpath(user_config_dir())
+        if (str(self.workspace) + "/").startswith(folder + "/"):
+            return ""
+        return next((p.subject for p in parts if p.tool != "bash" and p.subject and p.subject.startswith("/")
+                     and (p.subject + "/").startswith(folder + "/")), "")
 
     @staticmethod
     def _hard_linked(named: list[Named], parts: list[Part], cwd: Path) -> Check | None:
