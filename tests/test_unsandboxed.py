@@ -279,3 +279,17 @@ def test_no_file_tool_reads_or_changes_scouts_own_settings_even_in_yolo(ws: Path
     call = {k: v.replace("{config}", str(folder)) for k, v in input.items()}
     check = policy(ws, mode="yolo").check(tool, call, ws)
     assert check.verdict == "deny" and "scout-tui's own settings folder" in check.reason
+
+
+@pytest.mark.parametrize(("command", "verdict_off"), [
+    ('git config core.fsmonitor "id >&2; false"', "ask"),  # .git/config: run by the next git status
+    ("git config --global core.pager 'sed -n p'", "ask"),  # ~/.gitconfig, outside
+    ("git config set core.hooksPath /var/tmp/h", "ask"),
+    ("git config user.email", "allow"),  # reads
+    ("git config --get remote.origin.url", "allow"),
+    ("git status", "allow"),
+])
+def test_git_config_counts_as_writing_the_file_it_changes(ws: Path, command: str, verdict_off: str) -> None:
+    p = policy(ws, "bash:git *")
+    assert verdict(p, command, sandbox="off") == verdict_off
+    assert verdict(p, command, sandbox="active") == "allow"  # there the file is read-only

@@ -89,6 +89,8 @@ class _Walk:
             return
         for value in values:
             self.check(value)
+        if name == "git" and (config := _git_config_written(values, self.variables["HOME"])):
+            self.check(config)  # `git config k v` writes a file no argument names
         if name in SHELLS or name == "eval":
             self.script(name, args, values)
 
@@ -169,6 +171,32 @@ class _Walk:
             plain = text in (f"${name}", f"${{{name}}}")
             return self.variables.get(name) if plain and name in _KNOWN_VARIABLES else None
         return None
+
+
+_GIT_CONFIG_WRITES = frozenset({"--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
+                                "--remove-section", "--edit", "-e", "set", "unset", "edit", "rename-section",
+                                "remove-section"})
+
+
+def _git_config_written(values: list[str | None], home: str) -> str | None:
+    """The file a ``git config`` command writes (git-config(1)), given the words after ``git``:
+    ``~/.gitconfig`` with ``--global``, ``/etc/gitconfig`` with ``--system``, else the
+    repository's ``.git/config``; None when it only reads (``--get``, ``--list``, one key
+    alone) or is not ``git config`` (``--file F`` names its file as an argument already)."""
+    words = [w for w in values if w is not None]
+    options_with_value = {"-C", "-c", "--git-dir", "--work-tree", "--namespace"}
+    at = 0
+    while at < len(words) and words[at].startswith("-"):
+        at += 2 if words[at] in options_with_value else 1
+    if at >= len(words) or words[at] != "config":
+        return None
+    rest = words[at + 1 :]
+    positional = [w for w in rest if not w.startswith("-")]
+    if not (set(rest) & _GIT_CONFIG_WRITES or len(positional) >= 2):
+        return None
+    if "--global" in rest:
+        return os.path.join(home, ".gitconfig")
+    return "/etc/gitconfig" if "--system" in rest else ".git/config"
 
 
 def _candidates(value: str, options: bool) -> list[str]:
