@@ -13,17 +13,9 @@ from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
 from scout_tui.tools import builtin_registry
+from tests.agent_helpers import collect, make_agent
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
-
-
-def make_agent(server: LoopbackServer, cwd: Path, provider: str = "anthropic", **kw) -> Agent:
-    backend = make_backend(provider, model="test-model", api_key="sk-test", base_url=server.url, max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a test.", cwd=cwd, **kw)
-
-
-async def collect(agent: Agent, history: list[dict], text: str) -> list:
-    return [event async for event in agent.run(history, text)]
 
 
 async def test_text_answer_is_one_turn(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 from scout_tui.tools.permissions import Approval, Policy
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-from tests.test_agent import collect, make_agent
+from tests.agent_helpers import collect, make_agent
 
 
 @pytest.mark.parametrize("call", [("write", {"path": "notes.txt", "content": "two\n"}),
@@ -27,7 +27,9 @@ def test_changing_a_hard_linked_file_asks_even_in_auto_edit(tmp_path, call):
         asked.append(request)
         return Approval("deny", "no")
 
-    replies = [Reply(anthropic_stream([], ("toolu_1", call[0], [json.dumps(call[1])]))), Reply(anthropic_stream(["done"]))]
+    read = ("toolu_0", "read", [json.dumps({"path": "notes.txt"})])  # write replaces only what was read
+    replies = [Reply(anthropic_stream([], read)), Reply(anthropic_stream([], ("toolu_1", call[0], [json.dumps(call[1])]))),
+               Reply(anthropic_stream(["done"]))]
 
     async def turn():
         with LoopbackServer(replies) as server:
@@ -37,7 +39,7 @@ def test_changing_a_hard_linked_file_asks_even_in_auto_edit(tmp_path, call):
     events = asyncio.run(turn())
     [request] = asked
     assert "notes.txt has 2 hard links" in request.reason and request.suggestions == ()
-    [end] = [e.data for e in events if e.type == "tool.end"]
+    [_, end] = [e.data for e in events if e.type == "tool.end"]
     assert end["is_error"]
     assert (tmp_path / "outside.txt").read_text() == "one\n"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,33 +13,9 @@ from pathlib import Path
 import pytest
 
 from scout_tui.store import Store
+from tests.headless_helpers import SECRET, env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 from tests.process_helpers import processes_with
-
-SECRET = "sk-SECRET-do-not-print-42"
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
-    return {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-            "ANTHROPIC_API_KEY": SECRET}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "notes.txt").write_text("the answer is 42\n")
-    return repo
-
-
-def scout(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout_tui", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
-
 
 def test_print_mode_runs_a_tool_using_turn_and_stores_it(repo, env):
     replies = [

@@ -11,8 +11,8 @@ import pytest
 
 from scout_tui.history import problems
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
-from tests.test_agent import collect, make_agent
-from tests.test_headless import env, repo, scout  # noqa: F401 — fixtures
+from tests.agent_helpers import collect, make_agent
+from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 
 STREAMS = {"anthropic": anthropic_stream, "openai": openai_stream}
 

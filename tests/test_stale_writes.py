@@ -10,7 +10,7 @@ import pytest
 
 from scout_tui.tools.permissions import Policy
 from tests.loopback import LoopbackServer, Recorded, Reply, anthropic_stream
-from tests.test_agent import collect, make_agent
+from tests.agent_helpers import collect, make_agent
 
 
 def read_then(tmp_path, second_call: tuple[str, dict], *, person_edits: bool) -> tuple[dict, LoopbackServer]:
@@ -53,3 +53,23 @@ def test_a_file_unchanged_since_the_read_is_changed(tmp_path, call):
     end, _ = read_then(tmp_path, call, person_edits=False)
     assert not end["is_error"], end["content"]
     assert (tmp_path / "notes.txt").read_text() == "two\n"
+
+
+def test_write_replaces_an_existing_file_only_after_this_session_read_it(tmp_path):
+    # A resumed session's reads were an earlier run's (-c, --resume): the file may have changed
+    # since, so an agent that has not read it must not replace it blindly.
+    (tmp_path / "notes.txt").write_text("the person's text\n")
+    write = ("write", {"path": "notes.txt", "content": "two\n"})
+    replies = [Reply(anthropic_stream([], ("toolu_1", write[0], [json.dumps(write[1])]))),
+               Reply(anthropic_stream([], ("toolu_2", "read", [json.dumps({"path": "notes.txt"})]))),
+               Reply(anthropic_stream([], ("toolu_3", write[0], [json.dumps(write[1])]))),
+               Reply(anthropic_stream(["done"]))]
+
+    async def turn():
+        with LoopbackServer(replies) as server:
+            agent = make_agent(server, tmp_path, permissions=Policy("yolo", workspace=tmp_path))
+            return await asyncio.wait_for(collect(agent, [], "go"), 60)
+
+    blind, _, after_read = [e.data for e in asyncio.run(turn()) if e.type == "tool.end"]
+    assert blind["is_error"] and "you have not read it in this session; read it first" in blind["content"]
+    assert not after_read["is_error"] and (tmp_path / "notes.txt").read_text() == "two\n"

@@ -14,7 +14,7 @@ import pytest
 from scout_tui.history import problems
 from scout_tui.tools.permissions import Policy
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-from tests.test_agent import collect, make_agent
+from tests.agent_helpers import collect, make_agent
 
 HANG_GUARD = 60.0
 """Seconds before a test that would otherwise hang for ever fails; never reached when it passes."""

@@ -88,12 +88,17 @@ def _remember(target: Path, fd: int) -> None:
         stamps[os.path.realpath(target)] = (status.st_mtime_ns, status.st_size)
 
 
-def _unchanged_since_seen(target: Path, path: str) -> None:
+def _unchanged_since_seen(target: Path, path: str, *, must_have_seen: bool = False) -> None:
     """``ToolError`` when ``target`` changed on disk since this session last read or wrote it
-    (a person edited it meanwhile): changing it now would lose their change."""
+    (a person edited it meanwhile): changing it now would lose their change. With
+    ``must_have_seen`` (``write``, which replaces every byte), also when this session has not
+    read it at all (a resumed session's reads are an earlier run's: the file may have changed)."""
     stamps = FILE_STAMPS.get()
-    seen = stamps.get(os.path.realpath(target)) if stamps else None
+    seen = stamps.get(os.path.realpath(target)) if stamps is not None else None
     if seen is None:
+        if must_have_seen and stamps is not None:
+            raise ToolError(f"{path} exists and you have not read it in this session; read it first, then write "
+                            "what it should hold (or use edit to change part of it)")
         return
     try:
         status = target.stat()
@@ -321,7 +326,7 @@ def _writable(ctx: ToolContext, path: str) -> tuple[Path, bool]:
     if status is not None and not stat.S_ISREG(status.st_mode):
         raise ToolError(f"{path} is not a regular file (a pipe, socket or device); write only replaces files")
     if status is not None:
-        _unchanged_since_seen(target, path)
+        _unchanged_since_seen(target, path, must_have_seen=True)
     return target, status is not None
 
 

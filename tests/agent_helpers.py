@@ -1,0 +1,22 @@
+"""Helpers for tests of the agent against a loopback model server: an agent with the built-in
+tools, and one turn's events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scout_tui.agent import Agent
+from scout_tui.backends import make_backend
+from scout_tui.tools import builtin_registry
+from tests.loopback import LoopbackServer
+
+
+def make_agent(server: LoopbackServer, cwd: Path, provider: str = "anthropic", **kw) -> Agent:
+    """An agent in ``cwd`` with the built-in tools, talking to ``server`` as ``provider``."""
+    backend = make_backend(provider, model="test-model", api_key="sk-test", base_url=server.url, max_retries=0)
+    return Agent(backend, builtin_registry(), system="You are a test.", cwd=cwd, **kw)
+
+
+async def collect(agent: Agent, history: list[dict], text: str) -> list:
+    """Every event of one turn that sends ``text`` after ``history``."""
+    return [event async for event in agent.run(history, text)]
