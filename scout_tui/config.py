@@ -281,6 +281,10 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         shown = f"table [{key}]" if isinstance(value, dict) else f"key {key!r}"
         hint = did_you_mean(key, [*_KINDS, *KNOWN_TABLES])
         safety = difflib.get_close_matches(key.lower().replace("-", "_"), SAFETY_NAMES, n=1, cutoff=SAFETY_CUTOFF)
+        if not safety and hint and hint.split("'")[1] in SAFETY_NAMES:
+            safety = [hint.split("'")[1]]  # [perms]: further off, but the closest known name is a safety one
+        if not safety:
+            safety = _looks_like_safety(key, value)
         if safety:
             raise ScoutError(f"{where(key)}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
                              "a misspelt safety setting would be ignored")
@@ -313,6 +317,19 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
                 raise ScoutError(f"{where('sandbox', key)}: sandbox.{key} must be {wanted}, "
                                  f"got {_describe(sandbox[key], key)}")
     return notes
+
+
+def _looks_like_safety(key: str, value: Any) -> list[str]:
+    """The safety table an unknown name seems meant for, by what it holds: a top-level ``allow``
+    or ``deny`` (``[permissions]`` forgotten), a table of ``allow``/``deny`` rules, or one of
+    ``writable``/``network`` (``[sandbox]``). Empty when it looks like neither."""
+    if key in ("allow", "deny"):
+        return ["permissions"]
+    if isinstance(value, dict) and {"allow", "deny"} & set(value):
+        return ["permissions"]
+    if isinstance(value, dict) and {"writable", "network"} & set(value):
+        return ["sandbox"]
+    return []
 
 
 def did_you_mean(word: str, known: Sequence[str]) -> str:

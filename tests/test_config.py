@@ -316,3 +316,28 @@ def test_headless_prints_the_config_notes_on_stderr(tmp_home, workdir):
     with pytest.raises(ScoutError, match="unknown provider"):
         asyncio.run(run_headless(load_config(workdir, env={}), workdir, "hi", stdout=io.StringIO(), stderr=err))
     assert f"scout-tui: {workdir / 'scout.toml'}:1: unknown key 'max_turn' is ignored" in err.getvalue()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[perms]\ndeny = ["bash:rm *"]\n', r"scout.toml:1: unknown table \[perms\]; did you mean 'permissions'\? "
+                                         "scout-tui stops here"),
+    ('deny = ["bash:rm *"]\n', r"scout.toml:1: unknown key 'deny'; did you mean 'permissions'\?"),
+    ('[rules]\ndeny = ["bash:rm *"]\n', r"unknown table \[rules\]; did you mean 'permissions'\?"),
+    ('[box]\nnetwork = false\n', r"unknown table \[box\]; did you mean 'sandbox'\?"),
+])
+def test_a_safety_setting_out_of_its_table_stops_start_up(tmp_home, workdir, text, message):
+    # Found by a fresh-eyes check: each of these used to drop its deny rules with a warning.
+    (workdir / "scout.toml").write_text(text)
+    with pytest.raises(ScoutError, match=message):
+        load_config(workdir, env={})
+
+
+def test_a_deny_rule_naming_a_near_miss_of_a_tool_stops_start_up(tmp_home, workdir):
+    from scout_tui.tools.permission_config import policy_from_config
+
+    (workdir / "scout.toml").write_text('[permissions]\ndeny = ["bsh:rm *"]\n')
+    with pytest.raises(ScoutError, match=r"scout.toml:2: the deny rule 'bsh:rm \*' names no tool; did you mean 'bash'\?"):
+        policy_from_config(load_config(workdir, env={}), workdir)
+    (workdir / "scout.toml").write_text('[permissions]\ndeny = ["jira_delete"]\nallow = ["bsh:ls"]\n')
+    policy = policy_from_config(load_config(workdir, env={}), workdir)  # a plugin's tool; an allow typo only asks
+    assert [r.text for r in policy.deny] == ["jira_delete"]

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from scout_tui.config import did_you_mean, in_project
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
-from scout_tui.tools.permissions import Policy, Rule, parse_rule
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Policy, Rule, parse_rule
 
 
 def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[Rule]:
@@ -21,7 +21,8 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
     Raises:
         ScoutError: a ``[permissions]`` that is not a table or holds a key other than
             ``allow`` and ``deny`` (a typo would silently do nothing), a value that is not a
-            list, or a bad rule; each naming the file and line.
+            list, a bad rule, or a deny rule whose tool is a near miss of a built-in one
+            (``bsh:rm *``); each naming the file and line.
     """
     rules: list[Rule] = []
     for path, text, parsed in files:
@@ -42,7 +43,12 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
         at = start
         for value in values:
             at = _value_line(lines, value, at)
-            rules.append(parse_rule(value, f"{path}:{at}"))
+            rule = parse_rule(value, f"{path}:{at}")
+            hint = did_you_mean(rule.tool, sorted(BUILTIN_TOOL_NAMES)) if rule.tool not in BUILTIN_TOOL_NAMES else ""
+            if key == "deny" and hint:  # a plugin's tool may be named otherwise; a near miss of ours is a typo
+                raise ScoutError(f"{rule.origin}: the deny rule {rule.text!r} names no tool{hint} scout-tui stops "
+                                 "here: a misspelt deny rule would deny nothing")
+            rules.append(rule)
     return rules
 
 

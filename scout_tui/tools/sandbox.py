@@ -519,6 +519,9 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
             value = table["network"]
             if not isinstance(value, bool):
                 raise ScoutError(f"{where('network')}: sandbox.network must be true or false, got {value!r}")
+            if project and value and not network:
+                notes.append(f"{where('network')}: sandbox.network = true is not used from a project's scout.toml "
+                             "(a repository cannot open its own sandbox); set it in ~/.config/scout/scout.toml.")
             network = value if not project else network and value
         if "writable" in table:
             value = table["writable"]
