@@ -803,7 +803,7 @@ def test_a_projects_own_file_cannot_loosen_the_sandbox(tmp_path: Path) -> None:
         (user, '[sandbox]\nmode = "read-only"\nnetwork = false\n'),
         (project, '[sandbox]\nmode = "off"\nnetwork = true\nwritable = ["/"]\n')), workspace)
     assert (settings.mode, settings.writable, settings.network) == ("read-only", (), False)
-    assert [note.split(": ")[0] for note in settings.notes] == [f"{project}:2", f"{project}:4"]
+    assert [note.split(": ")[0] for note in settings.notes] == [f"{project}:2", f"{project}:3", f"{project}:4"]
 
 
 def test_a_projects_own_file_can_tighten_the_sandbox(tmp_path: Path) -> None:

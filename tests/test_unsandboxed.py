@@ -294,15 +294,3 @@ def test_git_config_counts_as_writing_the_file_it_changes(ws: Path, command: str
     assert verdict(p, command, sandbox="off") == verdict_off
     assert verdict(p, command, sandbox="active") == "allow"  # there the file is read-only
 
-
-def test_a_projects_network_true_is_said_not_to_be_used(tmp_path: Path, monkeypatch) -> None:
-    from scout_tui.config import load_config
-    from scout_tui.tools.sandbox import sandbox_from_config
-
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    (tmp_path / "config" / "scout").mkdir(parents=True)
-    (tmp_path / "config" / "scout" / "scout.toml").write_text("[sandbox]\nnetwork = false\n")
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "scout.toml").write_text("[sandbox]\nnetwork = true\n")
-    settings = sandbox_from_config(load_config(tmp_path / "repo"), tmp_path / "repo")
-    assert settings.network is False and "sandbox.network = true is not used" in settings.notes[0]
