@@ -13,9 +13,11 @@ from textual.screen import Screen
 from scout_tui.commands import Command, Commands, literal
 from scout_tui.compaction import strategy_names
 from scout_tui.errors import ScoutError
+from scout_tui.plugins import PLUGINS_DIR, project_plugin_trust
 from scout_tui.skills import describe_skills
 from scout_tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tools.permissions import MODES
+from scout_tui.trust import PluginFile, record_trust
 
 KEYS_HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
@@ -62,6 +64,8 @@ class CommandsMixin:
                     lambda _: self.chat.add_notice(describe_skills(self.skills)), title="Skills"),
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self.chat.add_notice(self.plugins.describe()), title="Plugins"),
+            Command("trust", "", "review this project's new or changed plugins and trust them to run",
+                    lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.exit(), aliases=("exit",)),
         ]
@@ -161,6 +165,48 @@ class CommandsMixin:
         self.notify(f"Prompt strategy for this session: {self.strategies}")
         self.estimate_context()
 
+    # -- /trust: project plugins run only once trusted (scout_tui.trust) -----------------------
+
+    @work(thread=True, exclusive=True, group="trust")
+    def review_plugins(self) -> None:
+        """``/trust``: read the project plugins (in a thread) and ask about the untrusted ones."""
+        files, problems = project_plugin_trust(self.cwd)
+        self.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems)
+
+    def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str]) -> None:
+        for problem in problems:
+            self.chat.add_notice(problem, "error")
+        if not pending:
+            self.chat.add_notice(f"Every project plugin here is trusted ({found})." if found
+                                 else f"No project plugins in `{self.cwd / PLUGINS_DIR}`.")
+            return
+        from scout_tui.widgets.dialogs import ConfirmScreen
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.trust_plugins(pending)
+
+        yes = "trust it" if len(pending) == 1 else f"trust all {len(pending)}"
+        self.push_screen(ConfirmScreen(trust_question(pending), yes=yes, no="cancel"), done)
+
+    @work(thread=True, group="trust")
+    def trust_plugins(self, files: list[PluginFile]) -> None:
+        """Record trust in ``files`` as they were read (in a thread: a file write), then load the
+        plugins again when nothing was loaded yet; otherwise a restart loads them (a loaded
+        plugin's handlers cannot be taken off the bus, so loading all again would double them)."""
+        try:
+            record_trust(files)
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return
+        names = ", ".join(f"`{f.path.name}`" for f in files)
+        if self.plugins.loaded or self.busy:
+            self.call_from_thread(self.chat.add_notice, f"Trusted {names}: restart scout-tui to load "
+                                  f"{'it' if len(files) == 1 else 'them'}.")
+        else:
+            self.call_from_thread(self.chat.add_notice, f"Trusted {names}: loading the plugins.")
+            self.call_from_thread(self.load_extensions)
+
     @work(thread=True, group="plugin-command")
     def run_plugin_command(self, name: str, args: str) -> None:
         """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
@@ -171,3 +217,22 @@ class CommandsMixin:
             return
         if text:
             self.call_from_thread(self.chat.add_notice, text)
+
+
+TRUST_SHOWN_FILES, TRUST_HEAD_LINES = 6, 4
+"""``/trust`` shows the first TRUST_HEAD_LINES lines of the first TRUST_SHOWN_FILES files (all are named)."""
+
+
+def trust_question(files: list[PluginFile]) -> str:
+    """The ``/trust`` dialog's text: what trusting means, then each file with its state, size
+    and first lines (control characters written out: ``PluginFile.head``)."""
+    lines = [f"Trust {len(files)} project plugin{'s' * (len(files) != 1)}? Each runs as Python with your rights, "
+             "outside the sandbox, every time scout-tui starts here. Read them first.", ""]
+    for n, f in enumerate(files):
+        lines.append(f"{f.state}: {f.path} ({f.summary()})")
+        if n < TRUST_SHOWN_FILES:
+            head = f.head(TRUST_HEAD_LINES, width=52)  # with "  │ ", within the dialog's 58 columns
+            lines += [f"  │ {line}" for line in head]
+            if f.lines > len(head):
+                lines.append("  │ …")
+    return "\n".join(lines)

@@ -1,6 +1,6 @@
 """The `scout-tui` command: open the TUI, run one request headless with ``-p``, list or export sessions.
 
-``sessions``, ``export``, ``themes`` and ``doctor`` are subcommands only as the very first argument, so
+``sessions``, ``export``, ``themes``, ``doctor`` and ``trust`` are subcommands only as the very first argument, so
 ``scout-tui -p sessions`` still sends the prompt "sessions".
 """
 
@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 from scout_tui import __version__
 from scout_tui.errors import ScoutError
@@ -27,6 +27,8 @@ other commands:
   scout-tui themes                           list every theme and the file it comes from
   scout-tui doctor                           what a run here would use: config files, provider,
                                              the API key's source (never the key), the sandbox
+  scout-tui trust [--list] [--yes]           this project's plugins (./.agents/plugins): which are
+                                             trusted to run; asks to trust the new and changed ones
 """
 
 
@@ -282,6 +284,81 @@ def doctor_command(argv: list[str]) -> int:
     return 0
 
 
+# -- scout-tui trust -----------------------------------------------------------------------
+
+TRUST_HEAD_LINES = 20
+"""Lines of a plugin shown before ``scout-tui trust`` asks about it."""
+
+
+def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
+    """``scout-tui trust [--list] [--yes]``: this directory's project plugins with their state
+    (trusted, new, changed); then, for each new or changed one, its first lines and "[y/N]" on
+    the terminal (``--yes``: trust every one listed without asking). What was answered y is
+    recorded (``trust.record_trust``) and loads at the next start here.
+
+    Returns 0; 1 when untrusted plugins remain because ``stdin`` (default ``sys.stdin``) is not
+    a terminal and ``--yes`` was not given (nothing is trusted then, and stderr says how).
+    """
+    parser = argparse.ArgumentParser(
+        prog="scout-tui trust",
+        description="Project plugins (./.agents/plugins/*.py) are Python that runs with your rights, outside the "
+                    "sandbox, when scout-tui starts here; they run only once you trust their exact content. This "
+                    "lists them (trusted, new, changed) and asks about each new or changed one. Your own plugins "
+                    "(~/.agents/plugins) are always trusted.",
+    )
+    parser.add_argument("--list", action="store_true", help="only list the plugins and their state; trust nothing")
+    parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
+    args = parser.parse_args(argv)
+    from scout_tui.plugins import PLUGINS_DIR, project_plugin_trust
+    from scout_tui.trust import record_trust
+
+    stdin = sys.stdin if stdin is None else stdin
+    cwd = Path.cwd()
+    files, problems = project_plugin_trust(cwd)
+    for problem in problems:
+        print(f"scout-tui: {problem}", file=sys.stderr)
+    if not files:
+        if not problems:
+            print(f"no project plugins in {cwd / PLUGINS_DIR}")
+        return 0
+    print(f"{'STATE':<8}  {'SIZE':<20}  FILE")
+    for f in files:
+        print(f"{f.state:<8}  {f.summary():<20}  {_one_line(str(f.path))}")
+    pending = [f for f in files if not f.trusted]
+    if args.list or not pending:
+        return 0
+    if args.yes:
+        chosen = pending
+    elif not stdin.isatty():
+        print(f"scout-tui: {len(pending)} plugin{'s' * (len(pending) != 1)} not trusted: stdin is not a terminal, so "
+              "nothing was asked; read them, then run `scout-tui trust` in a terminal, or `scout-tui trust --yes` "
+              "to trust every one listed", file=sys.stderr)
+        return 1
+    else:
+        chosen = []
+        for f in pending:
+            print(f"\n--- {_one_line(str(f.path))} ({f.state}, {f.summary()}, sha256 {f.sha256[:12]}) ---")
+            head = f.head(TRUST_HEAD_LINES)
+            for n, line in enumerate(head, 1):
+                print(f"{n:>4}  {line}")
+            if f.lines > len(head):
+                print("      … (read the whole file before trusting it)")
+            print("Trust it, to run it at every start of scout-tui here? [y/N] ", end="", flush=True)
+            answer = stdin.readline()
+            if not answer:
+                print()
+            if answer.strip().lower() in ("y", "yes"):
+                chosen.append(f)
+    if not chosen:
+        print("nothing trusted")
+        return 0
+    where = record_trust(chosen)
+    names = ", ".join(f.path.name for f in chosen)
+    print(f"trusted {names} (recorded in {where}): loaded at the next start of scout-tui here")
+    return 0
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
+    "trust": trust_command,
 }

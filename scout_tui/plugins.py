@@ -1,8 +1,9 @@
 """Plugins: Python files in ``.agents/plugins/`` that extend scout through ``scout(api)``.
 
-A plugin is trusted code: it runs in this process with the person's rights, like the seed
-agent's plugins. Only files a person put in ``~/.agents/plugins/`` or ``./.agents/plugins/``
-are run; a repository's plugins run when scout starts in that repository.
+A plugin is trusted code: it runs in this process with the person's rights, outside the
+sandbox, like the seed agent's plugins. The user's (``~/.agents/plugins/``) always run; a
+project's (``./.agents/plugins/``, which a cloned repository or a command may have put there)
+run only once the person has trusted that content (``scout_tui.trust``, ``scout-tui trust``).
 
 A plugin file defines ``scout(api)`` and calls the ``PluginApi`` methods in it::
 
@@ -36,6 +37,7 @@ from scout_tui.bus import Bus, Event
 from scout_tui.config import Config, merge_tables
 from scout_tui.errors import ScoutError
 from scout_tui.tools.base import Tool
+from scout_tui.trust import UNTRUSTED, PluginFile, check_file, read_trusted
 
 PLUGINS_DIR = Path(".agents") / "plugins"
 
@@ -203,7 +205,9 @@ class Plugins:
         strategies: strategy name -> plugin name; the functions are in the compaction registry.
         settings: plugin name -> its ``api.config`` settings.
         loaded: (plugin name, path) of each plugin that loaded, in load order.
-        problems: one message per plugin skipped: "<path>:<line>: plugin NAME skipped: <error>".
+        problems: one message per plugin skipped: "<path>:<line>: plugin NAME skipped: <error>",
+            or not run because it is an untrusted project plugin ("<path>: plugin NAME not
+            loaded: ..."; see ``load_plugins``), and one for an unreadable trust file.
     """
 
     tools: dict[str, Tool] = field(default_factory=dict)
@@ -327,16 +331,47 @@ class Plugins:
 def plugin_files(cwd: Path, home: Path | None = None) -> list[Path]:
     """``home/.agents/plugins/*.py`` then ``cwd/.agents/plugins/*.py``, each folder sorted by
     name; files starting with ``_`` or ``.`` are helpers, not plugins. A folder reached twice
-    (cwd is home) counts once."""
+    (cwd is home) counts once, as the user's."""
+    return [path for path, _ in _found(cwd, home)]
+
+
+def project_plugin_files(cwd: Path, home: Path | None = None) -> list[Path]:
+    """The project's part of ``plugin_files``: ``cwd/.agents/plugins/*.py``, the files that run
+    only when trusted (none when that folder is the user's own, cwd being home)."""
+    return [path for path, project in _found(cwd, home) if project]
+
+
+def project_plugin_trust(cwd: Path, home: Path | None = None) -> tuple[list[PluginFile], list[str]]:
+    """Each project plugin (``project_plugin_files``) read now with its trust state, and the
+    problems met: an unreadable trust file (see ``trust.read_trusted``), "<path>: cannot read
+    it: <why>" for a plugin file that cannot be read (left out of the list). For ``scout-tui
+    trust`` and ``/trust``; never raises."""
+    paths = project_plugin_files(cwd, home)
+    if not paths:
+        return [], []
+    trusted, problem = read_trusted()
+    problems = [problem] if problem else []
+    files = []
+    for path in paths:
+        try:
+            files.append(check_file(path, trusted))
+        except OSError as exc:
+            problems.append(f"{path}: cannot read it: {exc.strerror or exc}")
+    return files, problems
+
+
+def _found(cwd: Path, home: Path | None) -> list[tuple[Path, bool]]:
+    """(plugin file, whether it is the project's) in load order; see ``plugin_files``."""
     home = Path.home() if home is None else home
-    files: list[Path] = []
+    files: list[tuple[Path, bool]] = []
     seen: set[Path] = set()
-    for root in (home, cwd):
+    for root, project in ((home, False), (cwd, True)):
         folder = root / PLUGINS_DIR
         if folder.resolve() in seen or not folder.is_dir():
             continue
         seen.add(folder.resolve())
-        files += sorted(p for p in folder.glob("*.py") if p.is_file() and not p.name.startswith(("_", ".")))
+        files += [(p, project) for p in sorted(folder.glob("*.py"))
+                  if p.is_file() and not p.name.startswith(("_", "."))]
     return files
 
 
@@ -350,14 +385,38 @@ def load_plugins(cwd: Path, home: Path | None = None, *, config: Config | None =
     the global registries (``backends.PROVIDERS``, the compaction registry) as each plugin
     loads. ``config``: where ``api.config`` reads ``[plugins.NAME]`` and stores the settings.
 
+    A project plugin (``project_plugin_files``) runs only when the trust file
+    (``trust.trust_file()``) holds the sha256 of its content at its path; otherwise it is not
+    imported and ``Plugins.problems`` gets "<path>: plugin NAME not loaded: it is new or changed
+    since you trusted it; read it, then run `scout-tui trust` (or /trust) to load it". A missing
+    trust file trusts nothing; a corrupt one trusts nothing and adds its own line. Each file is
+    read once: what runs is the content that was checked.
+
     Plugins are trusted code: this runs them in this process.
     """
     plugins = Plugins()
-    for path in plugin_files(cwd, home):
+    trusted: dict[str, str] | None = None  # read when the first project plugin needs it
+    for path, project in _found(cwd, home):
         name = path.stem
+        try:
+            if project:
+                if trusted is None:
+                    trusted, problem = read_trusted()
+                    if problem:
+                        plugins.problems.append(problem)
+                checked = check_file(path, trusted)
+                if not checked.trusted:
+                    plugins.problems.append(f"{path}: plugin {name} not loaded: {UNTRUSTED}")
+                    continue
+                source = checked.source
+            else:
+                source = path.read_bytes()
+        except OSError as exc:
+            plugins.problems.append(f"{path}: plugin {name} skipped: cannot read it: {exc.strerror or exc}")
+            continue
         api = PluginApi(name, path, cwd, plugins, config)
         try:
-            module = _import(path, name)
+            module = _import(path, name, source)
         except SyntaxError as exc:
             line = f":{exc.lineno}" if exc.lineno else ""
             plugins.problems.append(f"{path}{line}: plugin {name} skipped: SyntaxError: {exc.msg}")
@@ -386,18 +445,24 @@ def load_plugins(cwd: Path, home: Path | None = None, *, config: Config | None =
     return plugins
 
 
-def _import(path: Path, name: str) -> ModuleType:
-    """Execute ``path`` as a new module. It is in ``sys.modules`` while it runs (dataclasses and
-    pickling look modules up there) and is removed again if it fails."""
+def _import(path: Path, name: str, source: bytes) -> ModuleType:
+    """Execute ``source`` (the bytes read from ``path``, not the file again: what was checked is
+    what runs) as a new module of file ``path``. It is in ``sys.modules`` while it runs
+    (dataclasses and pickling look modules up there) and is removed again if it fails. No
+    bytecode is cached next to the plugin.
+
+    Raises:
+        SyntaxError: ``source`` is not Python; whatever the module raises as it runs.
+    """
     stem = re.sub(r"\W", "_", name)
     module_name = f"scout_plugin_{next(_module_numbers)}_{stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
+    if spec is None:
         raise ImportError(f"cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise

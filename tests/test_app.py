@@ -9,7 +9,9 @@ import pytest
 
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
+from scout_tui.plugins import project_plugin_trust
 from scout_tui.store import Store
+from scout_tui.trust import record_trust
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.chat_view import AssistantMessage, Notice, UserMessage
 from tests.app_helpers import SIZE, HeldReply, long_session, make_app, running_and_printed, send, settle
@@ -355,6 +357,7 @@ def scout(api):
     api.command("hello", lambda args: f"hello {args or 'world'} from a plugin")
 ''')
     (plugins / "broken.py").write_text("def scout(api):\n    raise RuntimeError('boom')\n")
+    record_trust(project_plugin_trust(repo)[0])  # project plugins run once trusted (tests/test_trust.py)
     skill = repo / ".agents" / "skills" / "release"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: release\ndescription: How to cut a release\n---\nSteps: tag, build, upload.\n")

@@ -1,4 +1,7 @@
-"""Plugins: .agents/plugins/*.py with scout(api) adding tools, commands, strategies, providers, handlers."""
+"""Plugins: .agents/plugins/*.py with scout(api) adding tools, commands, strategies, providers, handlers.
+
+Project plugins run only once trusted (tests/test_trust.py pins that gate): the tests here trust
+theirs explicitly with ``trust_project``."""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from scout_tui.bus import Bus, Event
 from scout_tui.compaction import prepare_prompt, strategy_names
 from scout_tui.config import Config, load_config
 from scout_tui.errors import ScoutError
-from scout_tui.plugins import load_plugins
+from scout_tui.plugins import load_plugins, project_plugin_files
 from scout_tui.runtime import build_agent
+from scout_tui.trust import check_file, record_trust
 from scout_tui.skills import discover_skills
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -53,8 +57,15 @@ def plugin(root: Path, name: str, source: str) -> Path:
     return path
 
 
+def trust_project(cwd: Path, trust_file: Path | None = None) -> None:
+    """Trust every project plugin of ``cwd`` as it is now, as ``scout-tui trust --yes`` would
+    (in the data folder of ``tmp_home``, or in ``trust_file``)."""
+    record_trust([check_file(path, {}) for path in project_plugin_files(cwd)], trust_file)
+
+
 async def test_a_plugin_tool_is_called_by_the_model_and_its_result_goes_back(tmp_home, workdir):
     plugin(workdir, "shout", SHOUT)
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     assert plugins.problems == [] and [name for name, _ in plugins.loaded] == ["shout"]
     replies = [Reply(anthropic_stream([], ("toolu_1", "shout", ['{"text": "hi"}']))), Reply(anthropic_stream(["done"]))]
@@ -89,6 +100,7 @@ def test_a_project_plugin_tool_replaces_a_user_one_and_a_builtin(tmp_home, workd
                     return "{who}"
                 api.tool(Tool("read", "{who} read", {{"type": "object", "properties": {{}}}}, run))
         ''')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     agent = build_agent(Config(api_key="sk-test-key-123"), workdir, plugins=plugins)
     assert agent.tools.tools["read"].description == "project read"
@@ -102,6 +114,7 @@ def test_commands_run_and_the_later_registration_wins(tmp_home, workdir):
             api.command("hello", lambda args: f"hello {args}!")
             api.command("quiet", lambda args: None)
     ''')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     assert plugins.commands["hello"][1] == "greet2"
     assert plugins.run_command("hello", "  world ") == "hello world!"
@@ -111,6 +124,7 @@ def test_commands_run_and_the_later_registration_wins(tmp_home, workdir):
 
 def test_a_failing_command_names_the_plugin_and_line(tmp_home, workdir):
     path = plugin(workdir, "oops", 'def scout(api):\n    api.command("boom", lambda args: 1 / 0)\n')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     with pytest.raises(ScoutError, match=rf"^/boom \(plugin oops\) failed at {path}:2: ZeroDivisionError"):
         plugins.run_command("boom")
@@ -121,6 +135,7 @@ def test_a_plugin_strategy_is_usable_by_name(tmp_home, workdir):
         def scout(api):
             api.strategy("plugin_last_two", lambda messages: messages[-2:])
     ''')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     assert plugins.strategies == {"plugin_last_two": "strat"}
     assert "plugin_last_two" in strategy_names()
@@ -134,6 +149,7 @@ def test_a_plugin_provider_builds_backends(tmp_home, workdir):
         def scout(api):
             api.provider("plugin-echo", lambda **kw: AnthropicBackend(**{**kw, "base_url": "http://127.0.0.1:9"}))
     ''')
+    trust_project(workdir)
     load_plugins(workdir)
     backend = make_backend("plugin-echo", model="m", api_key=None)
     assert backend.base_url == "http://127.0.0.1:9"
@@ -147,6 +163,7 @@ def test_handlers_see_bus_events_and_emit_reaches_the_bus(tmp_home, workdir):
             api.on("tool.end", lambda event: api.emit("watch.counted", count=len(seen)))
             api.emit("watch.loaded", version=1)
     ''')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     bus, got = Bus(), []
     bus.on("*", got.append)
@@ -158,6 +175,7 @@ def test_handlers_see_bus_events_and_emit_reaches_the_bus(tmp_home, workdir):
 
 def test_a_failing_handler_is_reported_and_the_emit_goes_on(tmp_home, workdir):
     path = plugin(workdir, "fragile", 'def scout(api):\n    api.on("usage", lambda event: event.data["missing"])\n')
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     bus, notices = Bus(), []
     bus.on("notice", lambda event: notices.append(event.data["text"]))
@@ -175,6 +193,7 @@ def test_config_defaults_are_overlaid_by_the_plugin_table(tmp_home, workdir):
             settings = api.config({"sound": True, "volume": 3})
     ''')
     config = load_config(workdir, env={})
+    trust_project(workdir)
     plugins = load_plugins(workdir, config=config)
     assert plugins.settings["notify"] == {"sound": False, "volume": 3}
     assert config.extra["plugins"]["notify"] is plugins.settings["notify"]
@@ -195,6 +214,7 @@ def test_broken_plugins_are_skipped_with_file_line_and_error_and_the_rest_load(t
     ''')
     missing = plugin(workdir, "c_missing", "x = 1\n")
     plugin(workdir, "d_good", SHOUT)
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     assert [name for name, _ in plugins.loaded] == ["d_good"]
     assert plugins.problems == [
@@ -208,6 +228,7 @@ def test_broken_plugins_are_skipped_with_file_line_and_error_and_the_rest_load(t
 
 def test_an_import_error_names_the_plugin_line(tmp_home, workdir):
     path = plugin(tmp_home, "needs", "import not_a_module_anywhere\ndef scout(api):\n    pass\n")
+    trust_project(workdir)
     plugins = load_plugins(workdir)
     assert plugins.problems == [f"{path}:1: plugin needs skipped: ModuleNotFoundError: "
                                 "No module named 'not_a_module_anywhere'"]
@@ -223,6 +244,7 @@ def test_headless_run_uses_a_project_plugin_tool_and_reports_a_broken_one(tmp_pa
         def scout(api):
             api.on("tool.end", lambda event: api.emit("notice", text="plugin saw " + event.data["name"]))
     ''')
+    trust_project(repo, trust_file=home / "data" / "trusted.json")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
     env = {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
            "ANTHROPIC_API_KEY": "sk-test-key-123"}

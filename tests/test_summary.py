@@ -219,7 +219,7 @@ def scout(api):
 
 
 def plugin_bus(tmp_path: Path) -> Bus:
-    folder = tmp_path / ".agents" / "plugins"
+    folder = tmp_path / "home" / ".agents" / "plugins"  # the user's: runs without being trusted
     folder.mkdir(parents=True)
     (folder / "keeper.py").write_text(PLUGIN)
     plugins = load_plugins(tmp_path, home=tmp_path / "home")
