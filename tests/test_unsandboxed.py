@@ -294,3 +294,15 @@ def test_git_config_counts_as_writing_the_file_it_changes(ws: Path, command: str
     assert verdict(p, command, sandbox="off") == verdict_off
     assert verdict(p, command, sandbox="active") == "allow"  # there the file is read-only
 
+
+
+def test_working_in_the_home_folder_is_said_to_leave_it_writable(tmp_path: Path, monkeypatch) -> None:
+    from scout_tui.config import load_config
+    from scout_tui.tools.sandbox import sandbox_from_config
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    settings = sandbox_from_config(load_config(tmp_path), tmp_path)
+    assert any("lets commands write anything in it (~/.bashrc, ~/.ssh)" in note for note in settings.notes)
+    (tmp_path / "project").mkdir()
+    assert sandbox_from_config(load_config(tmp_path / "project"), tmp_path / "project").notes == ()

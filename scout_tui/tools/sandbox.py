@@ -533,6 +533,9 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
                              "repository cannot widen its own sandbox); set it in ~/.config/scout/scout.toml.")
             else:
                 writable += [_absolute(v, workspace) for v in value]
+    if (mode or DEFAULT_MODE) == "workspace-write" and workspace in (Path.home().resolve(), Path("/")):
+        notes.append(f"The working directory is {workspace}: the sandbox lets commands write anything in it "
+                     "(~/.bashrc, ~/.ssh). Start scout-tui in a project folder.")
     if mode == "off" and not network:
         notes.append("[sandbox] network = false has no effect with mode = \"off\": without the sandbox nothing "
                      "keeps commands off the network.")

@@ -156,7 +156,8 @@ class ApprovalScreen(ModalScreen[Approval]):
 
     def _keys(self) -> Content:
         sandbox = self.request.sandbox
-        once = {"outside": " run once outside the sandbox · ", "none": " run unsandboxed once · "}.get(sandbox, " allow once · ")
+        once = {"outside": " run once outside the sandbox · ", "none": " run unsandboxed once · ",
+                "in": " run in the sandbox · "}.get(sandbox, " allow once · ")
         parts: list[str | tuple[str, str]] = [("y", "bold $text"), once]
         if sandbox == "none":
             parts += [("a", "bold $text"), " allow unsandboxed commands for this session · "]
