@@ -145,8 +145,10 @@ def _sandbox(config: Config, cwd: Path, settings: sandbox.SandboxSettings) -> It
         yield _row("writable", ", ".join(places))
     if settings.network:
         network = "on"
-    elif mode == "off":
+    elif mode == "off" and not sandbox.wraps(settings):
         network = "off requested, but not enforced: commands run unsandboxed"
+    elif mode == "off":
+        network = "off (a network namespace alone: bwrap keeps commands off the network, loopback included)"
     else:
         network = "off (no network, loopback included)"
     yield _row("network", f"{network} ({_source(_table_source(config, 'network', settings.network))})")

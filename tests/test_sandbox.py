@@ -846,7 +846,21 @@ async def test_a_command_that_creates_nothing_protected_is_left_alone(workspace:
 def test_network_off_without_the_sandbox_is_said_to_have_no_effect(tmp_path: Path) -> None:
     settings = sandbox_from_config(config_with((tmp_path / "u.toml", '[sandbox]\nmode = "off"\nnetwork = false\n')),
                                    tmp_path / "ws")
-    assert any("network = false has no effect" in note for note in settings.notes)
+    assert any("commands get no network only where bwrap can run" in note for note in settings.notes)
+
+
+@needs_bwrap
+async def test_with_the_sandbox_off_network_false_still_cuts_the_network(workspace: Path, outside: Path) -> None:
+    # mode = "off": no filesystem sandbox (a write outside works), but no network either.
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        command = (f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\"; "
+                   f"echo x > {outside}/written")
+        result = await bash(in_sandbox(workspace, mode="off", network=False), command)
+    assert (outside / "written").exists()
+    assert "Connection refused" in result.content or "unreachable" in result.content
 
 
 @needs_bwrap

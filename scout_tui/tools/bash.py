@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
-from scout_tui.tools.sandbox import available, blocked_note, missing_protected, quarantine, wrap
+from scout_tui.tools.sandbox import SandboxSettings, blocked_note, missing_protected, quarantine, wrap, wraps
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds
@@ -163,13 +163,13 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"argument 'timeout' must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {timeout!r:.50}")
 
     argv = ["bash", "-c", command]
-    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.mode != "off" else None
+    sandbox: SandboxSettings | None = None
     watched: list[Path] = []
-    if sandbox is not None and await asyncio.to_thread(available):  # runs bwrap once, then cached
-        argv = wrap(argv, ctx.cwd, sandbox)
-        watched = missing_protected(ctx.cwd, sandbox)
-    else:
-        sandbox = None
+    if ctx.sandbox is not None and await asyncio.to_thread(wraps, ctx.sandbox):  # bwrap runs once, then cached
+        argv = wrap(argv, ctx.cwd, ctx.sandbox)
+        if ctx.sandbox.mode != "off":  # off: a network namespace alone, nothing to watch
+            sandbox = ctx.sandbox
+            watched = missing_protected(ctx.cwd, sandbox)
 
     # Our own pipe, not PIPE: we can stop reading and close it even while a background job
     # of the command still holds the write end.
@@ -182,7 +182,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )  # fmt: skip
     except OSError as e:
         os.close(read_fd)
-        raise ToolError(f"could not start {'bwrap' if sandbox else 'bash'} in {ctx.cwd}: {e}") from None
+        raise ToolError(f"could not start {'bash' if argv[0] == 'bash' else 'bwrap'} in {ctx.cwd}: {e}") from None
     finally:
         os.close(write_fd)
 

@@ -373,6 +373,9 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
     the sandbox has no controlling terminal, and stdin is /dev/null.
     """
     cwd = Path(cwd).resolve()
+    if settings.mode == "off":  # only network = false to keep: a network namespace, nothing else
+        return [bwrap or bwrap_path() or "bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent",
+                "--chdir", str(cwd), "--", *argv]
     line = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
             "--tmpfs", "/tmp"]
     if settings.mode == "read-only":
@@ -411,11 +414,17 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
     return line
 
 
+def wraps(settings: SandboxSettings | None) -> bool:
+    """Whether commands are started through bwrap: the sandbox is ``active``, or it is ``off``
+    but ``network = false`` is kept with a network namespace alone. bwrap must work."""
+    return settings is not None and (settings.mode != "off" or not settings.network) and available()
+
+
 def sandboxed(argv: Sequence[str], cwd: Path, settings: SandboxSettings | None) -> list[str]:
-    """``argv`` as it should be started: wrapped by ``wrap`` when the sandbox is ``active``,
+    """``argv`` as it should be started: wrapped by ``wrap`` when bwrap is used (``wraps``),
     else unchanged. For the bash tool and plugin tools that start processes; the line may start
     with ``/bin/sh`` (``wrap``), which takes descriptor 9 for itself."""
-    return wrap(argv, cwd, settings) if settings is not None and active(settings) else list(argv)
+    return wrap(argv, cwd, settings) if settings is not None and wraps(settings) else list(argv)
 
 
 # ----------------------------------------------------------------------------- blocked writes
@@ -537,8 +546,8 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
         notes.append(f"The working directory is {workspace}: the sandbox lets commands write anything in it "
                      "(~/.bashrc, ~/.ssh). Start scout-tui in a project folder.")
     if mode == "off" and not network:
-        notes.append("[sandbox] network = false has no effect with mode = \"off\": without the sandbox nothing "
-                     "keeps commands off the network.")
+        notes.append("[sandbox] network = false with mode = \"off\": commands get no network only where bwrap can "
+                     "run (`scout-tui doctor` says), and nothing else of the sandbox.")
     return SandboxSettings(mode or DEFAULT_MODE, tuple(dict.fromkeys(writable)), network, tuple(notes))
 
 
