@@ -36,7 +36,8 @@ from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
 from scout_tui.tools.output import StreamRedactor, redact_deep
-from scout_tui.tools.permissions import Approver, Policy
+from scout_tui.tools.approvals import Approver
+from scout_tui.tools.permissions import Policy
 from scout_tui.tools.sandbox import SandboxSettings
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None

@@ -40,9 +40,11 @@ from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
 from scout_tui.themes import ThemeSource
 from scout_tui.tools.permission_config import policy_from_config
-from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Approval, PermissionRequest
+from scout_tui.tools.approvals import Approval, PermissionRequest
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
 from scout_tui.tools.output import redact
-from scout_tui.tools.sandbox import in_force, sandbox_from_config
+from scout_tui.tools.sandbox import in_force
+from scout_tui.tools.sandbox_config import sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 

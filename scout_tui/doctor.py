@@ -20,6 +20,8 @@ from scout_tui.errors import ScoutError
 from scout_tui.models import check_models_tables
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import sandbox
+from scout_tui.tools.sandbox_after import missing_protected
+from scout_tui.tools.sandbox_config import sandbox_from_config
 from scout_tui.tools.output import redact
 from scout_tui.tools.permission_config import policy_from_config
 
@@ -75,7 +77,7 @@ def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
     yield "model"
     yield from _model(config)
 
-    settings = sandbox.sandbox_from_config(config, cwd)
+    settings = sandbox_from_config(config, cwd)
     yield ""
     yield "sandbox"
     yield from _sandbox(config, cwd, settings)
@@ -171,7 +173,7 @@ def _protected(cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
                else "none: no .git, .agents, .scout nor scout.toml here")
     if settings.mode != "workspace-write":
         return
-    moved = [path.relative_to(cwd.resolve()).as_posix() for path in sandbox.missing_protected(cwd, settings)]
+    moved = [path.relative_to(cwd.resolve()).as_posix() for path in missing_protected(cwd, settings)]
     if moved:
         yield _row("moved", f"{', '.join(moved)} aside if a sandboxed command creates them (code and settings "
                    "scout-tui or git would run later: the write and edit tools ask instead)")

@@ -25,7 +25,7 @@ from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
-from scout_tui.tools.permissions import Approval, PermissionRequest
+from scout_tui.tools.approvals import Approval, PermissionRequest
 
 STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 """Signals that end a headless turn the way Ctrl+C does."""

@@ -20,8 +20,10 @@ from scout_tui.summary import Compaction
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permission_config import policy_from_config
-from scout_tui.tools.permissions import Approver, Policy
-from scout_tui.tools.sandbox import SandboxSettings, sandbox_from_config
+from scout_tui.tools.approvals import Approver
+from scout_tui.tools.permissions import Policy
+from scout_tui.tools.sandbox import SandboxSettings
+from scout_tui.tools.sandbox_config import sandbox_from_config
 
 if TYPE_CHECKING:
     from scout_tui.plugins import Plugins
@@ -145,7 +147,7 @@ def build_agent(
     lists the skills' names and descriptions and adds the plugins' prompt texts. Every tool
     call is checked against ``permissions`` (default: the config's mode and rules, with
     ``cwd`` as the workspace); commands run in ``sandbox`` (default: the config's ``[sandbox]``,
-    ``tools.sandbox.sandbox_from_config``); ``approve`` answers the calls that ask (None: they are denied).
+    ``tools.sandbox_config.sandbox_from_config``); ``approve`` answers the calls that ask (None: they are denied).
     Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
     model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
     force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache.

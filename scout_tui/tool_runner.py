@@ -15,7 +15,8 @@ from scout_tui.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, Too
 from scout_tui.tools.base import ToolContext, ToolError, ToolResult
 from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
-from scout_tui.tools.permissions import Approval, PermissionRequest, Sandboxing
+from scout_tui.tools.approvals import Approval, PermissionRequest
+from scout_tui.tools.permissions import Sandboxing
 from scout_tui.tools.sandbox import active
 
 STOPPED_BY_USER = "Not run: the user stopped the turn."

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from scout_tui.tools.permissions import Approval, Policy
+from scout_tui.tools.approvals import Approval
+from scout_tui.tools.permissions import Policy
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.agent_helpers import collect, make_agent
 

@@ -27,8 +27,10 @@ from scout_tui.runtime import build_agent
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
 from scout_tui.tools import sandbox as sandbox_module
 from scout_tui.tools import seccomp
-from scout_tui.tools.sandbox import (SandboxSettings, available, blocked_note, filter_path, in_force,
-                                     sandbox_from_config, sandboxed, unix_sockets, wrap)
+from scout_tui.tools.sandbox import (SandboxSettings, available, filter_path, in_force, sandboxed, unix_sockets,
+                                     wrap)
+from scout_tui.tools.sandbox_after import blocked_note
+from scout_tui.tools.sandbox_config import sandbox_from_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.process_helpers import processes_with
 

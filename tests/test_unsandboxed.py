@@ -16,7 +16,8 @@ from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
 from scout_tui.tools import sandbox as sandbox_module
-from scout_tui.tools.permissions import Approval, PermissionRequest, Policy, parse_rule
+from scout_tui.tools.approvals import Approval, PermissionRequest
+from scout_tui.tools.permissions import Policy, parse_rule
 from scout_tui.tools.sandbox import SandboxSettings, available
 from scout_tui.tools.shell_paths import paths_outside
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -254,7 +255,7 @@ def test_a_projects_own_bash_rules_hold_only_in_the_sandbox(tmp_path: Path, monk
 
 def test_a_project_scout_toml_linked_elsewhere_cannot_turn_the_sandbox_off(tmp_path: Path, monkeypatch) -> None:
     from scout_tui.config import load_config
-    from scout_tui.tools.sandbox import sandbox_from_config
+    from scout_tui.tools.sandbox_config import sandbox_from_config
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     (tmp_path / "sub").mkdir()
@@ -298,7 +299,7 @@ def test_git_config_counts_as_writing_the_file_it_changes(ws: Path, command: str
 
 def test_working_in_the_home_folder_is_said_to_leave_it_writable(tmp_path: Path, monkeypatch) -> None:
     from scout_tui.config import load_config
-    from scout_tui.tools.sandbox import sandbox_from_config
+    from scout_tui.tools.sandbox_config import sandbox_from_config
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
-from scout_tui.tools.sandbox import SandboxSettings, blocked_note, missing_protected, quarantine, wrap, wraps
+from scout_tui.tools.sandbox import SandboxSettings, wrap, wraps
+from scout_tui.tools.sandbox_after import blocked_note, missing_protected, quarantine
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds

@@ -13,21 +13,17 @@ import atexit
 import contextlib
 import functools
 import os
-import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, data_dir, in_project, user_config_dir
-from scout_tui.errors import ScoutError
-from scout_tui.tomlpos import key_line
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, user_config_dir
 from scout_tui.tools import seccomp
 
 # The names live in config.py, which checks every file's [sandbox] table as it loads it; config
@@ -38,7 +34,6 @@ MODES = SANDBOX_MODES
 
 DEFAULT_MODE = "workspace-write"
 KEYS = TABLE_KEYS["sandbox"]
-_STRICTNESS = {"off": 0, "workspace-write": 1, "read-only": 2}
 PROBE_TIMEOUT = 10.0  # seconds the one trial run of bwrap may take
 
 
@@ -207,54 +202,6 @@ points git at another folder's config and hooks) and submodules' own configs, ``
 (plugins and skills scout-tui loads in-process at its next start), ``.scout/`` and the project's
 ``scout.toml``. ``.git`` counts only as a file (a worktree's or submodule's ``gitdir:`` pointer);
 a ``.git`` folder stays writable so that ``git add``, ``commit`` and ``checkout -b`` work."""
-
-QUARANTINED = (".agents", ".scout", "scout.toml", ".git/hooks", ".git/commondir")
-"""The ``PROTECTED`` names that a sandboxed command must not create where they are missing (a
-mount can only protect what exists): ``quarantine`` moves what a command made there out of the
-workspace, before scout-tui or git could run it. The ``.git/`` ones count only in a repository
-that exists before the command (``git init`` makes its own hooks folder)."""
-
-
-def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
-    """The ``QUARANTINED`` paths of the workspace ``cwd`` that do not exist, in ``workspace-write``
-    mode (in the others nothing is writable); check them again after the command."""
-    if settings.mode != "workspace-write":
-        return []
-    cwd = Path(cwd).resolve()
-    names = [n for n in QUARANTINED if not n.startswith(".git/") or (cwd / ".git").is_dir()]
-    return [path for name in names if not os.path.lexists(path := cwd / name)]
-
-
-def quarantine(created: list[Path], folder: Path | None = None) -> str:
-    """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``) into
-    ``folder`` (default: a new folder under ``quarantine`` in the data folder), and return a line
-    for the command's result saying so ("" when ``created`` is empty).
-
-    Raises nothing: a path that cannot be moved is named as such in the line."""
-    if folder is None:
-        folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
-
-    def label(path: Path) -> str:  # as named in QUARANTINED
-        return f".git/{path.name}" if path.parent.name == ".git" else path.name
-
-    moved, stuck = [], []
-    for path in created:
-        try:
-            (folder / label(path)).parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(path, folder / label(path))
-            moved.append(label(path))
-        except OSError as e:
-            stuck.append(f"{label(path)} ({e.strerror or e})")
-    if not created:
-        return ""
-    line = (f"[the command created {', '.join(map(label, created))}, which scout-tui (plugins, skills, settings) "
-            "or git (hooks, config) would run outside the sandbox later")
-    if moved:
-        line += f"; moved to {folder} for the user to review"
-    if stuck:
-        line += f"; could not move {', '.join(stuck)}: tell the user to review it"
-    return line + ". To change these, use the write or edit tool: the user is asked first.]"
-
 
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/dbus/system_bus_socket")
 """Unix sockets that let a client act outside the sandbox (docker and podman are root-equivalent;
@@ -425,133 +372,3 @@ def sandboxed(argv: Sequence[str], cwd: Path, settings: SandboxSettings | None) 
     else unchanged. For the bash tool and plugin tools that start processes; the line may start
     with ``/bin/sh`` (``wrap``), which takes descriptor 9 for itself."""
     return wrap(argv, cwd, settings) if settings is not None and wraps(settings) else list(argv)
-
-
-# ----------------------------------------------------------------------------- blocked writes
-
-_PATH = re.compile(r"""(?<![\w.~/-])(?:~|\.\.?)?/[^\s'"`:,;()\[\]]*""")
-
-
-def writable_places(cwd: Path, settings: SandboxSettings) -> list[Path]:
-    """The paths a sandboxed command may write under: /tmp, /dev, and in ``workspace-write``
-    mode the workspace and the ``writable`` paths."""
-    places = [Path("/tmp"), Path("/dev")]
-    if settings.mode == "workspace-write":
-        places += [Path(cwd).resolve(), *settings.writable]
-    return places
-
-
-def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | None:
-    """A line for a failed command's result when its ``output`` shows the sandbox refused a
-    write: "Read-only file system" (EROFS, what a read-only bind gives), "Device or resource
-    busy" (EBUSY: replacing a protected path, as ``git config`` does with ``.git/config``)
-    naming one of ``PROTECTED``, or "Permission denied" naming a path outside
-    ``writable_places``. None when nothing points at the sandbox."""
-    places = writable_places(cwd, settings)
-    for text in output.splitlines():
-        if "Read-only file system" in text or "EROFS" in text:
-            break
-        if "Device or resource busy" in text and any(name in text for name in PROTECTED):
-            break
-        if "Permission denied" in text and any(_outside(p, cwd, places) for p in _PATH.findall(text)):
-            break
-    else:
-        return None
-    where = ("the workspace (but not .git/config, .git/hooks, .agents, .scout nor scout.toml: they run outside the "
-             "sandbox later), /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
-             else "only /tmp (read-only mode)")
-    return (f"[the sandbox ({settings.mode}) blocked a write: commands may write {where}. If this command "
-            "must write elsewhere, call bash again with outside_sandbox: true (the user is asked first).]")
-
-
-def _outside(text: str, cwd: Path, places: list[Path]) -> bool:
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = Path(cwd) / path
-    try:
-        path = path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: say nothing about it
-        return False
-    return not any(path.is_relative_to(place) for place in places)
-
-
-# ----------------------------------------------------------------------------- configuration
-
-
-def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
-    """The ``SandboxSettings`` of a ``Config``: the ``[sandbox]`` tables of its files, later
-    files winning key by key (``writable`` paths add up). Without a ``mode``: ``workspace-write``,
-    in force where bwrap works (``in_force``). ``writable`` paths have ``~`` expanded and are relative to
-    ``workspace``.
-
-    A project's own ``scout.toml`` (inside ``workspace``) may tighten the sandbox but not loosen
-    it: a ``mode`` looser than the user's (``off`` always) and its ``writable`` paths are not used (a cloned repository cannot
-    open its own sandbox), which ``notes`` says.
-
-    Raises:
-        ScoutError: ``[sandbox]`` not a table, an unknown key, a mode not in ``MODES``,
-            ``writable`` not a list of strings, ``network`` not true or false; each naming the
-            file and line.
-    """
-    workspace = Path(workspace).resolve()
-    mode: str | None = None
-    network = True
-    writable: list[Path] = []
-    notes: list[str] = []
-    for layer in config.layers:
-        table = layer.table.get("sandbox")
-        if table is None:
-            continue
-        path, text = layer.path, layer.text
-
-        def where(*key: str) -> str:
-            line = key_line(text, ("sandbox", *key)) or key_line(text, ("sandbox",))
-            return f"{path}:{line}" if line else str(path)
-
-        if not isinstance(table, dict):
-            raise ScoutError(f"{where()}: [sandbox] must be a table")
-        for unknown in sorted(set(table) - set(KEYS)):
-            raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [sandbox] (known: {', '.join(KEYS)})")
-        project = in_project(path, workspace)
-        if "mode" in table:
-            value = table["mode"]
-            if value not in MODES:
-                raise ScoutError(f"{where('mode')}: sandbox.mode must be one of {', '.join(MODES)}, got {value!r}")
-            current = mode or DEFAULT_MODE
-            if project and _STRICTNESS[value] < _STRICTNESS[current]:
-                notes.append(f"{where('mode')}: sandbox.mode = {value!r} is not used from a project's scout.toml (a "
-                             "repository cannot loosen its own sandbox); set it in ~/.config/scout/scout.toml. "
-                             f"Mode: {current}.")
-            else:
-                mode = value
-        if "network" in table:
-            value = table["network"]
-            if not isinstance(value, bool):
-                raise ScoutError(f"{where('network')}: sandbox.network must be true or false, got {value!r}")
-            if project and value and not network:
-                notes.append(f"{where('network')}: sandbox.network = true is not used from a project's scout.toml "
-                             "(a repository cannot open its own sandbox); set it in ~/.config/scout/scout.toml.")
-            network = value if not project else network and value
-        if "writable" in table:
-            value = table["writable"]
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise ScoutError(f"{where('writable')}: sandbox.writable must be a list of paths like "
-                                 "[\"~/.cache/pip\", \"../shared\"]")
-            if project and value:
-                notes.append(f"{where('writable')}: sandbox.writable is not used from a project's scout.toml (a "
-                             "repository cannot widen its own sandbox); set it in ~/.config/scout/scout.toml.")
-            else:
-                writable += [_absolute(v, workspace) for v in value]
-    if (mode or DEFAULT_MODE) == "workspace-write" and workspace in (Path.home().resolve(), Path("/")):
-        notes.append(f"The working directory is {workspace}: the sandbox lets commands write anything in it "
-                     "(~/.bashrc, ~/.ssh). Start scout-tui in a project folder.")
-    if mode == "off" and not network:
-        notes.append("[sandbox] network = false with mode = \"off\": commands get no network only where bwrap can "
-                     "run (`scout-tui doctor` says), and nothing else of the sandbox.")
-    return SandboxSettings(mode or DEFAULT_MODE, tuple(dict.fromkeys(writable)), network, tuple(notes))
-
-
-def _absolute(text: str, workspace: Path) -> Path:
-    """``text`` with ``~`` expanded, relative to ``workspace``, symlinks resolved."""
-    path = Path(text).expanduser()
-    return (path if path.is_absolute() else workspace / path).resolve()

@@ -7,7 +7,7 @@ shown rules for the session, ``o`` run a command once outside the sandbox (offer
 run in one), ``n`` deny (then type an optional reason for the model and press Enter), Esc deny
 and stop the turn (with the reason typed, if any). With no sandbox available, ``a`` lets
 commands run unsandboxed for the session. Keys pressed in the first ``ARM_SECONDS`` are
-ignored. Dismisses with a ``permissions.Approval``.
+ignored. Dismisses with a ``approvals.Approval``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from textual.widgets import Input, Static
 
 from ..diffs import diff_lines
 from ..text import reveal
-from ..tools.permissions import Approval, PermissionRequest
+from ..tools.approvals import Approval, PermissionRequest
 
 MAX_DIFF_LINES = 2_000
 """Lines of a diff the prompt shows; a longer one ends with a line counting the rest."""

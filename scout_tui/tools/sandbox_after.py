@@ -1,0 +1,109 @@
+"""What follows a sandboxed command: a line for its result when the sandbox refused a write
+(``blocked_note``), and what it created that scout-tui or git would run outside the sandbox
+later, moved aside (``missing_protected`` before it, ``quarantine`` after).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+from scout_tui.config import data_dir
+from scout_tui.tools.sandbox import PROTECTED, SandboxSettings
+
+
+QUARANTINED = (".agents", ".scout", "scout.toml", ".git/hooks", ".git/commondir")
+"""The ``PROTECTED`` names that a sandboxed command must not create where they are missing (a
+mount can only protect what exists): ``quarantine`` moves what a command made there out of the
+workspace, before scout-tui or git could run it. The ``.git/`` ones count only in a repository
+that exists before the command (``git init`` makes its own hooks folder)."""
+
+
+def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """The ``QUARANTINED`` paths of the workspace ``cwd`` that do not exist, in ``workspace-write``
+    mode (in the others nothing is writable); check them again after the command."""
+    if settings.mode != "workspace-write":
+        return []
+    cwd = Path(cwd).resolve()
+    names = [n for n in QUARANTINED if not n.startswith(".git/") or (cwd / ".git").is_dir()]
+    return [path for name in names if not os.path.lexists(path := cwd / name)]
+
+
+def quarantine(created: list[Path], folder: Path | None = None) -> str:
+    """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``) into
+    ``folder`` (default: a new folder under ``quarantine`` in the data folder), and return a line
+    for the command's result saying so ("" when ``created`` is empty).
+
+    Raises nothing: a path that cannot be moved is named as such in the line."""
+    if folder is None:
+        folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
+
+    def label(path: Path) -> str:  # as named in QUARANTINED
+        return f".git/{path.name}" if path.parent.name == ".git" else path.name
+
+    moved, stuck = [], []
+    for path in created:
+        try:
+            (folder / label(path)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, folder / label(path))
+            moved.append(label(path))
+        except OSError as e:
+            stuck.append(f"{label(path)} ({e.strerror or e})")
+    if not created:
+        return ""
+    line = (f"[the command created {', '.join(map(label, created))}, which scout-tui (plugins, skills, settings) "
+            "or git (hooks, config) would run outside the sandbox later")
+    if moved:
+        line += f"; moved to {folder} for the user to review"
+    if stuck:
+        line += f"; could not move {', '.join(stuck)}: tell the user to review it"
+    return line + ". To change these, use the write or edit tool: the user is asked first.]"
+
+
+_PATH = re.compile(r"""(?<![\w.~/-])(?:~|\.\.?)?/[^\s'"`:,;()\[\]]*""")
+
+
+def writable_places(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """The paths a sandboxed command may write under: /tmp, /dev, and in ``workspace-write``
+    mode the workspace and the ``writable`` paths."""
+    places = [Path("/tmp"), Path("/dev")]
+    if settings.mode == "workspace-write":
+        places += [Path(cwd).resolve(), *settings.writable]
+    return places
+
+
+def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | None:
+    """A line for a failed command's result when its ``output`` shows the sandbox refused a
+    write: "Read-only file system" (EROFS, what a read-only bind gives), "Device or resource
+    busy" (EBUSY: replacing a protected path, as ``git config`` does with ``.git/config``)
+    naming one of ``PROTECTED``, or "Permission denied" naming a path outside
+    ``writable_places``. None when nothing points at the sandbox."""
+    places = writable_places(cwd, settings)
+    for text in output.splitlines():
+        if "Read-only file system" in text or "EROFS" in text:
+            break
+        if "Device or resource busy" in text and any(name in text for name in PROTECTED):
+            break
+        if "Permission denied" in text and any(_outside(p, cwd, places) for p in _PATH.findall(text)):
+            break
+    else:
+        return None
+    where = ("the workspace (but not .git/config, .git/hooks, .agents, .scout nor scout.toml: they run outside the "
+             "sandbox later), /tmp and the [sandbox] writable paths" if settings.mode == "workspace-write"
+             else "only /tmp (read-only mode)")
+    return (f"[the sandbox ({settings.mode}) blocked a write: commands may write {where}. If this command "
+            "must write elsewhere, call bash again with outside_sandbox: true (the user is asked first).]")
+
+
+def _outside(text: str, cwd: Path, places: list[Path]) -> bool:
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = Path(cwd) / path
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: say nothing about it
+        return False
+    return not any(path.is_relative_to(place) for place in places)
