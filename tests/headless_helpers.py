@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from scout_tui import keys
+
 SECRET = "sk-SECRET-do-not-print-42"
 
 
@@ -18,7 +20,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     """An environment with its own HOME, data and config folders, and ``SECRET`` as the key."""
     home = tmp_path / "home"
     home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SCOUT_") and k not in keys.key_variables()}
     return {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
             "ANTHROPIC_API_KEY": SECRET}
 

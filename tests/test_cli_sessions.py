@@ -18,6 +18,7 @@ from scout_tui.bus import Event
 from scout_tui.cli import main, parse_fork
 from scout_tui.errors import ScoutError
 from scout_tui.store import Store
+from tests.headless_helpers import env, scout  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 
@@ -182,18 +183,6 @@ def test_parse_fork_reads_an_id_and_an_optional_count() -> None:
 # -- as real processes, with a loopback model ----------------------------------------------------
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
-    return {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-            "ANTHROPIC_API_KEY": "sk-test"}
-
-
-def scout(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout_tui", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def test_a_prompt_that_is_a_subcommand_name_is_still_a_prompt(tmp_path: Path, env: dict[str, str]) -> None:
