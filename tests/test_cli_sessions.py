@@ -7,9 +7,6 @@ against a loopback model server where one is.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
