@@ -92,6 +92,8 @@ class AgentEventsMixin:
     def _(self, event: PermissionDecision) -> None:
         self.tool_pane.set_waiting(event.id, False)
         self.status.awaiting = False
+        if event.decision == "allow_outside":
+            self.tool_pane.note(event.id, "outside the sandbox")
 
     @show.register
     def _(self, event: PromptCompacted) -> None:

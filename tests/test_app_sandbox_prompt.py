@@ -48,6 +48,7 @@ async def test_o_runs_the_command_once_outside_the_sandbox(tmp_home: Path, workd
             await pilot.press("o")
             await settle(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_1") == "ok"
+            assert "outside the sandbox" in rendered(app.query_one(ToolActivity))
             decisions = [d["decision"] for _, _, kind, d, _ in Store().events(app.session_id)
                          if kind == "permission.decision"]
     assert target.read_text() == "kept\n" and decisions == ["allow_outside"]

@@ -61,6 +61,7 @@ class ToolCall:
     waiting: bool = False  # waiting for the person's approval
     diff: str | None = None  # the unified diff of an edit or write that ran
     output_path: str | None = None  # where the whole output of a cut result is saved
+    note: str = ""  # how it was let run, when that matters (outside the sandbox)
     started: float = field(default_factory=time.monotonic)
     elapsed: float | None = None
     parts: list[str] = field(default_factory=list)  # raw output, at most OUTPUT_CAP chars
@@ -199,6 +200,12 @@ class ToolActivity(Vertical):
         """Show a running call as waiting for approval (or running again)."""
         if (call := self._calls.get(tool_use_id)) is not None and call.status == "running":
             call.waiting = waiting
+            self._redraw(call)
+
+    def note(self, tool_use_id: str, text: str) -> None:
+        """Show ``text`` beside a call's name, e.g. that it runs outside the sandbox."""
+        if (call := self._calls.get(tool_use_id)) is not None:
+            call.note = text
             self._redraw(call)
 
     def end(self, tool_use_id: str, content: str, is_error: bool, elapsed: float | None, *,
@@ -396,6 +403,8 @@ class ToolActivity(Vertical):
             icon = ("✓", "$tool-ok") if call.status == "ok" else ("✗", "$tool-error")
             elapsed = "" if call.elapsed is None else f"{call.elapsed:.1f}s"
         parts: list[str | tuple[str, str]] = [icon, " ", (call.name, "bold"), "  ", call.summary]
+        if call.note:
+            parts += ["  ", (call.note, "$warning")]
         if elapsed:
             parts += ["  ", (elapsed, "$text-muted")]
         if call.diff:
