@@ -223,7 +223,8 @@ class Policy:
         if self.mode == "yolo":
             # In the sandbox the one write yolo could not be held to the workspace by it.
             if tool == "bash" and sandbox == "active" and parts and isinstance(command, str):
-                if linked := self._hard_linked(named_paths(command, cwd), parts, cwd):
+                named = named_paths(command, cwd) if _runs_a_writer(parts) else []
+                if linked := self._hard_linked(named, parts, cwd):
                     return linked
             return Check("allow", "permission mode yolo")
         if parts is None:
@@ -234,7 +235,8 @@ class Policy:
         if linked:
             return Check("ask", linked)
         if isinstance(command, str):
-            named = named_paths(command, cwd)
+            # In the sandbox only the hard-link check reads arguments, and only a writer's.
+            named = named_paths(command, cwd) if sandbox != "active" or _runs_a_writer(parts) else []
             if why := self._named_paths_ask(named, parts, cwd, sandbox):
                 return why
         outside = tuple(p.subject for p in parts if p.subject and p.subject.startswith("/") and p.tool != "bash")
@@ -285,7 +287,7 @@ class Policy:
         what a ``read``, ``grep`` or ``glob`` there would show (``api_key``, or whether it matches a
         pattern, a character at a time) and a ``write`` or ``edit`` there could change (permission
         rules). The sandbox hides the folder from commands. Not when the workspace is in it."""
-        folder = os.path.realpath(user_config_dir())
+        folder = _real(str(user_config_dir()))
         if (str(self.workspace) + "/").startswith(folder + "/"):
             return ""
         return next((p.subject for p in parts if p.tool != "bash" and p.subject and p.subject.startswith("/")
@@ -363,6 +365,15 @@ SUBCOMMAND_TOOLS = frozenset({
 
 WRITERS = frozenset({"cp", "dd", "install", "mv", "patch", "perl", "rsync", "sed", "tee", "truncate"})
 """Commands that may write the files their arguments name (for the hard-link check)."""
+
+
+_real = lru_cache(maxsize=8)(os.path.realpath)
+
+
+def _runs_a_writer(parts: list[Part]) -> bool:
+    """Whether a command's parts run one of ``WRITERS`` (by name, wrappers and paths aside)."""
+    return any(p.tool == "bash" and p.subject and any(_command_name(w) in WRITERS for w in p.subject.split())
+               for p in parts)
 
 
 def _link_count(path: str) -> int:
