@@ -250,3 +250,19 @@ def test_diff_lines_tells_headers_from_changed_lines_by_the_hunk_counts():
         ("remove", "--- note"), ("remove", "-select 1;"), ("add", "+++ added"), ("add", "+select 1;"),
         ("note", "\\ No newline at end of file"),
     ]
+
+
+async def test_a_new_file_is_written_without_execute_permission(tmp_path) -> None:
+    # os.open's default mode is 0o777: every file write created was executable (a hook ran at once).
+    import os
+    import stat
+
+    from scout_tui.tools import ToolContext, builtin_registry
+
+    old = os.umask(0o022)
+    try:
+        result = await builtin_registry().call("write", {"path": "hook.sh", "content": "echo x\n"}, ToolContext(tmp_path))
+    finally:
+        os.umask(old)
+    assert not result.is_error
+    assert stat.S_IMODE((tmp_path / "hook.sh").stat().st_mode) == 0o644

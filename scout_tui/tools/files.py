@@ -157,7 +157,9 @@ def open_regular(target: Path, path: str, flags: int = os.O_RDONLY) -> int:
     once rather than waited on for ever (a regular file ignores the flag).
     """
     try:
-        fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC)
+        # 0o666 less the umask, as any editor creates a file (os.open's default, 0o777, would
+        # make every new file executable: a written git hook would run at once).
+        fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
     except OSError as e:
         if e.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
             raise ToolError(f"{path} is not a regular file (a pipe, socket or device)") from None
