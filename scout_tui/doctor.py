@@ -176,7 +176,7 @@ def _protected(cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
     moved = [path.relative_to(cwd.resolve()).as_posix() for path in missing_protected(cwd, settings)]
     if moved:
         yield _row("moved", f"{', '.join(moved)} aside if a sandboxed command creates them (code and settings "
-                   "scout-tui or git would run later: the write and edit tools ask instead)")
+                   "scout-tui or git would run later: the write and edit tools ask instead, but in yolo)")
     git = ".git/hooks" if (cwd / ".git").is_dir() else ".git"
     if not os.path.lexists(cwd / git):
         yield _row("unguarded", f"{git} (not there, so a sandboxed command could create it)")

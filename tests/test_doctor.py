@@ -178,7 +178,7 @@ def test_the_doctor_lists_what_the_sandbox_makes_read_only_and_what_it_hides(
     ws = workdir.resolve()
     assert row(out, "read-only") == (f"{ws}/.git/config, {ws}/.git/hooks, {ws}/.agents "
                                      "(what runs outside the sandbox later)")
-    assert row(out, "moved").startswith(".scout, scout.toml, .git/commondir aside if a sandboxed command creates them")
+    assert row(out, "moved").startswith(".scout, scout.toml, .git/commondir, .git/modules aside if a sandboxed command creates them")
     assert "unguarded" not in out  # .git/hooks is there
     assert f"{runtime} (emptied)" in row(out, "hidden")
 

@@ -888,3 +888,27 @@ async def test_git_hooks_or_commondir_made_in_a_repository_are_moved_aside(works
                                                "echo /elsewhere > .git/commondir")
     assert not os.path.lexists(workspace / ".git" / "hooks") and not os.path.lexists(workspace / ".git" / "commondir")
     assert ".git/hooks, .git/commondir" in result.content
+
+
+@needs_bwrap
+async def test_the_folder_core_hookspath_names_is_read_only(workspace: Path) -> None:
+    # husky and the like point git at hooks in the worktree, where .git/hooks protects nothing.
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text('[core]\n\trepositoryformatversion = 0\n\thooksPath = ".husky"\n')
+    (workspace / ".husky").mkdir()
+    (workspace / ".husky" / "pre-commit").write_text("echo ok\n")
+    result = await bash(in_sandbox(workspace), "echo 'touch pwned' > .husky/pre-commit")
+    assert result.is_error and (workspace / ".husky" / "pre-commit").read_text() == "echo ok\n"
+    assert (await bash(in_sandbox(workspace), "echo x > other.txt && cat other.txt")).content == "x\n"
+
+
+@needs_bwrap
+async def test_scout_tuis_own_environment_inside_the_workspace_is_read_only(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Working on a project whose own .venv runs scout-tui: a .pth file written there would run
+    # at scout-tui's next start, before any trust gate.
+    venv = workspace / ".venv" / "lib" / "site-packages"
+    venv.mkdir(parents=True)
+    monkeypatch.setattr(sys, "prefix", str(workspace / ".venv"))
+    result = await bash(in_sandbox(workspace), "echo 'import os' > .venv/lib/site-packages/evil.pth")
+    assert result.is_error and not (venv / "evil.pth").exists()

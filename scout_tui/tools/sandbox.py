@@ -209,7 +209,8 @@ the system bus starts services); ``$SSH_AUTH_SOCK`` is added at ``wrap`` time.""
 
 
 def protected_paths(cwd: Path, settings: SandboxSettings) -> list[Path]:
-    """The ``PROTECTED`` paths that exist, resolved, that a ``workspace-write`` sandbox would
+    """The ``PROTECTED`` paths that exist, the folder ``core.hooksPath`` names, and scout-tui's own
+    installation (``_own_installation``), resolved, that a ``workspace-write`` sandbox would
     otherwise let a command write (inside the workspace or a ``writable`` path); ``wrap`` binds
     them read-only. Empty in the other modes (nothing but /tmp is writable there). A missing path
     is not protected: binding it would leave an empty mount point in the person's repository."""
@@ -218,14 +219,43 @@ def protected_paths(cwd: Path, settings: SandboxSettings) -> list[Path]:
     cwd = Path(cwd).resolve()
     roots = [cwd, *settings.writable]
     found: dict[Path, None] = {}
-    for name in PROTECTED:
-        path = cwd / name
-        if not os.path.lexists(path) or (name == ".git" and path.is_dir()):
+    candidates = [cwd / name for name in PROTECTED if not (name == ".git" and (cwd / name).is_dir())]
+    candidates += [*_hooks_path(cwd), *_own_installation()]
+    for path in candidates:
+        if not os.path.lexists(path):
             continue
         real = path.resolve()
         if any(real.is_relative_to(root) for root in roots):
             found[real] = None
     return list(found)
+
+
+def _hooks_path(cwd: Path) -> list[Path]:
+    """The folder ``core.hooksPath`` in the repository's ``.git/config`` names (husky and the
+    like point it into the worktree, where ``.git/hooks`` protects nothing), relative to the
+    workspace. Read as text (git-config(1)'s syntax, the common forms): no git process per command."""
+    try:
+        text = (cwd / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]").split()[0].lower() if line.strip("[]").split() else ""
+        elif section == "core" and "=" in line and line.split("=", 1)[0].strip().lower() == "hookspath":
+            value = line.split("=", 1)[1].strip().strip('"')
+            return [cwd / os.path.expanduser(value)] if value else []
+    return []
+
+
+def _own_installation() -> list[Path]:
+    """scout-tui's own code and the Python environment it runs from: written inside a workspace
+    (a project's own ``.venv``, an editable install), a ``.pth`` file there would run at
+    scout-tui's next start, before any trust gate."""
+    import scout_tui
+
+    return [Path(sys.prefix), Path(scout_tui.__file__).parent]
 
 
 def hidden_paths(cwd: Path) -> tuple[list[Path], list[Path]]:

@@ -15,7 +15,7 @@ from scout_tui.config import data_dir
 from scout_tui.tools.sandbox import PROTECTED, SandboxSettings
 
 
-QUARANTINED = (".agents", ".scout", "scout.toml", ".git/hooks", ".git/commondir")
+QUARANTINED = (".agents", ".scout", "scout.toml", ".git/hooks", ".git/commondir", ".git/modules")
 """The ``PROTECTED`` names that a sandboxed command must not create where they are missing (a
 mount can only protect what exists): ``quarantine`` moves what a command made there out of the
 workspace, before scout-tui or git could run it. The ``.git/`` ones count only in a repository
@@ -60,7 +60,8 @@ def quarantine(created: list[Path], folder: Path | None = None) -> str:
         line += f"; moved to {folder} for the user to review"
     if stuck:
         line += f"; could not move {', '.join(stuck)}: tell the user to review it"
-    return line + ". To change these, use the write or edit tool: the user is asked first.]"
+    return line + (". Change these only with the user's say: tell them what you want to change, or use the write "
+                   "or edit tool, which asks them (unless they chose yolo).]")
 
 
 _PATH = re.compile(r"""(?<![\w.~/-])(?:~|\.\.?)?/[^\s'"`:,;()\[\]]*""")
