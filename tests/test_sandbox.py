@@ -912,3 +912,26 @@ async def test_scout_tuis_own_environment_inside_the_workspace_is_read_only(
     monkeypatch.setattr(sys, "prefix", str(workspace / ".venv"))
     result = await bash(in_sandbox(workspace), "echo 'import os' > .venv/lib/site-packages/evil.pth")
     assert result.is_error and not (venv / "evil.pth").exists()
+
+
+@needs_bwrap
+async def test_a_repository_a_command_nests_in_the_index_is_moved_aside(workspace: Path) -> None:
+    # git status recurses into a gitlink's repository and runs its core.fsmonitor, outside the sandbox.
+    git = "git -c user.email=a@b -c user.name=a"
+    subprocess.run(f"git init -q && echo a > a && {git} add a && {git} commit -qm a", shell=True, cwd=workspace,
+                   check=True)
+    result = await bash(in_sandbox(workspace), f"mkdir sub && cd sub && git init -q && echo b > b && {git} add b && "
+                                               f"{git} commit -qm b && git config core.fsmonitor 'touch pwned; false' && "
+                                               "cd .. && git add sub")
+    assert not (workspace / "sub" / ".git").exists() and (workspace / "sub" / "b").exists()
+    assert "sub/.git" in result.content and "moved to" in result.content
+    subprocess.run(["git", "status"], cwd=workspace, capture_output=True)  # the person's next git status
+    assert not list(workspace.rglob("pwned"))
+
+
+@needs_bwrap
+async def test_an_ordinary_commit_in_the_sandbox_moves_nothing(workspace: Path) -> None:
+    git = "git -c user.email=a@b -c user.name=a"
+    subprocess.run("git init -q", shell=True, cwd=workspace, check=True)
+    result = await bash(in_sandbox(workspace), f"echo a > a && {git} add a && {git} commit -qm a && echo done")
+    assert result.content == "done\n"

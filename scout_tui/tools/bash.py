@@ -12,13 +12,14 @@ import codecs
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, boolean, number, object_schema, string
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, FullOutput, HeadTail
 from scout_tui.tools.sandbox import SandboxSettings, wrap, wraps
-from scout_tui.tools.sandbox_after import blocked_note, missing_protected, quarantine
+from scout_tui.tools.sandbox_after import blocked_note, missing_protected, new_nested_repositories, quarantine
 
 DEFAULT_TIMEOUT = 120.0  # seconds
 MAX_TIMEOUT = 600.0  # seconds
@@ -166,6 +167,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     argv = ["bash", "-c", command]
     sandbox: SandboxSettings | None = None
     watched: list[Path] = []
+    began = time.time()  # wall clock, as file times are: what this command made is newer
     if ctx.sandbox is not None and await asyncio.to_thread(wraps, ctx.sandbox):  # bwrap runs once, then cached
         argv = wrap(argv, ctx.cwd, ctx.sandbox)
         if ctx.sandbox.mode != "off":  # off: a network namespace alone, nothing to watch
@@ -222,7 +224,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         # it, nor what it planted for later (quarantine: quick moves, done before giving up).
         await kill_group(proc)
         await full.close()
-        quarantine([path for path in watched if os.path.lexists(path)])
+        quarantine(_planted(ctx.cwd, sandbox, watched, began), None, ctx.cwd)
         raise
     finally:
         if transport is not None:
@@ -253,9 +255,9 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if sandbox is not None and proc.returncode and not (stopped or timed_out):
         if note := blocked_note(out, ctx.cwd, sandbox):
             status = f"{status}\n{note}"
-    created = [path for path in watched if os.path.lexists(path)]
+    created = await asyncio.to_thread(_planted, ctx.cwd, sandbox, watched, began)
     if created:
-        note = await asyncio.to_thread(quarantine, created)
+        note = await asyncio.to_thread(quarantine, created, None, ctx.cwd)
         status = f"{status}\n{note}" if status else note
     if not finished:
         note = "[the shell exited, but background processes still hold its output open; they were left running]"
@@ -265,6 +267,15 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if out and not out.endswith("\n"):
         out += "\n"
     return ToolResult(out + status, is_error=timed_out or stopped or bool(proc.returncode), output_path=saved)
+
+
+def _planted(cwd: Path, sandbox: SandboxSettings | None, watched: list[Path], began: float) -> list[Path]:
+    """What a sandboxed command made that would run outside the sandbox later: the ``watched``
+    paths (``missing_protected``) that now exist, and repositories it nested in the index."""
+    created = [path for path in watched if os.path.lexists(path)]
+    if sandbox is not None and sandbox.mode == "workspace-write":
+        created += new_nested_repositories(cwd, began)
+    return created
 
 
 BASH = Tool(

@@ -5,9 +5,11 @@ later, moved aside (``missing_protected`` before it, ``quarantine`` after).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -32,16 +34,44 @@ def missing_protected(cwd: Path, settings: SandboxSettings) -> list[Path]:
     return [path for name in names if not os.path.lexists(path := cwd / name)]
 
 
-def quarantine(created: list[Path], folder: Path | None = None) -> str:
-    """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``) into
-    ``folder`` (default: a new folder under ``quarantine`` in the data folder), and return a line
-    for the command's result saying so ("" when ``created`` is empty).
+def new_nested_repositories(cwd: Path, since: float) -> list[Path]:
+    """The ``.git`` of each repository nested in the workspace ``cwd`` that the index now holds as
+    a gitlink and that was made at or after ``since`` (seconds since the epoch, the command's
+    start): the person's next ``git status`` recurses into it and runs its ``core.fsmonitor``.
+    Looks only when the index changed since then; lists it with ``git ls-files -s`` (mode
+    160000, gitlinks, git-ls-files(1)) with the repository's own fsmonitor off."""
+    index = Path(cwd) / ".git" / "index"
+    try:
+        if index.stat().st_mtime < since:
+            return []
+        listed = subprocess.run(["git", "-c", "core.fsmonitor=false", "ls-files", "-s", "-z"], cwd=cwd,
+                                capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    found = []
+    for entry in listed.stdout.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith(b"160000 "):
+            git = Path(cwd) / os.fsdecode(name) / ".git"
+            with contextlib.suppress(OSError):
+                if os.lstat(git).st_ctime >= since:
+                    found.append(git)
+    return found
+
+
+def quarantine(created: list[Path], folder: Path | None = None, cwd: Path | None = None) -> str:
+    """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``, or
+    ``new_nested_repositories``) into ``folder`` (default: a new folder under ``quarantine`` in
+    the data folder), and return a line for the command's result saying so ("" when ``created``
+    is empty). Paths are named relative to the workspace ``cwd`` when given.
 
     Raises nothing: a path that cannot be moved is named as such in the line."""
     if folder is None:
         folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
 
-    def label(path: Path) -> str:  # as named in QUARANTINED
+    def label(path: Path) -> str:  # as named in QUARANTINED, or relative to the workspace
+        if cwd is not None and path.is_relative_to(Path(cwd).resolve()):
+            return path.relative_to(Path(cwd).resolve()).as_posix()
         return f".git/{path.name}" if path.parent.name == ".git" else path.name
 
     moved, stuck = [], []
