@@ -82,6 +82,8 @@ class AgentEventsMixin:
         self.chat.tool_call_ended(event.id, event.is_error, event.elapsed)
         self.tool_pane.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff,
                            output_path=event.output_path)
+        if event.notice:
+            self.chat.add_notice(event.notice, "warning")
 
     @show.register
     def _(self, event: PermissionAsk) -> None:

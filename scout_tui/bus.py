@@ -143,7 +143,7 @@ class ToolOutput(Event):
 class ToolEnd(Event):
     """A tool call's result. ``elapsed``: seconds, None when the call never ran; ``diff``: the
     unified diff an edit or write made; ``output_path``: the file holding the whole output of
-    a result cut to fit the model."""
+    a result cut to fit the model; ``notice``: a line for the person (``ToolResult.notice``)."""
 
     id: str
     name: str
@@ -152,6 +152,7 @@ class ToolEnd(Event):
     elapsed: float | None
     diff: str | None = None
     output_path: str | None = None
+    notice: str | None = None
 
 
 @event("permission.ask")

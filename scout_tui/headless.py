@@ -157,6 +157,8 @@ async def run_headless(
                     mark = "✗" if event.is_error else "✓"
                     summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
                     print(f"{mark} {summary} ({event.elapsed or 0:.2f}s)", file=err, flush=True)
+                    if event.notice:
+                        warn(event.notice)
                 case SessionCompacted():
                     print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
                           f"scout-tui --fork {session_id[:8]}:{event.count})", file=err, flush=True)

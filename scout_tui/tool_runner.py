@@ -113,13 +113,14 @@ class ToolRunner:
                 show(live.flush())
             except Exception as e:  # whatever fails, the call ends with a result the model reads
                 result = ToolResult(f"{use['name']} failed: {type(e).__name__}: {e}", True)
-            result = ToolResult(self.redact(str(result.content)), result.is_error, result.output_path)
+            result = ToolResult(self.redact(str(result.content)), result.is_error, result.output_path,
+                                self.redact(result.notice) if result.notice else None)
             self._results[use["id"]] = result
             queue.put_nowait(ToolEnd(
                 use["id"], use["name"], result.content, result.is_error,
                 elapsed=None if refused is not None else round(self.clock() - start, 3),
                 diff=self.redact(diff) if diff and refused is None and not result.is_error else None,
-                output_path=result.output_path or None))
+                output_path=result.output_path or None, notice=result.notice))
 
         for use in batch:
             yield ToolStart(use["id"], use["name"], use.get("input"))

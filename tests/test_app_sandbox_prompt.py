@@ -70,3 +70,19 @@ async def test_with_no_sandbox_a_asks_once_for_the_whole_session(tmp_home: Path,
             assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
             asked = [d["id"] for _, _, kind, d, _ in Store().events(app.session_id) if kind == "permission.ask"]
     assert asked == ["toolu_1"]
+
+
+@needs_bwrap
+async def test_what_a_command_planted_and_was_moved_aside_is_said_in_the_chat(tmp_home: Path, workdir: Path) -> None:
+    from scout_tui.widgets.chat_messages import Notice
+
+    replies = [bash_reply("toolu_1", "mkdir -p .agents/plugins && echo 'import os' > .agents/plugins/p.py"),
+               Reply(anthropic_stream(["Done."]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(workdir, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "plant it")
+            await settle(app, pilot)
+            notices = " ".join(n.text for n in app.query(Notice))
+    assert "the command created .agents" in notices and "moved to" in notices
+    assert not (workdir / ".agents").exists()

@@ -835,6 +835,7 @@ async def test_what_a_sandboxed_command_creates_of_scouts_own_code_is_moved_asid
     result = await bash(in_sandbox(workspace), command)
     assert not [name for name in (".agents", ".scout", "scout.toml") if os.path.lexists(workspace / name)]
     assert "would run outside the sandbox later" in result.content and "use the write or edit tool" in result.content
+    assert result.notice and "moved to" in result.notice  # for the person too, not only the model
     [folder] = (tmp_path / "data" / "quarantine").iterdir()
     assert list(folder.iterdir())  # kept for the person to review, not deleted
 

@@ -26,11 +26,14 @@ class ToolResult:
     """What a tool returns: text for the model, and whether it is an error.
 
     ``output_path``: the file holding the whole output when ``content`` was cut to fit.
+    ``notice``: a line for the person too, not only the model (what the tool did beyond what it
+    was asked, e.g. a planted plugin moved aside).
     """
 
     content: str
     is_error: bool = False
     output_path: str | None = None
+    notice: str | None = None
 
 
 @dataclass(slots=True)
