@@ -8,7 +8,9 @@ The client attaches with ``-f no-output`` so the pane's output is not copied to 
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import statistics
 import subprocess
 import time
@@ -47,8 +49,13 @@ class TmuxScreen:
         self.close()
 
     def close(self) -> None:
-        """Kill the tmux server (and the program in its pane)."""
+        """Kill the program in the pane, then the tmux server."""
+        self.stop()
+        socket = self.command("display-message", "-p", "#{socket_path}")
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+        for path in socket:  # tmux leaves the socket file behind
+            if os.path.exists(path):
+                os.unlink(path)
         if self._client.poll() is None:
             self._client.kill()
         self._client.wait()
@@ -83,8 +90,18 @@ class TmuxScreen:
                 return out
             out.append(line)
 
+    def stop(self) -> None:
+        """SIGKILL the program in the pane: the SIGHUP of ``respawn-pane -k`` and
+        ``kill-server`` does not always end scout-tui (some were left running, orphaned)."""
+        for pid in self.command("display-message", "-p", "-t", self.target, "#{pane_pid}"):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass  # already gone, or the pane is dead (no pid)
+
     def run(self, argv: list[str], env: dict[str, str], cwd: str) -> None:
         """Replace whatever runs in the pane by ``argv`` with ``env`` added, in ``cwd``."""
+        self.stop()
         shell = " ".join(shlex.quote(a) for a in ["env", *(f"{k}={v}" for k, v in env.items()), *argv])
         self.command("respawn-pane", "-k", "-c", cwd, "-t", self.target, shell)
 
