@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +63,15 @@ class ExtensionsLoaded(Message):
 
 SESSIONS_POLL = 3.0
 """Seconds between re-reads of the session list, to show other processes' sessions."""
+
+
+STOP_GRACE = 10.0
+"""Seconds the app has to end after SIGHUP or SIGTERM before the process exits regardless."""
+
+
+def _exit_later(code: int) -> None:
+    time.sleep(STOP_GRACE)
+    os._exit(code)
 
 
 class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
@@ -166,7 +178,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         # worker is cancelled, which kills the running tool's process group and closes the turn.
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
-            loop.add_signal_handler(signum, self.exit, None, 128 + signum)
+            signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
         self._register_themes()
         self.query_one(ToolActivity).border_title = "Tool activity"
         self.query_one(SessionTree).border_title = "Sessions"
@@ -194,9 +206,25 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.call_after_refresh(self.load_model_info)
 
     def on_unmount(self) -> None:
-        loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
+            signal.signal(signum, signal.SIG_DFL)
+
+    def _stop_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGHUP or SIGTERM, in the main thread, even while the event loop is blocked: quit as
+        Ctrl+Q does, exit status 128 + ``signum``.
+
+        After SIGHUP the terminal is gone: a write to it fails with EIO, which ends Textual's
+        writer thread, after which the next write blocks for ever on its full queue (seen in
+        tmux: the app lived on, orphaned). So the standard streams go to /dev/null first, and if
+        the app has still not ended ``STOP_GRACE`` seconds later, the process exits there and
+        then; the store has every event written so far, and an open turn is repaired on load."""
+        if signum == signal.SIGHUP:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.close(null)
+        threading.Thread(target=_exit_later, args=(128 + signum,), daemon=True, name="stop-guard").start()
+        loop.call_soon_threadsafe(self.exit, None, 128 + signum)
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
