@@ -76,6 +76,17 @@ async def wait_until(pilot, predicate: Callable[[], object], timeout: float = 60
             await pilot.pause()
 
 
+def until(predicate: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
+    """``wait_until`` for code outside an event loop (a process the test watches): poll
+    ``predicate()`` every 20 ms until true. ``timeout`` only guards against a hang: on expiry the
+    test fails naming ``what`` it waited for. Raises ``pytest.fail.Exception``."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {timeout:g} s waiting until {what or _source(predicate)}", pytrace=False)
+        time.sleep(0.02)
+
+
 def _source(predicate: Callable[[], object]) -> str:
     try:
         return inspect.getsource(predicate).strip()

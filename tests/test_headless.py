@@ -6,13 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from scout_tui.store import Store
+from tests.conftest import until
 from tests.headless_helpers import SECRET, env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 from tests.process_helpers import processes_with
@@ -196,10 +196,7 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
                                  "--permission-mode", "yolo"], cwd=repo, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 60  # a hang guard only: the loop ends as soon as the file is there
-            while not (started.exists() and processes_with(token)) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            assert processes_with(token), "the tool's child never started"
+            until(lambda: started.exists() and processes_with(token), what="the tool's child to start")
             proc.send_signal(signum)
             out, err = proc.communicate(timeout=60)
         finally:
