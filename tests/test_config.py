@@ -220,9 +220,15 @@ def test_known_tables_and_plugin_tables_give_no_notes(tmp_home, workdir):
         ('[sandbox]\nwritable = [\n  3,\n]\n', r"scout\.toml:2: sandbox\.writable must be a list of paths"),
         ('[sandbox]\nnetwork = "no"\n', r"scout\.toml:2: sandbox\.network must be true or false, got 'no'"),
         ('sandbox = "off"\n', r"scout\.toml:1: sandbox must be a table"),
+        # A safety setting out of its table used to drop its deny rules with a warning.
+        ('[perms]\ndeny = ["bash:rm *"]\n', r"scout.toml:1: unknown table \[perms\]; did you mean 'permissions'\? "
+                                             "scout-tui stops here"),
+        ('deny = ["bash:rm *"]\n', r"scout.toml:1: unknown key 'deny'; did you mean 'permissions'\?"),
+        ('[rules]\ndeny = ["bash:rm *"]\n', r"unknown table \[rules\]; did you mean 'permissions'\?"),
+        ('[box]\nnetwork = false\n', r"unknown table \[box\]; did you mean 'sandbox'\?"),
     ],
 )
-def test_a_bad_sandbox_table_stops_loading_with_file_and_line(tmp_home, workdir, text, message):
+def test_a_bad_or_misplaced_safety_setting_stops_loading_with_file_and_line(tmp_home, workdir, text, message):
     (workdir / "scout.toml").write_text(text)
     with pytest.raises(ScoutError, match=message):
         load_config(workdir, env={})
@@ -316,20 +322,6 @@ def test_headless_prints_the_config_notes_on_stderr(tmp_home, workdir):
     with pytest.raises(ScoutError, match="unknown provider"):
         asyncio.run(run_headless(load_config(workdir, env={}), workdir, "hi", stdout=io.StringIO(), stderr=err))
     assert f"scout-tui: {workdir / 'scout.toml'}:1: unknown key 'max_turn' is ignored" in err.getvalue()
-
-
-@pytest.mark.parametrize(("text", "message"), [
-    ('[perms]\ndeny = ["bash:rm *"]\n', r"scout.toml:1: unknown table \[perms\]; did you mean 'permissions'\? "
-                                         "scout-tui stops here"),
-    ('deny = ["bash:rm *"]\n', r"scout.toml:1: unknown key 'deny'; did you mean 'permissions'\?"),
-    ('[rules]\ndeny = ["bash:rm *"]\n', r"unknown table \[rules\]; did you mean 'permissions'\?"),
-    ('[box]\nnetwork = false\n', r"unknown table \[box\]; did you mean 'sandbox'\?"),
-])
-def test_a_safety_setting_out_of_its_table_stops_start_up(tmp_home, workdir, text, message):
-    # Found by a fresh-eyes check: each of these used to drop its deny rules with a warning.
-    (workdir / "scout.toml").write_text(text)
-    with pytest.raises(ScoutError, match=message):
-        load_config(workdir, env={})
 
 
 def test_a_deny_rule_naming_a_near_miss_of_a_tool_stops_start_up(tmp_home, workdir):
