@@ -276,7 +276,7 @@ class Policy:
             return Check("ask", "it names a path that cannot be known before it runs ($VAR, $(…)), and "
                                 "commands run unsandboxed here, so no allow rule covers it")
         protected = [rel for n in named if n.path and (rel := os.path.relpath(n.path, self.workspace)) != "."
-                     and (_protected(rel) or _protected(f"{rel}/config"))]  # `rm -rf .git` names .git/config too
+                     and _protected(rel)]
         if protected:
             return Check("ask", f"it names {', '.join(dict.fromkeys(protected))}, which holds scout's or git's settings "
                                 "or code they run (commands run unsandboxed here)")
@@ -404,7 +404,11 @@ def _writes(part: Part, tool: str, read_only: bool) -> bool:
 
 
 def _protected(subject: str) -> bool:
-    return not subject.startswith("/") and any(_path_regex(p).match(subject) for p in PROTECTED)
+    """Whether ``subject`` (relative to the workspace) is in ``PROTECTED``, or is a folder that
+    holds what is (``.git`` itself: removing or moving it changes ``.git/config``)."""
+    if subject.startswith("/"):
+        return False
+    return any(_path_regex(p).match(subject) or _path_regex(p).match(f"{subject}/") for p in PROTECTED)
 
 
 def _deny_variants(part: Part) -> list[Part]:
