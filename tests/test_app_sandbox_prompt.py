@@ -84,5 +84,6 @@ async def test_what_a_command_planted_and_was_moved_aside_is_said_in_the_chat(tm
             await send(app, pilot, "plant it")
             await settle(app, pilot)
             notices = " ".join(n.text for n in app.query(Notice))
-    assert "the command created .agents" in notices and "moved to" in notices
+    assert "A command created .agents" in notices and "moved to" in notices and "for you to review" in notices
+    assert "write or edit tool" not in notices  # words for the model stay in the result
     assert not (workdir / ".agents").exists()

@@ -256,9 +256,9 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if note := blocked_note(out, ctx.cwd, sandbox):
             status = f"{status}\n{note}"
     created = await asyncio.to_thread(_planted, ctx.cwd, sandbox, watched, began)
-    moved = await asyncio.to_thread(quarantine, created, None, ctx.cwd) if created else None
+    moved = await asyncio.to_thread(quarantine, created, None, ctx.cwd)
     if moved:
-        status = f"{status}\n{moved}" if status else moved
+        status = f"{status}\n{moved.for_model()}" if status else moved.for_model()
     if not finished:
         note = "[the shell exited, but background processes still hold its output open; they were left running]"
         status = f"{status}\n{note}" if status else note
@@ -267,7 +267,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if out and not out.endswith("\n"):
         out += "\n"
     return ToolResult(out + status, is_error=timed_out or stopped or bool(proc.returncode), output_path=saved,
-                      notice=moved.strip("[]") if moved else None)
+                      notice=moved.for_person() if moved else None)
 
 
 def _planted(cwd: Path, sandbox: SandboxSettings | None, watched: list[Path], began: float) -> list[Path]:

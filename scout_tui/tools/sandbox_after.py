@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from scout_tui.config import data_dir
@@ -59,13 +60,46 @@ def new_nested_repositories(cwd: Path, since: float) -> list[Path]:
     return found
 
 
-def quarantine(created: list[Path], folder: Path | None = None, cwd: Path | None = None) -> str:
+@dataclass(frozen=True, slots=True)
+class MovedAside:
+    """What ``quarantine`` did: ``created`` (the paths' names, relative to the workspace), the
+    ``folder`` they went to, and ``stuck``, those that could not be moved (with why)."""
+
+    created: tuple[str, ...]
+    folder: Path
+    stuck: tuple[str, ...] = ()
+
+    def for_model(self) -> str:
+        """The line that ends the command's result."""
+        line = (f"[the command created {', '.join(self.created)}, which scout-tui (plugins, skills, settings) or git "
+                "(hooks, config) would run outside the sandbox later")
+        if len(self.stuck) < len(self.created):
+            line += f"; moved to {self.folder} for the user to review"
+        if self.stuck:
+            line += f"; could not move {', '.join(self.stuck)}: tell the user to review it"
+        return line + (". Change these only with the user's say: tell them what you want to change, or use the "
+                       "write or edit tool, which asks them (unless they chose yolo).]")
+
+    def for_person(self) -> str:
+        """The notice the person reads in the chat (or on stderr under ``-p``)."""
+        what = (f"A command created {', '.join(self.created)}, which scout-tui or git would run outside the sandbox "
+                "later")
+        if len(self.stuck) < len(self.created):
+            what += f": moved to {self.folder} for you to review"
+        if self.stuck:
+            what += f". Could not move {', '.join(self.stuck)}: review it before you run git or scout-tui here again"
+        return what + "."
+
+
+def quarantine(created: list[Path], folder: Path | None = None, cwd: Path | None = None) -> MovedAside | None:
     """Move each of ``created`` (paths a sandboxed command made among ``missing_protected``, or
     ``new_nested_repositories``) into ``folder`` (default: a new folder under ``quarantine`` in
-    the data folder), and return a line for the command's result saying so ("" when ``created``
-    is empty). Paths are named relative to the workspace ``cwd`` when given.
+    the data folder); None when ``created`` is empty. Paths are named relative to the workspace
+    ``cwd`` when given.
 
-    Raises nothing: a path that cannot be moved is named as such in the line."""
+    Raises nothing: a path that cannot be moved is in ``MovedAside.stuck``."""
+    if not created:
+        return None
     if folder is None:
         folder = data_dir() / "quarantine" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(3).hex()}"
 
@@ -74,24 +108,14 @@ def quarantine(created: list[Path], folder: Path | None = None, cwd: Path | None
             return path.relative_to(Path(cwd).resolve()).as_posix()
         return f".git/{path.name}" if path.parent.name == ".git" else path.name
 
-    moved, stuck = [], []
+    stuck = []
     for path in created:
         try:
             (folder / label(path)).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(path, folder / label(path))
-            moved.append(label(path))
         except OSError as e:
             stuck.append(f"{label(path)} ({e.strerror or e})")
-    if not created:
-        return ""
-    line = (f"[the command created {', '.join(map(label, created))}, which scout-tui (plugins, skills, settings) "
-            "or git (hooks, config) would run outside the sandbox later")
-    if moved:
-        line += f"; moved to {folder} for the user to review"
-    if stuck:
-        line += f"; could not move {', '.join(stuck)}: tell the user to review it"
-    return line + (". Change these only with the user's say: tell them what you want to change, or use the write "
-                   "or edit tool, which asks them (unless they chose yolo).]")
+    return MovedAside(tuple(map(label, created)), folder, tuple(stuck))
 
 
 _PATH = re.compile(r"""(?<![\w.~/-])(?:~|\.\.?)?/[^\s'"`:,;()\[\]]*""")
