@@ -187,6 +187,7 @@ class CommandsMixin:
                 self.trust_plugins(pending)
 
         yes = "trust it" if len(pending) == 1 else f"trust all {len(pending)}"
+        self.clear_notifications()  # the "not loaded" toasts would cover the dialog's keys at 80x24
         self.push_screen(ConfirmScreen(trust_question(pending), yes=yes, no="cancel"), done)
 
     @work(thread=True, group="trust")

@@ -264,6 +264,7 @@ async def test_slash_trust_lists_the_untrusted_plugins_and_yes_loads_them(tmp_ho
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the trust dialog")
         question = rendered(app.screen.query_one("#question"))
         assert "Trust 1 project plugin?" in question and "outside the sandbox" in question
+        assert not list(app._notifications)  # the "not loaded" toast no longer covers the dialog's keys
         assert "new:" in question and "helper.py" in question and "import pathlib" in question
         await pilot.press("y")
         await settle(app, pilot)
