@@ -2,8 +2,9 @@
 
     python benchmarks/sessions.py [--sizes 10,1000,10000] [--forks 25]
 
-1. Fork: for parents of 10, 1,000 and 10,000 messages, the median and worst time of
-   ``Store.fork`` (ms) and the rows one fork writes to events / sessions / messages.
+1. Fork: for parents of 10, 1,000 and 10,000 messages, the median and min–max time of
+   ``Store.fork`` (ms) over ``--forks`` forks, and the rows one fork writes to events /
+   sessions / messages.
    Targets: fork ≤ 5 ms at every size, and no per-message rows.
 2. Opening a long session, store side: a fresh process opens the store and reads the
    10,000-message session (``Store.session`` + ``Store.messages``), directly and through a
@@ -28,9 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from scout_tui.bus import Event
+from scout_tui.bus import MessageAssistant, MessageUser
 from scout_tui.store import Store
 
+MODEL = "claude-sonnet-4-5"
 PROSE = "The quick brown fox jumps over the lazy dog; ünïcødé and 😀 included. "
 
 
@@ -44,15 +46,18 @@ def fill(store: Store, sid: str, count: int) -> None:
             use = {"type": "tool_use", "id": call, "name": "bash", "input": {"command": f"grep -rn fox src/{n}"}}
             message = {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, use]}
             usage = {"input_tokens": 900, "output_tokens": 40}
-            store.append(sid, Event("message.assistant", {"message": message, "usage": usage}))
+            store.append(sid, MessageAssistant(message, usage, "tool_use", MODEL))
             result = {"type": "tool_result", "tool_use_id": call, "content": PROSE * 28, "is_error": False}
-            store.append(sid, Event("message.user", {"message": {"role": "user", "content": [result]}}))
+            store.append(sid, MessageUser({"role": "user", "content": [result]}))
             n += 2
             continue
         role = "user" if n % 2 == 0 else "assistant"
         text = PROSE * (3 if role == "user" else 21)
         message = {"role": role, "content": [{"type": "text", "text": text}]}
-        store.append(sid, Event(f"message.{role}", {"message": message}))
+        if role == "user":
+            store.append(sid, MessageUser(message))
+        else:
+            store.append(sid, MessageAssistant(message, {"input_tokens": 900, "output_tokens": 300}, "end_turn", MODEL))
         n += 1
 
 
@@ -65,7 +70,7 @@ def row_counts(path: Path) -> tuple[int, int, int]:
 
 
 def fork_figures(store: Store, parent: str, size: int, forks: int) -> dict:
-    """Median / worst ms of ``forks`` forks at varied points, and the rows one fork writes."""
+    """Median / best / worst ms of ``forks`` forks at varied points, and the rows one fork writes."""
     times = []
     for i in range(forks):
         at = (size * (i + 1)) // (forks + 1)
@@ -77,6 +82,7 @@ def fork_figures(store: Store, parent: str, size: int, forks: int) -> dict:
     after = row_counts(store.path)
     return {
         "median_ms": statistics.median(times),
+        "min_ms": min(times),
         "max_ms": max(times),
         "rows": dict(zip(("events", "sessions", "messages"), (a - b for a, b in zip(after, before)))),
     }
@@ -159,7 +165,7 @@ def main() -> None:
         parents: dict[int, str] = {}
         with Store(path) as store:
             print("fork (target: <= 5 ms, no message rows)")
-            print(f"{'parent msgs':>11}  {'build s':>7}  {'median ms':>9}  {'max ms':>6}  rows written by one fork")
+            print(f"{'parent msgs':>11}  {'build s':>7}  {'median ms':>9}  {'min–max ms':>13}  rows written by one fork")
             for size in sizes:
                 start = time.perf_counter()
                 parents[size] = store.create_session(tmp)
@@ -167,7 +173,7 @@ def main() -> None:
                 built = time.perf_counter() - start
                 f = fork_figures(store, parents[size], size, args.forks)
                 rows = ", ".join(f"{k} +{v}" for k, v in f["rows"].items())
-                print(f"{size:>11,}  {built:>7.2f}  {f['median_ms']:>9.3f}  {f['max_ms']:>6.3f}  {rows}")
+                print(f"{size:>11,}  {built:>7.2f}  {f['median_ms']:>9.3f}  {f['min_ms']:>6.3f}–{f['max_ms']:<6.3f}  {rows}")
             largest = max(sizes)
             deep = parents[largest]
             for _ in range(3):
