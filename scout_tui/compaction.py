@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from scout_tui import tokens, tool_calls
 from scout_tui.config import did_you_mean
 from scout_tui.errors import ScoutError
 from scout_tui.messages import blocks, tool_uses
@@ -32,6 +33,7 @@ from scout_tui.strategies import (
     RESULT_SIZE,
     Compacted,
     epoch_bounds,
+    forget_memos as _forget_strategy_memos,
     none,
     resolve_settings,
     shorten_tools,
@@ -43,8 +45,8 @@ from scout_tui.tool_calls import shorten_string
 
 __all__ = [
     # defined here
-    "NOTICE", "NOTICE_PREFIX", "Strategy", "compact", "configured_settings", "prepare_prompt", "register_strategy",
-    "strategy_names",
+    "NOTICE", "NOTICE_PREFIX", "Strategy", "compact", "configured_settings", "forget_memos", "prepare_prompt",
+    "register_strategy", "strategy_names",
     # the vocabulary of compaction, defined beside the strategies, the tool calls and the token estimate
     "ARGUMENT_SIZE", "CLEARED_RESULT", "DEFAULT_STRATEGY", "DEFAULTS", "IMAGE_TOKENS", "RESULT_SIZE", "Compacted",
     "epoch_bounds", "estimate_tokens", "resolve_settings", "shorten_string",
@@ -177,6 +179,15 @@ def compact(
     return result
 
 
+def forget_memos() -> None:
+    """Forget everything compaction remembers between calls (the tool calls, keys and plans of
+    recent conversations, their token estimates), so the next call costs what a first one does.
+    The results never depend on it; benchmarks use it to time a cold call."""
+    _forget_strategy_memos()
+    tool_calls._key_memo.clear()
+    tokens._TOTALS.clear()
+
+
 def prepare_prompt(
     messages: list[dict],
     strategies: str | Sequence[str | Callable] | Callable | None = None,
@@ -214,9 +225,12 @@ def _compact(messages: list[dict], strategies: Any, settings: Mapping[str, Any] 
     for name, fn, takes in steps:
         result = fn(current, s) if takes else fn(current)
         if isinstance(result, Compacted):
-            for tid, mark in result.marks.items():
-                if marks.get(tid) != "dropped":
-                    marks[tid] = mark
+            if not marks:
+                marks = dict(result.marks)
+            else:
+                for tid, mark in result.marks.items():
+                    if marks.get(tid) != "dropped":
+                        marks[tid] = mark
             # A step's stable part counts in its own output; after an earlier step that was
             # not append-only, index spaces differ, so nothing is known to be stable.
             stable = result.stable if stable is None else (0 if result.stable is not None else stable)
@@ -233,7 +247,7 @@ def _compact(messages: list[dict], strategies: Any, settings: Mapping[str, Any] 
         names.append(name)
     if current is messages:
         current = list(messages)
-    truncated = sum(1 for m in marks.values() if m == "truncated")
+    truncated = [*marks.values()].count("truncated")
     dropped = len(marks) - truncated
     if marks:
         current = _with_notice(current, truncated, dropped, ends_with_user=bool(messages) and messages[-1].get("role") == "user")

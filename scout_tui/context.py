@@ -20,7 +20,7 @@ from scout_tui.cache_report import PromptRecord
 from scout_tui.compaction import Compacted, compact, estimate_tokens
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import repair
-from scout_tui.messages import tool_results
+from scout_tui.messages import PrefixMemo, tool_results
 
 STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
@@ -41,13 +41,25 @@ class PromptTooLong(ScoutError):
     kind = "context_overflow"
 
 
+# What for_request made of the last few conversations: the next model call's conversation
+# begins with the previous one, and handing on the very same dicts lets compaction recognise
+# them by identity instead of comparing them.
+_SENT = PrefixMemo()
+
+
 def for_request(messages: list[dict]) -> list[dict]:
     """What may be sent: only role and content, without messages marked ``incomplete``.
 
     A message cut by a stream error is kept in the session (marked ``incomplete``) but not sent
-    back as if the model had said it.
+    back as if the model had said it. A new list; its dicts are shared with earlier calls for
+    the messages they have in common (``PrefixMemo``): read them only.
     """
-    return [{"role": m["role"], "content": m["content"]} for m in messages if not m.get("incomplete")]
+    hit = _SENT.find(messages)
+    n, sent = hit if hit is not None else (0, [])
+    if n < len(messages):
+        sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:] if not m.get("incomplete")]
+        _SENT.keep(messages, sent)
+    return list(sent)
 
 
 class ContextWindow:

@@ -8,6 +8,7 @@ tool result" means the same thing in the prompt, the backends, the panes and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -61,3 +62,45 @@ def result_text(content: Any) -> str:
             for b in content if isinstance(b, dict)
         )
     return str(content)
+
+
+class PrefixMemo:
+    """What a function computed for the last few conversations, found again for a conversation
+    that begins with one of them.
+
+    A session only grows at its end, and a prompt is prepared before every model call, each a
+    few messages longer than the last: work done on the earlier messages can be kept. A
+    conversation "begins with" a remembered one when its first messages compare equal to it
+    (``list ==``: the same message objects compare in C without looking inside, so checking
+    10,000 messages costs microseconds; equal copies cost a dict comparison each). Messages
+    are never mutated in place (the stored conversation is append-only), which is what makes an
+    equal prefix stand for equal content.
+
+    Entries are replaced, never changed, so a memo shared between threads stays consistent.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._entries: list[tuple[list[dict], Any]] = []
+
+    def find(self, messages: list[dict], match: Callable[[Any], bool] | None = None) -> tuple[int, Any] | None:
+        """``(n, value)``: the ``value`` kept for ``messages[:n]``, the most recently kept
+        conversation that ``messages`` begins with and whose value ``match`` accepts (None:
+        none)."""
+        for i, entry in enumerate(self._entries):
+            prefix, value = entry
+            n = len(prefix)
+            if len(messages) >= n and (match is None or match(value)) and messages[:n] == prefix:
+                if i:  # the most recently used first
+                    self._entries = [entry, *self._entries[:i], *self._entries[i + 1 :]]
+                return n, value
+        return None
+
+    def keep(self, messages: list[dict], value: Any) -> None:
+        """Remember ``value`` for (a copy of the list) ``messages``, forgetting the oldest entry
+        beyond ``size``."""
+        self._entries = [(list(messages), value), *self._entries[: self.size - 1]]
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._entries = []

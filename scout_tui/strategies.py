@@ -8,12 +8,14 @@ position 1 is the newest (see ``tool_calls`` for how a call is found, shortened 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from scout_tui.errors import ScoutError
-from scout_tui.messages import tool_results, tool_uses
+from scout_tui.messages import PrefixMemo, tool_results, tool_uses
 from scout_tui.tool_calls import (
     Call,
     call_chars,
@@ -180,15 +182,111 @@ def _check(key: str, value: Any, where: Callable[[], str], shown: str | None = N
     return value
 
 
+# --- finding the tool calls, again and again ---------------------------------------------------
+
+# The calls and keys of the last few conversations prepared: the next model call's conversation
+# begins with the previous one, so only its new messages are looked at.
+_CALLS = PrefixMemo()
+
+
+def calls_and_keys(messages: list[dict], with_keys: bool = True) -> tuple[list[Call], list | None]:
+    """``find_calls(messages, keys)``: every tool call, oldest first, and each one's
+    ``call_key`` (None unless ``with_keys``, when they are not known already); only the messages
+    after an earlier conversation that ``messages`` begins with are scanned (see
+    ``PrefixMemo``). The lists are shared with the memo: read them only."""
+    hit = _CALLS.find(messages, None if not with_keys else lambda known: known[1] is not None)
+    start = 0
+    if hit is not None:
+        n, (known, known_keys) = hit
+        if n == len(messages):
+            return known, known_keys
+        # A call in the last remembered message may be answered by the next one: scan it again.
+        start = max(n - 1, 0)
+        k = bisect_left(known, start, key=itemgetter(0))
+    keys: list | None = [] if with_keys or (hit is not None and known_keys is not None) else None
+    calls = find_calls(messages[start:] if start else messages, keys)
+    if start:
+        calls = known[:k] + [(mi + start, bi, ri + start if ri >= 0 else -1, rbi, tid, use_alone, result_alone)
+                             for mi, bi, ri, rbi, tid, use_alone, result_alone in calls]
+        if keys is not None:
+            keys = known_keys[:k] + keys
+    _CALLS.keep(messages, (calls, keys))
+    return calls, keys
+
+
+def forget_memos() -> None:
+    """Forget what the strategies remembered of earlier conversations (for measuring a first call)."""
+    _CALLS.clear()
+    _PLANS.clear()
+
+
 # --- applying a plan to the tool calls --------------------------------------------------------
 
 DROP, TRUNCATE, CLEAR = "drop", "truncate", "clear"
 """What a plan does to one call (``None``: keep it whole)."""
 
 
+# The part of a conversation the last few plans changed, as applied: a plan that changes the
+# same calls of the same messages as before (``shorten_tools_epoch`` between two epoch
+# boundaries) costs only the messages after them.
+_PLANS = PrefixMemo()
+
+
+@dataclass
+class _Head:
+    """``apply_plan``'s work on the messages up to the last one its plan touches (``end``)."""
+
+    plan: list
+    """The plan up to its last action (what this head was computed for)."""
+    merged: list[int | dict]
+    """The head's messages as sent, but for its last run of one role (which may merge with
+    the messages after the head); all of them when nothing was removed whole. A message the
+    plan left alone is its index, so that the result shares the caller's own objects."""
+    last_run: list[int | dict]
+    """That last run, not yet merged (empty when nothing was removed whole)."""
+    removed: bool
+    """Whether a message was removed whole, so neighbours of one role must be merged."""
+    marks: dict[Any, str]
+    truncated: int
+    dropped: int
+
+
 def apply_plan(messages: list[dict], calls: list[Call], plan: list, name: str) -> Compacted:
     """Apply ``plan`` (per call, oldest first: None to keep whole, or drop | truncate | clear)
-    to ``messages``, sharing every message it does not touch; returns the result with marks."""
+    to ``messages``, sharing every message it does not touch; returns the result with marks.
+
+    Messages after the last one an action touches are taken as they are; the work on the
+    others is remembered (``PrefixMemo``) for a later call with the same plan on a conversation
+    that begins with the same messages.
+    """
+    last = len(plan) - 1
+    while last >= 0 and plan[last] is None:
+        last -= 1
+    if last < 0:
+        return Compacted(list(messages), [name])
+    # No action touches a message from here on: calls are in message order, and a call's
+    # result is in the message after its tool_use (an earlier call in the same message may be
+    # answered when the last one is not).
+    end = min(calls[last][0] + 2, len(messages))
+    acted = plan[: last + 1]
+    found = _PLANS.find(messages, lambda head: head.plan == acted)
+    if found is not None and found[0] == end:
+        head = found[1]
+    else:
+        head = _apply_head(messages, calls, acted, end)
+        _PLANS.keep(messages[:end], head)
+    if not head.marks:
+        return Compacted(list(messages), [name])
+    out = [messages[m] if type(m) is int else m for m in head.merged]
+    if head.removed:
+        out += merge_roles([messages[m] if type(m) is int else m for m in head.last_run] + messages[end:])
+    else:
+        out += messages[end:]
+    return Compacted(out, [name], head.truncated, head.dropped, marks=dict(head.marks))
+
+
+def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -> _Head:
+    """``apply_plan`` on ``messages[:end]``, which hold every call ``plan`` acts on."""
     skip: set[int] = set()  # messages removed whole
     gone: dict[int, list[int]] = {}  # message index -> indices of removed blocks
     swap: dict[int, dict[int, dict]] = {}  # message index -> block index -> new block
@@ -235,7 +333,7 @@ def apply_plan(messages: list[dict], calls: list[Call], plan: list, name: str) -
             marks[tid] = "truncated"
             truncated += 1
     if not marks:
-        return Compacted(list(messages), [name])
+        return _Head(plan, [], [], False, marks, 0, 0)
 
     edited: dict[int, dict] = {}
     for mi in gone.keys() | swap.keys():
@@ -252,14 +350,19 @@ def apply_plan(messages: list[dict], calls: list[Call], plan: list, name: str) -
             edited[mi] = {**message, "content": kept}
         else:
             skip.add(mi)
-    # Untouched messages are shared, not copied.
-    if edited:
-        out = [edited.get(mi, m) for mi, m in enumerate(messages) if mi not in skip]
-    else:
-        out = [m for mi, m in enumerate(messages) if mi not in skip]
-    if skip:
-        out = merge_roles(out)
-    return Compacted(out, [name], truncated, dropped, marks=marks)
+    # Untouched messages are shared, not copied (kept as their index, see _Head).
+    kept = [edited.get(mi, mi) for mi in range(end) if mi not in skip]
+    if not skip:
+        return _Head(plan, kept, [], False, marks, truncated, dropped)
+    # Runs of one role before the last one are merged now: the messages after the head can
+    # only join the last run.
+    out = [messages[m] if type(m) is int else m for m in kept]
+    r = len(out)
+    while r > 0 and out[r - 1].get("role") == out[-1].get("role"):
+        r -= 1
+    index = {id(messages[m]): m for m in kept[:r] if type(m) is int}
+    merged = [index.get(id(m), m) for m in merge_roles(out[:r])]
+    return _Head(plan, merged, kept[r:], True, marks, truncated, dropped)
 
 
 # --- the strategies ---------------------------------------------------------------------------
@@ -286,7 +389,7 @@ def shorten_tools(messages: list[dict], settings: Mapping[str, Any] | None = Non
     s = resolve_settings(settings)
     full = s["full_tool_outputs"]
     max_calls, max_outputs, max_chars = s["max_tool_calls"], s["max_tool_outputs"], s["max_tool_chars"]
-    calls = find_calls(messages)
+    calls = calls_and_keys(messages, with_keys=False)[0]
     plan: list[str | None] = [None] * len(calls)
     kept = 0
     for position, k in enumerate(range(len(calls) - 1, -1, -1), 1):
@@ -337,8 +440,7 @@ def shorten_tools_epoch(messages: list[dict], settings: Mapping[str, Any] | None
     ``settings`` and the result are as for ``shorten_tools``.
     """
     s = resolve_settings(settings)
-    keys: list = []
-    calls = find_calls(messages, keys)
+    calls, keys = calls_and_keys(messages)
     pinned, keep_from, whole_from = epoch_bounds(len(calls), s)
     if whole_from == 0:
         return Compacted(list(messages), ["shorten_tools_epoch"], stable=None)
@@ -366,11 +468,8 @@ def _messages_through(messages: list[dict], tool_use_id: Any) -> int:
 def _newest_repeats(keys: list, pinned: int, below: int) -> list[int]:
     """Indices below ``below`` of calls that are the newest of two or more identical calls
     (equal ``keys``) among the first ``pinned`` calls."""
-    last: dict[Any, int] = {}
-    repeated: set[Any] = set()
-    for k in range(pinned):
-        key = keys[k]
-        if key in last:
-            repeated.add(key)
-        last[key] = k
-    return [k for key, k in last.items() if k < below and key in repeated]
+    last = dict(zip(keys[:pinned], range(pinned)))  # a later index replaces an earlier one
+    if len(last) == pinned:
+        return []  # no key twice
+    first = dict(zip(reversed(keys[:pinned]), range(pinned - 1, -1, -1)))
+    return [k for key, k in last.items() if k < below and first[key] != k]

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from scout_tui.messages import PrefixMemo
+
 # Rough tokens of one image block (Anthropic: about width*height/750, capped near 1,600).
 IMAGE_TOKENS = 1600
+
+
+# Characters of the last few long conversations estimated: compaction estimates the whole
+# stored conversation before every model call, and it only grows at the end.
+_TOTALS = PrefixMemo()
+MEMO_FROM = 256
+"""Conversations of at least this many messages are remembered (shorter ones cost little)."""
 
 
 def estimate_tokens(messages: list[dict]) -> int:
@@ -19,7 +28,26 @@ def estimate_tokens(messages: list[dict]) -> int:
     separators), plus 8 per message and per block for the JSON framing. An image counts as
     ``IMAGE_TOKENS``. About right for English and code with Claude- and GPT-class tokenizers
     (±25%); it ignores the system prompt and tool definitions.
+
+    A long conversation that begins with one estimated recently costs only its new messages
+    (``PrefixMemo``).
     """
+    if len(messages) < MEMO_FROM:
+        return (_chars(messages) + 3) // 4
+    hit = _TOTALS.find(messages)
+    if hit is None:
+        chars = _chars(messages)
+        _TOTALS.keep(messages, chars)
+    elif hit[0] < len(messages):
+        chars = hit[1] + _chars(messages[hit[0]:])
+        _TOTALS.keep(messages, chars)
+    else:
+        chars = hit[1]
+    return (chars + 3) // 4
+
+
+def _chars(messages: list[dict]) -> int:
+    """The characters ``estimate_tokens`` counts in ``messages``."""
     chars = 0
     for message in messages:
         content = message.get("content")
@@ -52,7 +80,7 @@ def estimate_tokens(messages: list[dict]) -> int:
                 chars += IMAGE_TOKENS * 4
             else:
                 chars += _value_chars(b)
-    return (chars + 3) // 4
+    return chars
 
 
 def _value_chars(value: Any) -> int:
