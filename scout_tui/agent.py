@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import AsyncIterator, Callable
 
 from scout_tui import summary as summaries
+from scout_tui.backends import offloop
 from scout_tui.backends.base import (
     Backend,
     Completed,
@@ -309,7 +310,7 @@ class Agent(ContextWindow, ToolRunner):
         self._partial = []
         self._streaming = True
         streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
-        async for event in self.backend.stream(request):
+        async for event in offloop.stream(self.backend, request):  # read and parsed off this loop
             if isinstance(event, (TextDelta, ThinkingDelta)):
                 kind = "text" if isinstance(event, TextDelta) else "thinking"
                 if text := streams[kind].feed(event.text):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from scout_tui.backends import offloop
 from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
                            ToolEnd, ToolStart)
 from scout_tui.config import Config
@@ -187,7 +188,7 @@ async def run_headless(
                 out.flush()
             except BrokenPipeError:
                 pass
-        await agent.backend.aclose()
+        await offloop.aclose(agent.backend)
         store.close()
     if failure:
         print(f"scout-tui: {failure}", file=err, flush=True)

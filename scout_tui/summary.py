@@ -147,11 +147,12 @@ async def write_summary(backend: Any, request: Any) -> tuple[str, Any]:
     Raises:
         ScoutError: the model call failed (a ``ModelError``), or the reply held no text.
     """
+    from scout_tui.backends import offloop
     from scout_tui.backends.base import Completed
     from scout_tui.errors import ScoutError
 
     completed = None
-    async for event in backend.stream(request):
+    async for event in offloop.stream(backend, request):
         if isinstance(event, Completed):
             completed = event
     if completed is None:
