@@ -71,6 +71,9 @@ Bare().run()
 """
 
 
+PARTS = ("stream", "resize", "reopen", "start")
+
+
 def scout_argv() -> list[str]:
     """The installed entry point next to this interpreter, else ``python -m scout_tui``."""
     script = Path(sys.executable).with_name("scout-tui")
@@ -306,7 +309,10 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=5, help="runs per measurement (default 5)")
     parser.add_argument("--quick", action="store_true", help="one run of each (same as -n 1)")
     parser.add_argument("--poll-ms", type=float, default=2.0, help="sleep between screen captures (ms)")
+    parser.add_argument("--only", choices=PARTS, action="append",
+                        help="measure only this part (repeatable; default all): " + ", ".join(PARTS))
     args = parser.parse_args()
+    parts = set(args.only or PARTS)
     runs, poll = (1 if args.quick else args.n), args.poll_ms / 1000
     body = anthropic_stream(deltas(answer(200)), output_tokens=51_000)
     began = time.perf_counter()
@@ -315,47 +321,63 @@ def main() -> None:
         capture = screen.capture_cost()
         for i in range(runs):
             for kind, reply in (("burst", lambda r: Reply(body)), ("paced", lambda r: PacedReply(body))):
+                if "stream" not in parts:
+                    break
                 with LoopbackServer(handler=reply) as server:
                     results[kind].append(measure_stream(screen, Env(Path(tmp, f"{kind}{i}"), server.url), poll))
                 print(f"run {i + 1}/{runs} {kind}: {len(results[kind][-1].echoes)} keys", file=sys.stderr)
-            opened, resized = measure_resize(screen, Env(Path(tmp, f"resize{i}")), poll)
-            results["open"].append(opened)
-            results["resize"].append(resized)
-            results["reopen"].append(measure_reopen(screen, Env(Path(tmp, f"reopen{i}")), poll))
-            bare, scout = measure_first_frame(screen, Env(Path(tmp, f"start{i}")), poll)
-            results["bare"].append(bare)
-            results["scout"].append(scout)
-            env = {**os.environ, **Env(Path(tmp, f"headless{i}")).vars(), "ANTHROPIC_API_KEY": "sk-bench"}
-            results["headless"].append((sample(BARE, env, tmp)[0], sample(SCOUT, env, tmp)[0]))
+            if "resize" in parts:
+                opened, resized = measure_resize(screen, Env(Path(tmp, f"resize{i}")), poll)
+                results["open"].append(opened)
+                results["resize"].append(resized)
+            if "reopen" in parts:
+                results["reopen"].append(measure_reopen(screen, Env(Path(tmp, f"reopen{i}")), poll))
+            if "start" in parts:
+                bare, scout = measure_first_frame(screen, Env(Path(tmp, f"start{i}")), poll)
+                results["bare"].append(bare)
+                results["scout"].append(scout)
+                env = {**os.environ, **Env(Path(tmp, f"headless{i}")).vars(), "ANTHROPIC_API_KEY": "sk-bench"}
+                results["headless"].append((sample(BARE, env, tmp)[0], sample(SCOUT, env, tmp)[0]))
             print(f"run {i + 1}/{runs} done at {time.perf_counter() - began:.0f} s", file=sys.stderr)
 
     tmux = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
     print(f"scout-tui in a {tmux} pane; median (min–max) over {runs} run(s); {os.cpu_count()} CPUs")
-    gaps = [g for kind in ("burst", "paced") for s in results[kind] for g in s.poll_gaps]
+    gaps = [g for kind in ("burst", "paced") for s in results[kind] for g in s.poll_gaps] or [0.0]
     print(f"polling: a capture takes {capture * 1e3:.2f} ms idle; captures during the streams are "
           f"{pct(gaps, 50) * 1e3:.1f} ms apart (p50), {pct(gaps, 95) * 1e3:.1f} ms (p95): the resolution")
     titles = {"burst": "200 KB burst", "paced": f"200 KB at {PACE} deltas/s"}
     for kind, title in titles.items():
+        if not results[kind]:
+            continue
         for p in (50, 95):
             print(summary(f"1. key echo p{p}, {title}", [pct(s.echoes, p) if s.echoes else None for s in results[kind]],
                           target="p95 <= 50 ms" if p == 95 else ""))
         print(f"   (keys timed per run: {', '.join(str(len(s.echoes)) for s in results[kind])})")
     for kind, title in titles.items():
+        if not results[kind]:
+            continue
         print(summary(f"{'2.' if kind == 'burst' else '  '} Enter to last line on screen, {title}",
                       [s.to_last_line for s in results[kind]], "s", "<= 2 s" if kind == "burst" else ""))
-    print(summary("3. redraw after 50x16 -> 120x40, 500 KB message", results["resize"], "s", "<= 0.5 s"))
-    print(summary("   (opening that session with -c at 50x16)", results["open"], "s"))
+    if results["resize"]:
+        print(summary("3. redraw after 50x16 -> 120x40, 500 KB message", results["resize"], "s", "<= 0.5 s"))
+        print(summary("   (opening that session with -c at 50x16)", results["open"], "s"))
     bare, scout = results["bare"], results["scout"]
+    if bare:
+        print_first_frame(bare, scout, results["headless"])
+    if results["reopen"]:
+        print(summary("5. reopen a 2,000-message session, -c to last", results["reopen"], "s", "<= 0.5 s"))
+    print(f"total {time.perf_counter() - began:.0f} s")
+
+
+def print_first_frame(bare: list, scout: list, headless: list) -> None:
     print(summary("4. first frame in the pane, bare Textual", bare, "s"))
     print(summary("   first frame in the pane, scout-tui", scout, "s"))
     if all(v is not None for v in bare + scout):
         print(f"   ratio scout-tui / bare Textual: {statistics.median(scout) / statistics.median(bare):.2f}x"
               "   target <= 1.3x")
-    b_med = statistics.median(b for b, _ in results["headless"])
-    s_med = statistics.median(s for _, s in results["headless"])
+    b_med = statistics.median(b for b, _ in headless)
+    s_med = statistics.median(s for _, s in headless)
     print(f"   headless, startup.py's way: {s_med:.3f} s / {b_med:.3f} s = {s_med / b_med:.2f}x")
-    print(summary("5. reopen a 2,000-message session, -c to last", results["reopen"], "s", "<= 0.5 s"))
-    print(f"total {time.perf_counter() - began:.0f} s")
 
 
 if __name__ == "__main__":
