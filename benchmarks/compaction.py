@@ -1,15 +1,21 @@
 """Prompt compaction: the cost of prepare_prompt on a long session, and what each strategy sends.
 
-1. ``prepare_prompt`` on 5,000 tool calls with 4 KB results (target <= 20 ms): the first call
-   (nothing memoised) and then median / best of N, wall and CPU time, per strategy; also
-   ``compact`` (which adds the two token estimates).
+1. ``prepare_prompt`` on 5,000 tool calls with 4 KB results (target <= 20 ms): a first call
+   (nothing remembered from an earlier call: ``forget_memos``; the median of 5), then the median and min–max of
+   N calls on the same conversation, wall time, the CPU-time median, and the median as a ratio
+   to one plain pass over the conversation's messages timed between the same runs (so a busy
+   machine slows both); per strategy, and ``compact`` (which adds the two token estimates).
+   Then the case that runs in a session: before each of N calls the conversation grows by one
+   tool call (an epoch boundary every 10 calls, where the compacted part changes), for
+   ``prepare_prompt`` and for ``Agent.preview`` (the whole request side: ``for_request``,
+   ``compact``, ``repair`` and the token budget, 200,000-token window).
 2. A conversation growing from 1 to 300 tool calls, one model call after each result: per
    strategy, the share of calls whose prompt begins with the whole previous prompt (what a
    provider's prompt cache can reuse), the input characters sent in total, and the characters
    past the shared message prefix (roughly what a cache would not cover).
 
 Settings are the defaults (no config file, no SCOUT_* variable). The machines are shared and
-noisy: read the best-of-N figure as the cost, the median as what a busy machine gives.
+noisy: read the minimum and the ratio as the cost, the median as what a busy machine gives.
 
     python benchmarks/compaction.py [-n 30] [--calls 5000] [--size 4096] [--grow 300]
 """
@@ -23,8 +29,10 @@ import statistics
 import tempfile
 import time
 
-from scout_tui import tool_calls
-from scout_tui.compaction import compact, prepare_prompt
+from scout_tui.agent import Agent
+from scout_tui.backends import make_backend
+from scout_tui.compaction import compact, forget_memos, prepare_prompt
+from scout_tui.tools import builtin_registry
 
 STRATEGIES = ("none", "shorten_tools", "shorten_tools_epoch")
 
@@ -52,19 +60,72 @@ def turn(i: int, size: int) -> list[dict]:
     ]
 
 
-def timed(fn, runs: int) -> dict[str, float]:
-    """First call, then median and best of ``runs`` calls, in milliseconds (wall and CPU)."""
-    tool_calls._key_memo.clear()
-    start = time.perf_counter()
-    fn()
-    first = (time.perf_counter() - start) * 1e3
-    wall, cpu = [], []
+def scan(messages: list[dict]) -> int:
+    """One plain pass over the messages and their blocks: the yardstick the ratios divide by."""
+    n = 0
+    for m in messages:
+        if m.get("role") == "assistant":
+            n += len(m["content"])
+    return n
+
+
+FIRSTS = 5
+"""First calls timed (each after ``forget_memos``); their median is the "first" figure."""
+
+
+def timed(fn, runs: int, messages: list[dict]) -> dict[str, float]:
+    """First call (nothing remembered; median of ``FIRSTS``), then median, min and max of ``runs`` calls, in
+    milliseconds (wall; and the CPU median), and the wall median over ``scan(messages)``'s,
+    timed between the same runs."""
+    firsts = []
+    for _ in range(FIRSTS):
+        forget_memos()
+        start = time.perf_counter()
+        fn()
+        firsts.append((time.perf_counter() - start) * 1e3)
+    first = statistics.median(firsts)
+    wall, cpu, yardstick = [], [], []
     for _ in range(runs):
         w, c = time.perf_counter(), time.process_time()
         fn()
         cpu.append((time.process_time() - c) * 1e3)
         wall.append((time.perf_counter() - w) * 1e3)
-    return {"first": first, "median": statistics.median(wall), "best": min(wall), "cpu median": statistics.median(cpu)}
+        w = time.perf_counter()
+        scan(messages)
+        yardstick.append((time.perf_counter() - w) * 1e3)
+    return {"first": first, "median": statistics.median(wall), "min": min(wall), "max": max(wall),
+            "cpu median": statistics.median(cpu), "ratio": statistics.median(wall) / statistics.median(yardstick)}
+
+
+def growing(fn, messages: list[dict], runs: int, size: int) -> dict[str, float]:
+    """``timed``'s figures (but "first") for ``fn(conversation)``, the conversation one tool call
+    longer before each call (a new list, as a session's next model call sees it)."""
+    fn(messages)
+    wall, cpu, yardstick = [], [], []
+    for i in range(runs):
+        messages = messages + turn(len(messages) // 2 + i, size)
+        w, c = time.perf_counter(), time.process_time()
+        fn(messages)
+        cpu.append((time.process_time() - c) * 1e3)
+        wall.append((time.perf_counter() - w) * 1e3)
+        w = time.perf_counter()
+        scan(messages)
+        yardstick.append((time.perf_counter() - w) * 1e3)
+    return {"first": float("nan"), "median": statistics.median(wall), "min": min(wall), "max": max(wall),
+            "cpu median": statistics.median(cpu), "ratio": statistics.median(wall) / statistics.median(yardstick)}
+
+
+def row(label: str, t: dict[str, float], result: str) -> str:
+    first = f"{t['first']:8.1f}" if t["first"] == t["first"] else f"{'':8}"
+    span = f"{t['min']:.1f}–{t['max']:.1f}"
+    return f"  {label:<24}{first}{t['median']:9.1f}{span:>13}{t['cpu median']:9.1f}{t['ratio']:8.1f}x  {result}"
+
+
+def agent(window: int = 200_000) -> Agent:
+    """An agent with the built-in tools and a ``window``-token context, for ``preview`` (it
+    makes no request)."""
+    backend = make_backend("anthropic", model="claude-sonnet-4-5", api_key="sk-bench", max_retries=0)
+    return Agent(backend, builtin_registry(), system="You are a coding assistant.", context_window=window)
 
 
 def chars(messages: list[dict]) -> int:
@@ -114,18 +175,26 @@ def main() -> None:
 
         messages = session(args.calls, args.size)
         print(f"prepare_prompt, {args.calls:,} tool calls of {args.size:,} characters "
-              f"({len(messages):,} messages), settings read from config each call; ms")
-        print(f"  {'strategy':<22}{'first':>8}{'median':>9}{'best':>8}{'cpu med':>9}  result")
-        prepare_prompt(messages, "none")  # imports the config module once
+              f"({len(messages):,} messages), default settings; ms, and the median / one pass over the messages")
+        print(f"  {'strategy':<24}{'first':>8}{'median':>9}{'min–max':>13}{'cpu med':>9}{'/ scan':>9}  result")
+        prepare_prompt(messages, "none")  # imports what the first call needs
         for strategy in STRATEGIES:
-            t = timed(lambda: prepare_prompt(messages, strategy), args.n)
+            t = timed(lambda: prepare_prompt(messages, strategy), args.n, messages)
             out = compact(messages, strategy)
-            print(f"  {strategy:<22}{t['first']:8.1f}{t['median']:9.1f}{t['best']:8.1f}{t['cpu median']:9.1f}"
-                  f"  {len(out.messages):,} messages, {out.truncated} truncated, {out.dropped:,} dropped")
-        t = timed(lambda: compact(messages), args.n)
+            print(row(strategy, t, f"{len(out.messages):,} messages, {out.truncated} truncated, {out.dropped:,} dropped"))
+        t = timed(lambda: compact(messages), args.n, messages)
         out = compact(messages)
-        print(f"  {'compact (epoch+tokens)':<22}{t['first']:8.1f}{t['median']:9.1f}{t['best']:8.1f}{t['cpu median']:9.1f}"
-              f"  ~{out.tokens_before:,} -> ~{out.tokens_after:,} tokens")
+        print(row("compact (epoch+tokens)", t, f"~{out.tokens_before:,} -> ~{out.tokens_after:,} tokens"))
+        t = growing(lambda m: prepare_prompt(m), messages, args.n, args.size)
+        print(row("  +1 call before each", t, f"{args.n} calls, {args.n // 10} or {args.n // 10 + 1} epoch boundaries"))
+        scout = agent()
+
+        def preview(m: list[dict]) -> None:
+            scout.messages = m
+            scout.preview()
+
+        t = growing(preview, messages, args.n, args.size)
+        print(row("Agent.preview, +1 call", t, "for_request, compact, repair, token budget"))
         print("  target: <= 20 ms for prepare_prompt (shorten_tools_epoch, the default)")
 
         print(f"\ngrowing session, 1 -> {args.grow} tool calls of {args.size:,} characters, a model call after each")
