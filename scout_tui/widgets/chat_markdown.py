@@ -9,7 +9,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from .markdown_render import LeftMarkdown, RenderOnce, Rendered, cached_lines, code_theme_of, drop_lines, keep_lines
+from .markdown_render import (LeftMarkdown, RenderOnce, Rendered, cached_lines, code_theme_of, drop_lines, keep_lines,
+                              rough_height)
 
 
 class MarkdownChunk(Widget):
@@ -20,6 +21,13 @@ class MarkdownChunk(Widget):
     chunks on screen, not of every chunk: fewer objects for the garbage collector to walk
     (a 200 KB answer kept as Statics made gen-2 collections of 100–160 ms). A chunk scrolled
     back into view is rendered again (~20 ms per 4 KB).
+
+    At a width it was never rendered at (the terminal was resized), a chunk that knows its
+    height at another width only *estimates* its height (``rough_height``, scaled by what it
+    measured before) instead of rendering: a 500 KB answer is ~125 chunks, ~20 ms each, so
+    re-layout would cost seconds on the event loop. ``ChatView`` measures the chunks near the
+    view for real during layout (``measure``) and the rest in a worker thread
+    (``set_height``); one drawn at a height it does not have asks for a layout.
     """
 
     DEFAULT_CSS = """
@@ -33,7 +41,8 @@ class MarkdownChunk(Widget):
         super().__init__()
         self.source = source
         """The markdown text this chunk renders."""
-        self._heights: dict[int, int] = {}  # content width -> lines
+        self._heights: dict[int, int] = {}  # content width -> lines, as rendered
+        self._estimates: dict[int, int] = {}  # content width -> lines, estimated
         self.painted = False
         """Drawn since the last ``forget_lines``."""
         if rendered is not None:
@@ -45,6 +54,7 @@ class MarkdownChunk(Widget):
             drop_lines(self.source, width, code_theme_of(self.app))
         self.source = source
         self._heights.clear()
+        self._estimates.clear()
         if rendered is not None:
             self._keep(rendered)
         self.refresh(layout=True)
@@ -60,9 +70,41 @@ class MarkdownChunk(Widget):
         self._heights[width] = len(lines)
         return lines
 
+    def measured(self, width: int) -> bool:
+        """Whether the height at ``width`` cells is known (rendered), not estimated."""
+        return width in self._heights or not self._heights
+
+    def measure(self, width: int) -> None:
+        """Render at ``width`` cells now (on the event loop), so the height there is exact."""
+        if width > 0 and width not in self._heights:
+            self._lines(width)
+
+    def set_height(self, source: str, width: int, height: int) -> bool:
+        """The height ``source`` has at ``width`` cells, measured elsewhere (a worker thread).
+
+        Ignored when the chunk shows other text now, or knew that height already. Returns
+        whether the layout changes (the height differs from the estimate used until now); the
+        caller refreshes the layout.
+        """
+        if source != self.source or width in self._heights:
+            return False
+        self._heights[width] = height
+        return self._estimates.get(width, height) != height
+
+    def _estimate(self, width: int) -> int:
+        estimate = self._estimates.get(width)
+        if estimate is None:
+            # Scaled by what the last rendered width gave against the same rough guess there.
+            known, lines = next(reversed(self._heights.items()))
+            estimate = round(rough_height(self.source, width) * lines / max(1, rough_height(self.source, known)))
+            self._estimates[width] = estimate = max(1, estimate)
+        return estimate
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         height = self._heights.get(width)
-        return len(self._lines(width)) if height is None else height
+        if height is not None:
+            return height
+        return self._estimate(width) if self._heights else len(self._lines(width))
 
     def forget_lines(self) -> None:
         """Drop the strips Textual cached while this chunk was on screen (it is not now)."""
@@ -72,9 +114,12 @@ class MarkdownChunk(Widget):
 
     def render_line(self, y: int) -> Strip:
         self.painted = True
-        width = self.size.width
+        width, height = self.size
         style = self.rich_style
         lines = self._lines(width)
+        if len(lines) != height:
+            # Laid out with an estimated height (scrolled to before ChatView measured it).
+            self.refresh(layout=True)
         if y >= len(lines):
             return Strip.blank(width, style)
         return Strip(Segment.apply_style(lines[y], style)).crop_extend(0, width, style)
