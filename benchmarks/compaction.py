@@ -1,10 +1,11 @@
 """Prompt compaction: the cost of prepare_prompt on a long session, and what each strategy sends.
 
 1. ``prepare_prompt`` on 5,000 tool calls with 4 KB results (target <= 20 ms): a first call
-   (nothing remembered from an earlier call: ``forget_memos``; the median of 5), then the median and min–max of
-   N calls on the same conversation, wall time, the CPU-time median, and the median as a ratio
-   to one plain pass over the conversation's messages timed between the same runs (so a busy
-   machine slows both); per strategy, and ``compact`` (which adds the two token estimates).
+   (nothing remembered from an earlier call: ``forget_memos``; the median of 5), then the
+   median and min–max of N calls on the same conversation, wall time, the CPU-time median, and
+   the median as a ratio to one plain pass over the conversation's messages timed between the
+   same runs (so a busy machine slows both); per strategy, and ``compact`` (which adds the two
+   token estimates).
    Then the case that runs in a session: before each of N calls the conversation grows by one
    tool call (an epoch boundary every 10 calls, where the compacted part changes), for
    ``prepare_prompt`` and for ``Agent.preview`` (the whole request side: ``for_request``,
@@ -101,9 +102,10 @@ def growing(fn, messages: list[dict], runs: int, size: int) -> dict[str, float]:
     """``timed``'s figures (but "first") for ``fn(conversation)``, the conversation one tool call
     longer before each call (a new list, as a session's next model call sees it)."""
     fn(messages)
+    made = len(messages) // 2  # calls so far (a request, then two messages per call)
     wall, cpu, yardstick = [], [], []
     for i in range(runs):
-        messages = messages + turn(len(messages) // 2 + i, size)
+        messages = messages + turn(made + i, size)
         w, c = time.perf_counter(), time.process_time()
         fn(messages)
         cpu.append((time.process_time() - c) * 1e3)
