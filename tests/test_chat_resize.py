@@ -98,11 +98,11 @@ async def test_a_resize_keeps_what_was_at_the_top_of_the_view_on_screen():
         await pilot.resize_terminal(*LARGE)
         await pilot.pause()
         assert top in [line.strip() for line in screen_text(app)]
-        await settled(app, pilot)  # measuring the rest moves nothing on screen
+        await settled(app, pilot)  # and stays there once the worker measured the rest
         assert top in [line.strip() for line in screen_text(app)]
 
 
-async def test_a_chunk_scrolled_to_before_it_was_measured_takes_its_real_height(monkeypatch):
+async def test_chunks_scrolled_into_view_before_the_worker_measured_them_show_at_their_real_height(monkeypatch):
     never = asyncio.Event()
 
     async def stalled(sources: list[str], width: int, code_theme: str) -> list[int]:
@@ -118,7 +118,7 @@ async def test_a_chunk_scrolled_to_before_it_was_measured_takes_its_real_height(
         chunks = list(chat.query(MarkdownChunk))
         width = chunks[-1].size.width
         far = next(chunk for chunk in chunks if not chunk.measured(width))
-        chat.scroll_to(y=far.virtual_region.y, animate=False)
+        chat.scroll_to_widget(far, animate=False, top=True)
         await pilot.pause()
 
         def drawn_at_real_height() -> bool:
@@ -128,5 +128,5 @@ async def test_a_chunk_scrolled_to_before_it_was_measured_takes_its_real_height(
 
         await wait_until(pilot, drawn_at_real_height, what="the chunks in view are laid out at their real height")
         assert far.measured(width)
-        never.set()
-        chat.workers.cancel_group(chat, "chat-measure")
+        chat.workers.cancel_group(chat, "chat-measure")  # stalled for good
+

@@ -118,7 +118,8 @@ class MarkdownChunk(Widget):
         style = self.rich_style
         lines = self._lines(width)
         if len(lines) != height:
-            # Laid out with an estimated height (scrolled to before ChatView measured it).
+            # Laid out with an estimated height: ChatView measures what is in view, but only
+            # for MEASURE_ROUNDS passes, and a chunk could live in another container.
             self.refresh(layout=True)
         if y >= len(lines):
             return Strip.blank(width, style)
