@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from scout_tui import tokens, tool_calls
+from scout_tui import tokens
 from scout_tui.config import did_you_mean
 from scout_tui.errors import ScoutError
 from scout_tui.messages import blocks, tool_uses
@@ -184,7 +184,6 @@ def forget_memos() -> None:
     recent conversations, their token estimates), so the next call costs what a first one does.
     The results never depend on it; benchmarks use it to time a cold call."""
     _forget_strategy_memos()
-    tool_calls._key_memo.clear()
     tokens._TOTALS.clear()
 
 

@@ -9,6 +9,7 @@ position 1 is the newest (see ``tool_calls`` for how a call is found, shortened 
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import filterfalse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -288,7 +289,10 @@ def apply_plan(messages: list[dict], calls: list[Call], plan: list, name: str) -
 def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -> _Head:
     """``apply_plan`` on ``messages[:end]``, which hold every call ``plan`` acts on."""
     skip: set[int] = set()  # messages removed whole
-    gone: dict[int, list[int]] = {}  # message index -> indices of removed blocks
+    skip_add = skip.add
+    # message index -> index of the removed block, or a list of them when several are (one
+    # int per message in the usual case: text before a dropped call)
+    gone: dict[int, int | list[int]] = {}
     swap: dict[int, dict[int, dict]] = {}  # message index -> block index -> new block
     marks: dict[Any, str] = {}
     truncated = dropped = 0
@@ -299,21 +303,15 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
             marks[tid] = "dropped"
             dropped += 1
             if use_alone:
-                skip.add(mi)
+                skip_add(mi)
             else:
                 g = gone.get(mi)
-                if g is None:
-                    gone[mi] = [bi]
-                else:
-                    g.append(bi)
+                gone[mi] = bi if g is None else [g, bi] if type(g) is int else [*g, bi]
             if result_alone:
-                skip.add(ri)
+                skip_add(ri)
             elif ri >= 0:
                 g = gone.get(ri)
-                if g is None:
-                    gone[ri] = [rbi]
-                else:
-                    g.append(rbi)
+                gone[ri] = rbi if g is None else [g, rbi] if type(g) is int else [*g, rbi]
             continue
         use = messages[mi]["content"][bi]
         new_input = shorten_input(use.get("input"), ARGUMENT_SIZE)
@@ -336,22 +334,30 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
         return _Head(plan, [], [], False, marks, 0, 0)
 
     edited: dict[int, dict] = {}
-    for mi in gone.keys() | swap.keys():
+    for mi in gone.keys() | swap.keys() if swap else gone:
         if mi in skip:
             continue
-        message, g, sw = messages[mi], gone.get(mi, ()), swap.get(mi)
+        message = messages[mi]
         content = message["content"]
-        if sw is None and len(g) == 1:  # the usual remnant: text before a dropped call
-            bi = g[0]
-            kept = content[:bi] + content[bi + 1 :]
+        g, sw = gone.get(mi, ()), swap.get(mi)
+        if sw is None and type(g) is int:  # the usual remnant: text before a dropped call
+            kept = content[:g] + content[g + 1 :]
+            if len(kept) == 1:  # meaningful() inlined for one text block with some text
+                only = kept[0]
+                text = only.get("text") if only.get("type") == "text" else None
+                if type(text) is str and text and not text.isspace():
+                    edited[mi] = {**message, "content": kept}
+                    continue
         else:
+            if type(g) is int:
+                g = (g,)
             kept = [sw.get(bi, b) if sw else b for bi, b in enumerate(content) if bi not in g]
         if meaningful(kept):
             edited[mi] = {**message, "content": kept}
         else:
-            skip.add(mi)
+            skip_add(mi)
     # Untouched messages are shared, not copied (kept as their index, see _Head).
-    kept = [edited.get(mi, mi) for mi in range(end) if mi not in skip]
+    kept = [edited.get(mi, mi) for mi in filterfalse(skip.__contains__, range(end))]
     if not skip:
         return _Head(plan, kept, [], False, marks, truncated, dropped)
     # Runs of one role before the last one are merged now: the messages after the head can

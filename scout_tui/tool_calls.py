@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from scout_tui.messages import blocks, result_text
@@ -33,21 +34,35 @@ def find_calls(messages: list[dict], keys: list | None = None) -> list[Call]:
     calls: list[Call] = []
     append = calls.append
     last = len(messages) - 1
-    for mi, message in enumerate(messages):
+    walk = enumerate(messages)
+    for mi, message in walk:
         if message.get("role") != "assistant":
             continue
         content = message.get("content")
         if type(content) is not list:
             continue
-        if len(content) == 1:
+        count = len(content)
+        # The usual shapes first: a call alone, or after one text or thinking block.
+        if count == 1:
             use = content[0]
             if use.get("type") != "tool_use":
                 continue
-            tid = use.get("id")
             bi = 0
+        elif count == 2 and content[1].get("type") == "tool_use" and content[0].get("type") != "tool_use":
+            use = content[1]
+            bi = 1
+        else:
+            use = None
+        if use is not None:
+            tid = use.get("id")
             if keys is not None:
-                hit = _key_memo.get(tid)  # call_key inlined: this runs once per call
-                keys.append(hit[1] if hit is not None and hit[0] is use else call_key(use))
+                # call_key inlined for its usual case (one string argument): this runs per call.
+                args, name = use.get("input"), use.get("name")
+                if type(args) is dict and len(args) == 1 and type(name) is str:
+                    for item in args.items():
+                        keys.append((name, *item) if type(item[1]) is str else call_key(use))
+                else:
+                    keys.append(call_key(use))
         else:
             uses = [bi for bi, b in enumerate(content) if b.get("type") == "tool_use"]
             if not uses:
@@ -64,7 +79,8 @@ def find_calls(messages: list[dict], keys: list | None = None) -> list[Call]:
             # The usual shape: one call, its result alone in the next message.
             first = ncontent[0]
             if first.get("tool_use_id") == tid and first.get("type") == "tool_result":
-                append((mi, bi, mi + 1, 0, tid, len(content) == 1, True))
+                append((mi, bi, mi + 1, 0, tid, count == 1, True))
+                next(walk, None)  # that user message holds no call: skip it
                 continue
         answers: dict[Any, int] = {}
         for rbi, b in enumerate(ncontent):
@@ -80,34 +96,39 @@ def find_calls(messages: list[dict], keys: list | None = None) -> list[Call]:
 
 # --- one key per call, to spot repeats --------------------------------------------------------
 
-# tool_use id -> (the block, its key). Stored blocks are never mutated, so a key computed once
-# holds while the block lives; the identity check guards against reused ids. Keys are what a
-# long session's prepare_prompt would otherwise spend most of its time on, call after call.
-_key_memo: dict[Any, tuple[dict, Any]] = {}
-_KEY_MEMO_SIZE = 50_000
-
 
 def call_key(use: dict) -> Any:
-    """The memoised ``_compute_key`` of a tool_use block."""
-    hit = _key_memo.get(use.get("id"))
-    if hit is not None and hit[0] is use:
-        return hit[1]
-    key = _compute_key(use)
-    if len(_key_memo) >= _KEY_MEMO_SIZE:
-        _key_memo.clear()
-    _key_memo[use.get("id")] = (use, key)
-    return key
+    """A hashable key of a tool_use block's name and arguments (its id left out): two calls
+    have equal keys when their names are equal and their arguments hold equal items, whatever
+    the order of the argument keys.
 
-
-def _compute_key(use: dict) -> Any:
-    """A hashable key of a call's name and arguments, equal for equal calls whatever the key
-    order. Flat arguments (the usual case) are keyed by a frozenset of their items, which costs
-    far less than JSON (so ``1``, ``1.0`` and ``True`` count as equal there); nested ones by
-    canonical JSON."""
+    Arguments that are a mapping of hashable values (the usual case: strings and numbers) give
+    the name and the items in key order, ``(name, k1, v1, k2, v2, ...)``, whose parts compare
+    with ``==`` one by one as a frozenset of the items would (so ``1``, ``1.0`` and ``True``
+    count as equal); a mapping with keys that are not all strings gives ``(name, frozenset of
+    the items)``. Nested arguments (a list or dict among the values) and arguments of any other
+    type give ``(name, canonical JSON)``. A flat key has an odd length and the others two, so
+    keys of different kinds are never equal; and a tuple of strings and numbers is nothing the
+    garbage collector has to follow (a frozenset per call made the first ``prepare_prompt`` of
+    a 5,000-call session pay for collections).
+    """
     name, args = use.get("name"), use.get("input")
+    if type(args) is dict or isinstance(args, Mapping):
+        try:
+            if len(args) == 1:
+                for item in args.items():
+                    key = (name, *item)
+            elif all(type(k) is str for k in args):
+                key = (name, *[part for k in sorted(args) for part in (k, args[k])])
+            else:
+                key = (name, frozenset(args.items()))
+            hash(key)
+            return key
+        except TypeError:  # a list or dict among the values
+            return name, json.dumps(args, sort_keys=True, default=str)
     try:
         return name, frozenset(args.items())
-    except (AttributeError, TypeError):  # not a dict, or a list or dict among the values
+    except (AttributeError, TypeError):
         return name, json.dumps(args, sort_keys=True, default=str)
 
 
@@ -197,7 +218,10 @@ def meaningful(content: list) -> bool:
     for b in content:
         kind = b.get("type")
         if kind == "text":
-            if str(b.get("text", "")).strip():
+            text = b.get("text", "")
+            if type(text) is not str:
+                text = str(text)
+            if text and not text.isspace():  # text.strip(), without copying the text
                 return True
         elif kind not in _SILENT:
             return True
@@ -212,11 +236,14 @@ def merge_roles(messages: list[dict]) -> list[dict]:
     """
     # Runs of one role, then one new message per run longer than one (linear in the blocks).
     runs: list[list[dict]] = []
+    role = run = None
     for message in messages:
-        if runs and runs[-1][0].get("role") == message.get("role"):
-            runs[-1].append(message)
+        if run is not None and message.get("role") == role:
+            run.append(message)
         else:
-            runs.append([message])
+            run = [message]
+            runs.append(run)
+            role = message.get("role")
     merged: list[dict] = []
     for run in runs:
         if len(run) == 1:
@@ -229,7 +256,8 @@ def merge_roles(messages: list[dict]) -> list[dict]:
                 lead += 1
         content: list = last[:lead]
         for message in run[:-1]:
-            content.extend(blocks(message))
+            more = message.get("content")
+            content += more if type(more) is list else blocks(message)
         content.extend(last[lead:])
         merged.append({**run[0], "content": content})
     return merged
