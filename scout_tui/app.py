@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -25,7 +26,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer
 
 from scout_tui import keys
-from scout_tui.agent import Agent
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SessionsMixin
@@ -33,36 +33,41 @@ from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_themes import ThemesMixin
 from scout_tui.bus import Bus
 from scout_tui.commands import Commands, literal
-from scout_tui.config import Config
 from scout_tui.errors import ScoutError
-from scout_tui.headless import STOP_SIGNALS
 from scout_tui.models import check_models_tables
-from scout_tui.plugins import Plugins, load_plugins
-from scout_tui.runtime import build_agent, check_provider, compaction_settings, model_name, needs_key
-from scout_tui.skills import Skill, discover_skills
 from scout_tui.store import Store
-from scout_tui.themes import ThemeSource
-from scout_tui.tools.permission_config import policy_from_config
-from scout_tui.tools.approvals import Approval, PermissionRequest
-from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
 from scout_tui.tools.output import redact
-from scout_tui.tools.sandbox import in_force
-from scout_tui.tools.sandbox_config import sandbox_from_config
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
-from scout_tui.widgets.approval import ApprovalScreen
+
+if TYPE_CHECKING:
+    from scout_tui.agent import Agent
+    from scout_tui.config import Config
+    from scout_tui.plugins import Plugins
+    from scout_tui.skills import Skill
+    from scout_tui.themes import ThemeSource
+    from scout_tui.tools.approvals import Approval, PermissionRequest
+
+# Start-up paints the first frame before it imports what that frame does not show: the agent,
+# backends, plugins, skills and the approval screen are imported where they are first used,
+# after the first paint (tests/test_startup.py keeps them out of ``import scout_tui.app``).
 
 
 @dataclass
 class ExtensionsLoaded(Message):
     """Skills and plugins were discovered and loaded (off the event loop)."""
 
-    skills: list
+    skills: list[Skill]
     plugins: Plugins
     problems: list[str]
 
 
 SESSIONS_POLL = 3.0
 """Seconds between re-reads of the session list, to show other processes' sessions."""
+
+
+STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+"""Signals that quit the app as Ctrl+Q does (``headless.STOP_SIGNALS`` too; not imported from
+there, since headless imports the whole engine)."""
 
 
 STOP_GRACE = 10.0
@@ -124,6 +129,9 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self._resume = resume
         self._continue = continue_
         self.store = store or Store()
+        from scout_tui.tools.permission_config import policy_from_config
+        from scout_tui.tools.sandbox_config import sandbox_from_config
+
         # Rules allowed for the session at the approval prompt stay until the app closes.
         self.permissions = policy_from_config(config, self.cwd)
         self.sandbox = sandbox_from_config(config, self.cwd)  # a bad [sandbox] stops start-up too
@@ -142,13 +150,14 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self._queued: list[str] = []
         self._before_tree = None  # the widget focused before Ctrl+T went to the tree
         self.skills: list[Skill] = []
-        self.plugins = Plugins()
+        self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
         self._learnt_window: int | None = None  # a window an earlier run of this session learnt
         self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
+        self._background_started = False
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""
@@ -180,19 +189,12 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
         self._register_themes()
-        self.query_one(ToolActivity).border_title = "Tool activity"
+        self.tool_pane.border_title = "Tool activity"
         self.query_one(SessionTree).border_title = "Sessions"
-        # Objects alive after start-up live for the whole run: keep the collector off them, so
-        # full collections during a stream stay short (see DESIGN.md, performance facts).
-        self.call_after_refresh(gc.freeze)
-        # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
-        # and then, off the event loop (a cheap indexed query).
-        self.set_interval(SESSIONS_POLL, self._poll_sessions)
-        status = self.query_one(StatusBar)
+        status = self.status
         status.provider = self.config.provider
-        status.model = model_name(self.config)
+        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
         status.permission_mode = self.permissions.mode
-        self.show_sandbox()
         for note in self.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
@@ -200,10 +202,27 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         for note in self.sandbox.notes:
             self.notify(note, title="Sandbox", severity="warning", timeout=15)
         self.query_one(Composer).focus()
-        self.open_session(self._resume, latest=self._continue)
+        # The first frame shows the panes and, with -c or --resume, the session's newest
+        # messages; everything else starts once that is on screen (``start_background``).
+        self.open_session(self._resume, latest=self._continue, starting=True)
+
+    def start_background(self) -> None:
+        """Start-up's work that the first frame does not show, once that frame is painted (and,
+        when a session opens with the app, its newest messages): the sandbox probe, skills and
+        plugins, the model's window and prices, and the session list's polling. Runs once."""
+        if self._background_started:
+            return
+        self._background_started = True
+        # Objects alive after start-up live for the whole run: keep the collector off them, so
+        # full collections during a stream stay short (see DESIGN.md, performance facts).
+        gc.freeze()
+        # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
+        # and then, off the event loop (a cheap indexed query).
+        self.set_interval(SESSIONS_POLL, self._poll_sessions)
+        self.show_sandbox()
         self.load_extensions()
-        # After the first paint: reading the models.dev data costs ~80 ms of CPU in a thread.
-        self.call_after_refresh(self.load_model_info)
+        self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
+        self.warn_setup()
 
     def on_unmount(self) -> None:
         for signum in STOP_SIGNALS:
@@ -233,16 +252,24 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
     async def show_sandbox(self) -> None:
         """Tell the status bar whether commands run sandboxed. The first ``in_force`` runs bwrap
         once (a subprocess): in a thread, off the event loop."""
+        from scout_tui.tools.sandbox import in_force
+
         self.status.sandbox = await asyncio.to_thread(in_force, self.sandbox)
 
     @work(thread=True, exclusive=True, group="extensions")
     def load_extensions(self) -> None:
         """Find skills and load plugins (their code runs here, off the event loop)."""
+        from scout_tui.plugins import load_plugins
+        from scout_tui.skills import discover_skills
+
         skills, problems = discover_skills(self.cwd)
         plugins = load_plugins(self.cwd, config=self.config)
         self.post_message(ExtensionsLoaded(skills, plugins, problems + plugins.problems))
 
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
+        from scout_tui.runtime import compaction_settings
+        from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
+
         self.skills, self.plugins = message.skills, message.plugins
         self.plugins.attach(self.bus)
         self.add_plugin_commands()
@@ -279,13 +306,24 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
 
     def _setup_problem(self) -> str:
         """Why no turn can run with this configuration ("" when one can)."""
+        from scout_tui.runtime import check_provider, needs_key
+
         try:
             check_provider(self.config)
         except ScoutError as e:
             return f"{self.config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
-        if needs_key(self.config) and self.config.provider not in self.plugins.providers:
+        if needs_key(self.config) and self.config.provider not in (self.plugins.providers if self.plugins else ()):
             return "no API key is configured; see how to set one up above."
         return ""
+
+    @work(thread=True, exclusive=True, group="setup")
+    def warn_setup(self) -> None:
+        """Say in the chat why no turn can run with this configuration (no API key, an unknown
+        provider), if so; in a thread, as it imports the backends."""
+        if problem := self._setup_problem():
+            from scout_tui.runtime import SETUP_HELP, needs_key
+
+            self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
 
     # -- compaction: strategy, context use, what the model sees --------------------------------
 
@@ -293,6 +331,8 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         """The agent, built on first use. Called from the event loop and from worker threads (the
         context estimate): the lock keeps two callers from each building one, where the second
         would replace the agent a turn is running (and its record of the last request)."""
+        from scout_tui.runtime import build_agent
+
         with self._agent_lock:
             if self.agent is None:
                 agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
@@ -326,6 +366,9 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
 
     async def approve(self, request: PermissionRequest) -> Approval:
         """Ask the person about one tool call with the approval prompt; wait for the answer."""
+        from scout_tui.tools.approvals import Approval
+        from scout_tui.widgets.approval import ApprovalScreen
+
         answered: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
         screen = ApprovalScreen(request)
 

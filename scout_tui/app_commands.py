@@ -6,18 +6,22 @@ A mixin of ``ScoutApp`` (app.py): the handlers are the app's own actions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import work
 from textual.app import SystemCommand
 from textual.screen import Screen
 
 from scout_tui.commands import Command, Commands, literal
-from scout_tui.compaction import strategy_names
+from scout_tui.config import PERMISSION_MODES
 from scout_tui.errors import ScoutError
-from scout_tui.plugins import PLUGINS_DIR, project_plugin_trust
-from scout_tui.skills import describe_skills
 from scout_tui.theme_picker import ThemeChoice, describe_source
-from scout_tui.tools.permissions import MODES
-from scout_tui.trust import PluginFile, record_trust
+
+if TYPE_CHECKING:
+    from scout_tui.trust import PluginFile
+
+# The engine's modules (compaction, plugins, skills, trust) are imported where a command uses
+# them: none of it is needed for the first frame (see app.py).
 
 KEYS_HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
@@ -61,14 +65,25 @@ class CommandsMixin:
             Command("strategy", "NAME[,NAME]", "the prompt strategy for this session", self.set_strategy),
             Command("theme", "[NAME]", "use a theme (the picker when no name)", self._theme_command),
             Command("skills", "", "the skills found in ~/.agents/skills and ./.agents/skills",
-                    lambda _: self.chat.add_notice(describe_skills(self.skills)), title="Skills"),
+                    lambda _: self._skills_command(), title="Skills"),
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
-                    lambda _: self.chat.add_notice(self.plugins.describe()), title="Plugins"),
+                    lambda _: self._plugins_command(), title="Plugins"),
             Command("trust", "", "review this project's new or changed plugins and trust them to run",
                     lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.exit(), aliases=("exit",)),
         ]
+
+    def _skills_command(self) -> None:
+        from scout_tui.skills import describe_skills
+
+        self.chat.add_notice(describe_skills(self.skills))
+
+    def _plugins_command(self) -> None:
+        if self.plugins is None:
+            self.chat.add_notice("Plugins are still loading; try again in a moment.")
+        else:
+            self.chat.add_notice(self.plugins.describe())
 
     def add_plugin_commands(self) -> None:
         """Register the loaded plugins' commands (a plugin's wins over a built-in of its name)."""
@@ -102,7 +117,9 @@ class CommandsMixin:
                 yield SystemCommand(command.title or f"/{command.name}", command.help[:1].upper() + command.help[1:]
                                     + (f" ({command.owner})" if command.owner != "scout-tui" else ""),
                                     lambda command=command: command.run(""))
-        for mode in MODES:
+        from scout_tui.compaction import strategy_names
+
+        for mode in PERMISSION_MODES:
             yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
                                 lambda mode=mode: self.set_permission_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
@@ -152,6 +169,8 @@ class CommandsMixin:
 
     def set_strategy(self, names: str) -> None:
         """Use the prompt strategies ``names`` ("a,b") for this session; a bad name is reported."""
+        from scout_tui.compaction import strategy_names
+
         wanted = [n.strip() for n in names.split(",") if n.strip()]
         known = strategy_names()
         unknown = [n for n in wanted if n not in known]
@@ -170,10 +189,14 @@ class CommandsMixin:
     @work(thread=True, exclusive=True, group="trust")
     def review_plugins(self) -> None:
         """``/trust``: read the project plugins (in a thread) and ask about the untrusted ones."""
+        from scout_tui.plugins import project_plugin_trust
+
         files, problems = project_plugin_trust(self.cwd)
         self.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems)
 
     def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str]) -> None:
+        from scout_tui.plugins import PLUGINS_DIR
+
         for problem in problems:
             self.chat.add_notice(problem, "error")
         if not pending:
@@ -195,13 +218,15 @@ class CommandsMixin:
         """Record trust in ``files`` as they were read (in a thread: a file write), then load the
         plugins again when nothing was loaded yet; otherwise a restart loads them (a loaded
         plugin's handlers cannot be taken off the bus, so loading all again would double them)."""
+        from scout_tui.trust import record_trust
+
         try:
             record_trust(files)
         except ScoutError as e:
             self.call_from_thread(self.chat.add_notice, str(e), "error")
             return
         names = ", ".join(f"`{f.path.name}`" for f in files)
-        if self.plugins.loaded or self.busy:
+        if (self.plugins is not None and self.plugins.loaded) or self.busy:
             self.call_from_thread(self.chat.add_notice, f"Trusted {names}: restart scout-tui to load "
                                   f"{'it' if len(files) == 1 else 'them'}.")
         else:
@@ -211,6 +236,7 @@ class CommandsMixin:
     @work(thread=True, group="plugin-command")
     def run_plugin_command(self, name: str, args: str) -> None:
         """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
+        assert self.plugins is not None  # its commands are registered once it is loaded
         try:
             text = self.plugins.run_command(name, args)
         except ScoutError as e:

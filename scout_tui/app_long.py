@@ -16,18 +16,17 @@ from textual import work
 from textual.message import Message
 
 from scout_tui import keys
-from scout_tui.backends.base import Request
-from scout_tui.cache_report import PromptRecord, explain
-from scout_tui.context import MIN_GAIN
 from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
-from scout_tui.runtime import model_metadata_asking_the_server, model_name
-from scout_tui.summary import Compaction
 from scout_tui.widgets import ChatView, PromptView, SessionTree, StatusBar
 
 if TYPE_CHECKING:
     from scout_tui.agent import Agent
+    from scout_tui.summary import Compaction
+
+# The engine's modules (runtime, backends, summary, context) are imported where they are used:
+# all of it runs after the first paint (see app.py).
 
 
 @dataclass
@@ -53,12 +52,20 @@ class LongSessionMixin:
         key variables leave the environment (``keys.withhold``), before any tool can run."""
         keys.withhold()
         self.call_from_thread(self.keys_withheld, keys.secrets([self.config.api_key]))
+        from scout_tui.runtime import model_metadata_asking_the_server, model_name
+
+        self.call_from_thread(self._model_named, model_name(self.config))
         try:
             info = asyncio.run(model_metadata_asking_the_server(self.config))
         except Exception as e:  # turns wait for this: whatever fails, they must go on without it
             self.call_from_thread(self.notify, f"Model window and prices unknown: {e}", severity="error", timeout=15)
             info = ModelInfo(id=model_name(self.config))
         self.call_from_thread(self._model_info_loaded, info)
+
+    def _model_named(self, name: str) -> None:
+        """The model in use (the configured one, or the provider's default) on the status bar."""
+        for status in self.query(StatusBar):  # none once the app is closing
+            status.model = name
 
     def _model_info_loaded(self, info: ModelInfo) -> None:
         self.model_info = info
@@ -124,6 +131,9 @@ class LongSessionMixin:
 
     def _cache_note(self, agent: Agent, compacted) -> str:
         """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
+        from scout_tui.backends.base import Request
+        from scout_tui.cache_report import PromptRecord, explain
+
         if agent.last_prompt is None:
             return "Prompt cache: no request sent yet in this run."
         request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
@@ -160,6 +170,8 @@ class LongSessionMixin:
                                 "warning")
                 return
             gain = await asyncio.to_thread(agent.compaction_gain, cut)
+            from scout_tui.context import MIN_GAIN
+
             if gain < MIN_GAIN:
                 chat.add_notice(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
                                 "request (what is older than the newest messages is small).", "warning")
@@ -260,4 +272,6 @@ class LongSessionMixin:
 
 def compaction_of(compactions: list[dict]) -> Compaction | None:
     """The summary in force: the last of a session's compactions (None when it has none)."""
+    from scout_tui.summary import Compaction
+
     return Compaction.from_event(compactions[-1]) if compactions else None

@@ -1,5 +1,5 @@
-"""The app's sessions: opening one (its newest messages first, the rest after the first
-paint), the sessions pane's requests (open, new, rename, delete), forking from the chat or
+"""The app's sessions: opening one (its newest messages first, the rest once they are on
+screen), the sessions pane's requests (open, new, rename, delete), forking from the chat or
 ``/fork``, and the session list kept fresh while other processes write to the store.
 
 A mixin of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from textual import work
 from textual.message import Message
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from scout_tui import sessions
 from scout_tui.app_long import compaction_of
 from scout_tui.errors import ScoutError
-from scout_tui.runtime import SETUP_HELP, needs_key
 from scout_tui.sessions import OpenedSession
 from scout_tui.widgets import ChatView, Composer, SessionTree, ToolActivity
 
@@ -28,11 +28,13 @@ OPEN_TAIL = 40
 class SessionOpened(Message):
     """A session was read (off the event loop) and can be shown (``sessions.OpenedSession``;
     its defaults: a new session). For a long session only the newest messages are read first:
-    ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them."""
+    ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them.
+    ``starting``: the session the app opens with; start-up's other work waits until it is shown."""
 
-    def __init__(self, opened: OpenedSession) -> None:
+    def __init__(self, opened: OpenedSession, starting: bool = False) -> None:
         super().__init__()
         self.opened = opened
+        self.starting = starting
         self.messages: list[dict | None] = [None] * opened.since + opened.messages
 
 
@@ -62,24 +64,54 @@ class SessionsListed(Message):
 class SessionsMixin:
     """Opening, listing, forking, renaming and deleting sessions for ``ScoutApp``."""
 
+    def open_session(self, session_id: str | None, latest: bool = False, starting: bool = False) -> None:
+        """Read a session (by id or prefix, the latest of this directory, or none) and show it:
+        its newest messages first, so a long session paints at once; once they are on screen,
+        the rest of it and the session list (``_read_rest``). ``starting``: the session the app
+        opens with (see ``SessionOpened``)."""
+        if session_id is None and not latest:  # a new session: nothing to read
+            self.post_message(SessionOpened(OpenedSession(), starting))
+        else:
+            self._read_session(session_id, latest, starting)
+
     @work(thread=True, exclusive=True, group="store-read")
-    def open_session(self, session_id: str | None, latest: bool = False) -> None:
-        """Read a session (by id or prefix, the latest of this directory, or none) and show it."""
+    def _read_session(self, session_id: str | None, latest: bool, starting: bool) -> None:
         try:
-            # The newest messages first, so a long session paints at once; the rest follows.
             opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
         except ScoutError as e:
             self.call_from_thread(self.notify, str(e), severity="error")
             if self.session_id is not None:
                 return  # stay in the session that is open
             opened = sessions.OpenedSession()
-        session_id = opened.id
-        self.post_message(SessionOpened(opened))
+        self.post_message(SessionOpened(opened, starting))
+
+    @work(exclusive=True, group="session-rest")
+    async def _after_shown(self, opened: OpenedSession, starting: bool) -> None:
+        """Once the chat shows ``opened`` (its newest messages drawn): start-up's other work when
+        ``starting``, and read the rest of the session. Until then no thread competes with the
+        drawing for the interpreter (a 2,000-message session's history is ~0.1 s of JSON)."""
+        for worker in list(self.workers):  # ChatView.load's worker: builds and mounts the batch
+            if worker.node is self.chat and worker.group == "chat-load":
+                try:
+                    await worker.wait()
+                except (WorkerCancelled, WorkerFailed):
+                    pass
+        shown: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
+        await shown
+        if starting:
+            self.start_background()
+        self._read_rest(opened)
+
+    @work(thread=True, exclusive=True, group="store-read-rest")
+    def _read_rest(self, opened: OpenedSession) -> None:
+        """The session list, then the open session's tool-call details (every ``tool.end`` event)
+        and, for a long session, its older messages."""
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
-        if session_id:  # after the first paint: it reads every tool.end event of the session
+        if session_id := opened.id:
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
-        if session_id and not opened.complete:
-            self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
+            if not opened.complete:
+                self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
     def _poll_sessions(self) -> None:
         if not self.busy:  # during a turn every stored message refreshes the list anyway
@@ -104,8 +136,8 @@ class SessionsMixin:
         else:
             self._history_ready.clear()
         self.chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
-        if problem := self._setup_problem():
-            self.chat.add_notice(SETUP_HELP if needs_key(self.config) else problem, "warning")
+        if self._background_started:  # at start-up, start_background warns once the frame is painted
+            self.warn_setup()
         self.tool_pane.load(opened.messages)
         status = self.status
         status.session_id = opened.id or ""
@@ -116,6 +148,7 @@ class SessionsMixin:
             status.context_window = opened.window
         if opened.id:
             self.query_one(SessionTree).set_compactions(opened.id, self.compactions)
+        self._after_shown(opened, message.starting)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
