@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from scout_tui.config import Config
     from scout_tui.plugins import Plugins
     from scout_tui.skills import Skill
-    from scout_tui.themes import ThemeSource
     from scout_tui.tools.approvals import Approval, PermissionRequest
 
 # Start-up paints the first frame before it imports what that frame does not show: the agent,
@@ -155,9 +154,20 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
         self._learnt_window: int | None = None  # a window an earlier run of this session learnt
-        self.theme_sources: dict[str, ThemeSource] = {}  # theme name -> the file it came from
+        self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self._background_started = False
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Textual's ``App.run``, with the garbage collector stopped until the first frame is
+        painted (``start_background`` starts it again). Start-up allocates the objects that live
+        for the whole run (modules, classes, CSS rules, widgets); collections that walk them
+        again and again cost ~40 ms of CPU before the first frame and find nothing to free."""
+        gc.disable()
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            gc.enable()
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""
@@ -188,7 +198,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
-        self._register_themes()
+        self._report_themes()
         self.tool_pane.border_title = "Tool activity"
         self.query_one(SessionTree).border_title = "Sessions"
         status = self.status
@@ -214,8 +224,10 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
             return
         self._background_started = True
         # Objects alive after start-up live for the whole run: keep the collector off them, so
-        # full collections during a stream stay short (see DESIGN.md, performance facts).
+        # full collections during a stream stay short (see DESIGN.md, performance facts); and
+        # collect again, if ``run`` stopped it for start-up.
         gc.freeze()
+        gc.enable()
         # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
         # and then, off the event loop (a cheap indexed query).
         self.set_interval(SESSIONS_POLL, self._poll_sessions)

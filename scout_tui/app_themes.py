@@ -8,6 +8,7 @@ A mixin of ``ScoutApp`` (app.py): it uses the app's config, cwd, chat and Textua
 from __future__ import annotations
 
 from textual import work
+from textual.app import App
 from textual.command import CommandPalette
 
 from scout_tui.errors import ScoutError
@@ -26,6 +27,8 @@ class ThemesMixin:
     _theme_watcher: ThemeFileWatcher | None = None
     _theme_preview_from: str | None = None
     """The theme to go back to while the palette previews another."""
+    _theme_notes: list[tuple[str, dict]]
+    """What ``_register_themes`` found to tell the person: (text, ``notify`` arguments)."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # scout-tui's variables for a theme that leaves some out (Textual's own leave out all),
@@ -33,24 +36,40 @@ class ThemesMixin:
         return derive_variables(self.current_theme)
 
     def _register_themes(self) -> None:
-        """Register the shipped, user and project themes, report skipped files, start with the
-        configured or saved theme (``themes.pick_theme``) and poll its file for edits."""
+        """Register the shipped, user and project themes and start with the configured or saved
+        theme (``themes.pick_theme``); what to tell the person waits for ``_report_themes``.
+
+        Called from ``__init__``, before Textual parses any CSS: the first parse then uses this
+        theme's colours, where setting ``App.theme`` once the app runs parses every widget's CSS
+        a second time (~20 ms before the first frame)."""
         self.theme_sources, problems = discover_themes(self.cwd)
-        for problem in problems:
-            self.notify(problem, title="Theme file skipped", severity="error", timeout=15)
+        self._theme_notes = [(problem, {"title": "Theme file skipped", "severity": "error", "timeout": 15})
+                             for problem in problems]
         for source in self.theme_sources.values():
             self.register_theme(source.theme)
         try:
             saved = saved_theme()
         except ScoutError as e:
-            self.notify(str(e), title="Saved theme ignored", severity="warning")
+            self._theme_notes.append((str(e), {"title": "Saved theme ignored", "severity": "warning"}))
             saved = None
         name, warnings = pick_theme(self.config.theme, self.config.sources.get("theme"), saved, self.available_themes)
-        for warning in warnings:
-            self.notify(warning, severity="warning")
-        self.theme = name
+        self._theme_notes += [(warning, {"severity": "warning"}) for warning in warnings]
+        # What the ``App.theme`` watcher does, minus re-parsing the CSS that is not parsed yet.
+        self.set_reactive(App.theme, name)
+        dark = self.current_theme.dark
+        self.set_class(dark, "-dark-mode", update=False)
+        self.set_class(not dark, "-light-mode", update=False)
+        self.set_class(True, f"-theme-{name}", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
         self._theme_watcher = ThemeFileWatcher()
         self._theme_watcher.watch(self.theme_sources.get(name))
+
+    def _report_themes(self) -> None:
+        """Once the app runs: the notes of ``_register_themes`` as toasts (skipped files, an
+        unknown theme name), and the theme file polled for edits."""
+        for text, how in self._theme_notes:
+            self.notify(text, **how)
         self.set_interval(POLL_SECONDS, self._poll_theme_file, name="theme-file")
 
     def watch_theme(self, name: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import re
@@ -116,6 +117,7 @@ def _main(args: argparse.Namespace) -> int:
         # plain error; the app opens it by its full id.
         with Store() as store:
             resume = resolve_session(store, cwd, resume=resume, fork=fork).id
+    gc.disable()  # until the first frame: see ScoutApp.run (the collector is started again there)
     from scout_tui.app import ScoutApp
 
     app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)

@@ -1,0 +1,82 @@
+"""Start-up paints the first frame before it imports or reads what that frame does not show
+(issue 13): the engine stays unimported, the work the first frame does not need starts after
+it (after a reopened session's newest messages are drawn), the collector waits until then."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+from scout_tui.app import ScoutApp
+from scout_tui.bus import Event
+from scout_tui.config import load_config
+from scout_tui.store import Store
+from tests.app_helpers import SIZE, long_session, settle
+
+NOT_FOR_THE_FIRST_FRAME = (
+    "httpx", "scout_tui.agent", "scout_tui.runtime", "scout_tui.backends", "scout_tui.compaction",
+    "scout_tui.headless", "scout_tui.plugins", "scout_tui.skills", "scout_tui.summary", "scout_tui.trust",
+    "scout_tui.widgets.approval",
+)
+
+
+def imported_by(statement: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``statement``."""
+    code = f"import sys\n{statement}\nprint('\\n'.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_importing_the_app_leaves_the_engine_unimported() -> None:
+    loaded = imported_by("import scout_tui.app")
+    assert "scout_tui.app" in loaded
+    assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+def test_the_cli_imports_no_textual_before_it_opens_the_app() -> None:
+    loaded = imported_by("import scout_tui.cli")
+    assert not any(name == "textual" or name.startswith("textual.") for name in loaded)
+
+
+def app_in(repo: Path, **kwargs) -> ScoutApp:
+    return ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, **kwargs)
+
+
+async def test_a_reopened_session_is_drawn_before_the_rest_of_start_up_begins(tmp_home: Path, workdir: Path) -> None:
+    store = Store()
+    sid = long_session(store, workdir, calls=60, size=100)
+    store.append(sid, Event.of("message.assistant", {"message": {"role": "assistant",
+                                                                 "content": [{"type": "text", "text": "the last word"}]}}))
+    seen: list[tuple[int, bool, bool]] = []
+
+    class Recording(ScoutApp):
+        def start_background(self) -> None:
+            if not self._background_started:
+                seen.append((self.chat.loaded_count, self._history_ready.is_set(), self._extensions_ready.is_set()))
+            super().start_background()
+
+    app = Recording(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir, continue_=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app._history_ready.is_set() and app._extensions_ready.is_set()
+    # The newest messages were mounted; the older ones and the plugins were not read yet.
+    assert len(seen) == 1 and seen[0][0] > 0 and seen[0][1:] == (False, False)
+
+
+def test_the_garbage_collector_is_off_only_until_the_first_frame(tmp_home: Path, workdir: Path) -> None:
+    states: list[bool] = []
+
+    class FirstFrame(ScoutApp):
+        def on_mount(self) -> None:  # before ScoutApp.on_mount (Textual calls both)
+            states.append(gc.isenabled())
+
+        def start_background(self) -> None:
+            super().start_background()
+            states.append(gc.isenabled())
+            self.exit()
+
+    assert gc.isenabled()
+    FirstFrame(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir).run(headless=True, size=SIZE)
+    assert states == [False, True] and gc.isenabled()
