@@ -9,19 +9,20 @@ position 1 is the newest (see ``tool_calls`` for how a call is found, shortened 
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import filterfalse
+from itertools import compress, filterfalse, repeat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import is_, itemgetter
 from typing import Any
 
 from scout_tui.errors import ScoutError
-from scout_tui.messages import PrefixMemo, tool_results, tool_uses
+from scout_tui.messages import PrefixMemo, blocks, tool_results, tool_uses
 from scout_tui.tool_calls import (
     Call,
     call_chars,
     find_calls,
     merge_roles,
+    merged_content,
     meaningful,
     shorten_input,
     shorten_result,
@@ -296,7 +297,23 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
     swap: dict[int, dict[int, dict]] = {}  # message index -> block index -> new block
     marks: dict[Any, str] = {}
     truncated = dropped = 0
-    for (mi, bi, ri, rbi, tid, use_alone, result_alone), action in zip(calls, plan):
+    # The oldest calls are the ones dropped, most of them whole with their results: up to the
+    # first call cut, they are handled in C, with a loop only over blocks that leave a remnant.
+    h = _drops_first(plan)
+    if h:
+        drops = list(compress(calls, map(is_, plan[:h], repeat(DROP))))
+        marks = dict.fromkeys(map(itemgetter(4), drops), "dropped")
+        dropped = len(drops)
+        skip.update(map(itemgetter(0), filter(itemgetter(5), drops)))
+        skip.update(map(itemgetter(2), filter(itemgetter(6), drops)))
+        for mi, bi in map(itemgetter(0, 1), filterfalse(itemgetter(5), drops)):
+            g = gone.get(mi)
+            gone[mi] = bi if g is None else [g, bi] if type(g) is int else [*g, bi]
+        for ri, rbi in map(itemgetter(2, 3), filterfalse(itemgetter(6), drops)):
+            if ri >= 0:
+                g = gone.get(ri)
+                gone[ri] = rbi if g is None else [g, rbi] if type(g) is int else [*g, rbi]
+    for (mi, bi, ri, rbi, tid, use_alone, result_alone), action in zip(calls[h:], plan[h:]):
         if action is None:
             continue
         if action is DROP:
@@ -333,21 +350,24 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
     if not marks:
         return _Head(plan, [], [], False, marks, 0, 0)
 
-    edited: dict[int, dict] = {}
+    edited: dict[int, dict] = {}  # message index -> the message as sent
+    # message index -> the one text block left of it (the usual remnant: a sentence before a
+    # dropped call); the message itself is built only if it is not merged with its neighbours
+    remnants: dict[int, dict] = {}
     for mi in gone.keys() | swap.keys() if swap else gone:
         if mi in skip:
             continue
         message = messages[mi]
         content = message["content"]
         g, sw = gone.get(mi, ()), swap.get(mi)
-        if sw is None and type(g) is int:  # the usual remnant: text before a dropped call
-            kept = content[:g] + content[g + 1 :]
-            if len(kept) == 1:  # meaningful() inlined for one text block with some text
-                only = kept[0]
+        if sw is None and type(g) is int:
+            if len(content) == 2:  # meaningful() inlined for the one block left, a text
+                only = content[1 - g]
                 text = only.get("text") if only.get("type") == "text" else None
                 if type(text) is str and text and not text.isspace():
-                    edited[mi] = {**message, "content": kept}
+                    remnants[mi] = only
                     continue
+            kept = content[:g] + content[g + 1 :]
         else:
             if type(g) is int:
                 g = (g,)
@@ -356,19 +376,53 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
             edited[mi] = {**message, "content": kept}
         else:
             skip_add(mi)
+
+    def built(m: int | dict) -> int | dict:
+        """An entry of the head with its remnant built into a message."""
+        return {**messages[m], "content": [remnants[m]]} if type(m) is int and m in remnants else m
+
     # Untouched messages are shared, not copied (kept as their index, see _Head).
     kept = [edited.get(mi, mi) for mi in filterfalse(skip.__contains__, range(end))]
     if not skip:
-        return _Head(plan, kept, [], False, marks, truncated, dropped)
+        return _Head(plan, [built(m) for m in kept] if remnants else kept, [], False, marks, truncated, dropped)
     # Runs of one role before the last one are merged now: the messages after the head can
     # only join the last run.
-    out = [messages[m] if type(m) is int else m for m in kept]
-    r = len(out)
-    while r > 0 and out[r - 1].get("role") == out[-1].get("role"):
+    roles = [(messages[m] if type(m) is int else m).get("role") for m in kept]
+    r = len(kept)
+    while r > 0 and roles[r - 1] == roles[-1]:
         r -= 1
-    index = {id(messages[m]): m for m in kept[:r] if type(m) is int}
-    merged = [index.get(id(m), m) for m in merge_roles(out[:r])]
-    return _Head(plan, merged, kept[r:], True, marks, truncated, dropped)
+    merged: list[int | dict] = []
+    start = 0
+    for i in range(1, r + 1):
+        if i < r and roles[i] == roles[start]:
+            continue
+        if i - start == 1:
+            merged.append(built(kept[start]))
+        else:
+            run = kept[start:i]
+            parts = []
+            for m in run:
+                if type(m) is int:
+                    if m in remnants:
+                        parts.append((remnants[m],))
+                        continue
+                    m = messages[m]
+                content = m.get("content")
+                parts.append(content if type(content) is list else blocks(m))
+            first = messages[run[0]] if type(run[0]) is int else run[0]
+            merged.append({**first, "content": merged_content(parts, roles[start] == "assistant")})
+        start = i
+    return _Head(plan, merged, [built(m) for m in kept[r:]], True, marks, truncated, dropped)
+
+
+def _drops_first(plan: list) -> int:
+    """How many leading entries of ``plan`` are DROP or None (0 when a cut comes before the
+    last DROP, so that marks keep the order of the calls)."""
+    cut = min([plan.index(action) for action in (TRUNCATE, CLEAR) if action in plan], default=len(plan))
+    head = plan[:cut]
+    if sum(map(is_, head, repeat(DROP))) + head.count(None) != cut:
+        return 0  # something else than the constants: the loop decides
+    return cut
 
 
 # --- the strategies ---------------------------------------------------------------------------

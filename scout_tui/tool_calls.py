@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scout_tui.messages import blocks, result_text
@@ -59,8 +59,8 @@ def find_calls(messages: list[dict], keys: list | None = None) -> list[Call]:
                 # call_key inlined for its usual case (one string argument): this runs per call.
                 args, name = use.get("input"), use.get("name")
                 if type(args) is dict and len(args) == 1 and type(name) is str:
-                    for item in args.items():
-                        keys.append((name, *item) if type(item[1]) is str else call_key(use))
+                    for k, v in args.items():
+                        keys.append((name, k, v) if type(v) is str else call_key(use))
                 else:
                     keys.append(call_key(use))
         else:
@@ -116,8 +116,8 @@ def call_key(use: dict) -> Any:
     if type(args) is dict or isinstance(args, Mapping):
         try:
             if len(args) == 1:
-                for item in args.items():
-                    key = (name, *item)
+                for k, v in args.items():
+                    key = (name, k, v)
             elif all(type(k) is str for k in args):
                 key = (name, *[part for k in sorted(args) for part in (k, args[k])])
             else:
@@ -232,7 +232,7 @@ def merge_roles(messages: list[dict]) -> list[dict]:
     """Merge neighbours of one role (left behind when the messages between them were removed).
 
     For assistants, the later message's leading thinking blocks go first, since Anthropic wants
-    an assistant turn with thinking to start with it.
+    an assistant turn with thinking to start with it (see ``merged_content``).
     """
     # Runs of one role, then one new message per run longer than one (linear in the blocks).
     runs: list[list[dict]] = []
@@ -249,15 +249,22 @@ def merge_roles(messages: list[dict]) -> list[dict]:
         if len(run) == 1:
             merged.append(run[0])
             continue
-        last = blocks(run[-1])
-        lead = 0
-        if run[-1].get("role") == "assistant":
-            while lead < len(last) and last[lead].get("type") in _SILENT:
-                lead += 1
-        content: list = last[:lead]
-        for message in run[:-1]:
-            more = message.get("content")
-            content += more if type(more) is list else blocks(message)
-        content.extend(last[lead:])
-        merged.append({**run[0], "content": content})
+        parts = [content if type(content := m.get("content")) is list else blocks(m) for m in run]
+        merged.append({**run[0], "content": merged_content(parts, run[-1].get("role") == "assistant")})
     return merged
+
+
+def merged_content(parts: list[Sequence[dict]], assistant: bool) -> list[dict]:
+    """The blocks of a run of messages of one role merged into one (``parts``: each message's
+    blocks, in order): all of them in order, except that for an ``assistant`` the last
+    message's leading thinking blocks go first. A new list; ``parts`` are left as they are."""
+    last = parts[-1]
+    lead = 0
+    if assistant:
+        while lead < len(last) and last[lead].get("type") in _SILENT:
+            lead += 1
+    content = list(last[:lead])
+    for part in parts[:-1]:
+        content += part
+    content += last[lead:]
+    return content
