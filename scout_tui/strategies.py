@@ -297,8 +297,9 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
     swap: dict[int, dict[int, dict]] = {}  # message index -> block index -> new block
     marks: dict[Any, str] = {}
     truncated = dropped = 0
-    # The oldest calls are the ones dropped, most of them whole with their results: up to the
-    # first call cut, they are handled in C, with a loop only over blocks that leave a remnant.
+    # The oldest calls are the ones dropped, most of them whole with their results: those
+    # before the first call cut are applied in C, with a loop only over the blocks dropped
+    # from messages that keep others. (Marks stay in the order of the calls: these come first.)
     h = _drops_first(plan)
     if h:
         drops = list(compress(calls, map(is_, plan[:h], repeat(DROP))))
@@ -416,8 +417,9 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
 
 
 def _drops_first(plan: list) -> int:
-    """How many leading entries of ``plan`` are DROP or None (0 when a cut comes before the
-    last DROP, so that marks keep the order of the calls)."""
+    """How many leading entries of ``plan`` are all DROP or None: those before the first call
+    cut (the whole plan when none is). 0 when one of them is something else, which only the
+    loop in ``_apply_head`` knows how to treat."""
     cut = min([plan.index(action) for action in (TRUNCATE, CLEAR) if action in plan], default=len(plan))
     head = plan[:cut]
     if sum(map(is_, head, repeat(DROP))) + head.count(None) != cut:

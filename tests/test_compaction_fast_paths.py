@@ -79,11 +79,11 @@ def plain_merge(messages: list[dict]) -> list[dict]:
         if len(run) == 1:
             out.append(run[0])
             continue
-        last = as_blocks(run[-1]["content"])
+        last = as_blocks(run[-1].get("content"))
         lead = 0
         while run[-1]["role"] == "assistant" and lead < len(last) and last[lead].get("type") in ("thinking", "redacted_thinking"):
             lead += 1
-        earlier = [b for m in run[:-1] for b in as_blocks(m["content"])]
+        earlier = [b for m in run[:-1] for b in as_blocks(m.get("content"))]
         out.append({**run[0], "content": last[:lead] + earlier + last[lead:]})
     return out
 
@@ -110,7 +110,7 @@ def plain_apply(messages: list[dict], calls: list[tuple], plan: list) -> tuple[l
                     marks[tid] = "truncated"
     out, skipped = [], False
     for mi, message in enumerate(messages):
-        content = message["content"]
+        content = message.get("content")
         touched = [bi for bi in range(len(content) if isinstance(content, list) else 0)
                    if (mi, bi) in removed or (mi, bi) in swapped]
         if not touched:
@@ -152,9 +152,12 @@ def odd_conversations(draw: st.DrawFn) -> list[dict]:
             elif kind == "thinking":
                 content.append({"type": "thinking", "thinking": "hm", "signature": "s"})
             else:
-                content.append({"type": "tool_use", "id": f"t{next(counter)}", "name": draw(st.sampled_from(["bash", "read", None])),
-                                "input": draw(INPUTS)})
-        messages.append({"role": "assistant", "content": content if draw(st.integers(0, 9)) else "just text"})
+                use = {"type": "tool_use", "id": f"t{next(counter)}", "name": draw(st.sampled_from(["bash", "read", None])),
+                       "input": draw(INPUTS)}
+                if draw(st.integers(0, 9)) == 0:  # a block missing a part
+                    del use[draw(st.sampled_from(["name", "input"]))]
+                content.append(use)
+        messages.append({"role": "assistant", "content": content if draw(st.integers(0, 9)) else draw(st.sampled_from(["just text", None]))})
         uses = [b for b in content if b["type"] == "tool_use"]
         answers: list[dict] = []
         for u in draw(st.permutations(uses)):
@@ -162,7 +165,11 @@ def odd_conversations(draw: st.DrawFn) -> list[dict]:
                 answers.append({"type": "tool_result", "tool_use_id": u["id"], "content": "r" * draw(st.sampled_from([5, 900]))})
         if not answers or draw(st.integers(0, 4)) == 0:
             answers.append({"type": "text", "text": draw(TEXTS)})
-        messages.append({"role": "user", "content": answers if draw(st.integers(0, 9)) else "typed"})
+        if draw(st.integers(0, 9)) == 0:
+            answers.append({"type": "image", "source": {"type": "base64", "data": "AAAA"}})
+        if answers and draw(st.integers(0, 9)) == 0:
+            answers[0].pop(draw(st.sampled_from(["content", "tool_use_id", "type"])), None)
+        messages.append({"role": "user", "content": answers if draw(st.integers(0, 9)) else draw(st.sampled_from(["typed", None]))})
         if draw(st.integers(0, 6)) == 0:
             messages.append({"role": "user", "content": [{"type": "text", "text": "and another thing"}]})
     return messages
@@ -173,7 +180,7 @@ def same_equalities(keys: list, oracle: list) -> bool:
 
 
 def uses_of(messages: list[dict]) -> list[dict]:
-    return [b for m in messages if m["role"] == "assistant" and isinstance(m["content"], list)
+    return [b for m in messages if m["role"] == "assistant" and isinstance(m.get("content"), list)
             for b in m["content"] if b.get("type") == "tool_use"]
 
 
