@@ -190,7 +190,11 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
                 yield SessionTree(id="tree")
         yield Composer(id="composer")
         yield self.status
-        yield Footer()
+        footer = Footer()
+        # Keys in the first frame: Textual's footer stays empty until the bindings first change
+        # (the composer taking the focus), several frames later; it recomposes then as usual.
+        footer.set_reactive(Footer._bindings_ready, True)
+        yield footer
 
     def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's

@@ -80,3 +80,18 @@ def test_the_garbage_collector_is_off_only_until_the_first_frame(tmp_home: Path,
     assert gc.isenabled()
     FirstFrame(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir).run(headless=True, size=SIZE)
     assert states == [False, True] and gc.isenabled()
+
+
+async def test_the_first_frame_shows_the_footer_keys(tmp_home: Path, workdir: Path) -> None:
+    from textual.widgets._footer import FooterKey
+
+    first_frame: list[str] = []
+
+    class FirstFrame(ScoutApp):
+        def on_mount(self) -> None:
+            self.call_after_refresh(lambda: first_frame.extend(key.description for key in self.query(FooterKey)))
+
+    app = FirstFrame(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+    assert "Quit" in first_frame
