@@ -105,12 +105,13 @@ def call_key(use: dict) -> Any:
     Arguments that are a mapping of hashable values (the usual case: strings and numbers) give
     the name and the items in key order, ``(name, k1, v1, k2, v2, ...)``, whose parts compare
     with ``==`` one by one as a frozenset of the items would (so ``1``, ``1.0`` and ``True``
-    count as equal); a mapping with keys that are not all strings gives ``(name, frozenset of
-    the items)``. Nested arguments (a list or dict among the values) and arguments of any other
-    type give ``(name, canonical JSON)``. A flat key has an odd length and the others two, so
-    keys of different kinds are never equal; and a tuple of strings and numbers is nothing the
-    garbage collector has to follow (a frozenset per call made the first ``prepare_prompt`` of
-    a 5,000-call session pay for collections).
+    count as equal); a mapping of two or more items whose keys are not all strings gives
+    ``(name, frozenset of the items)``. Nested arguments (a list or dict among the values) and
+    arguments of another type give ``(name, canonical JSON)`` (or the frozenset of whatever
+    ``items()`` they have). A flat key has an odd length and the others two, so keys of
+    different kinds are never equal; and a tuple of strings and numbers is nothing the garbage
+    collector has to follow (a frozenset per call made the first ``prepare_prompt`` of a
+    5,000-call session pay for collections).
     """
     name, args = use.get("name"), use.get("input")
     if type(args) is dict or isinstance(args, Mapping):
