@@ -117,11 +117,14 @@ def _main(args: argparse.Namespace) -> int:
         # plain error; the app opens it by its full id.
         with Store() as store:
             resume = resolve_session(store, cwd, resume=resume, fork=fork).id
-    gc.disable()  # until the first frame: see ScoutApp.run (the collector is started again there)
-    from scout_tui.app import ScoutApp
+    gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then
+    try:
+        from scout_tui.app import ScoutApp
 
-    app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
-    app.run()
+        app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
+        app.run()
+    finally:
+        gc.enable()  # also when the app could not start (a bad config raises in ScoutApp())
     return app.return_code or 0
 
 

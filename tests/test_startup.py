@@ -95,3 +95,12 @@ async def test_the_first_frame_shows_the_footer_keys(tmp_home: Path, workdir: Pa
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
     assert "Quit" in first_frame
+
+
+def test_an_app_that_cannot_start_leaves_the_collector_on(tmp_home: Path, workdir: Path, capsys) -> None:
+    from scout_tui.cli import main
+
+    (workdir / "scout.toml").write_text('[models."claude-sonnet-4-5"]\ncontext_windw = 1000\n')  # ScoutApp() raises
+    assert main(["--api-key", "sk-test"]) == 1
+    assert "unknown key 'context_windw'" in capsys.readouterr().err
+    assert gc.isenabled()
