@@ -12,7 +12,12 @@ from .chat_markdown import MarkdownChunk
 from .chat_messages import ToolCallLine, UserMessage
 from .compaction import CompactionMarker
 from .markdown_cut import split_markdown
-from .markdown_render import prerender
+from .markdown_render import Rendered, prerender, render_lines
+
+INLINE_RENDER_CHARS = 4_000
+"""A batch with at most this many characters of markdown is rendered on the event loop (a few
+ms): in a thread it waits its turn for the interpreter while the loop draws, ~20 ms in tmux
+when a reopened session's newest messages are being shown."""
 
 
 def user_widget(index: int | None, message: dict) -> UserMessage | None:
@@ -34,8 +39,8 @@ def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:
 async def build_batch(
     messages: list[dict], start: int, stop: int, markers_at: dict[int, list[dict]], width: int, code_theme: str
 ) -> tuple[list[Widget], dict[str, ToolCallLine]]:
-    """Widgets for ``messages[start:stop]``, their markdown pre-rendered at ``width`` cells in a
-    thread; and the batch's tool-call lines by ``tool_use_id``.
+    """Widgets for ``messages[start:stop]``, their markdown pre-rendered at ``width`` cells (in a
+    thread, unless it is short); and the batch's tool-call lines by ``tool_use_id``.
 
     User text, assistant text and thinking, ``tool_use`` blocks as compact lines, and
     ``tool_result`` blocks marking their line ✓ or ✗. ``messages[stop]``, when there, is read
@@ -71,7 +76,14 @@ async def build_batch(
                 lines[line.tool_use_id] = line
                 widgets.append(line)
     sources = [source for _, pieces in answers for source in pieces]
-    prepared = iter(await prerender(sources, width, code_theme))
+    prepared = iter(await _rendered(sources, width, code_theme))
     for answer, pieces in answers:
         answer.set_chunks([MarkdownChunk(source, next(prepared)) for source in pieces])
     return widgets, lines
+
+
+async def _rendered(sources: list[str], width: int, code_theme: str) -> list[Rendered | None]:
+    """``prerender(sources, width, code_theme)``, here when they are short (``INLINE_RENDER_CHARS``)."""
+    if 0 < width and sum(map(len, sources)) <= INLINE_RENDER_CHARS:
+        return [((source, width, code_theme), render_lines(source, width, code_theme)) for source in sources]
+    return await prerender(sources, width, code_theme)
