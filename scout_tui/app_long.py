@@ -19,7 +19,7 @@ from scout_tui import keys
 from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
-from scout_tui.widgets import ChatView, PromptView, SessionTree, StatusBar
+from scout_tui.widgets import ChatView, SessionTree, StatusBar
 
 if TYPE_CHECKING:
     from scout_tui.agent import Agent
@@ -100,6 +100,8 @@ class LongSessionMixin:
 
     def action_show_prompt(self) -> None:
         """Ctrl+O: the stored history beside what the next model call would send."""
+        from scout_tui.widgets.prompt_view import PromptView
+
         if isinstance(self.screen, PromptView):
             self.screen.dismiss(None)
             return
@@ -127,6 +129,8 @@ class LongSessionMixin:
             f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
             f"{summary_note} The store keeps everything. Esc closes.\n{self._cache_note(agent, compacted)}"
         )
+        from scout_tui.widgets.prompt_view import PromptView
+
         self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
 
     def _cache_note(self, agent: Agent, compacted) -> str:
