@@ -21,7 +21,6 @@ import platformdirs
 
 from scout_tui import keys
 from scout_tui.errors import ScoutError
-from scout_tui.strategies import SETTING_NAMES as COMPACTION_KEYS
 from scout_tui.tomlpos import key_line
 
 CONFIG_FILE = "scout.toml"
@@ -47,8 +46,8 @@ SANDBOX_MODES = ("workspace-write", "read-only", "off")
 # The tables a config file may hold: their keys are checked here, except [models."ID"] (checked
 # by ``models.check_models_tables``) and [plugins.NAME] (each plugin's own).
 KNOWN_TABLES = ("compaction", "models", "permissions", "plugins", "sandbox")
+# The keys of [permissions] and [sandbox]; ``table_keys`` gives [compaction]'s as well.
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "compaction": COMPACTION_KEYS,
     "permissions": ("allow", "deny"),
     "sandbox": ("mode", "writable", "network"),
 }
@@ -290,12 +289,13 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
                              "a misspelt safety setting would be ignored")
         notes.append(f"{where(key)}: unknown {shown} is ignored{hint or '.'}")
 
-    for name, known in TABLE_KEYS.items():
+    for name in ("compaction", *TABLE_KEYS):
         section = table.get(name)
         if name == "sandbox" and section is not None and not isinstance(section, dict):
             raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {_describe(section, name)}")
         if not isinstance(section, dict):
             continue  # the table's reader says what is wrong with it
+        known = table_keys(name)
         for key in section:
             if key in known:
                 continue
@@ -330,6 +330,17 @@ def _looks_like_safety(key: str, value: Any) -> list[str]:
     if isinstance(value, dict) and {"writable", "network"} & set(value):
         return ["sandbox"]
     return []
+
+
+def table_keys(name: str) -> tuple[str, ...]:
+    """The keys scout-tui reads in table ``name`` of a config file (one of ``KNOWN_TABLES``
+    but models and plugins). [compaction]'s come from ``strategies.SETTING_NAMES``, imported
+    only when a file has that table: start-up does not need the strategies."""
+    if name == "compaction":
+        from scout_tui.strategies import SETTING_NAMES
+
+        return SETTING_NAMES
+    return TABLE_KEYS[name]
 
 
 def did_you_mean(word: str, known: Sequence[str]) -> str:
