@@ -9,16 +9,19 @@ vocabulary) to the panes' methods. A mixin of ``ScoutApp`` (app.py).
 from __future__ import annotations
 
 import asyncio
-import gc
+import time
 from dataclasses import dataclass
 from functools import singledispatchmethod
 
+from textual import events
 from textual.message import Message
 
+from scout_tui import collector
 from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
                            PermissionAsk, PermissionDecision, PromptCompacted, Retry, SessionCompacted, ToolEnd,
                            ToolOutput, ToolStart, TurnEnd, added_message)
 from scout_tui.models import cache_hit_share, prompt_tokens
+from scout_tui.widgets.assistant_message import AssistantMessage
 
 
 @dataclass
@@ -34,6 +37,15 @@ class AgentEventsMixin:
     conversation: list[dict | None]
     """The open session's messages, as the store holds them (None: an older message still being
     read); grown only by ``deliver``, from the events the store projects."""
+
+    last_input: float | None = None
+    """When the person last pressed a key or pasted (``time.monotonic()``); None: not yet. A
+    streaming answer lets the frame showing it go out first (``AssistantMessage``)."""
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.Paste)):
+            self.last_input = time.monotonic()
+        await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
 
     async def deliver(self, event: Event) -> None:
         """Show ``event``, add its message to the conversation and store it; the write runs in
@@ -60,6 +72,7 @@ class AgentEventsMixin:
 
     @show.register
     def _(self, event: MessageUser) -> None:
+        collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
         self.chat.user_message(event.index, event.message)
 
     @show.register
@@ -131,8 +144,20 @@ class AgentEventsMixin:
         self.status.state = ""
         self.status.awaiting = False
         self.chat.stream_interrupted()
-        # Idle now: collect this turn's garbage once and freeze what survives.
-        self.call_after_refresh(_collect_and_freeze)
+        self._collect_pending = True
+        self._collect_if_drawn()
+
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        self._collect_if_drawn()
+
+    _collect_pending = False
+
+    def _collect_if_drawn(self) -> None:
+        """After a turn, once no answer is still being drawn (a burst is shown after it ended):
+        collect the turn's garbage once and freeze what survives (``collector.py``)."""
+        if self._collect_pending and not any(answer.streamed for answer in self.chat.query(AssistantMessage)):
+            self._collect_pending = False
+            self.call_after_refresh(collector.collect_and_freeze)
 
     def _show_usage(self, usage: dict) -> None:
         """A request's usage (``Usage.as_dict`` and its ``cost``): tokens, cost and cache-hit
@@ -146,8 +171,3 @@ class AgentEventsMixin:
         if usage.get("cost") is not None:
             status.cost = (status.cost or 0.0) + usage["cost"]
         status.cache_share = cache_hit_share(usage)
-
-
-def _collect_and_freeze() -> None:
-    gc.collect()
-    gc.freeze()
