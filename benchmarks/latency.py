@@ -148,8 +148,11 @@ class Env:
             d.mkdir(parents=True, exist_ok=True)
 
     def vars(self) -> dict[str, str]:
+        """The app's environment; a ``PYTHONPATH`` of ours is passed on (a checkout measured
+        with another one's venv)."""
+        extra = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
         return {"HOME": str(self.root), "XDG_CONFIG_HOME": str(self.root / "config"),
-                "SCOUT_HOME": str(self.root / "data"), "COLORTERM": "truecolor"}
+                "SCOUT_HOME": str(self.root / "data"), "COLORTERM": "truecolor", **extra}
 
     def scout(self, *flags: str) -> list[str]:
         return [*scout_argv(), "--base-url", self.url or "http://127.0.0.1:9", "--api-key", "sk-test", *flags]

@@ -2,12 +2,18 @@
 moves on screen a bounded piece at a time.
 
 Streaming (DESIGN.md, "Performance facts"): ``write`` only appends to a list. A pump task per
-answer wakes every 40 ms, moves at most ``SHOW_CHARS`` of received text on screen and awaits
-the update, so a burst waits in a backlog instead of stalling the event loop. Finished
+answer moves received text on screen in rounds and awaits each round's frame. Finished
 top-level blocks go into ``MarkdownChunk`` widgets (~4 KB of markdown each, drawn from
-``rich.markdown.Markdown``, first rendered in a worker thread); only the block still being
-written is re-rendered each round, in a ``LiveBlock``. A round so costs the same at the end
-of a 200 KB answer as at its start, and no widgets are created or removed per round.
+``rich.markdown.Markdown``, cut and first rendered in a worker thread); only the block still
+being written is re-rendered each round, in a ``LiveBlock``. A round so costs the same at the
+end of a 200 KB answer as at its start, and no widgets are created or removed per round.
+
+The person's keys come first: the pause after a round is long enough that the round and its
+frame take at most ``STREAM_SHARE`` of the event loop's time (measured, as main-thread CPU
+time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes out alone.
+A round moves up to ``NEW_CHUNKS`` finished chunks; when more waits (a burst faster than
+rounds), it moves ``SKIP_CHUNKS`` and renders only the last ``DRAWN_CHUNKS`` of the burst: the
+rest scroll past unseen, laid out at an estimated height and drawn only if scrolled back to.
 
 A Textual ``Markdown`` fed through ``Markdown.get_stream`` was measured for the live block
 too (benchmarks/stream_markdown.py): at a model's pace (2,000 deltas/s) it re-mounts block
@@ -20,10 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import time
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from ..messages import message_text, thinking_text
@@ -31,13 +39,33 @@ from ..text import sanitize
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import ThinkingBlock
 from .markdown_cut import CHUNK_CHARS, LIVE_CHARS, last_cut, split_markdown
-from .markdown_render import code_theme_of, prerender
+from .markdown_render import Rendered, code_theme_of, prerender
 
 FLUSH_INTERVAL = 1 / 25
-"""Seconds between pump rounds (each round is at most one markdown update)."""
+"""Shortest pause between pump rounds, in seconds (each round is at most one markdown update)."""
 
-SHOW_CHARS = 8_000
-"""Received characters moved on screen per round at most; the rest waits in a backlog."""
+MAX_INTERVAL = 0.25
+"""Longest pause between pump rounds, in seconds, however slow the rounds."""
+
+STREAM_SHARE = 0.3
+"""Share of the event loop's time a streaming answer's rounds and frames may take."""
+
+INPUT_GRACE = 0.05
+"""Seconds a round waits after the person's last key (``App.last_input``)."""
+
+NEW_CHUNKS = 6
+"""Finished chunks moved on screen per round at most; the rest waits in a backlog."""
+
+SHOW_CHARS = NEW_CHUNKS * CHUNK_CHARS
+"""Received characters moved on screen per round at most, unless a burst left more waiting."""
+
+SKIP_CHUNKS = 24
+"""Chunks a round moves when more waits than ``SHOW_CHARS`` (a burst): all but the last
+``DRAWN_CHUNKS`` of a burst scroll past before anyone could read them, so they are mounted
+with an estimated height and drawn only if the person scrolls back to them."""
+
+DRAWN_CHUNKS = 2
+"""Chunks at the end of a burst rendered before they are shown (they fill the view)."""
 
 
 class AnswerState(enum.Enum):
@@ -72,6 +100,9 @@ class AssistantMessage(Vertical):
         color: $text-muted;
     }
     """
+
+    class Drawn(Message):
+        """A streamed answer is all on screen: its pump is done (state DONE or INTERRUPTED)."""
 
     def __init__(self, *, text: str = "", thinking: str = "", index: int | None = None, streaming: bool = False,
                  interrupted: bool = False, **kwargs) -> None:
@@ -164,6 +195,7 @@ class AssistantMessage(Vertical):
         one bounded piece of work, however fast deltas arrive.
         """
         while True:
+            began = time.thread_time()
             finishing = self.state is AnswerState.FINISHING
             await self._take_pending()
             if finishing:
@@ -171,8 +203,25 @@ class AssistantMessage(Vertical):
             await self._show_some()
             if finishing and not self._backlog and not self._pending_text:
                 break
-            await asyncio.sleep(FLUSH_INTERVAL)
+            await self._frame()
+            await asyncio.sleep(pause(time.thread_time() - began))
+            await self._input_first()
         await self._finish_now()
+
+    async def _frame(self) -> None:
+        """Wait until the frame showing this round is on screen."""
+        shown = asyncio.get_running_loop().create_future()
+        self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
+        await shown
+
+    async def _input_first(self) -> None:
+        """Wait until ``INPUT_GRACE`` has passed since the person's last key (at most
+        ``MAX_INTERVAL``), so a round does not delay the frame that shows it."""
+        last = getattr(self.app, "last_input", None)
+        if last is not None:
+            wait = last + INPUT_GRACE - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(min(wait, MAX_INTERVAL))
 
     async def _take_pending(self) -> None:
         if self._pending_thinking:
@@ -201,33 +250,43 @@ class AssistantMessage(Vertical):
     async def _show_some(self) -> None:
         if not self._backlog or self._live is None:
             return
-        piece, self._backlog = self._backlog[:SHOW_CHARS], self._backlog[SHOW_CHARS:]
+        burst = len(self._backlog) > SHOW_CHARS
+        size = SKIP_CHUNKS * CHUNK_CHARS if burst else SHOW_CHARS
+        piece, self._backlog = self._backlog[:size], self._backlog[size:]
         text = self._tail + piece
-        head, rest = last_cut(text, LIVE_CHARS)
+        head, rest = await asyncio.to_thread(last_cut, text, LIVE_CHARS) if burst else last_cut(text, LIVE_CHARS)
         self._tail = rest
         if not head:
             self._live.set_source(rest)
             return
-        await self._add_finished(head, rest)
+        # In a burst, what the rest of the backlog will push out of view is laid out, not drawn.
+        await self._add_finished(head, rest, drawn=(0 if len(self._backlog) > SHOW_CHARS else DRAWN_CHUNKS)
+                                 if burst else None)
 
-    async def _add_finished(self, head: str, live_rest: str | None = None) -> None:
+    async def _add_finished(self, head: str, live_rest: str | None = None, drawn: int | None = None) -> None:
         """Append finished blocks ``head`` to the open chunk, or to new chunks past ``CHUNK_CHARS``.
 
-        Chunks are rendered in a worker thread first; swapping them in and replacing the live
-        block's text by ``live_rest`` (when given) then happen in one batch: no flicker.
+        Chunks are cut and rendered in a worker thread first; swapping them in and replacing the
+        live block's text by ``live_rest`` (when given) then happen in one batch: no flicker.
+        ``drawn``: only the last ``drawn`` chunks are rendered, the others are mounted with an
+        estimated height (``MarkdownChunk(estimated=True)``) in new chunks; None: all.
         """
-        reuse = self._open if self._open is not None and len(self._open.source) < CHUNK_CHARS else None
-        chunks, last = split_markdown((reuse.source if reuse else "") + head)
+        reuse = None
+        if drawn is None and self._open is not None and len(self._open.source) < CHUNK_CHARS:
+            reuse = self._open
+        chunks, last = await asyncio.to_thread(split_markdown, (reuse.source if reuse else "") + head)
         sources = [c for c in (*chunks, last) if c.strip()]
         width = self._live.size.width if self._live is not None else self.size.width
-        prepared = await prerender(sources, width, code_theme_of(self.app))
+        skipped = 0 if drawn is None else max(0, len(sources) - drawn)
+        prepared: list[Rendered | None] = [None] * skipped
+        prepared += await prerender(sources[skipped:], width, code_theme_of(self.app))
         with self.app.batch_update():
             new: list[MarkdownChunk] = []
             for i, (source, rendered) in enumerate(zip(sources, prepared)):
                 if i == 0 and reuse is not None:
                     reuse.set_source(source, rendered)
                 else:
-                    new.append(MarkdownChunk(source, rendered))
+                    new.append(MarkdownChunk(source, rendered, estimated=rendered is None))
             if new:
                 await self.mount_all(new, before=self._live)
             if live_rest is not None and self._live is not None:
@@ -253,6 +312,13 @@ class AssistantMessage(Vertical):
                 await self._live.remove()
                 self._live = None
         self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE
+        self.post_message(self.Drawn())
+
+
+def pause(busy: float) -> float:
+    """Seconds to wait after a round that kept the event loop busy ``busy`` seconds, so
+    streaming takes at most ``STREAM_SHARE`` of it: within [``FLUSH_INTERVAL``, ``MAX_INTERVAL``]."""
+    return min(MAX_INTERVAL, max(FLUSH_INTERVAL, busy * (1 - STREAM_SHARE) / STREAM_SHARE))
 
 
 def _interrupted_mark() -> Static:

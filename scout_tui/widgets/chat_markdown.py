@@ -37,12 +37,16 @@ class MarkdownChunk(Widget):
     }
     """
 
-    def __init__(self, source: str, rendered: Rendered | None = None) -> None:
+    def __init__(self, source: str, rendered: Rendered | None = None, *, estimated: bool = False) -> None:
+        """A chunk of ``source``: ``rendered`` already (``prerender``), or ``estimated``: laid
+        out at ``rough_height`` until measured, never rendered unless it comes near the view
+        (what a burst scrolls past), else rendered when first laid out."""
         super().__init__()
         self.source = source
         """The markdown text this chunk renders."""
         self._heights: dict[int, int] = {}  # content width -> lines, as rendered
         self._estimates: dict[int, int] = {}  # content width -> lines, estimated
+        self._rough = estimated and rendered is None  # no height known anywhere yet: rough_height
         self.painted = False
         """Drawn since the last ``forget_lines``."""
         if rendered is not None:
@@ -72,7 +76,7 @@ class MarkdownChunk(Widget):
 
     def measured(self, width: int) -> bool:
         """Whether the height at ``width`` cells is known (rendered), not estimated."""
-        return width in self._heights or not self._heights
+        return width in self._heights or not (self._heights or self._rough)
 
     def measure(self, width: int) -> None:
         """Render at ``width`` cells now (on the event loop), so the height there is exact."""
@@ -94,9 +98,10 @@ class MarkdownChunk(Widget):
     def _estimate(self, width: int) -> int:
         estimate = self._estimates.get(width)
         if estimate is None:
-            # Scaled by what the last rendered width gave against the same rough guess there.
-            known, lines = next(reversed(self._heights.items()))
-            estimate = round(rough_height(self.source, width) * lines / max(1, rough_height(self.source, known)))
+            estimate = rough_height(self.source, width)
+            if self._heights:  # scaled by what the last rendered width gave against the same guess there
+                known, lines = next(reversed(self._heights.items()))
+                estimate = round(estimate * lines / max(1, rough_height(self.source, known)))
             self._estimates[width] = estimate = max(1, estimate)
         return estimate
 
@@ -104,7 +109,7 @@ class MarkdownChunk(Widget):
         height = self._heights.get(width)
         if height is not None:
             return height
-        return self._estimate(width) if self._heights else len(self._lines(width))
+        return self._estimate(width) if self._heights or self._rough else len(self._lines(width))
 
     def forget_lines(self) -> None:
         """Drop the strips Textual cached while this chunk was on screen (it is not now)."""

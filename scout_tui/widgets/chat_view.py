@@ -409,7 +409,17 @@ class ChatView(VerticalScroll):
         return max(0, min(part.y + into, bottom))
 
     def _start_measuring(self) -> None:
+        if any(isinstance(child, AssistantMessage) and child.streamed for child in self.children):
+            # Rendering in a thread competes with the stream's frames for the GIL: wait until
+            # the answer is drawn (on_assistant_message_drawn).
+            self._measuring = False
+            return
         self.run_worker(self._measure_rest(), name="measure", group="chat-measure", exclusive=True)
+
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        if not self._measuring:
+            self._measuring = True
+            self.call_after_refresh(self._start_measuring)
 
     async def _measure_rest(self) -> None:
         """Measure the chunks laid out with an estimated height, in a worker thread, nearest

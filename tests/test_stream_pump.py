@@ -1,0 +1,156 @@
+"""How a streamed answer reaches the screen without holding the person's keys back: a burst
+renders only what ends in view, thread measuring waits for the answer, the pump yields to
+keys, and full garbage collections wait for the end of the turn (``assistant_message.py``,
+``chat_view.py``, ``collector.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+
+from scout_tui import collector
+from scout_tui.widgets import ChatView, Composer
+from scout_tui.widgets import assistant_message as pump
+from scout_tui.widgets import chat_view
+from scout_tui.widgets import markdown_render
+from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.widgets.chat_markdown import MarkdownChunk
+from tests.app_helpers import HeldReply, make_app, send, settle
+from tests.chat_helpers import ChatApp, finished, long_answer, rendered, text
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, anthropic_stream, split
+
+
+def counting_renders(monkeypatch, answer_of) -> list[str]:
+    """Record each markdown render (``render_lines``: prerender, measuring, drawing) made while
+    the answer ``answer_of()`` is still being drawn; the list holds each render's thread name."""
+    calls: list[str] = []
+    real = markdown_render.render_lines
+
+    def render_lines(source: str, width: int, code_theme: str):
+        answer = answer_of()
+        if answer is not None and answer.streamed:
+            calls.append(threading.current_thread().name)
+        return real(source, width, code_theme)
+
+    monkeypatch.setattr(markdown_render, "render_lines", render_lines)
+    return calls
+
+
+async def test_a_burst_renders_only_the_chunks_it_ends_with_and_measures_the_rest_after(monkeypatch):
+    body = long_answer(600)  # ~70 KB: more than a round shows, arriving at once
+    app = ChatApp()
+    answers: list[AssistantMessage] = []
+    renders = counting_renders(monkeypatch, lambda: answers[0] if answers else None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_delta("text", body)
+        answers.append(chat.current)
+        chat.assistant_message(1, text("assistant", body))
+        await finished(pilot, answers[0])
+        chunks = list(answers[0].query(MarkdownChunk))
+        assert len(chunks) >= 15 and answers[0].source == body
+        assert chunks[0].source.startswith("## Part 0") and "## Part 599" in chunks[-1].source
+        # What scrolled past unseen was laid out, not rendered: the burst's last chunks, and
+        # those the view came near, only (every chunk was rendered before, in the stream).
+        assert len(renders) <= pump.DRAWN_CHUNKS + 6, renders
+        assert "The end." in rendered(chat)
+        # Once the answer is drawn, the rest are measured (in a worker thread).
+        await wait_until(pilot, lambda: all(c.measured(c.content_region.width) for c in chunks),
+                         what="every chunk measured after the answer was drawn")
+
+
+async def test_no_chunk_is_measured_in_a_thread_while_an_answer_streams(monkeypatch):
+    app = ChatApp()
+    answers: list[AssistantMessage] = []
+    measured_while_streaming: list[int] = []
+    real = chat_view.measure_heights
+
+    async def measure_heights(sources, width, code_theme):
+        if answers and answers[0].streamed:
+            measured_while_streaming.append(len(sources))
+        return await real(sources, width, code_theme)
+
+    monkeypatch.setattr(chat_view, "measure_heights", measure_heights)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_delta("text", long_answer(600))
+        answers.append(chat.current)
+        # Streaming: the burst is shown, the answer stays open.
+        await wait_until(pilot, lambda: not answers[0]._backlog and answers[0].query(MarkdownChunk),
+                         what="the burst on screen")
+        chat.assistant_delta("text", "\n\nMore.")  # another round, another layout
+        await wait_until(pilot, lambda: "More." in answers[0]._live.source, what="the next round shown")
+        await pilot.pause()
+        assert measured_while_streaming == []
+        assert any(not c.measured(c.content_region.width) for c in answers[0].query(MarkdownChunk))
+        chat.assistant_message(1, text("assistant", long_answer(600) + "\n\nMore."))
+        await finished(pilot, answers[0])
+        await wait_until(pilot, lambda: sum(measured_while_streaming) == 0 and all(
+            c.measured(c.content_region.width) for c in answers[0].query(MarkdownChunk)),
+            what="the chunks measured once the answer is drawn")
+
+
+def test_a_rounds_pause_keeps_streaming_to_its_share_of_the_loop_within_bounds():
+    assert pump.pause(0.0) == pump.FLUSH_INTERVAL
+    assert pump.pause(10.0) == pump.MAX_INTERVAL
+    busy = 0.03  # a round and its frame kept the loop busy 30 ms
+    assert abs(busy / (busy + pump.pause(busy)) - pump.STREAM_SHARE) < 1e-9
+
+
+async def test_a_round_waits_for_the_frame_of_a_key_just_pressed(monkeypatch):
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(seconds: float, *args):
+        waits.append(seconds)
+        await real_sleep(0)
+
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_delta("text", "Hello")
+        answer = chat.current
+        monkeypatch.setattr(pump.asyncio, "sleep", sleep)
+        app.last_input = None
+        await answer._input_first()
+        assert waits == []  # no key: no wait
+        app.last_input = time.monotonic()
+        await answer._input_first()
+        assert len(waits) == 1 and 0 < waits[0] <= pump.INPUT_GRACE
+        monkeypatch.setattr(pump.asyncio, "sleep", real_sleep)
+        chat.assistant_message(1, text("assistant", "Hello"))
+        await finished(pilot, answer)
+
+
+async def test_keys_pressed_in_the_app_are_noted_for_the_pump(tmp_path):
+    app = make_app(tmp_path, None)
+    async with app.run_test() as pilot:
+        app.query_one(Composer).focus()
+        before = time.monotonic()
+        await pilot.press("x")
+        assert app.last_input is not None and app.last_input >= before
+
+
+async def test_full_collections_wait_while_a_turn_streams_and_run_once_it_is_drawn(tmp_path):
+    default = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    pieces = split(anthropic_stream(["word "] * 100), 64)
+    reply = HeldReply(pieces, held_after=len(pieces) // 2)  # the answer's end waits for the test
+    with LoopbackServer([reply]) as server:
+        app = make_app(tmp_path, server)
+        try:
+            async with app.run_test() as pilot:
+                await send(app, pilot, "hi")
+                await wait_until(pilot, lambda: app.chat.current is not None, what="the answer streams")
+                assert gc.get_threshold()[2] == collector.TURN_GEN2
+                reply.release()
+                await settle(app, pilot)
+                await wait_until(pilot, lambda: gc.get_threshold() == default,
+                                 what="the thresholds restored once the answer is drawn")
+                assert gc.get_freeze_count() > frozen  # what survived the collection is frozen
+        finally:
+            reply.release()
+            gc.set_threshold(*default)
