@@ -218,7 +218,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.query_one(Composer).focus()
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
-        self.open_session(self._resume, latest=self._continue, starting=True)
+        self.open_session(self._resume, latest=self._continue)
 
     def start_background(self) -> None:
         """Start-up's work that the first frame does not show, once that frame is painted (and,

@@ -28,13 +28,11 @@ OPEN_TAIL = 40
 class SessionOpened(Message):
     """A session was read (off the event loop) and can be shown (``sessions.OpenedSession``;
     its defaults: a new session). For a long session only the newest messages are read first:
-    ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them.
-    ``starting``: the session the app opens with; start-up's other work waits until it is shown."""
+    ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them."""
 
-    def __init__(self, opened: OpenedSession, starting: bool = False) -> None:
+    def __init__(self, opened: OpenedSession) -> None:
         super().__init__()
         self.opened = opened
-        self.starting = starting
         self.messages: list[dict | None] = [None] * opened.since + opened.messages
 
 
@@ -64,18 +62,17 @@ class SessionsListed(Message):
 class SessionsMixin:
     """Opening, listing, forking, renaming and deleting sessions for ``ScoutApp``."""
 
-    def open_session(self, session_id: str | None, latest: bool = False, starting: bool = False) -> None:
+    def open_session(self, session_id: str | None, latest: bool = False) -> None:
         """Read a session (by id or prefix, the latest of this directory, or none) and show it:
         its newest messages first, so a long session paints at once; once they are on screen,
-        the rest of it and the session list (``_read_rest``). ``starting``: the session the app
-        opens with (see ``SessionOpened``)."""
+        the rest of it and the session list (``_after_shown``)."""
         if session_id is None and not latest:  # a new session: nothing to read
-            self.post_message(SessionOpened(OpenedSession(), starting))
+            self.post_message(SessionOpened(OpenedSession()))
         else:
-            self._read_session(session_id, latest, starting)
+            self._read_session(session_id, latest)
 
     @work(thread=True, exclusive=True, group="store-read")
-    def _read_session(self, session_id: str | None, latest: bool, starting: bool) -> None:
+    def _read_session(self, session_id: str | None, latest: bool) -> None:
         try:
             opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
         except ScoutError as e:
@@ -83,13 +80,14 @@ class SessionsMixin:
             if self.session_id is not None:
                 return  # stay in the session that is open
             opened = sessions.OpenedSession()
-        self.post_message(SessionOpened(opened, starting))
+        self.post_message(SessionOpened(opened))
 
     @work(exclusive=True, group="session-rest")
-    async def _after_shown(self, opened: OpenedSession, starting: bool) -> None:
-        """Once the chat shows ``opened`` (its newest messages drawn): start-up's other work when
-        ``starting``, and read the rest of the session. Until then no thread competes with the
-        drawing for the interpreter (a 2,000-message session's history is ~0.1 s of JSON)."""
+    async def _after_shown(self, opened: OpenedSession) -> None:
+        """Once the chat shows ``opened`` (its newest messages drawn): start-up's other work, if
+        this is the first session shown (``start_background``), and the rest of the session. Until
+        then no thread competes with the drawing for the interpreter (a 2,000-message session's
+        history is ~0.1 s of JSON)."""
         for worker in list(self.workers):  # ChatView.load's worker: builds and mounts the batch
             if worker.node is self.chat and worker.group == "chat-load":
                 try:
@@ -99,8 +97,7 @@ class SessionsMixin:
         shown: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
         await shown
-        if starting:
-            self.start_background()
+        self.start_background()  # once: the first session shown, the app's own or one replacing it
         self._read_rest(opened)
 
     @work(thread=True, exclusive=True, group="store-read-rest")
@@ -148,7 +145,7 @@ class SessionsMixin:
             status.context_window = opened.window
         if opened.id:
             self.query_one(SessionTree).set_compactions(opened.id, self.compactions)
-        self._after_shown(opened, message.starting)
+        self._after_shown(opened)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)

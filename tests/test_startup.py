@@ -104,3 +104,14 @@ def test_an_app_that_cannot_start_leaves_the_collector_on(tmp_home: Path, workdi
     assert main(["--api-key", "sk-test"]) == 1
     assert "unknown key 'context_windw'" in capsys.readouterr().err
     assert gc.isenabled()
+
+
+async def test_start_up_work_begins_when_another_session_replaces_the_first_at_once(tmp_home: Path, workdir: Path) -> None:
+    class Replaced(ScoutApp):
+        def on_mount(self) -> None:  # Ctrl+N before the app's own session is drawn
+            self.call_after_refresh(self.action_new_session)
+
+    app = Replaced(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app._background_started and app._extensions_ready.is_set()
