@@ -100,27 +100,53 @@ def test_a_rounds_pause_keeps_streaming_to_its_share_of_the_loop_within_bounds()
     assert abs(busy / (busy + pump.pause(busy)) - pump.STREAM_SHARE) < 1e-9
 
 
-async def test_a_round_waits_for_the_frame_of_a_key_just_pressed(monkeypatch):
-    waits: list[float] = []
-    real_sleep = asyncio.sleep
+class Clock:
+    """``time`` and ``asyncio.sleep`` for the pump: sleeping moves the clock on at once;
+    ``keys`` are key presses (clock times) that happen as it passes them."""
 
-    async def sleep(seconds: float, *args):
-        waits.append(seconds)
-        await real_sleep(0)
+    def __init__(self, app, keys: tuple[float, ...] = ()) -> None:
+        self.now, self.app, self.keys, self.slept = 100.0, app, sorted(keys), 0.0
 
+    def monotonic(self) -> float:
+        return self.now
+
+    def thread_time(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float, *args) -> None:
+        self.slept += seconds
+        self.now += seconds
+        while self.keys and self.keys[0] <= self.now:
+            self.app.last_input = self.keys.pop(0)
+
+
+async def test_rounds_let_keys_go_first_and_fall_between_them_while_the_person_types(monkeypatch):
     app = ChatApp()
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
         chat.assistant_delta("text", "Hello")
         answer = chat.current
-        monkeypatch.setattr(pump.asyncio, "sleep", sleep)
-        app.last_input = None
-        await answer._input_first()
-        assert waits == []  # no key: no wait
-        app.last_input = time.monotonic()
-        await answer._input_first()
-        assert len(waits) == 1 and 0 < waits[0] <= pump.INPUT_GRACE
-        monkeypatch.setattr(pump.asyncio, "sleep", real_sleep)
+
+        async def wait(last_input: float | None, round_began: float, keys: tuple[float, ...] = ()) -> float:
+            """Seconds ``_input_first`` waits at clock 100 for a round that began at ``round_began``."""
+            clock = Clock(app, keys)
+            app.last_input = last_input
+            monkeypatch.setattr(pump, "time", clock)
+            monkeypatch.setattr(pump.asyncio, "sleep", clock.sleep)
+            try:
+                await answer._input_first(round_began)
+            finally:
+                monkeypatch.undo()
+            return clock.slept
+
+        assert await wait(None, 99.9) == 0  # no key yet
+        assert await wait(90.0, 99.9) == 0  # the last key was long ago: not typing
+        # A key since the round began: its frame first.
+        assert abs(await wait(99.98, 99.9) - (99.98 + pump.INPUT_GRACE - 100)) < 1e-9
+        # Typing, no key since the round: wait for one (here at 100.05), then its frame.
+        assert abs(await wait(99.8, 99.9, keys=(100.05,)) - (0.05 + pump.INPUT_GRACE)) < pump.KEY_POLL + 1e-9
+        # ...but never past MAX_INTERVAL after the round began.
+        assert abs(await wait(99.8, 99.9) - (99.9 + pump.MAX_INTERVAL - 100)) < 1e-9
         chat.assistant_message(1, text("assistant", "Hello"))
         await finished(pilot, answer)
 

@@ -11,6 +11,8 @@ end of a 200 KB answer as at its start, and no widgets are created or removed pe
 The person's keys come first: the pause after a round is long enough that the round and its
 frame take at most ``STREAM_SHARE`` of the event loop's time (measured, as main-thread CPU
 time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes out alone.
+While the person types (a key within ``TYPING``), a round follows each key once its frame is
+out, and waits for the next key (or ``MAX_INTERVAL``): rounds fall between keys, not on them.
 A round moves up to ``NEW_CHUNKS`` finished chunks; when more waits (a burst faster than
 rounds), it moves ``SKIP_CHUNKS`` and renders only the last ``DRAWN_CHUNKS`` of the burst: the
 rest scroll past unseen, laid out at an estimated height and drawn only if scrolled back to.
@@ -52,6 +54,12 @@ STREAM_SHARE = 0.3
 
 INPUT_GRACE = 0.05
 """Seconds a round waits after the person's last key (``App.last_input``)."""
+
+TYPING = 0.5
+"""Seconds after a key during which the person counts as typing (rounds wait for keys)."""
+
+KEY_POLL = 0.01
+"""Seconds between looks at ``App.last_input`` while a round waits for a key."""
 
 NEW_CHUNKS = 6
 """Finished chunks moved on screen per round at most; the rest waits in a backlog."""
@@ -189,13 +197,14 @@ class AssistantMessage(Vertical):
             self.state = AnswerState.INTERRUPTED
 
     async def _pump(self) -> None:
-        """Show buffered text every ``FLUSH_INTERVAL`` s until finished; the only writer.
+        """Show buffered text in rounds until finished; the only writer.
 
-        Each round moves at most ``SHOW_CHARS`` on screen and awaits the update: one round,
-        one bounded piece of work, however fast deltas arrive.
+        Each round moves a bounded piece on screen and awaits its frame, then pauses so the
+        rounds take at most ``STREAM_SHARE`` of the loop (``pause``), and lets the person's
+        keys go first (``_input_first``).
         """
         while True:
-            began = time.thread_time()
+            began, started = time.thread_time(), time.monotonic()
             finishing = self.state is AnswerState.FINISHING
             await self._take_pending()
             if finishing:
@@ -205,7 +214,7 @@ class AssistantMessage(Vertical):
                 break
             await self._frame()
             await asyncio.sleep(pause(time.thread_time() - began))
-            await self._input_first()
+            await self._input_first(started)
         await self._finish_now()
 
     async def _frame(self) -> None:
@@ -214,14 +223,21 @@ class AssistantMessage(Vertical):
         self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
         await shown
 
-    async def _input_first(self) -> None:
-        """Wait until ``INPUT_GRACE`` has passed since the person's last key (at most
-        ``MAX_INTERVAL``), so a round does not delay the frame that shows it."""
-        last = getattr(self.app, "last_input", None)
-        if last is not None:
-            wait = last + INPUT_GRACE - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(min(wait, MAX_INTERVAL))
+    async def _input_first(self, started: float) -> None:
+        """Before the next round (the last one began at ``started``, ``time.monotonic()``):
+        wait ``INPUT_GRACE`` after the person's last key, so its frame is not held behind a
+        round's; while they type, also wait for a key newer than the last round, at most
+        ``MAX_INTERVAL`` after it began."""
+        deadline = started + MAX_INTERVAL
+        while True:
+            last = getattr(self.app, "last_input", None)
+            now = time.monotonic()
+            if last is None or now >= deadline or now - last > TYPING:
+                return
+            if last > started and now >= last + INPUT_GRACE:
+                return  # the key that came since the last round has had its frame
+            wait = last + INPUT_GRACE - now if last > started else KEY_POLL
+            await asyncio.sleep(max(0.0, min(wait, deadline - now)))
 
     async def _take_pending(self) -> None:
         if self._pending_thinking:
@@ -278,6 +294,8 @@ class AssistantMessage(Vertical):
         sources = [c for c in (*chunks, last) if c.strip()]
         width = self._live.size.width if self._live is not None else self.size.width
         skipped = 0 if drawn is None else max(0, len(sources) - drawn)
+        if not width:  # not laid out yet: rendering now would be at the wrong width
+            skipped = len(sources)
         prepared: list[Rendered | None] = [None] * skipped
         prepared += await prerender(sources[skipped:], width, code_theme_of(self.app))
         with self.app.batch_update():
