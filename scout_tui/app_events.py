@@ -39,11 +39,11 @@ class AgentEventsMixin:
     read); grown only by ``deliver``, from the events the store projects."""
 
     last_input: float | None = None
-    """When the person last pressed a key or pasted (``time.monotonic()``); None: not yet. A
-    streaming answer lets the frame showing it go out first (``AssistantMessage``)."""
+    """When the person last typed a character or pasted (``time.monotonic()``); None: not yet.
+    A streaming answer lets the frame showing it go out first (``AssistantMessage``)."""
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.Paste)):
+        if isinstance(event, events.Paste) or (isinstance(event, events.Key) and event.is_printable):
             self.last_input = time.monotonic()
         await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
 

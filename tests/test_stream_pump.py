@@ -151,10 +151,12 @@ async def test_rounds_let_keys_go_first_and_fall_between_them_while_the_person_t
         await finished(pilot, answer)
 
 
-async def test_keys_pressed_in_the_app_are_noted_for_the_pump(tmp_path):
+async def test_characters_typed_in_the_app_are_noted_for_the_pump_and_other_keys_are_not(tmp_path):
     app = make_app(tmp_path, None)
     async with app.run_test() as pilot:
         app.query_one(Composer).focus()
+        await pilot.press("down", "enter")  # moving about, or sending, is not typing
+        assert app.last_input is None
         before = time.monotonic()
         await pilot.press("x")
         assert app.last_input is not None and app.last_input >= before
