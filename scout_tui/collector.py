@@ -19,6 +19,11 @@ TURN_GEN2 = 1_000
 _saved: int | None = None  # the generation-2 threshold to restore, while deferred
 
 
+def deferred() -> bool:
+    """Whether full collections are deferred now (a turn runs, or an app quit during one)."""
+    return _saved is not None
+
+
 def defer_full_collections() -> None:
     """From now until ``collect_and_freeze``, run full collections ``TURN_GEN2`` times less
     often. Calling it again before then changes nothing."""
