@@ -18,7 +18,7 @@ from tests.app_helpers import SIZE, long_session, settle
 NOT_FOR_THE_FIRST_FRAME = (
     "httpx", "scout_tui.agent", "scout_tui.runtime", "scout_tui.backends", "scout_tui.compaction",
     "scout_tui.headless", "scout_tui.plugins", "scout_tui.skills", "scout_tui.summary", "scout_tui.trust",
-    "scout_tui.widgets.approval", "scout_tui.strategies",
+    "scout_tui.widgets.approval", "scout_tui.strategies", "rich.markdown", "markdown_it",
 )
 
 

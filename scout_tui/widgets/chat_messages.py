@@ -3,7 +3,11 @@ compact line per tool call, and a system notice. (The answer itself: ``assistant
 
 from __future__ import annotations
 
-from rich.markdown import Markdown as RichMarkdown
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
+
 from textual.content import Content
 from textual.widgets import Static
 

@@ -8,9 +8,11 @@ the app's business (a fork at ``count``): the marker only asks for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
+if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -66,6 +68,7 @@ class CompactionSummary(Static):
 
     def render(self) -> RichMarkdown:
         code_theme = self.app.theme_variables.get("syntax-style") or "monokai"
+        from rich.markdown import Markdown as RichMarkdown
         return RichMarkdown(self.text, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme)
 
 

@@ -8,35 +8,49 @@ Textual's: see ``widgets/assistant_message.py`` for the measurements behind that
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.markdown import Heading as RichHeading
-from rich.markdown import Markdown as RichMarkdown
 from rich.measure import Measurement
 from rich.segment import Segment
 from textual.cache import LRUCache
 
 if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
     from textual.app import App
 
 
-class _LeftHeading(RichHeading):
-    """Rich's heading, left-aligned as the live Textual ``Markdown`` shows it."""
+@functools.cache
+def _left_markdown_class() -> type[RichMarkdown]:
+    """``LeftMarkdown``'s class, made on first use: importing rich.markdown (markdown-it-py,
+    ~60 modules, ~25 ms) waits until a message has markdown to show, after the first frame."""
+    from rich.markdown import Heading as RichHeading
+    from rich.markdown import Markdown as RichMarkdown
 
-    LEVEL_ALIGN: ClassVar[dict] = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
+    class _LeftHeading(RichHeading):
+        """Rich's heading, left-aligned as the live Textual ``Markdown`` shows it."""
+
+        LEVEL_ALIGN: ClassVar[dict] = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
+
+    class LeftMarkdown(RichMarkdown):
+        """Rich's ``Markdown`` with left-aligned headings and inline code in the code theme."""
+
+        elements: ClassVar[dict] = {**RichMarkdown.elements, "heading_open": _LeftHeading}
+
+        def __init__(self, markup: str, code_theme: str = "monokai", **kwargs) -> None:
+            # Inline `code` in the theme's code style too: Rich's default (bold cyan on black)
+            # shows as black blocks on a light theme.
+            super().__init__(markup, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme,
+                             **kwargs)
+
+    return LeftMarkdown
 
 
-class LeftMarkdown(RichMarkdown):
-    """Rich's ``Markdown`` with left-aligned headings and inline code in the code theme."""
-
-    elements: ClassVar[dict] = {**RichMarkdown.elements, "heading_open": _LeftHeading}
-
-    def __init__(self, markup: str, code_theme: str = "monokai", **kwargs) -> None:
-        # Inline `code` in the theme's code style too: Rich's default (bold cyan on black)
-        # shows as black blocks on a light theme.
-        super().__init__(markup, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme, **kwargs)
+def LeftMarkdown(markup: str, code_theme: str = "monokai", **kwargs) -> RichMarkdown:  # noqa: N802 (was a class)
+    """Rich's ``Markdown`` of ``markup`` with left-aligned headings and inline code in ``code_theme``."""
+    return _left_markdown_class()(markup, code_theme=code_theme, **kwargs)
 
 
 class RenderOnce:
