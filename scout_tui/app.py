@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer
 
-from scout_tui import keys
+from scout_tui import STOP_SIGNALS, keys
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SessionsMixin
@@ -62,11 +62,6 @@ class ExtensionsLoaded(Message):
 
 SESSIONS_POLL = 3.0
 """Seconds between re-reads of the session list, to show other processes' sessions."""
-
-
-STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that quit the app as Ctrl+Q does (``headless.STOP_SIGNALS`` too; not imported from
-there, since headless imports the whole engine)."""
 
 
 STOP_GRACE = 10.0

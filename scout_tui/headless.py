@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-import signal
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from scout_tui import STOP_SIGNALS
 from scout_tui.backends import offloop
 from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
                            ToolEnd, ToolStart)
@@ -28,8 +28,6 @@ from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
 
-STOP_SIGNALS = (signal.SIGHUP, signal.SIGTERM)
-"""Signals that end a headless turn the way Ctrl+C does."""
 
 
 def _replacing(stream: TextIO) -> TextIO:
