@@ -5,7 +5,6 @@ keys, and full garbage collections wait for the end of the turn (``assistant_mes
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import threading
 import time
