@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from scout_tui.compaction import NOTICE, compact, forget_memos, prepare_prompt
+from scout_tui.compaction import NOTICE, compact, forget_memos
 from scout_tui.context import for_request
 from scout_tui.history import problems
 from scout_tui.messages import PrefixMemo
