@@ -38,6 +38,7 @@ from scout_tui.models import check_models_tables
 from scout_tui.store import Store
 from scout_tui.tools.output import redact
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
     from scout_tui.agent import Agent
@@ -233,7 +234,14 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         self.show_sandbox()
         self.load_extensions()
         self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
+        self.warm_markdown(code_theme_of(self))
         self.warn_setup()
+
+    @work(thread=True, exclusive=True, group="warm-up")
+    def warm_markdown(self, code_theme: str) -> None:
+        """Markdown rendering's imports and set-up, in a thread (``markdown_render.warm_up``):
+        not on the event loop when the first answer streams."""
+        warm_up(code_theme)
 
     def on_unmount(self) -> None:
         for signum in STOP_SIGNALS:

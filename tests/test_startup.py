@@ -5,6 +5,7 @@ it (after a reopened session's newest messages are drawn), the collector waits u
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,35 @@ async def test_start_up_work_begins_when_another_session_replaces_the_first_at_o
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app._background_started and app._extensions_ready.is_set()
+
+
+def test_markdown_rendering_is_set_up_in_a_thread_before_the_first_answer(tmp_home: Path, workdir: Path) -> None:
+    # In a fresh interpreter: rich.markdown is not loaded by start-up (the import guard above),
+    # and must not be first imported on the event loop by the first streamed answer's round.
+    code = f"""
+import asyncio, sys, threading
+from pathlib import Path
+import rich
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+importers = []
+real_import = __builtins__.__import__ if hasattr(__builtins__, "__import__") else __builtins__["__import__"]
+def spy(name, *args, **kwargs):
+    if name == "rich.markdown" and "rich.markdown" not in sys.modules:
+        importers.append(threading.current_thread().name)
+    return real_import(name, *args, **kwargs)
+import builtins
+builtins.__import__ = spy
+async def main():
+    app = ScoutApp(load_config(Path({str(workdir)!r}), flags={{"api_key": "sk-test"}}), cwd=Path({str(workdir)!r}))
+    async with app.run_test() as pilot:
+        while "rich.markdown" not in sys.modules:  # the subprocess's timeout guards a hang
+            await pilot.pause()
+    print("rich.markdown" in sys.modules, importers)
+asyncio.run(main())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HOME": str(tmp_home)})
+    assert done.returncode == 0, done.stderr
+    loaded, importers = done.stdout.split(" ", 1)
+    assert loaded == "True" and "MainThread" not in importers, done.stdout

@@ -96,6 +96,14 @@ RENDERED_CHUNKS = 16
 _LINES: LRUCache[tuple[str, int, str], list[list[Segment]]] = LRUCache(RENDERED_CHUNKS)
 
 
+def warm_up(code_theme: str) -> None:
+    """Import and set up what the first rendered answer needs (rich.markdown, markdown-it, a
+    Pygments lexer and ``code_theme``'s style): ~60 modules and tens of ms, which would
+    otherwise land on the event loop in the first round of the first streamed answer. For a
+    worker thread, after the first frame."""
+    render_lines("# Warm\n\nText with `code`.\n\n```python\nx = 1\n```\n", 40, code_theme)
+
+
 def render_lines(source: str, width: int, code_theme: str) -> list[list[Segment]]:
     """Markdown ``source`` as lines of segments ``width`` cells wide (touches no DOM)."""
     console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="truecolor", legacy_windows=False)
