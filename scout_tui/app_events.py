@@ -31,6 +31,10 @@ class AgentEvent(Message):
     event: Event
 
 
+QUIET_BEFORE_COLLECT = 1.0
+"""Seconds without a typed key before a finished turn's garbage is collected."""
+
+
 class AgentEventsMixin:
     """Delivery and display of the agent's events for ``ScoutApp``."""
 
@@ -153,11 +157,18 @@ class AgentEventsMixin:
     _collect_pending = False
 
     def _collect_if_drawn(self) -> None:
-        """After a turn, once no answer is still being drawn (a burst is shown after it ended):
-        collect the turn's garbage once and freeze what survives (``collector.py``)."""
-        if self._collect_pending and not any(answer.streamed for answer in self.chat.query(AssistantMessage)):
-            self._collect_pending = False
-            self.call_after_refresh(collector.collect_and_freeze)
+        """After a turn, once no answer is still being drawn (a burst is shown after it ended)
+        and the person has not typed for ``QUIET_BEFORE_COLLECT`` s: collect the turn's
+        garbage once and freeze what survives (``collector.py``; a full collection can take
+        100-200 ms, which a keystroke would wait behind)."""
+        if not self._collect_pending or any(answer.streamed for answer in self.chat.query(AssistantMessage)):
+            return
+        quiet = (self.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
+        if quiet > 0:
+            self.set_timer(quiet, self._collect_if_drawn)
+            return
+        self._collect_pending = False
+        self.call_after_refresh(collector.collect_and_freeze)
 
     def _show_usage(self, usage: dict) -> None:
         """A request's usage (``Usage.as_dict`` and its ``cost``): tokens, cost and cache-hit

@@ -9,7 +9,7 @@ import gc
 import threading
 import time
 
-from scout_tui import collector
+from scout_tui import app_events, collector
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets import assistant_message as pump
 from scout_tui.widgets import chat_view
@@ -179,6 +179,30 @@ async def test_full_collections_wait_while_a_turn_streams_and_run_once_it_is_dra
                 await wait_until(pilot, lambda: not collector.deferred() and gc.get_threshold() == default,
                                  what="the thresholds restored once the answer is drawn")
                 assert gc.get_freeze_count() > frozen  # what survived the collection is frozen
+        finally:
+            reply.release()
+            collector.collect_and_freeze()
+
+
+async def test_the_turns_collection_waits_until_the_person_stops_typing(tmp_path):
+    collector.collect_and_freeze()  # an earlier app may have quit during a turn
+    pieces = split(anthropic_stream(["word "] * 100), 64)
+    reply = HeldReply(pieces, held_after=len(pieces) // 2)
+    with LoopbackServer([reply]) as server:
+        app = make_app(tmp_path, server)
+        try:
+            async with app.run_test() as pilot:
+                await send(app, pilot, "hi")
+                await wait_until(pilot, lambda: app.chat.current is not None, what="the answer streams")
+                await pilot.press("a")  # the person types while the answer ends
+                reply.release()
+                await settle(app, pilot)
+                typed = app.last_input
+                assert typed is not None
+                if time.monotonic() < typed + app_events.QUIET_BEFORE_COLLECT:  # (a slow machine: already past)
+                    assert collector.deferred()
+                await wait_until(pilot, lambda: not collector.deferred(), what="the collection once typing stopped")
+                assert time.monotonic() >= typed + app_events.QUIET_BEFORE_COLLECT
         finally:
             reply.release()
             collector.collect_and_freeze()
