@@ -14,8 +14,8 @@ time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes
 While the person types (a key within ``TYPING``), a round follows each key once its frame is
 out, and waits for the next key (or ``MAX_INTERVAL``): rounds fall between keys, not on them.
 A round moves up to ``NEW_CHUNKS`` finished chunks; when more waits (a burst faster than
-rounds), it moves ``SKIP_CHUNKS`` and renders only the last ``DRAWN_CHUNKS`` of the burst: the
-rest scroll past unseen, laid out at an estimated height and drawn only if scrolled back to.
+rounds), it moves ``SKIP_CHUNKS`` and renders only the last ``DRAWN_CHUNKS`` of them: the rest
+scroll past unseen, laid out at an estimated height and drawn only if scrolled back to.
 
 A Textual ``Markdown`` fed through ``Markdown.get_stream`` was measured for the live block
 too (benchmarks/stream_markdown.py): at a model's pace (2,000 deltas/s) it re-mounts block
@@ -69,11 +69,11 @@ SHOW_CHARS = NEW_CHUNKS * CHUNK_CHARS
 
 SKIP_CHUNKS = 24
 """Chunks a round moves when more waits than ``SHOW_CHARS`` (a burst): all but the last
-``DRAWN_CHUNKS`` of a burst scroll past before anyone could read them, so they are mounted
+``DRAWN_CHUNKS`` of a round scroll past before anyone could read them, so they are mounted
 with an estimated height and drawn only if the person scrolls back to them."""
 
-DRAWN_CHUNKS = 2
-"""Chunks at the end of a burst rendered before they are shown (they fill the view)."""
+DRAWN_CHUNKS = 3
+"""Chunks at the end of a burst round rendered before they are shown (they fill the view)."""
 
 
 class AnswerState(enum.Enum):
@@ -275,9 +275,10 @@ class AssistantMessage(Vertical):
         if not head:
             self._live.set_source(rest)
             return
-        # In a burst, what the rest of the backlog will push out of view is laid out, not drawn.
-        await self._add_finished(head, rest, drawn=(0 if len(self._backlog) > SHOW_CHARS else DRAWN_CHUNKS)
-                                 if burst else None)
+        # In a burst, what scrolls past unseen is laid out, not drawn; the round's last chunks
+        # are on screen until the next round, so they are rendered (in a thread: left
+        # estimated, ChatView would render them on the event loop as they come into view).
+        await self._add_finished(head, rest, drawn=DRAWN_CHUNKS if burst else None)
 
     async def _add_finished(self, head: str, live_rest: str | None = None, drawn: int | None = None) -> None:
         """Append finished blocks ``head`` to the open chunk, or to new chunks past ``CHUNK_CHARS``.
