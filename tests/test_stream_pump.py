@@ -8,8 +8,12 @@ from __future__ import annotations
 import gc
 import threading
 import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import AsyncIterator
 
 from scout_tui import app_events, collector
+from scout_tui.app import ScoutApp
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets import assistant_message as pump
 from scout_tui.widgets import chat_view
@@ -163,10 +167,22 @@ async def test_characters_typed_in_the_app_are_noted_for_the_pump_and_other_keys
         assert app.last_input is not None and app.last_input >= before
 
 
-async def test_full_collections_wait_while_a_turn_streams_and_run_once_it_is_drawn(tmp_path):
+@dataclass
+class HeldTurn:
+    """An app whose turn's answer streams, its end held back until ``reply.release()``; the
+    collector's thresholds and freeze count from before the turn."""
+
+    app: ScoutApp
+    pilot: object
+    reply: HeldReply
+    thresholds: tuple[int, int, int]
+    frozen: int
+
+
+@asynccontextmanager
+async def held_turn(tmp_path) -> AsyncIterator[HeldTurn]:
     collector.collect_and_freeze()  # an earlier app may have quit during a turn
-    default = gc.get_threshold()
-    frozen = gc.get_freeze_count()
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
     pieces = split(anthropic_stream(["word "] * 100), 64)
     reply = HeldReply(pieces, held_after=len(pieces) // 2)  # the answer's end waits for the test
     with LoopbackServer([reply]) as server:
@@ -175,36 +191,31 @@ async def test_full_collections_wait_while_a_turn_streams_and_run_once_it_is_dra
             async with app.run_test() as pilot:
                 await send(app, pilot, "hi")
                 await wait_until(pilot, lambda: app.chat.current is not None, what="the answer streams")
-                assert collector.deferred() and gc.get_threshold()[2] == collector.TURN_GEN2
-                reply.release()
-                await settle(app, pilot)
-                await wait_until(pilot, lambda: not collector.deferred() and gc.get_threshold() == default,
-                                 what="the thresholds restored once the answer is drawn")
-                assert gc.get_freeze_count() > frozen  # what survived the collection is frozen
+                yield HeldTurn(app, pilot, reply, thresholds, frozen)
         finally:
             reply.release()
             collector.collect_and_freeze()
+
+
+async def test_full_collections_wait_while_a_turn_streams_and_run_once_it_is_drawn(tmp_path):
+    async with held_turn(tmp_path) as turn:
+        assert collector.deferred() and gc.get_threshold()[2] == collector.TURN_GEN2
+        turn.reply.release()
+        await settle(turn.app, turn.pilot)
+        await wait_until(turn.pilot, lambda: not collector.deferred() and gc.get_threshold() == turn.thresholds,
+                         what="the thresholds restored once the answer is drawn")
+        assert gc.get_freeze_count() > turn.frozen  # what survived the collection is frozen
 
 
 async def test_the_turns_collection_waits_until_the_person_stops_typing(tmp_path):
-    collector.collect_and_freeze()  # an earlier app may have quit during a turn
-    pieces = split(anthropic_stream(["word "] * 100), 64)
-    reply = HeldReply(pieces, held_after=len(pieces) // 2)
-    with LoopbackServer([reply]) as server:
-        app = make_app(tmp_path, server)
-        try:
-            async with app.run_test() as pilot:
-                await send(app, pilot, "hi")
-                await wait_until(pilot, lambda: app.chat.current is not None, what="the answer streams")
-                await pilot.press("a")  # the person types while the answer ends
-                reply.release()
-                await settle(app, pilot)
-                typed = app.last_input
-                assert typed is not None
-                if time.monotonic() < typed + app_events.QUIET_BEFORE_COLLECT:  # (a slow machine: already past)
-                    assert collector.deferred()
-                await wait_until(pilot, lambda: not collector.deferred(), what="the collection once typing stopped")
-                assert time.monotonic() >= typed + app_events.QUIET_BEFORE_COLLECT
-        finally:
-            reply.release()
-            collector.collect_and_freeze()
+    async with held_turn(tmp_path) as turn:
+        app, pilot = turn.app, turn.pilot
+        await pilot.press("a")  # the person types while the answer ends
+        turn.reply.release()
+        await settle(app, pilot)
+        typed = app.last_input
+        assert typed is not None
+        if time.monotonic() < typed + app_events.QUIET_BEFORE_COLLECT:  # (a slow machine: already past)
+            assert collector.deferred()
+        await wait_until(pilot, lambda: not collector.deferred(), what="the collection once typing stopped")
+        assert time.monotonic() >= typed + app_events.QUIET_BEFORE_COLLECT
