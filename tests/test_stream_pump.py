@@ -219,3 +219,19 @@ async def test_the_turns_collection_waits_until_the_person_stops_typing(tmp_path
             assert collector.deferred()
         await wait_until(pilot, lambda: not collector.deferred(), what="the collection once typing stopped")
         assert time.monotonic() >= typed + app_events.QUIET_BEFORE_COLLECT
+
+
+async def test_the_text_keeps_its_width_when_the_conversation_first_outgrows_the_view():
+    # A scrollbar appearing would narrow every message: each chunk in view rendered again,
+    # on the event loop, in the middle of the first long answer.
+    app = ChatApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_message(1, text("assistant", "Short."))
+        await pilot.pause()
+        answer = list(chat.query(AssistantMessage))[-1]
+        width = answer.content_region.width
+        chat.assistant_message(3, text("assistant", long_answer(40)))
+        await wait_until(pilot, lambda: chat.max_scroll_y > 0, what="the conversation outgrows the view")
+        await pilot.pause()
+        assert answer.content_region.width == width

@@ -83,6 +83,9 @@ class ChatView(VerticalScroll):
         height: 1fr;
         padding: 0 1;
         background: $surface;
+        /* The scrollbar's columns are kept from the start: the text does not re-wrap (every
+           chunk in view rendered again) when the conversation first outgrows the view. */
+        scrollbar-gutter: stable;
         .earlier {
             color: $text-muted;
             text-style: italic;
@@ -340,11 +343,14 @@ class ChatView(VerticalScroll):
         reading = self._reading() if self._pin is None and not self._following else None
         arrangement = super().arrange(size, optimal)
         parts = _parts_of(arrangement)
-        margin = int(size.height * VIEW_MARGIN)
+        below = int(size.height * VIEW_MARGIN)
+        # Following the newest output, the view stays at the bottom whatever the heights above
+        # it: only what is in the view needs its real height (a burst's chunks scroll past).
+        above = 0 if self._following else below
         for _ in range(MEASURE_ROUNDS):
             top = self._view_top(arrangement, parts, size.height, reading)
             stale = [part for part in parts if isinstance(part.widget, MarkdownChunk)
-                     and part.y + part.height > top - margin and part.y < top + size.height + margin
+                     and part.y + part.height > top - above and part.y < top + size.height + below
                      and not part.widget.measured(part.width)]
             if not stale:
                 break
