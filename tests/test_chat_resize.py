@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from scout_tui.widgets import chat_view, markdown_render
+from scout_tui.widgets import chat_layout, markdown_render
 from scout_tui.widgets.chat_markdown import MarkdownChunk
 from scout_tui.widgets.markdown_render import cached_lines, code_theme_of
 from tests.chat_helpers import ChatApp, loaded, long_answer, text
@@ -109,7 +109,7 @@ async def test_chunks_scrolled_into_view_before_the_worker_measured_them_show_at
         await never.wait()
         return []
 
-    monkeypatch.setattr(chat_view, "measure_heights", stalled)
+    monkeypatch.setattr(chat_layout, "measure_heights", stalled)
     app = ChatApp()
     async with app.run_test(size=SMALL) as pilot:
         chat = await loaded(app, pilot, CONVERSATION)

@@ -1,7 +1,7 @@
 """How a streamed answer reaches the screen without holding the person's keys back: a burst
 renders only what ends in view, thread measuring waits for the answer, the pump yields to
 keys, and full garbage collections wait for the end of the turn (``assistant_message.py``,
-``chat_view.py``, ``collector.py``)."""
+``chat_layout.py``, ``collector.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from scout_tui import app_events, collector
 from scout_tui.app import ScoutApp
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets import assistant_message as pump
-from scout_tui.widgets import chat_view
+from scout_tui.widgets import chat_layout
 from scout_tui.widgets import markdown_render
 from scout_tui.widgets.assistant_message import AssistantMessage
 from scout_tui.widgets.chat_markdown import MarkdownChunk
@@ -71,14 +71,14 @@ async def test_no_chunk_is_measured_in_a_thread_while_an_answer_streams(monkeypa
     app = ChatApp()
     answers: list[AssistantMessage] = []
     measured_while_streaming: list[int] = []
-    real = chat_view.measure_heights
+    real = chat_layout.measure_heights
 
     async def measure_heights(sources, width, code_theme):
         if answers and answers[0].streamed:
             measured_while_streaming.append(len(sources))
         return await real(sources, width, code_theme)
 
-    monkeypatch.setattr(chat_view, "measure_heights", measure_heights)
+    monkeypatch.setattr(chat_layout, "measure_heights", measure_heights)
     async with app.run_test(size=(100, 30)) as pilot:
         chat = app.query_one(ChatView)
         chat.assistant_delta("text", long_answer(600))
