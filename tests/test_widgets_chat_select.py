@@ -87,6 +87,17 @@ async def test_f_on_a_user_message_posts_fork_before_it_with_its_text():
         assert app.forks == [(2, "message 2")]
 
 
+async def test_f_on_an_answer_still_being_written_says_why_nothing_forks():
+    app = SelectApp()
+    async with app.run_test() as pilot:
+        chat = await loaded(app, pilot, dialogue(2))
+        chat.assistant_delta("text", "Still writing")
+        await pilot.press("tab", "end", "f")
+        await pilot.pause()
+        assert app.forks == []
+        assert any("once the answer is written" in str(n.message) for n in app._notifications)
+
+
 async def test_f_on_an_assistant_message_posts_its_index_and_role():
     app = SelectApp()
     async with app.run_test() as pilot:

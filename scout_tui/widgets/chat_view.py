@@ -447,10 +447,13 @@ class ChatView(VisibleLayout, VerticalScroll):
         self.anchor()
 
     def action_fork(self) -> None:
-        """Post ``ForkRequested`` for the selected message (a bell when none, or not stored)."""
+        """Post ``ForkRequested`` for the selected message (a bell when none; a bell and a note
+        when it is not stored yet: an answer still being written)."""
         message = self.selected
         if message is None or message.index is None:
             self.app.bell()
+            if message is not None:
+                self.notify("Not stored yet: fork here once the answer is written.", severity="warning", timeout=4)
             return
         if isinstance(message, UserMessage):
             self.post_message(self.ForkRequested(message.index, message.text, chat_view=self))
