@@ -161,7 +161,7 @@ class AgentEventsMixin:
         and the person has not typed for ``QUIET_BEFORE_COLLECT`` s: collect the turn's
         garbage once and freeze what survives (``collector.py``; a full collection can take
         100-200 ms, which a keystroke would wait behind)."""
-        if not self._collect_pending or any(answer.streamed for answer in self.chat.query(AssistantMessage)):
+        if not self._collect_pending or self.chat.drawing:
             return
         quiet = (self.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
         if quiet > 0:

@@ -85,7 +85,7 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
     finally:
         try:
             await stream.aclose()  # type: ignore[attr-defined]
-        except (AttributeError, Exception):  # not an async generator, or it failed closing
+        except Exception:  # not an async generator (no aclose), or it failed closing
             pass
         handover.end(failure)
 

@@ -45,6 +45,7 @@ class VisibleLayout:
     _parts: list[Part]
     _measuring: bool
     _pin: tuple[Widget, int] | None
+    drawing: bool
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Textual's arrangement, bounded by what is visible, before this layout is painted:
@@ -133,7 +134,7 @@ class VisibleLayout:
         return max(0, min(part.y + into, bottom))
 
     def _start_measuring(self) -> None:
-        if any(isinstance(child, AssistantMessage) and child.streamed for child in self.children):
+        if self.drawing:
             # Rendering in a thread competes with the stream's frames for the GIL: wait until
             # the answer is drawn (on_assistant_message_drawn).
             self._measuring = False

@@ -171,6 +171,12 @@ class ChatView(VisibleLayout, VerticalScroll):
         return None
 
     @property
+    def drawing(self) -> bool:
+        """Whether an answer is still being drawn: streaming, or its pump still showing what
+        arrived (``AssistantMessage.streamed``; it posts ``Drawn`` when done)."""
+        return any(isinstance(child, AssistantMessage) and child.streamed for child in self.children)
+
+    @property
     def loaded_count(self) -> int:
         """How many messages of the conversation given to ``load`` are mounted (newest first;
         tool-result messages count though they show no widget; live additions do not)."""
