@@ -325,6 +325,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="scout-latency-") as tmp, TmuxScreen(f"scout-latency-{os.getpid()}") as screen:
         capture = screen.capture_cost()
         measure_first_frame(screen, Env(Path(tmp, "warm-up")), poll)  # untimed: fills the bytecode cache
+        if "stream" in parts:  # untimed too: a turn imports the engine, compiled at install as the rest
+            with LoopbackServer(handler=lambda r: Reply(body)) as server:
+                measure_stream(screen, Env(Path(tmp, "warm-up-turn"), server.url), poll)
         for i in range(runs):
             for kind, reply in (("burst", lambda r: Reply(body)), ("paced", lambda r: PacedReply(body))):
                 if "stream" not in parts:

@@ -54,11 +54,17 @@ if TYPE_CHECKING:
 
 @dataclass
 class ExtensionsLoaded(Message):
-    """Skills and plugins were discovered and loaded (off the event loop)."""
+    """Skills and plugins were discovered and loaded, and what depends on them checked (off the
+    event loop, which so imports none of the engine for it)."""
 
     skills: list[Skill]
     plugins: Plugins
     problems: list[str]
+    """Skills and plugins skipped, each a sentence naming the file."""
+    unknown_tools: list[str]
+    """Permission rules naming a tool no one provides (``PermissionPolicy.unknown_tools``)."""
+    strategy_problem: str | None
+    """Why the configured prompt strategies are invalid, or None."""
 
 
 SESSIONS_POLL = 3.0
@@ -277,29 +283,33 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
 
     @work(thread=True, exclusive=True, group="extensions")
     def load_extensions(self) -> None:
-        """Find skills and load plugins (their code runs here, off the event loop)."""
+        """Find skills and load plugins (their code runs here, off the event loop), then check
+        what plugins may supply: tools named by permission rules, prompt strategies."""
         from scout_tui.plugins import load_plugins
+        from scout_tui.runtime import compaction_settings
         from scout_tui.skills import discover_skills
+        from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
 
         skills, problems = discover_skills(self.cwd)
         plugins = load_plugins(self.cwd, config=self.config)
-        self.post_message(ExtensionsLoaded(skills, plugins, problems + plugins.problems))
+        unknown = self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *plugins.tools])
+        try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
+            compaction_settings(self.config)
+            strategy_problem = None
+        except ScoutError as e:
+            strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
+        self.post_message(ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem))
 
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
-        from scout_tui.runtime import compaction_settings
-        from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
-
         self.skills, self.plugins = message.skills, message.plugins
         self.plugins.attach(self.bus)
         self.add_plugin_commands()
         for problem in message.problems:
             self.notify(problem, title="Skipped", severity="error", timeout=10)
-        for problem in self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *self.plugins.tools]):
+        for problem in message.unknown_tools:
             self.notify(problem, title="Permissions", severity="warning", timeout=15)
-        try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
-            compaction_settings(self.config)
-        except ScoutError as e:
-            self.chat.add_notice(f"{e}. Requests cannot be sent until it is fixed.", "error")
+        if message.strategy_problem:
+            self.chat.add_notice(message.strategy_problem, "error")
         if not self.busy:
             self.agent = None  # built again with the skills and plugin tools
         self._extensions_ready.set()
@@ -312,11 +322,6 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         if self.run_command(message.text):
             return
         text = literal(message.text) or message.text  # "//text" sends "/text"
-        problem = self._setup_problem()
-        if problem:
-            self.chat.user_message(None, {"role": "user", "content": text})  # shown, not stored
-            self.chat.add_notice(f"Not sent: {problem}", "error")
-            return
         if self.busy:
             self._queued.append(text)
             self.notify("Queued: it will be sent when the current turn ends (Esc interrupts).")
@@ -418,13 +423,19 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
         """Run one user turn in the background; events go to the widgets and the store."""
         self.busy = True
         try:
+            # Both import the engine (runtime, backends, httpx): in a thread, as a thread started
+            # after the first frame may be importing it, and the event loop would wait for it.
+            if problem := await asyncio.to_thread(self._setup_problem):
+                self.chat.user_message(None, {"role": "user", "content": text})  # shown, not stored
+                self.chat.add_notice(f"Not sent: {problem}", "error")
+                return
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
             await self._model_ready.wait()  # the window and prices belong in the first request too
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id
-            agent = self._ensure_agent()
+            agent = await asyncio.to_thread(self._ensure_agent)
             agent.cache_key = self.session_id
             try:
                 async for event in agent.run(self.conversation, text):

@@ -165,7 +165,7 @@ class LongSessionMixin:
             await self._history_ready.wait()
             await self._extensions_ready.wait()
             await self._model_ready.wait()
-            agent = self._ensure_agent()
+            agent = await asyncio.to_thread(self._ensure_agent)  # may import the engine: see ``run_turn``
             agent.messages = list(self.conversation)
             # Asked for by the person: keep at most a quarter of the prompt verbatim, so it shrinks.
             cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))

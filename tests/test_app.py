@@ -126,8 +126,9 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
         notices = " ".join(n.text for n in app.query(Notice))
         assert "ANTHROPIC_API_KEY" in notices and "--base-url http://localhost:11434/v1" in notices
         await send(app, pilot, "hello?")
-        await pilot.pause()
-        assert not app.busy and app.session_id is None
+        await wait_until(pilot, lambda: not app.busy and "Not sent" in list(app.query(Notice))[-1].text,
+                         what="the prompt is refused")
+        assert app.session_id is None
         assert [str(u.content) for u in app.query(UserMessage)] == ["hello?"]  # the prompt stays visible
         last = list(app.query(Notice))[-1].text
         assert last.startswith("Not sent: no API key") and len(last) < 120  # short, not the whole help again

@@ -148,3 +148,40 @@ asyncio.run(main())
     assert done.returncode == 0, done.stderr
     loaded, importers = done.stdout.split(" ", 1)
     assert loaded == "True" and "MainThread" not in importers, done.stdout
+
+
+def test_the_event_loop_imports_no_engine_module_at_start_up_or_in_a_turn(tmp_home: Path, workdir: Path) -> None:
+    # The threads started after the first frame import the engine (runtime, backends, httpx);
+    # an import of it on the event loop meanwhile waits for theirs to finish (the import lock):
+    # typed keys stalled ~100 ms when a prompt was sent right after start-up.
+    code = f"""
+import asyncio, builtins, sys, threading
+from pathlib import Path
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+ENGINE = ("scout_tui.runtime", "scout_tui.agent", "scout_tui.backends", "httpx")
+on_the_loop = []
+real_import = builtins.__import__
+def spy(name, *args, **kwargs):
+    if name.startswith(ENGINE) and threading.current_thread() is threading.main_thread():
+        on_the_loop.append(name)
+    return real_import(name, *args, **kwargs)
+async def main(url):
+    repo = Path({str(workdir)!r})
+    app = ScoutApp(load_config(repo, flags={{"api_key": "sk-test", "base_url": url}}), cwd=repo)
+    async with app.run_test() as pilot:
+        builtins.__import__ = spy  # from the first frame on
+        app.query_one("Composer").text = "hello"
+        await pilot.press("enter")
+        while not app.chat.query("AssistantMessage") or app.busy:  # the subprocess's timeout guards a hang
+            await pilot.pause()
+        builtins.__import__ = real_import
+    print(sorted(set(on_the_loop)))
+with LoopbackServer(handler=lambda request: Reply(anthropic_stream(["Hi", " there"]))) as server:
+    asyncio.run(main(server.url))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(tmp_home)}, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
