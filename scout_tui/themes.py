@@ -101,7 +101,7 @@ def theme_dirs(cwd: Path) -> list[tuple[str, Path]]:
     ]
 
 
-def load_theme(path: Path, text: str | None = None) -> Theme:
+def load_theme(path: Path, text: str | None = None, *, check_variables: bool = True) -> Theme:
     """Parse one theme file (``text``, or the file's content) into a Textual ``Theme``.
 
     The format: Textual's ``Theme`` fields (``FIELDS``; ``name`` and ``primary`` required) and a
@@ -109,6 +109,10 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
     Colours are ``#rrggbb``, ``#rgb``, ``rgb()``, ``hsl()`` or a name (``textual.color.Color.parse``);
     a variable's may end in an alpha like ``50%``. When ``dark`` is absent it follows the
     background's brightness (Textual's default, dark, when there is no background either).
+
+    ``check_variables=False`` takes the ``[variables]`` values as they are: for the shipped
+    files, which tests/test_themes.py checks (checking them costs ~8 ms at every start, most of
+    it importing Pygments to know its style names).
 
     Raises:
         ScoutError: "<path>:<line>: <field> ..." for bad TOML, an unknown field or variable, a
@@ -143,7 +147,7 @@ def load_theme(path: Path, text: str | None = None) -> Theme:
     variables = data.get("variables", {})
     if not isinstance(variables, dict):
         raise fail("variables", "must be a table: [variables]")
-    for key, value in variables.items():
+    for key, value in variables.items() if check_variables else ():
         _check_variable(key, value, lambda problem, key=key: fail(key, problem, "variables"))
     colours = {k: data[k] for k in COLOUR_FIELDS if k in data}
     dark = data.get("dark")
@@ -167,7 +171,8 @@ def discover_themes(cwd: Path) -> tuple[dict[str, ThemeSource], list[str]]:
     """Every theme file of every source (see ``theme_dirs``) by theme name, a later source
     replacing an earlier theme of the same name; and one message per skipped (broken) file.
 
-    Files are read in name order within a folder; a missing folder is simply empty.
+    Files are read in name order within a folder; a missing folder is simply empty. The shipped
+    files' variables are not checked here (``load_theme``'s ``check_variables``).
     """
     found: dict[str, ThemeSource] = {}
     problems: list[str] = []
@@ -178,7 +183,7 @@ def discover_themes(cwd: Path) -> tuple[dict[str, ThemeSource], list[str]]:
             paths = []
         for path in paths:
             try:
-                source = read_theme_file(path, kind)
+                source = read_theme_file(path, kind, check_variables=kind != "shipped")
             except ScoutError as e:
                 problems.append(str(e))
                 continue
@@ -186,14 +191,14 @@ def discover_themes(cwd: Path) -> tuple[dict[str, ThemeSource], list[str]]:
     return found, problems
 
 
-def read_theme_file(path: Path, kind: str) -> ThemeSource:
+def read_theme_file(path: Path, kind: str, *, check_variables: bool = True) -> ThemeSource:
     """``load_theme`` with the file's stamp taken first (so an edit made meanwhile is seen later).
 
     Raises:
         ScoutError: as ``load_theme``.
     """
     stamp = file_stamp(path)
-    return ThemeSource(load_theme(path), path, kind, stamp)
+    return ThemeSource(load_theme(path, check_variables=check_variables), path, kind, stamp)
 
 
 def file_stamp(path: Path) -> tuple[int, int] | None:

@@ -20,6 +20,11 @@ NOT_FOR_THE_FIRST_FRAME = (
     "httpx", "scout_tui.agent", "scout_tui.runtime", "scout_tui.backends", "scout_tui.compaction",
     "scout_tui.headless", "scout_tui.plugins", "scout_tui.skills", "scout_tui.summary", "scout_tui.trust",
     "scout_tui.widgets.approval", "scout_tui.strategies", "rich.markdown", "markdown_it",
+    # The tools run in a turn; the widgets need only ``tools.output.redact``. (The permission
+    # and sandbox tables are checked in ``ScoutApp.__init__``, with the modules they need.)
+    "scout_tui.tools.bash", "scout_tui.tools.sandbox_after",
+    # Shipped themes are checked by the tests, not at every start (Pygments' style names).
+    "pygments",
 )
 
 
@@ -33,6 +38,23 @@ def imported_by(statement: str) -> set[str]:
 def test_importing_the_app_leaves_the_engine_unimported() -> None:
     loaded = imported_by("import scout_tui.app")
     assert "scout_tui.app" in loaded
+    assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+def test_the_first_frame_is_drawn_without_the_engine_the_tools_or_pygments(tmp_home: Path, workdir: Path) -> None:
+    code = """
+import sys
+from pathlib import Path
+from scout_tui.app import ScoutApp
+from scout_tui.config import load_config
+class FirstFrame(ScoutApp):
+    def on_mount(self):
+        self.call_after_refresh(lambda: (print("\\n".join(sys.modules)), self.exit()))
+FirstFrame(load_config(Path.cwd(), flags={"api_key": "sk-test"}), cwd=Path.cwd()).run(headless=True, size=(120, 40))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    loaded = set(done.stdout.split())
+    assert "scout_tui.widgets.status_bar" in loaded
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
