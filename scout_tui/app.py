@@ -23,7 +23,6 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Footer
 
 from scout_tui import STOP_SIGNALS, keys
 from scout_tui.app_commands import CommandsMixin
@@ -38,6 +37,7 @@ from scout_tui.models import check_models_tables
 from scout_tui.store import Store
 from scout_tui.tools.output import redact
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets.footer import KeysFooter
 from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
@@ -192,10 +192,10 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin,
                 yield SessionTree(id="tree")
         yield Composer(id="composer")
         yield self.status
-        footer = Footer()
+        footer = KeysFooter()
         # Keys in the first frame: Textual's footer stays empty until the bindings first change
         # (the composer taking the focus), several frames later; it recomposes then as usual.
-        footer.set_reactive(Footer._bindings_ready, True)
+        footer.set_reactive(KeysFooter._bindings_ready, True)
         yield footer
 
     def on_mount(self) -> None:
