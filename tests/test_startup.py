@@ -23,6 +23,8 @@ NOT_FOR_THE_FIRST_FRAME = (
     # The tools run in a turn; the widgets need only ``tools.output.redact``. (The permission
     # and sandbox tables are checked in ``ScoutApp.__init__``, with the modules they need.)
     "scout_tui.tools.bash", "scout_tui.tools.sandbox_after",
+    # Screens opened on request.
+    "scout_tui.widgets.cost_view", "scout_tui.widgets.prompt_view", "scout_tui.widgets.dialogs",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )

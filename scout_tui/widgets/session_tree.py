@@ -40,7 +40,6 @@ from textual.widgets.tree import TreeNode
 
 from ..store import SessionInfo, tree_order
 from ..text import one_line, sanitize
-from .dialogs import ConfirmScreen, PromptScreen
 from .session_rows import (TITLE_WIDTH, CompactionEntry, compaction_label, display_parents, folded_note, session_label,
                            shown_sessions, title_of)
 
@@ -444,6 +443,8 @@ class SessionTree(Tree[NodeData]):
             if title:
                 self.post_message(self.RenameRequested(session.id, title))
 
+        from .dialogs import PromptScreen  # a dialog: imported when first asked for, not at start-up
+
         value = sanitize(title_of(session)).replace("\n", " ").strip()
         self.app.push_screen(PromptScreen("Rename session", value, placeholder="title"), renamed)
 
@@ -460,6 +461,8 @@ class SessionTree(Tree[NodeData]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.post_message(self.DeleteRequested(session.id))
+
+        from .dialogs import ConfirmScreen
 
         title = one_line(title_of(session), TITLE_WIDTH) or session.id
         self.app.push_screen(ConfirmScreen(f"Delete session “{title}”?", yes="delete"), answered)
