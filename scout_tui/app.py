@@ -33,6 +33,7 @@ from scout_tui.app_themes import ThemesMixin
 from scout_tui.bus import Bus
 from scout_tui.commands import Commands, literal
 from scout_tui.errors import ScoutError
+from scout_tui.input_first import InputFirstMixin
 from scout_tui.models import check_models_tables
 from scout_tui.store import Store
 from scout_tui.tools.output import redact
@@ -80,7 +81,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:

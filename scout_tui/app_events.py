@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass
 from functools import singledispatchmethod
 
-from textual import events
 from textual.message import Message
 
 from scout_tui import collector
@@ -41,15 +40,6 @@ class AgentEventsMixin:
     conversation: list[dict | None]
     """The open session's messages, as the store holds them (None: an older message still being
     read); grown only by ``deliver``, from the events the store projects."""
-
-    last_input: float | None = None
-    """When the person last typed a character or pasted (``time.monotonic()``); None: not yet.
-    A streaming answer lets the frame showing it go out first (``AssistantMessage``)."""
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Paste) or (isinstance(event, events.Key) and event.is_printable):
-            self.last_input = time.monotonic()
-        await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
 
     async def deliver(self, event: Event) -> None:
         """Show ``event``, add its message to the conversation and store it; the write runs in

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from scout_tui import urgency
 from scout_tui.backends import offloop
 from scout_tui.backends.base import (Backend, Completed, Request, TextDelta, ThinkingDelta, ToolCallDelta,
                                      ToolCallStarted, Usage)
@@ -80,8 +81,21 @@ def test_merging_keeps_order_and_joins_only_runs_of_one_kind_and_one_call():
     events = [ThinkingDelta("th"), ThinkingDelta("ink"), TextDelta("He"), TextDelta("llo"),
               ToolCallStarted(0, "t1", "read"), ToolCallDelta(0, '{"pa'), ToolCallDelta(0, 'th": 1}'),
               ToolCallDelta(1, "{}"), TextDelta("!"), DONE]
-    assert offloop.merged(events) == [ThinkingDelta("think"), TextDelta("Hello"), ToolCallStarted(0, "t1", "read"),
-                                      ToolCallDelta(0, '{"path": 1}'), ToolCallDelta(1, "{}"), TextDelta("!"), DONE]
+    loop = asyncio.new_event_loop()  # the caller's, woken by the first put (never run here)
+    try:
+        handover = offloop._Handover(loop)
+        for event in events[:3]:
+            handover.put(event)
+        first, _, _ = handover.take()  # a run still open when taken is closed then
+        for event in events[3:]:
+            handover.put(event)
+        rest, done, failure = handover.take()
+    finally:
+        loop.close()
+    assert first == [ThinkingDelta("think"), TextDelta("He")]
+    assert rest == [TextDelta("llo"), ToolCallStarted(0, "t1", "read"), ToolCallDelta(0, '{"path": 1}'),
+                    ToolCallDelta(1, "{}"), TextDelta("!"), DONE]
+    assert not done and failure is None
 
 
 def test_the_backends_error_is_raised_to_the_caller_after_what_came_before_it():
@@ -129,3 +143,26 @@ def test_an_agent_turn_against_a_real_server_gets_every_character_through_the_ne
     assert "".join(deltas) == text
     assert events[-1].stop_reason == "end_turn"
     assert agent.backend._client is None  # closed on the loop that opened it
+
+
+def test_a_key_holds_the_network_thread_until_it_is_released(monkeypatch):
+    monkeypatch.setattr(urgency, "HOLD_MAX", 3600.0)  # held until released, however slow the machine
+    pieces = [TextDelta(f"{n:04d}") for n in range(200)]
+    backend = Scripted(pieces + [DONE])
+
+    async def main() -> list:
+        got = []
+        async for event in offloop.stream(backend, REQUEST):
+            if not got:  # the producer put this, then found the hold: nothing more is produced
+                assert event == TextDelta("0000")
+                urgency.release()
+            got.append(event)
+        return got
+
+    urgency.hold(3600.0)
+    try:
+        got = asyncio.run(main())
+    finally:
+        urgency.release()
+    assert "".join(e.text for e in got if isinstance(e, TextDelta)) == "".join(p.text for p in pieces)
+    assert got[-1] is DONE

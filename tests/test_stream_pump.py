@@ -156,6 +156,30 @@ async def test_rounds_let_keys_go_first_and_fall_between_them_while_the_person_t
         await finished(pilot, answer)
 
 
+async def test_a_round_changes_no_widget_before_a_key_typed_during_its_work_is_on_screen(monkeypatch):
+    # The round's work in threads (cutting, rendering) may outlast a key: its frame goes first.
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_delta("text", "Hello")
+        answer = chat.current
+        frames: list[float | None] = []
+
+        async def frame() -> None:
+            frames.append(app.last_input)
+
+        monkeypatch.setattr(answer, "_frame", frame)
+        answer._round_began = 100.0
+        for last_input in (None, 99.0, 100.5):  # no key yet; one before the round; one during it
+            app.last_input = last_input
+            await answer._keys_first()
+        assert frames == [100.5]
+        monkeypatch.undo()
+        app.last_input = None
+        chat.assistant_message(1, text("assistant", "Hello"))
+        await finished(pilot, answer)
+
+
 async def test_characters_typed_in_the_app_are_noted_for_the_pump_and_other_keys_are_not(tmp_path):
     app = make_app(tmp_path, None)
     async with app.run_test() as pilot:

@@ -2,10 +2,12 @@
 
 The network read, SSE parsing and JSON decoding of every backend run on one shared daemon
 thread with its own asyncio loop (``network_loop``); the caller's loop (the UI's) only receives
-what they produced. Events go into a list on that thread; the caller is woken at most once per
-batch (one ``call_soon_threadsafe`` while the list is non-empty), takes everything gathered so
-far, and gets consecutive text fragments of one kind merged (``merged``): during a 200 KB burst
-of 4-character deltas the caller sees a few large deltas per wake-up instead of 50,000 events.
+what they produced. Events go into a list on that thread, consecutive text fragments of one
+kind merged there as they come (``_run_key``); the caller is woken at most once per batch (one
+``call_soon_threadsafe`` while the list is non-empty) and takes everything gathered so far:
+during a 200 KB burst of 4-character deltas the caller sees a few large deltas per wake-up
+instead of 50,000 events, and spends nothing on merging them. While a typed key waits for its
+frame, the parsing pauses (``urgency``).
 
 A backend's ``httpx.AsyncClient`` belongs to the loop that opened it: once a backend streams
 through here, close it with ``aclose`` (which runs its ``aclose`` on the network loop).
@@ -17,7 +19,11 @@ import asyncio
 import threading
 from typing import Any, AsyncIterator, Callable
 
+from scout_tui import urgency
 from scout_tui.backends.base import Backend, Request, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
+
+HOLD_POLL = 0.005
+"""Seconds between looks at ``urgency.held`` while the network thread pauses for a key."""
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -43,6 +49,8 @@ class _Handover:
         self.ready = asyncio.Event()
         self.closed = asyncio.Event()  # the producer's stream is closed (its finally ran)
         self._items: list[Any] = []
+        self._run_key: tuple | None = None  # what the last item's run of fragments is (``_run_key``)
+        self._run: list[str] = []  # fragments that continue the last item, not yet joined to it
         self._failure: BaseException | None = None
         self._done = False
         self._lock = threading.Lock()
@@ -54,11 +62,25 @@ class _Handover:
             pass
 
     def put(self, item: Any) -> None:
+        """Add ``item`` (on the network thread); a fragment that continues the last item's run
+        (``_run_key``) is only appended to that run, so merging costs the caller nothing."""
+        key = _run_key(item)
         with self._lock:
             first = not self._items
-            self._items.append(item)
+            if key is not None and key == self._run_key:
+                self._run.append(_fragment(item))
+            else:
+                self._close_run()
+                self._items.append(item)
+                self._run_key, self._run = key, []
         if first:
             self._wake(self.ready)
+
+    def _close_run(self) -> None:
+        """Replace the last item by one carrying its own text followed by the open run's (under the lock)."""
+        if self._run:
+            self._items[-1] = _joined(self._items[-1], self._run)
+            self._run = []
 
     def end(self, failure: BaseException | None) -> None:
         with self._lock:
@@ -69,7 +91,8 @@ class _Handover:
     def take(self) -> tuple[list[Any], bool, BaseException | None]:
         """Everything gathered so far, whether the stream ended, and how it failed (or None)."""
         with self._lock:
-            items, self._items = self._items, []
+            self._close_run()
+            items, self._items, self._run_key = self._items, [], None
             self.ready.clear()
             return items, self._done, self._failure
 
@@ -80,6 +103,8 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
     try:
         async for item in stream:
             handover.put(item)
+            while pause := urgency.held():  # a typed key waits for its frame: let the UI have Python
+                await asyncio.sleep(min(pause, HOLD_POLL))
     except BaseException as e:  # noqa: BLE001  (handed to the caller, which raises it)
         failure = e
     finally:
@@ -92,7 +117,7 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
 
 async def batches(make: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[list[Any]]:
     """Run the async iterator ``make()`` on the network loop; yield what it produced in batches
-    (each non-empty, in order). Its exception is raised here, after the batch before it.
+    (each non-empty, in order, runs of fragments merged: ``_run_key``). Its exception is raised here, after the batch before it.
 
     Cancelling the caller cancels the producer, and waits until its stream is closed.
     """
@@ -114,42 +139,33 @@ async def batches(make: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[list[
             await handover.closed.wait()
 
 
-def merged(events: list[StreamEvent]) -> list[StreamEvent]:
-    """``events`` with each run of consecutive ``TextDelta``, ``ThinkingDelta``, or
-    ``ToolCallDelta`` of one call joined into one event (order otherwise kept)."""
-    out: list[StreamEvent] = []
-    run: list[str] = []
-    for event in events:
-        last = out[-1] if out else None
-        if type(event) is type(last) and (
-            isinstance(event, (TextDelta, ThinkingDelta))
-            or (isinstance(event, ToolCallDelta) and event.index == last.index)  # type: ignore[union-attr]
-        ):
-            run.append(event.fragment if isinstance(event, ToolCallDelta) else event.text)  # type: ignore[union-attr]
-            continue
-        _close_run(out, run)
-        out.append(event)
-        run = []
-    _close_run(out, run)
-    return out
+def _run_key(event: Any) -> tuple | None:
+    """What runs of fragments ``event`` can join: consecutive ``TextDelta``, ``ThinkingDelta``,
+    or ``ToolCallDelta`` of one call are one run; None for any other event."""
+    if isinstance(event, ToolCallDelta):
+        return (ToolCallDelta, event.index)
+    if isinstance(event, (TextDelta, ThinkingDelta)):
+        return (type(event),)
+    return None
 
 
-def _close_run(out: list[StreamEvent], run: list[str]) -> None:
-    """Replace the last event of ``out`` by one carrying its own text followed by ``run``."""
-    if not run:
-        return
-    last = out[-1]
-    if isinstance(last, ToolCallDelta):
-        out[-1] = ToolCallDelta(last.index, last.fragment + "".join(run))
-    else:
-        out[-1] = type(last)(last.text + "".join(run))  # type: ignore[union-attr,call-arg]
+def _fragment(event: TextDelta | ThinkingDelta | ToolCallDelta) -> str:
+    return event.fragment if isinstance(event, ToolCallDelta) else event.text
+
+
+def _joined(event: TextDelta | ThinkingDelta | ToolCallDelta, run: list[str]) -> StreamEvent:
+    """``event`` carrying its own text followed by the fragments ``run``."""
+    if isinstance(event, ToolCallDelta):
+        return ToolCallDelta(event.index, event.fragment + "".join(run))
+    return type(event)(event.text + "".join(run))
 
 
 async def stream(backend: Backend, request: Request) -> AsyncIterator[StreamEvent]:
     """``backend.stream(request)`` read on the network thread: the same events, in order, with
-    consecutive fragments merged per batch (``merged``). Raises what the backend raises."""
+    consecutive fragments of one run merged per batch (``_run_key``). Raises what the backend
+    raises."""
     async for batch in batches(lambda: backend.stream(request)):
-        for event in merged(batch):
+        for event in batch:
             yield event
 
 

@@ -10,7 +10,9 @@ end of a 200 KB answer as at its start, and no widgets are created or removed pe
 
 The person's keys come first: the pause after a round is long enough that the round and its
 frame take at most ``STREAM_SHARE`` of the event loop's time (measured, as main-thread CPU
-time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes out alone.
+time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes out alone;
+a key typed while a round's work runs in a thread gets its frame before the round changes
+widgets (``_keys_first``).
 While the person types (a key within ``TYPING``), a round follows each key once its frame is
 out, and waits for the next key (or ``MAX_INTERVAL``): rounds fall between keys, not on them.
 A round moves up to ``NEW_CHUNKS`` finished chunks; when more waits (a burst faster than
@@ -135,6 +137,7 @@ class AssistantMessage(Vertical):
         self._final: dict | None = None  # the message given to finish
         self._interrupted = False  # as given to finish
         self._chunks: list[MarkdownChunk] | None = None  # a stored answer's, when pre-rendered
+        self._round_began = 0.0  # time.monotonic() when the pump's current round began
 
     @property
     def streamed(self) -> bool:
@@ -205,6 +208,7 @@ class AssistantMessage(Vertical):
         """
         while True:
             began, started = time.thread_time(), time.monotonic()
+            self._round_began = started
             finishing = self.state is AnswerState.FINISHING
             await self._take_pending()
             if finishing:
@@ -238,6 +242,14 @@ class AssistantMessage(Vertical):
                 return  # the key that came since the last round has had its frame
             wait = last + INPUT_GRACE - now if last > started else KEY_POLL
             await asyncio.sleep(max(0.0, min(wait, deadline - now)))
+
+    async def _keys_first(self) -> None:
+        """Called before a round changes widgets, after its work in threads: when the person
+        typed since the round began, wait until that key's frame is out, so the round's
+        layout and drawing do not hold it back."""
+        last = getattr(self.app, "last_input", None)
+        if last is not None and last > self._round_began:
+            await self._frame()
 
     async def _take_pending(self) -> None:
         if self._pending_thinking:
@@ -273,6 +285,7 @@ class AssistantMessage(Vertical):
         head, rest = await asyncio.to_thread(last_cut, text, LIVE_CHARS) if burst else last_cut(text, LIVE_CHARS)
         self._tail = rest
         if not head:
+            await self._keys_first()
             self._live.set_source(rest)
             return
         # In a burst, what scrolls past unseen is laid out, not drawn; the round's last chunks
@@ -299,6 +312,7 @@ class AssistantMessage(Vertical):
             skipped = len(sources)
         prepared: list[Rendered | None] = [None] * skipped
         prepared += await prerender(sources[skipped:], width, code_theme_of(self.app))
+        await self._keys_first()
         with self.app.batch_update():
             new: list[MarkdownChunk] = []
             for i, (source, rendered) in enumerate(zip(sources, prepared)):

@@ -1,0 +1,65 @@
+"""Typed keys first: when the person last typed, noted as soon as the terminal's input is read.
+
+A streaming answer's pump (``widgets/assistant_message.py``) lets a key's frame go out before it
+changes widgets, and background threads pause while a key waits for its frame (``urgency``).
+Both need to know of the key early: Textual's input thread reads and parses it, then hands it to
+the event loop, where it can wait behind everything already queued there (20-50 ms during a
+fast stream, measured with benchmarks/latency.py's set-up). So the driver's input thread notes
+the time itself (``noting_input``), and ``App.on_event`` notes it again for keys that never pass
+a driver (``Pilot.press`` in tests).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual import events
+
+from scout_tui import urgency
+
+if TYPE_CHECKING:
+    from textual.driver import Driver
+    from textual.message import Message
+
+
+def typed(message: Message) -> bool:
+    """A printable key or a paste: what the person sees echoed in the composer."""
+    return isinstance(message, events.Paste) or (isinstance(message, events.Key) and message.is_printable)
+
+
+class InputFirstMixin:
+    """``last_input`` for ``ScoutApp``, noted on the driver's input thread and on the event loop."""
+
+    last_input: float | None = None
+    """When the person last typed a character or pasted (``time.monotonic()``); None: not yet."""
+
+    def input_arrived(self) -> None:
+        """A key was typed (called on the input thread, or on the event loop): note when, and
+        pause background threads until its frame is out (``on_event`` ends the pause)."""
+        self.last_input = time.monotonic()
+        urgency.hold()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, noting typed keys as its input thread reads them."""
+        return noting_input(super().get_driver_class())  # type: ignore[misc]
+
+    async def on_event(self, event: events.Event) -> None:
+        if typed(event):
+            self.input_arrived()
+            self.call_after_refresh(urgency.release)  # type: ignore[attr-defined]
+        await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
+
+
+def noting_input(base: type[Driver]) -> type[Driver]:
+    """A subclass of the driver class ``base`` whose ``process_message`` (run on its input thread
+    for each event it parsed) calls the app's ``input_arrived`` for typed keys first."""
+
+    class NotingInput(base):  # type: ignore[valid-type,misc]
+        def process_message(self, message: Message) -> None:
+            if typed(message):
+                self._app.input_arrived()
+            super().process_message(message)
+
+    NotingInput.__qualname__ = NotingInput.__name__ = f"NotingInput{base.__name__}"
+    return NotingInput
