@@ -29,10 +29,19 @@ def typed(message: Message) -> bool:
 
 
 class InputFirstMixin:
-    """``last_input`` for ``ScoutApp``, noted on the driver's input thread and on the event loop."""
+    """``last_input`` and ``echo_pending`` for ``ScoutApp``: keys noted on the driver's input
+    thread and on the event loop, and when their frame went out."""
 
     last_input: float | None = None
     """When the person last typed a character or pasted (``time.monotonic()``); None: not yet."""
+
+    last_echoed: float = 0.0
+    """``last_input`` as it was when the latest key handled had its frame drawn."""
+
+    @property
+    def echo_pending(self) -> bool:
+        """A typed key is not on screen yet (read, or handled, but its frame not drawn)."""
+        return self.last_input is not None and self.last_input > self.last_echoed
 
     def input_arrived(self) -> None:
         """A key was typed (called on the input thread, or on the event loop): note when, and
@@ -45,10 +54,19 @@ class InputFirstMixin:
         return noting_input(super().get_driver_class())  # type: ignore[misc]
 
     async def on_event(self, event: events.Event) -> None:
-        if typed(event):
-            self.input_arrived()
-            self.call_after_refresh(urgency.release)  # type: ignore[attr-defined]
-        await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
+        if not typed(event):
+            await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
+            return
+        self.input_arrived()
+        arrived = self.last_input
+        await super().on_event(event)  # type: ignore[misc]
+        self.call_after_refresh(self._echoed, arrived)  # type: ignore[attr-defined]
+
+    def _echoed(self, arrived: float) -> None:
+        """The frame showing the key that arrived at ``arrived`` was drawn."""
+        self.last_echoed = max(self.last_echoed, arrived)
+        if not self.echo_pending:
+            urgency.release()
 
 
 def noting_input(base: type[Driver]) -> type[Driver]:

@@ -5,6 +5,7 @@ keys, and full garbage collections wait for the end of the turn (``assistant_mes
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 import time
@@ -163,21 +164,32 @@ async def test_a_round_changes_no_widget_before_a_key_typed_during_its_work_is_o
         chat = app.query_one(ChatView)
         chat.assistant_delta("text", "Hello")
         answer = chat.current
-        frames: list[float | None] = []
-
-        async def frame() -> None:
-            frames.append(app.last_input)
-
-        monkeypatch.setattr(answer, "_frame", frame)
-        answer._round_began = 100.0
-        for last_input in (None, 99.0, 100.5):  # no key yet; one before the round; one during it
-            app.last_input = last_input
-            await answer._keys_first()
-        assert frames == [100.5]
-        monkeypatch.undo()
-        app.last_input = None
+        monkeypatch.setattr(pump, "KEY_WAIT", 3600.0)
+        app.echo_pending = True
+        waiting = asyncio.get_running_loop().create_task(answer._keys_first())
+        for _ in range(5):
+            await pilot.pause()
+        assert not waiting.done()  # the key's frame is not out
+        app.echo_pending = False
+        await wait_until(pilot, waiting.done, what="the round goes on once the key is on screen")
+        monkeypatch.setattr(pump, "KEY_WAIT", 0.0)  # ...and never waits longer than KEY_WAIT
+        app.echo_pending = True
+        await answer._keys_first()
+        app.echo_pending = False
         chat.assistant_message(1, text("assistant", "Hello"))
         await finished(pilot, answer)
+
+
+async def test_a_typed_key_is_pending_until_its_frame_is_drawn(tmp_path):
+    app = make_app(tmp_path, None)
+    async with app.run_test() as pilot:
+        app.query_one(Composer).focus()
+        assert not app.echo_pending
+        app.input_arrived()  # as the driver's input thread does when it reads a key
+        assert app.echo_pending
+        await pilot.press("x")
+        await wait_until(pilot, lambda: not app.echo_pending, what="the key's frame drawn")
+        assert app.query_one(Composer).text == "x"
 
 
 async def test_characters_typed_in_the_app_are_noted_for_the_pump_and_other_keys_are_not(tmp_path):

@@ -60,8 +60,11 @@ INPUT_GRACE = 0.05
 TYPING = 0.5
 """Seconds after a key during which the person counts as typing (rounds wait for keys)."""
 
-KEY_POLL = 0.01
-"""Seconds between looks at ``App.last_input`` while a round waits for a key."""
+KEY_POLL = 0.005
+"""Seconds between looks at ``App.last_input`` or ``App.echo_pending`` while a round waits."""
+
+KEY_WAIT = 0.1
+"""Longest wait of a round for a typed key's frame (``_keys_first``), in seconds."""
 
 NEW_CHUNKS = 6
 """Finished chunks moved on screen per round at most; the rest waits in a backlog."""
@@ -137,7 +140,6 @@ class AssistantMessage(Vertical):
         self._final: dict | None = None  # the message given to finish
         self._interrupted = False  # as given to finish
         self._chunks: list[MarkdownChunk] | None = None  # a stored answer's, when pre-rendered
-        self._round_began = 0.0  # time.monotonic() when the pump's current round began
 
     @property
     def streamed(self) -> bool:
@@ -208,7 +210,6 @@ class AssistantMessage(Vertical):
         """
         while True:
             began, started = time.thread_time(), time.monotonic()
-            self._round_began = started
             finishing = self.state is AnswerState.FINISHING
             await self._take_pending()
             if finishing:
@@ -244,12 +245,12 @@ class AssistantMessage(Vertical):
             await asyncio.sleep(max(0.0, min(wait, deadline - now)))
 
     async def _keys_first(self) -> None:
-        """Called before a round changes widgets, after its work in threads: when the person
-        typed since the round began, wait until that key's frame is out, so the round's
-        layout and drawing do not hold it back."""
-        last = getattr(self.app, "last_input", None)
-        if last is not None and last > self._round_began:
-            await self._frame()
+        """Called before a round changes widgets, after its work in threads: while a key the
+        person typed is not on screen yet (``App.echo_pending``), wait for its frame (at most
+        ``KEY_WAIT``), so the round's layout and drawing do not hold it back."""
+        deadline = time.monotonic() + KEY_WAIT
+        while getattr(self.app, "echo_pending", False) and time.monotonic() < deadline:
+            await asyncio.sleep(KEY_POLL)
 
     async def _take_pending(self) -> None:
         if self._pending_thinking:
