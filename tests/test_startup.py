@@ -21,8 +21,10 @@ NOT_FOR_THE_FIRST_FRAME = (
     "scout_tui.headless", "scout_tui.plugins", "scout_tui.skills", "scout_tui.summary", "scout_tui.trust",
     "scout_tui.widgets.approval", "scout_tui.strategies", "rich.markdown", "markdown_it",
     # The tools run in a turn; the widgets need only ``tools.output.redact``. (The permission
-    # and sandbox tables are checked in ``ScoutApp.__init__``, with the modules they need.)
-    "scout_tui.tools.bash", "scout_tui.tools.sandbox_after",
+    # and sandbox tables are checked in ``ScoutApp.__init__``, with the modules they need:
+    # ``tools.globs`` for the rules' paths, ``sandbox_config`` for the settings.)
+    "scout_tui.tools.bash", "scout_tui.tools.sandbox_after", "scout_tui.tools.base", "scout_tui.tools.files",
+    "scout_tui.tools.search", "scout_tui.tools.sandbox", "scout_tui.tools.seccomp",
     # Screens opened on request.
     "scout_tui.widgets.cost_view", "scout_tui.widgets.prompt_view", "scout_tui.widgets.dialogs",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
-from scout_tui.tools.search import MAX_GLOB_RESULTS, MAX_GREP_MATCHES, expand_braces, glob_regex
+from scout_tui.tools.globs import expand_braces, glob_regex
+from scout_tui.tools.search import MAX_GLOB_RESULTS, MAX_GREP_MATCHES
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Literal
 
 from scout_tui.config import PERMISSION_MODES, user_config_dir
 from scout_tui.errors import ScoutError
-from scout_tui.tools.search import glob_regex
+from scout_tui.tools.globs import glob_regex
 from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
 from scout_tui.tools.shell_paths import Named, named_paths
 

@@ -2,7 +2,7 @@
 read-only outside the workspace, gives each command a private /tmp and PID namespace, and can cut the network;
 a seccomp filter (``seccomp``) keeps commands off the host's unix sockets.
 
-Settings come from the ``[sandbox]`` table (``mode``, ``writable``, ``network``); ``wrap`` builds
+Settings (``sandbox_config.SandboxSettings``) come from the ``[sandbox]`` table; ``wrap`` builds
 the bwrap command line. bwrap's options are those of bwrap(1) (bubblewrap 0.8,
 https://github.com/containers/bubblewrap/blob/main/bwrap.xml).
 """
@@ -19,35 +19,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, user_config_dir
+from scout_tui.config import user_config_dir
 from scout_tui.tools import seccomp
+from scout_tui.tools.sandbox_config import SandboxSettings
 
-# The names live in config.py, which checks every file's [sandbox] table as it loads it; config
-# cannot take them from here (importing scout_tui.tools loads tools.permissions, which imports config).
-MODES = SANDBOX_MODES
-"""``workspace-write``: the workspace, /tmp and ``writable`` paths can be written, nothing else;
-``read-only``: nothing but the private /tmp; ``off``: commands run unsandboxed."""
-
-DEFAULT_MODE = "workspace-write"
-KEYS = TABLE_KEYS["sandbox"]
+# ``SandboxSettings`` and the [sandbox] table's names live in sandbox_config: start-up reads the
+# table before the first frame, and does not import subprocess and seccomp for it.
 PROBE_TIMEOUT = 10.0  # seconds the one trial run of bwrap may take
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxSettings:
-    """How commands are sandboxed: ``mode`` (one of ``MODES``), ``writable`` (extra absolute
-    paths the command may write in ``workspace-write`` mode), ``network`` (False: no network,
-    loopback included). ``notes``: what the config asked for that was not used, and why, for the
-    front end to show."""
-
-    mode: str = DEFAULT_MODE
-    writable: tuple[Path, ...] = ()
-    network: bool = True
-    notes: tuple[str, ...] = ()
 
 
 def bwrap_path() -> str | None:

@@ -4,13 +4,35 @@ and a project's own ``scout.toml`` may tighten the sandbox but not loosen it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scout_tui.config import in_project
+from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, in_project
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
-from scout_tui.tools.sandbox import DEFAULT_MODE, KEYS, MODES, SandboxSettings
+
+# The names live in config.py, which checks every file's [sandbox] table as it loads it.
+MODES = SANDBOX_MODES
+"""``workspace-write``: the workspace, /tmp and ``writable`` paths can be written, nothing else;
+``read-only``: nothing but the private /tmp; ``off``: commands run unsandboxed."""
+
+DEFAULT_MODE = "workspace-write"
+KEYS = TABLE_KEYS["sandbox"]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """How commands are sandboxed: ``mode`` (one of ``MODES``), ``writable`` (extra absolute
+    paths the command may write in ``workspace-write`` mode), ``network`` (False: no network,
+    loopback included). ``notes``: what the config asked for that was not used, and why, for the
+    front end to show."""
+
+    mode: str = DEFAULT_MODE
+    writable: tuple[Path, ...] = ()
+    network: bool = True
+    notes: tuple[str, ...] = ()
+
 
 _STRICTNESS = {"off": 0, "workspace-write": 1, "read-only": 2}
 
