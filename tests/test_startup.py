@@ -25,8 +25,9 @@ NOT_FOR_THE_FIRST_FRAME = (
     # ``tools.globs`` for the rules' paths, ``sandbox_config`` for the settings.)
     "scout_tui.tools.bash", "scout_tui.tools.sandbox_after", "scout_tui.tools.base", "scout_tui.tools.files",
     "scout_tui.tools.search", "scout_tui.tools.sandbox", "scout_tui.tools.seccomp",
-    # Screens opened on request.
+    # Screens opened on request; compaction markers, with a session that has them.
     "scout_tui.widgets.cost_view", "scout_tui.widgets.prompt_view", "scout_tui.widgets.dialogs",
+    "scout_tui.widgets.compaction", "textual.widgets._collapsible",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )

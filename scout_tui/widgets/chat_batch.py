@@ -10,7 +10,6 @@ from ..text import sanitize
 from .assistant_message import AssistantMessage
 from .chat_markdown import MarkdownChunk
 from .chat_messages import ToolCallLine, UserMessage
-from .compaction import CompactionMarker
 from .markdown_cut import split_markdown
 from .markdown_render import Rendered, prerender, render_lines
 
@@ -53,6 +52,8 @@ async def build_batch(
     lines: dict[str, ToolCallLine] = {}
     for index in range(start, min(stop + 1, len(messages))):
         if index < stop and index in markers_at:
+            from .compaction import CompactionMarker  # only where there are some: see chat_view
+
             widgets += [CompactionMarker(data) for data in markers_at[index]]
         message = messages[index]
         if message.get("role") == "user":

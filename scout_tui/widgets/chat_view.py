@@ -16,7 +16,7 @@ are rendered before a frame, and the view stays on what the person was reading.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -32,9 +32,14 @@ from .assistant_message import AnswerState, AssistantMessage
 from .chat_batch import answer_calls, build_batch, user_widget
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import Notice, ToolCallLine, UserMessage
-from .compaction import CompactionMarker
 from .chat_layout import VisibleLayout, Part
 from .markdown_render import code_theme_of
+
+if TYPE_CHECKING:
+    from .compaction import CompactionMarker
+
+# Compaction markers (and Textual's Collapsible) are imported when a session that has some is
+# drawn, or a compaction is made: not for a first frame without them.
 
 LOAD_LIMIT = 24
 """Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
@@ -256,6 +261,8 @@ class ChatView(VisibleLayout, VerticalScroll):
     def add_compaction(self, data: dict) -> CompactionMarker:
         """Show a compaction just made (a ``session.compacted`` event's data) after everything
         shown; returns its marker (``u`` on it posts ``CompactionMarker.UndoRequested``)."""
+        from .compaction import CompactionMarker
+
         marker = CompactionMarker(data)
         self.mount(marker)
         return marker
@@ -288,7 +295,10 @@ class ChatView(VisibleLayout, VerticalScroll):
     async def _load(self, messages: list[dict], count: int) -> None:
         start = max(0, count - LOAD_LIMIT)
         widgets = await self._build(messages, start, count)
-        widgets += [CompactionMarker(data) for data in self._markers_at.get(count, ())]
+        if count in self._markers_at:
+            from .compaction import CompactionMarker
+
+            widgets += [CompactionMarker(data) for data in self._markers_at[count]]
         earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
         # Anything added since load() was called comes after the stored conversation.
         await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
