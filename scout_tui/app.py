@@ -193,11 +193,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
                 yield SessionTree(id="tree")
         yield Composer(id="composer")
         yield self.status
-        footer = KeysFooter()
-        # Keys in the first frame: Textual's footer stays empty until the bindings first change
-        # (the composer taking the focus), several frames later; it recomposes then as usual.
-        footer.set_reactive(KeysFooter._bindings_ready, True)
-        yield footer
+        # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
+        self.footer = KeysFooter()
+        yield self.footer
 
     def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
@@ -238,6 +236,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
         # and then, off the event loop (a cheap indexed query).
         self.set_interval(SESSIONS_POLL, self._poll_sessions)
+        self.footer.show_keys()
         self.show_sandbox()
         self.load_extensions()
         self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
