@@ -4,7 +4,9 @@ fields, read by ``dataclasses.fields`` and ``replace``, matched by position."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 
@@ -71,3 +73,11 @@ def test_every_event_class_is_in_the_vocabulary_and_round_trips_its_data() -> No
     event = ToolEnd("1", "bash", "out", False, None, diff="d")
     assert Event.of(event.type, event.data) == event
     assert Event.of("tool.end", {"nope": 1}) == Named("tool.end", {"nope": 1})
+
+
+def test_events_copy_and_pickle_to_equal_events() -> None:
+    event = ToolEnd("1", "bash", {"out": [1]}, False, 0.5, diff="d")
+    assert copy.deepcopy(event) == event and copy.copy(event) == event
+    assert pickle.loads(pickle.dumps(event)) == event
+    live = BeforeCompact(at=1, count=2, focus="", by="user", summary="s")
+    assert pickle.loads(pickle.dumps(live)) == live
