@@ -117,7 +117,7 @@ def _main(args: argparse.Namespace) -> int:
         # plain error; the app opens it by its full id.
         with Store() as store:
             resume = resolve_session(store, cwd, resume=resume, fork=fork).id
-    set_frame_rate(os.environ)  # before Textual is imported: it reads the rate then
+    set_frame_rate(os.environ)  # before Textual is imported
     gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then
     try:
         from scout_tui.app import ScoutApp
@@ -138,9 +138,17 @@ only when something changed, so an idle screen costs no more."""
 
 
 def set_frame_rate(environ: MutableMapping[str, str]) -> None:
-    """Set ``TEXTUAL_FPS`` to ``FRAME_RATE`` in ``environ`` unless the person set it. Takes
-    effect only before ``textual`` is first imported."""
-    environ.setdefault("TEXTUAL_FPS", str(FRAME_RATE))
+    """Have Textual use ``FRAME_RATE`` unless the person set ``TEXTUAL_FPS`` in ``environ``.
+    Textual reads the variable once, when ``textual.constants`` is first imported: it is set for
+    that import only, so the processes the tools start do not inherit it (a Textual app or its
+    tests run by ``bash`` would draw at our rate). Call before anything imports Textual."""
+    if "TEXTUAL_FPS" in environ:
+        return
+    environ["TEXTUAL_FPS"] = str(FRAME_RATE)
+    try:
+        import textual.constants  # noqa: F401  (reads TEXTUAL_FPS)
+    finally:
+        del environ["TEXTUAL_FPS"]
 
 
 def _run(command: Callable[[], int]) -> int:
