@@ -6,7 +6,8 @@ Both need to know of the key early: Textual's input thread reads and parses it, 
 the event loop, where it can wait behind everything already queued there (20-50 ms during a
 fast stream, measured with benchmarks/latency.py's set-up). So the driver's input thread notes
 the time itself (``noting_input``), and ``App.on_event`` notes it again for keys that never pass
-a driver (``Pilot.press`` in tests).
+a driver (``Pilot.press`` in tests). The frame that shows a key is drawn as soon as the screen has
+taken in its changes (``KeyFirstScreen``), not at the screen's next update tick.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual.screen import Screen
 
 from scout_tui import urgency
 
@@ -49,6 +51,10 @@ class InputFirstMixin:
         self.last_input = time.monotonic()
         urgency.hold()
 
+    def get_default_screen(self) -> Screen:
+        """The first screen on the stack: a ``KeyFirstScreen``."""
+        return KeyFirstScreen(id="_default")
+
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, noting typed keys as its input thread reads them."""
         return noting_input(super().get_driver_class())  # type: ignore[misc]
@@ -67,6 +73,24 @@ class InputFirstMixin:
         self.last_echoed = max(self.last_echoed, arrived)
         if not self.echo_pending:
             urgency.release()
+
+
+class KeyFirstScreen(Screen):
+    """A screen that draws a typed key's frame as soon as it is idle (its queue empty).
+
+    Textual's screen draws on an update timer (``TEXTUAL_FPS``): when idle with changes, it
+    resumes the timer, whose next tick draws. After a long frame the tick is one to two periods
+    away (``Timer._run`` skips to the next whole period after the present one), so a key typed
+    while a fast answer streams waited up to 33 ms at 60 frames/s for that alone. While a key is
+    pending (``App.echo_pending``) this screen draws on idle, as that tick would (layout, changed
+    widgets, one write); the timer's own tick then finds nothing to do.
+    """
+
+    def on_idle(self, event: events.Idle) -> None:
+        # Runs before Screen._on_idle (Textual dispatches a subclass's handler first), which then
+        # finds nothing changed and runs the call_after_refresh callbacks.
+        if getattr(self.app, "echo_pending", False):
+            self._on_timer_update()  # Textual's draw: no-op unless something changed, or batched
 
 
 def noting_input(base: type[Driver]) -> type[Driver]:
