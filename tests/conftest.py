@@ -146,6 +146,16 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
 
 
 @pytest.fixture(autouse=True)
+def _no_hold_left(monkeypatch):
+    """Each test ends with no key's hold on background threads (``urgency``: a test may make
+    holds last until released; one left would pause the next tests' network threads)."""
+    from scout_tui import urgency
+
+    yield
+    urgency.release()
+
+
+@pytest.fixture(autouse=True)
 def _forget_withheld_keys(monkeypatch):
     """Each test starts with no key taken out of the environment by an earlier one
     (``keys.withhold`` keeps what it took for the rest of the process)."""
