@@ -4,12 +4,17 @@ it (``input_first.py``), and background threads pause while the key waits for it
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from textual import events
 from textual.app import App
 
 from scout_tui import urgency
-from scout_tui.input_first import noting_input
+from scout_tui.input_first import KeyFirstScreen, noting_input
+from scout_tui.widgets import Composer
 from tests.app_helpers import make_app
+from tests.conftest import wait_until
 
 
 class Recorder:
@@ -55,3 +60,34 @@ def test_a_hold_ends_by_itself_and_on_release():
     finally:
         urgency.release()
     assert urgency.held() == 0.0
+
+
+def test_a_hold_hands_the_gil_over_more_often_until_released_or_run_out(monkeypatch):
+    normal = sys.getswitchinterval()
+    urgency.hold()
+    try:
+        assert sys.getswitchinterval() == pytest.approx(urgency.HOLD_SWITCH)
+    finally:
+        urgency.release()
+    assert sys.getswitchinterval() == pytest.approx(normal)
+    monkeypatch.setattr(urgency, "HOLD_MAX", 0.0)  # a hold whose release never comes...
+    urgency.hold()
+    assert urgency.held() == 0.0  # ...ends when a pausing thread next looks
+    assert sys.getswitchinterval() == pytest.approx(normal)
+
+
+async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_tick(tmp_path, monkeypatch):
+    app = make_app(tmp_path, None)
+    async with app.run_test() as pilot:
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.pause()
+        assert isinstance(app.screen, KeyFirstScreen)
+        monkeypatch.setattr(app.screen._update_timer, "resume", lambda: None)  # its tick never comes
+        shown: list[str] = []
+        display = app._display
+        monkeypatch.setattr(app, "_display", lambda screen, update: (shown.append(composer.text), display(screen, update)))
+        await pilot.press("x")
+        # Waits on the event loop alone: Pilot.pause draws by itself (it calls the timer's method).
+        await wait_until(None, lambda: "x" in shown, what="a frame with the key drawn without the timer")
+        await wait_until(None, lambda: not app.echo_pending, what="the key counted as on screen")
