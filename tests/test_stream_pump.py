@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from scout_tui import app_events, collector
+from scout_tui import app_events, collector, urgency
 from scout_tui.app import ScoutApp
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets import assistant_message as pump
@@ -273,3 +273,38 @@ async def test_the_text_keeps_its_width_when_the_conversation_first_outgrows_the
         await wait_until(pilot, lambda: chat.max_scroll_y > 0, what="the conversation outgrows the view")
         await pilot.pause()
         assert answer.content_region.width == width
+
+
+async def test_a_round_holds_the_network_thread_from_its_mount_until_its_frame_is_out(monkeypatch):
+    # The event loop lays out and draws a burst round alone: the parsing thread waits (urgency).
+    monkeypatch.setattr(urgency, "HOLD_MAX", 3600.0)  # held until released, however slow the machine
+    body = long_answer(1500)  # ~175 KB at once: burst rounds
+    app = ChatApp()
+    held_at_mount: list[float] = []
+    real_mount_all = AssistantMessage.mount_all
+
+    def mount_all(self, widgets, *args, **kwargs):
+        widgets = list(widgets)
+        if widgets and all(isinstance(w, MarkdownChunk) for w in widgets):  # a round's (not compose's)
+            held_at_mount.append(urgency.held())
+        return real_mount_all(self, widgets, *args, **kwargs)
+
+    held_after_frame: list[float] = []
+    real_pause = pump.pause
+
+    def pause(busy: float) -> float:  # called once a round's frame is out
+        held_after_frame.append(urgency.held())
+        return real_pause(busy)
+
+    monkeypatch.setattr(AssistantMessage, "mount_all", mount_all)
+    monkeypatch.setattr(pump, "pause", pause)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.assistant_delta("text", body)
+        answer = chat.current
+        chat.assistant_message(1, text("assistant", body))
+        await finished(pilot, answer)
+    assert len(held_at_mount) >= 2 and all(held > 0 for held in held_at_mount), held_at_mount
+    # Each round's hold ended once its frame was out (the last one, once the answer was done).
+    assert held_after_frame and all(held == 0.0 for held in held_after_frame), held_after_frame
+    assert urgency.held() == 0.0

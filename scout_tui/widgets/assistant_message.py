@@ -12,7 +12,10 @@ The person's keys come first: the pause after a round is long enough that the ro
 frame take at most ``STREAM_SHARE`` of the event loop's time (measured, as main-thread CPU
 time), and a round waits ``INPUT_GRACE`` after a key so the key's own frame goes out alone;
 a key typed while a round's work runs in a thread gets its frame before the round changes
-widgets (``_keys_first``).
+widgets (``_keys_first``). From a round's mount until its frame is out, the network thread
+pauses (``urgency.hold``): the event loop lays out and draws alone, so a key that comes
+meanwhile waits for that frame's CPU time, not two or three times it (the layout and frame of a
+burst round took 20-25 ms of CPU but 40-100 ms of wall time while the stream was parsed).
 While the person types (a key within ``TYPING``), a round follows each key once its frame is
 out, and waits for the next key (or ``MAX_INTERVAL``): rounds fall between keys, not on them.
 A round moves up to ``NEW_CHUNKS`` finished chunks; when more waits (a burst faster than
@@ -38,6 +41,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from .. import urgency
 from ..messages import message_text, thinking_text
 from ..text import sanitize
 from .chat_markdown import LiveBlock, MarkdownChunk
@@ -218,6 +222,8 @@ class AssistantMessage(Vertical):
             if finishing and not self._backlog and not self._pending_text:
                 break
             await self._frame()
+            if not getattr(self.app, "echo_pending", False):
+                urgency.release()  # this round's hold (_add_finished), unless a key still waits
             await asyncio.sleep(pause(time.thread_time() - began))
             await self._input_first(started)
         await self._finish_now()
@@ -314,6 +320,7 @@ class AssistantMessage(Vertical):
         prepared: list[Rendered | None] = [None] * skipped
         prepared += await prerender(sources[skipped:], width, code_theme_of(self.app))
         await self._keys_first()
+        urgency.hold()  # the network thread pauses while the event loop lays out and draws this (_pump releases)
         with self.app.batch_update():
             new: list[MarkdownChunk] = []
             for i, (source, rendered) in enumerate(zip(sources, prepared)):
@@ -345,6 +352,8 @@ class AssistantMessage(Vertical):
             if self._live is not None:
                 await self._live.remove()
                 self._live = None
+        if not getattr(self.app, "echo_pending", False):
+            urgency.release()  # the last round's hold (_add_finished): its frame is the answer's last
         self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE
         self.post_message(self.Drawn())
 
