@@ -4,9 +4,6 @@ it (``input_first.py``), and background threads pause while the key waits for it
 
 from __future__ import annotations
 
-import sys
-
-import pytest
 from textual import events
 from textual.app import App
 
@@ -60,20 +57,6 @@ def test_a_hold_ends_by_itself_and_on_release():
     finally:
         urgency.release()
     assert urgency.held() == 0.0
-
-
-def test_a_hold_hands_the_gil_over_more_often_until_released_or_run_out(monkeypatch):
-    normal = sys.getswitchinterval()
-    urgency.hold()
-    try:
-        assert sys.getswitchinterval() == pytest.approx(urgency.HOLD_SWITCH)
-    finally:
-        urgency.release()
-    assert sys.getswitchinterval() == pytest.approx(normal)
-    monkeypatch.setattr(urgency, "HOLD_MAX", 0.0)  # a hold whose release never comes...
-    urgency.hold()
-    assert urgency.held() == 0.0  # ...ends when a pausing thread next looks
-    assert sys.getswitchinterval() == pytest.approx(normal)
 
 
 async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_tick(tmp_path, monkeypatch):
