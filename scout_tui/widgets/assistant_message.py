@@ -222,8 +222,7 @@ class AssistantMessage(Vertical):
             if finishing and not self._backlog and not self._pending_text:
                 break
             await self._frame()
-            if not getattr(self.app, "echo_pending", False):
-                urgency.release()  # this round's hold (_add_finished), unless a key still waits
+            self._end_hold()
             await asyncio.sleep(pause(time.thread_time() - began))
             await self._input_first(started)
         await self._finish_now()
@@ -255,8 +254,19 @@ class AssistantMessage(Vertical):
         person typed is not on screen yet (``App.echo_pending``), wait for its frame (at most
         ``KEY_WAIT``), so the round's layout and drawing do not hold it back."""
         deadline = time.monotonic() + KEY_WAIT
-        while getattr(self.app, "echo_pending", False) and time.monotonic() < deadline:
+        while self._key_pending() and time.monotonic() < deadline:
             await asyncio.sleep(KEY_POLL)
+
+    def _key_pending(self) -> bool:
+        """A key the person typed is not on screen yet (``App.echo_pending``; False in an app
+        without it)."""
+        return getattr(self.app, "echo_pending", False)
+
+    def _end_hold(self) -> None:
+        """End the hold a round took for its layout and frame (``_add_finished``), unless a key
+        still waits for its frame (the key's own release ends it then)."""
+        if not self._key_pending():
+            urgency.release()
 
     async def _take_pending(self) -> None:
         if self._pending_thinking:
@@ -352,8 +362,7 @@ class AssistantMessage(Vertical):
             if self._live is not None:
                 await self._live.remove()
                 self._live = None
-        if not getattr(self.app, "echo_pending", False):
-            urgency.release()  # the last round's hold (_add_finished): its frame is the answer's last
+        self._end_hold()  # the last round's: its frame is the answer's last
         self.state = AnswerState.INTERRUPTED if interrupted else AnswerState.DONE
         self.post_message(self.Drawn())
 
