@@ -4,8 +4,11 @@ it (``input_first.py``), and background threads pause while the key waits for it
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import events
 from textual.app import App
+from textual.message_pump import MessagePump
 
 from scout_tui import urgency
 from scout_tui.input_first import KeyFirstScreen, noting_input
@@ -74,3 +77,38 @@ async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_up
         # Waits on the event loop alone: Pilot.pause draws by itself (it calls the timer's method).
         await wait_until(None, lambda: "x" in shown, what="a frame with the key drawn without the timer")
         await wait_until(None, lambda: not app.echo_pending, what="the key counted as on screen")
+
+
+async def test_a_key_counts_as_on_screen_only_once_the_widget_it_went_to_has_taken_it(tmp_path, monkeypatch):
+    # The composer is busy (its queue held by the test) when a key comes: the key's frame cannot
+    # show it yet, so the app must not count it as on screen (it did, via the app's own queue).
+    app = make_app(tmp_path, None)
+    async with app.run_test() as pilot:
+        composer = app.query_one(Composer)
+        composer.focus()
+        await pilot.pause()
+        seen: list[str] = []
+        echoed = type(app)._echoed
+        monkeypatch.setattr(type(app), "_echoed", lambda self, arrived: (seen.append(composer.text), echoed(self, arrived)))
+        scheduled: list[object] = []
+        after_refresh = MessagePump.call_after_refresh
+
+        def call_after_refresh(pump, callback, *args, **kwargs):
+            if getattr(callback, "__func__", None) is type(app)._echoed:
+                scheduled.append(pump)
+            return after_refresh(pump, callback, *args, **kwargs)
+
+        monkeypatch.setattr(MessagePump, "call_after_refresh", call_after_refresh)
+        gate = asyncio.Event()
+        composer.call_later(gate.wait)  # the composer's queue waits for the gate
+        try:
+            app.post_message(events.Key("a", "a"))
+            await wait_until(None, lambda: scheduled, what="the app handled the key")
+            marks: list[int] = []
+            app.call_after_refresh(marks.append, 1)  # after the key, by the app's own way
+            await wait_until(None, lambda: marks, what="a refresh after the key")
+            assert seen == []  # the composer has not taken the key: not on screen
+        finally:
+            gate.set()
+        await wait_until(None, lambda: seen, what="the key's frame once the composer took it")
+        assert seen == ["a"]
