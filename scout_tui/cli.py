@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, MutableMapping, TextIO
+from typing import Callable, TextIO
 
 from scout_tui import __version__
 from scout_tui.errors import ScoutError
@@ -117,7 +117,6 @@ def _main(args: argparse.Namespace) -> int:
         # plain error; the app opens it by its full id.
         with Store() as store:
             resume = resolve_session(store, cwd, resume=resume, fork=fork).id
-    set_frame_rate(os.environ)  # before Textual is imported
     gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then
     try:
         from scout_tui.app import ScoutApp
@@ -127,28 +126,6 @@ def _main(args: argparse.Namespace) -> int:
     finally:
         gc.enable()  # also when the app could not start (a bad config raises in ScoutApp())
     return app.return_code or 0
-
-
-FRAME_RATE = 120
-"""Screen updates per second at most, unless ``TEXTUAL_FPS`` says otherwise (Textual's default
-is 60). A typed key's frame waits for the screen's next update tick: at 60 up to 17 ms of the
-50 ms a key may take to appear while an answer streams (issue 13), at 120 up to 8 ms
-(benchmarks/latency.py: key echo p95 during a 200 KB burst 59 -> 43 ms). Textual draws a frame
-only when something changed, so an idle screen costs no more."""
-
-
-def set_frame_rate(environ: MutableMapping[str, str]) -> None:
-    """Have Textual use ``FRAME_RATE`` unless the person set ``TEXTUAL_FPS`` in ``environ``.
-    Textual reads the variable once, when ``textual.constants`` is first imported: it is set for
-    that import only, so the processes the tools start do not inherit it (a Textual app or its
-    tests run by ``bash`` would draw at our rate). Call before anything imports Textual."""
-    if "TEXTUAL_FPS" in environ:
-        return
-    environ["TEXTUAL_FPS"] = str(FRAME_RATE)
-    try:
-        import textual.constants  # noqa: F401  (reads TEXTUAL_FPS)
-    finally:
-        del environ["TEXTUAL_FPS"]
 
 
 def _run(command: Callable[[], int]) -> int:

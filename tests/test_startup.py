@@ -212,15 +212,3 @@ with LoopbackServer(handler=lambda request: Reply(anthropic_stream(["Hi", " ther
                           env={**os.environ, "HOME": str(tmp_home)}, cwd=Path(__file__).parent.parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
-
-
-def test_the_app_draws_up_to_120_frames_a_second_unless_told_otherwise() -> None:
-    # A typed key's frame waits for Textual's next screen update tick: at most 1/rate s.
-    # ...and the tools' processes do not inherit the setting: the variable is gone again.
-    code = ("import os; from scout_tui import cli; cli.set_frame_rate(os.environ); "
-            "import textual.constants as c; print(c.MAX_FPS, os.environ.get('TEXTUAL_FPS'))")
-    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
-    unset = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    chosen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            env={**env, "TEXTUAL_FPS": "30"})
-    assert (unset.stdout.strip(), chosen.stdout.strip()) == ("120 None", "30 30")
