@@ -43,15 +43,21 @@ def counting_renders(monkeypatch, answer_of) -> list[str]:
     return calls
 
 
+def open_answer(app, received: str) -> tuple[ChatView, AssistantMessage]:
+    """The app's chat and a new streaming answer in it that has received ``received``."""
+    chat = app.query_one(ChatView)
+    chat.assistant_delta("text", received)
+    return chat, chat.current
+
+
 async def test_a_burst_renders_only_the_chunks_it_ends_with_and_measures_the_rest_after(monkeypatch):
     body = long_answer(1500)  # ~175 KB arriving at once: more than two rounds show
     app = ChatApp()
     answers: list[AssistantMessage] = []
     renders = counting_renders(monkeypatch, lambda: answers[0] if answers else None)
     async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatView)
-        chat.assistant_delta("text", body)
-        answers.append(chat.current)
+        chat, answer = open_answer(app, body)
+        answers.append(answer)
         chat.assistant_message(1, text("assistant", body))
         await finished(pilot, answers[0])
         chunks = list(answers[0].query(MarkdownChunk))
@@ -83,9 +89,8 @@ async def test_no_chunk_is_measured_in_a_thread_while_an_answer_streams(monkeypa
 
     monkeypatch.setattr(chat_layout, "measure_heights", measure_heights)
     async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatView)
-        chat.assistant_delta("text", long_answer(600))
-        answers.append(chat.current)
+        chat, answer = open_answer(app, long_answer(600))
+        answers.append(answer)
         # Streaming: the burst is shown, the answer stays open.
         await wait_until(pilot, lambda: not answers[0]._backlog and answers[0].query(MarkdownChunk),
                          what="the burst on screen")
@@ -131,9 +136,7 @@ class Clock:
 async def test_rounds_let_keys_go_first_and_fall_between_them_while_the_person_types(monkeypatch):
     app = ChatApp()
     async with app.run_test() as pilot:
-        chat = app.query_one(ChatView)
-        chat.assistant_delta("text", "Hello")
-        answer = chat.current
+        chat, answer = open_answer(app, "Hello")
 
         async def wait(last_input: float | None, round_began: float, keys: tuple[float, ...] = ()) -> float:
             """Seconds ``_input_first`` waits at clock 100 for a round that began at ``round_began``."""
@@ -163,9 +166,7 @@ async def test_a_round_changes_no_widget_before_a_key_typed_during_its_work_is_o
     # The round's work in threads (cutting, rendering) may outlast a key: its frame goes first.
     app = ChatApp()
     async with app.run_test() as pilot:
-        chat = app.query_one(ChatView)
-        chat.assistant_delta("text", "Hello")
-        answer = chat.current
+        chat, answer = open_answer(app, "Hello")
         monkeypatch.setattr(pump, "KEY_WAIT", 3600.0)
         app.echo_pending = True
         waiting = asyncio.get_running_loop().create_task(answer._keys_first())
@@ -299,9 +300,7 @@ async def test_a_round_holds_the_network_thread_from_its_mount_until_its_frame_i
     monkeypatch.setattr(AssistantMessage, "mount_all", mount_all)
     monkeypatch.setattr(pump, "pause", pause)
     async with app.run_test(size=(100, 30)) as pilot:
-        chat = app.query_one(ChatView)
-        chat.assistant_delta("text", body)
-        answer = chat.current
+        chat, answer = open_answer(app, body)
         chat.assistant_message(1, text("assistant", body))
         await finished(pilot, answer)
     assert len(held_at_mount) >= 2 and all(held > 0 for held in held_at_mount), held_at_mount
