@@ -5,6 +5,7 @@ it (``input_first.py``), and background threads pause while the key waits for it
 from __future__ import annotations
 
 import asyncio
+from contextlib import asynccontextmanager
 
 from textual import events
 from textual.app import App
@@ -62,12 +63,19 @@ def test_a_hold_ends_by_itself_and_on_release():
     assert urgency.held() == 0.0
 
 
-async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_tick(tmp_path, monkeypatch):
+@asynccontextmanager
+async def composing(tmp_path):
+    """The app running with its composer focused: (app, pilot, composer)."""
     app = make_app(tmp_path, None)
     async with app.run_test() as pilot:
         composer = app.query_one(Composer)
         composer.focus()
         await pilot.pause()
+        yield app, pilot, composer
+
+
+async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_tick(tmp_path, monkeypatch):
+    async with composing(tmp_path) as (app, pilot, composer):
         assert isinstance(app.screen, KeyFirstScreen)
         monkeypatch.setattr(app.screen._update_timer, "resume", lambda: None)  # its tick never comes
         shown: list[str] = []
@@ -82,11 +90,7 @@ async def test_a_typed_keys_frame_is_drawn_once_the_screen_is_idle_not_at_the_up
 async def test_a_key_counts_as_on_screen_only_once_the_widget_it_went_to_has_taken_it(tmp_path, monkeypatch):
     # The composer is busy (its queue held by the test) when a key comes: the key's frame cannot
     # show it yet, so the app must not count it as on screen (it did, via the app's own queue).
-    app = make_app(tmp_path, None)
-    async with app.run_test() as pilot:
-        composer = app.query_one(Composer)
-        composer.focus()
-        await pilot.pause()
+    async with composing(tmp_path) as (app, pilot, composer):
         seen: list[str] = []
         echoed = type(app)._echoed
         monkeypatch.setattr(type(app), "_echoed", lambda self, arrived: (seen.append(composer.text), echoed(self, arrived)))
