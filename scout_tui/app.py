@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
 
-from scout_tui import STOP_SIGNALS, keys
+from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SessionsMixin
@@ -246,8 +246,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     @work(thread=True, exclusive=True, group="warm-up")
     def warm_markdown(self, code_theme: str) -> None:
         """Markdown rendering's imports and set-up, in a thread (``markdown_render.warm_up``):
-        not on the event loop when the first answer streams."""
-        warm_up(code_theme)
+        not on the event loop when the first answer streams. Its imports wait for typed keys."""
+        with urgency.yielding():
+            warm_up(code_theme)
 
     def on_unmount(self) -> None:
         for signum in STOP_SIGNALS:
@@ -284,7 +285,12 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     @work(thread=True, exclusive=True, group="extensions")
     def load_extensions(self) -> None:
         """Find skills and load plugins (their code runs here, off the event loop), then check
-        what plugins may supply: tools named by permission rules, prompt strategies."""
+        what plugins may supply: tools named by permission rules, prompt strategies. Its
+        imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            self.post_message(self._extensions())
+
+    def _extensions(self) -> ExtensionsLoaded:
         from scout_tui.plugins import load_plugins
         from scout_tui.runtime import compaction_settings
         from scout_tui.skills import discover_skills
@@ -298,7 +304,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             strategy_problem = None
         except ScoutError as e:
             strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
-        self.post_message(ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem))
+        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem)
 
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
         self.skills, self.plugins = message.skills, message.plugins
@@ -343,30 +349,34 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     @work(thread=True, exclusive=True, group="setup")
     def warn_setup(self) -> None:
         """Say in the chat why no turn can run with this configuration (no API key, an unknown
-        provider), if so; in a thread, as it imports the backends."""
-        if problem := self._setup_problem():
-            from scout_tui.runtime import SETUP_HELP, needs_key
+        provider), if so; in a thread, as it imports the backends (waiting for typed keys)."""
+        with urgency.yielding():
+            problem = self._setup_problem()
+            if problem:
+                from scout_tui.runtime import SETUP_HELP, needs_key
 
-            self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
+                self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
 
     # -- compaction: strategy, context use, what the model sees --------------------------------
 
     def _ensure_agent(self) -> Agent:
         """The agent, built on first use. Called from the event loop and from worker threads (the
         context estimate): the lock keeps two callers from each building one, where the second
-        would replace the agent a turn is running (and its record of the last request)."""
-        from scout_tui.runtime import build_agent
+        would replace the agent a turn is running (and its record of the last request). In a
+        worker thread, the engine's imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            from scout_tui.runtime import build_agent
 
-        with self._agent_lock:
-            if self.agent is None:
-                agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
-                                    permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
-                                    info=self.model_info, compaction=compaction_of(self.compactions),
-                                    cache_key=self.session_id)
-                agent.narrow_window(self._learnt_window)
-                agent.strategies = self.strategies
-                self.agent = agent
-            return self.agent
+            with self._agent_lock:
+                if self.agent is None:
+                    agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
+                                        permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
+                                        info=self.model_info, compaction=compaction_of(self.compactions),
+                                        cache_key=self.session_id)
+                    agent.narrow_window(self._learnt_window)
+                    agent.strategies = self.strategies
+                    self.agent = agent
+                return self.agent
 
     # -- permissions ----------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.message import Message
 
-from scout_tui import keys
+from scout_tui import keys, urgency
 from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
@@ -49,7 +49,12 @@ class LongSessionMixin:
     def load_model_info(self) -> None:
         """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
         for a server of our own, ask it for its window; off the event loop. First the provider
-        key variables leave the environment (``keys.withhold``), before any tool can run."""
+        key variables leave the environment (``keys.withhold``), before any tool can run. Its
+        imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            self._load_model_info()
+
+    def _load_model_info(self) -> None:
         keys.withhold()
         self.call_from_thread(self.keys_withheld, keys.secrets([self.config.api_key]))
         from scout_tui.runtime import model_metadata_asking_the_server, model_name
