@@ -148,13 +148,15 @@ class Env:
             d.mkdir(parents=True, exist_ok=True)
 
     def vars(self) -> dict[str, str]:
-        """The app's environment: its own home, bytecode cached under the run's folder (as an
-        installed copy has it, whatever ``PYTHONDONTWRITEBYTECODE`` says: ``compiled_env``), and
-        a ``PYTHONPATH`` of ours passed on (a checkout measured with another one's venv)."""
+        """The app's environment: its own home, and, as an installed copy has them after its
+        first start, bytecode and the user cache dir (the models.dev extract, ``catalog.py``)
+        shared by all runs under the run's folder (bytecode whatever ``PYTHONDONTWRITEBYTECODE``
+        says: ``compiled_env``); a ``PYTHONPATH`` of ours passed on (a checkout measured with
+        another one's venv)."""
         extra = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
         return {"HOME": str(self.root), "XDG_CONFIG_HOME": str(self.root / "config"),
-                "SCOUT_HOME": str(self.root / "data"), "COLORTERM": "truecolor", **compiled_env(str(self.root.parent)),
-                **extra}
+                "XDG_CACHE_HOME": str(self.root.parent / "cache"), "SCOUT_HOME": str(self.root / "data"),
+                "COLORTERM": "truecolor", **compiled_env(str(self.root.parent)), **extra}
 
     def scout(self, *flags: str) -> list[str]:
         return [*scout_argv(), "--base-url", self.url or "http://127.0.0.1:9", "--api-key", "sk-test", *flags]

