@@ -11,13 +11,20 @@ install): the samples run with a private ``PYTHONPYCACHEPREFIX``, filled by one 
 each, even where ``PYTHONDONTWRITEBYTECODE`` is set (then an editable checkout would compile
 its ~60 start-up modules from source at every start, ~0.1 s that no installed copy pays).
 
-    python benchmarks/startup.py [-n 7]
+With ``--instructions``, each app also runs once under valgrind's callgrind, which counts the
+instructions executed up to the first frame: a figure that machine load does not move (wall and
+CPU ratios of the same code swing by 0.1-0.2x between runs on a shared VM), for telling whether
+a change to start-up helps. Valgrind is a system program; without it the option says so.
+
+    python benchmarks/startup.py [-n 7] [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,6 +84,22 @@ def sample(code: str, env: dict[str, str], cwd: str) -> tuple[float, float]:
     return wall, rss
 
 
+def instructions(code: str, env: dict[str, str], cwd: str) -> int:
+    """Instructions one fresh process running ``code`` executes until its first frame is out and
+    it exits (callgrind's total; hash randomisation off, so repeat runs agree).
+
+    Raises:
+        RuntimeError: callgrind printed no total (its output is in the message).
+    """
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code],
+                          env={**env, "T0": repr(time.time()), "PYTHONHASHSEED": "0"}, cwd=cwd, capture_output=True,
+                          text=True)
+    total = re.search(r"Collected : (\d+)", done.stderr)
+    if total is None:
+        raise RuntimeError(f"callgrind gave no total (exit status {done.returncode}):\n{done.stderr[-2000:]}")
+    return int(total.group(1))
+
+
 def compiled_env(root: str) -> dict[str, str]:
     """Environment variables for starting from cached bytecode, kept under ``root``: what an
     installed copy does (see the module docstring). Merge them into the child's environment
@@ -87,6 +110,8 @@ def compiled_env(root: str) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=7, help="samples per app")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions to the first frame under valgrind (~1 min)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         repo = os.path.join(home, "repo")  # a project folder: started in HOME, the sandbox warns in a toast
@@ -100,6 +125,9 @@ def main() -> None:
         for _ in range(args.n):  # interleave so both see the same machine load
             results["bare textual"].append(measure(BARE, env, repo))
             results["scout-tui"].append(measure(SCOUT, env, repo))
+        counted = {}
+        if args.instructions and shutil.which("valgrind"):
+            counted = {name: instructions(code, env, repo) for name, code in (("bare textual", BARE), ("scout-tui", SCOUT))}
     wall, cpu = {}, {}
     for name, runs in results.items():
         walls = [w for w, _, _ in runs]
@@ -108,6 +136,11 @@ def main() -> None:
               f"peak RSS {statistics.median(r for _, _, r in runs):.0f} MB")
     print(f"ratio scout-tui / bare textual: {wall['scout-tui'] / wall['bare textual']:.2f}x wall, "
           f"{cpu['scout-tui'] / cpu['bare textual']:.2f}x CPU")
+    if counted:
+        print(f"instructions to the first frame (callgrind): bare textual {counted['bare textual'] / 1e6:,.0f} M, "
+              f"scout-tui {counted['scout-tui'] / 1e6:,.0f} M: {counted['scout-tui'] / counted['bare textual']:.2f}x")
+    elif args.instructions:
+        print("instructions: valgrind is not installed (apt install valgrind)")
 
 
 if __name__ == "__main__":
