@@ -7,13 +7,18 @@ the event loop, where it can wait behind everything already queued there (20-50 
 fast stream, measured with benchmarks/latency.py's set-up). So the driver's input thread notes
 the time itself (``noting_input``), and ``App.on_event`` notes it again for keys that never pass
 a driver (``Pilot.press`` in tests). The frame that shows a key is drawn as soon as the screen has
-taken in its changes (``KeyFirstScreen``), not at the screen's next update tick.
+taken in its changes (``KeyFirstScreen``), not at the screen's next update tick. Where the
+driver writes through a writer thread (a real terminal), the pause lasts until that thread has
+written the key's frame out (``FlushNotice``): released when the frame was only drawn, the
+network thread and the event loop's next round left the writer waiting for Python (5-30 ms
+measured between the frame's queuing and its write, in benchmarks/latency.py's burst).
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Callable
 
 from textual import events
 from textual.screen import Screen
@@ -39,6 +44,9 @@ class InputFirstMixin:
 
     last_echoed: float = 0.0
     """``last_input`` as it was when the latest key handled had its frame drawn."""
+
+    frame_out: FlushNotice | None = None
+    """What the driver's writer thread has written, where the driver writes through one."""
 
     @property
     def echo_pending(self) -> bool:
@@ -72,9 +80,18 @@ class InputFirstMixin:
         target.call_after_refresh(self._echoed, arrived)
 
     def _echoed(self, arrived: float) -> None:
-        """The frame showing the key that arrived at ``arrived`` was drawn."""
+        """The frame showing the key that arrived at ``arrived`` was drawn: end the pause once
+        it is written out (at once, without a writer thread)."""
         self.last_echoed = max(self.last_echoed, arrived)
         if not self.echo_pending:
+            if self.frame_out is None:
+                urgency.release()
+            else:
+                self.frame_out.when_written(self._written)
+
+    def _written(self) -> None:
+        """Everything drawn up to a key's frame is written (on the writer thread, or here)."""
+        if not self.echo_pending:  # a newer key keeps its own pause
             urgency.release()
 
 
@@ -100,11 +117,66 @@ class KeyFirstScreen(Screen):
             self._on_timer_update()  # Textual's draw: no-op unless something changed, or batched
 
 
+class FlushNotice:
+    """The terminal's file as a driver's writer thread writes to it (Textual's ``WriterThread``
+    writes what the event loop queued, and flushes once its queue is empty), counting what was
+    queued and what is flushed, to call back once everything queued so far is out.
+
+    Args:
+        file: the terminal's file (the driver's ``_file``); every other attribute is its.
+    """
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self.queued = 0  # writes queued for the writer thread (counted on the event loop)
+        self._written = 0  # writes it made (counted on the writer thread)
+        self.flushed = 0  # writes it had made at its latest flush
+        self._waiting: list[tuple[int, Callable[[], None]]] = []  # (queued count, callback)
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        self._written += 1
+        return self._file.write(text)
+
+    def flush(self) -> None:
+        self._file.flush()
+        with self._lock:
+            self.flushed = self._written
+            due = [callback for count, callback in self._waiting if count <= self.flushed]
+            self._waiting = [(count, callback) for count, callback in self._waiting if count > self.flushed]
+        for callback in due:
+            callback()
+
+    def when_written(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once every write queued so far is flushed: now, if it is, else on
+        the writer thread at the flush that does it."""
+        with self._lock:
+            if self.flushed < self.queued:
+                self._waiting.append((self.queued, callback))
+                return
+        callback()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+
 def noting_input(base: type[Driver]) -> type[Driver]:
     """A subclass of the driver class ``base`` whose ``process_message`` (run on its input thread
-    for each event it parsed) calls the app's ``input_arrived`` for typed keys first."""
+    for each event it parsed) calls the app's ``input_arrived`` for typed keys first; where
+    ``base`` writes through a file (a writer thread's), it writes through a ``FlushNotice``,
+    kept as the app's ``frame_out``."""
 
     class NotingInput(base):  # type: ignore[valid-type,misc]
+        def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(app, *args, **kwargs)
+            if getattr(self, "_file", None) is not None:  # Textual's Linux driver: its writer thread's file
+                self._file = app.frame_out = FlushNotice(self._file)
+
+        def write(self, data: str) -> None:
+            if isinstance(notice := getattr(self, "_file", None), FlushNotice):
+                notice.queued += 1
+            super().write(data)
+
         def process_message(self, message: Message) -> None:
             if typed(message):
                 self._app.input_arrived()

@@ -5,17 +5,22 @@ it (``input_first.py``), and background threads pause while the key waits for it
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 from contextlib import asynccontextmanager
 
+import pytest
 from textual import events
 from textual.app import App
+from textual.drivers._writer_thread import WriterThread
+from textual.drivers.linux_driver import LinuxDriver
 from textual.message_pump import MessagePump
 
 from scout_tui import urgency
-from scout_tui.input_first import KeyFirstScreen, noting_input
+from scout_tui.input_first import InputFirstMixin, KeyFirstScreen, noting_input
 from scout_tui.widgets import Composer
 from tests.app_helpers import make_app
-from tests.conftest import wait_until
+from tests.conftest import until, wait_until
 
 
 class Recorder:
@@ -116,3 +121,77 @@ async def test_a_key_counts_as_on_screen_only_once_the_widget_it_went_to_has_tak
             gate.set()
         await wait_until(None, lambda: seen, what="the key's frame once the composer took it")
         assert seen == ["a"]
+
+
+class GatedTerminal:
+    """A terminal file whose writes wait for ``gate``: the writer thread stuck mid-frame."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.written: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.gate.wait(60)
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+class Typing(InputFirstMixin):
+    """The app's typed-key bookkeeping, without an app around it."""
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """(app, driver, terminal): Textual's Linux driver as the app runs it, its writer thread
+    started as ``start_application_mode`` starts it, writing to a ``GatedTerminal``."""
+    monkeypatch.setattr(urgency, "HOLD_MAX", 3600.0)  # held until released, however slow the machine
+    gated = GatedTerminal()
+    monkeypatch.setattr(sys, "__stderr__", gated)  # the file LinuxDriver writes to
+    app = Typing()
+
+    async def make() -> LinuxDriver:  # a driver notes the running loop (unused by writing)
+        return noting_input(LinuxDriver)(app)
+
+    driver = asyncio.run(make())
+    driver._writer_thread = WriterThread(driver._file)
+    driver._writer_thread.start()
+    try:
+        yield app, driver, gated
+    finally:
+        gated.gate.set()
+        driver._writer_thread.stop()
+
+
+def test_a_keys_pause_lasts_until_the_writer_thread_has_written_its_frame(terminal):
+    app, driver, gated = terminal
+    assert app.frame_out is driver._file
+    app.input_arrived()
+    driver.write("the frame with the key")
+    app._echoed(app.last_input)  # drawn: still queued for the writer thread
+    assert urgency.held() > 0
+    gated.gate.set()
+    until(lambda: urgency.held() == 0, what="the pause ends once the writer flushed the frame")
+    assert gated.written == ["the frame with the key"]
+
+
+def test_a_frame_already_written_ends_the_pause_at_once_and_a_newer_key_keeps_its_own(terminal):
+    app, driver, gated = terminal
+    gated.gate.set()
+    app.input_arrived()
+    driver.write("the frame with the key")
+    until(lambda: app.frame_out.flushed == app.frame_out.queued, what="the writer flushed the frame")
+    app._echoed(app.last_input)
+    assert urgency.held() == 0
+
+    gated.gate.clear()
+    app.input_arrived()
+    driver.write("the frame with the second key")
+    app._echoed(app.last_input)
+    app.input_arrived()  # a third key, not drawn yet
+    gated.gate.set()
+    until(lambda: gated.written[-1:] == ["the frame with the second key"], what="the second frame written")
+    until(lambda: app.frame_out.flushed == app.frame_out.queued, what="and flushed")
+    assert urgency.held() > 0  # the third key's pause goes on
