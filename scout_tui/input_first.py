@@ -169,12 +169,13 @@ def noting_input(base: type[Driver]) -> type[Driver]:
     class NotingInput(base):  # type: ignore[valid-type,misc]
         def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(app, *args, **kwargs)
+            self._notice: FlushNotice | None = None
             if getattr(self, "_file", None) is not None:  # Textual's Linux driver: its writer thread's file
-                self._file = app.frame_out = FlushNotice(self._file)
+                self._file = self._notice = app.frame_out = FlushNotice(self._file)
 
         def write(self, data: str) -> None:
-            if isinstance(notice := getattr(self, "_file", None), FlushNotice):
-                notice.queued += 1
+            if self._notice is not None:
+                self._notice.queued += 1
             super().write(data)
 
         def process_message(self, message: Message) -> None:
