@@ -351,8 +351,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         """Say in the chat why no turn can run with this configuration (no API key, an unknown
         provider), if so; in a thread, as it imports the backends (waiting for typed keys)."""
         with urgency.yielding():
-            problem = self._setup_problem()
-            if problem:
+            if problem := self._setup_problem():
                 from scout_tui.runtime import SETUP_HELP, needs_key
 
                 self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
