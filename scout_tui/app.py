@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
+from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
@@ -37,7 +38,7 @@ from scout_tui.input_first import InputFirstMixin
 from scout_tui.models import check_models_tables
 from scout_tui.store import Store
 from scout_tui.tools.output import redact
-from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
+from scout_tui.widgets import ChatView, Composer, StatusBar
 from scout_tui.widgets.footer import KeysFooter
 from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
     from scout_tui.agent import Agent
     from scout_tui.config import Config
     from scout_tui.plugins import Plugins
+    from scout_tui.sessions import OpenedSession
     from scout_tui.skills import Skill
     from scout_tui.tools.approvals import Approval, PermissionRequest
+    from scout_tui.widgets import SessionTree, ToolActivity
 
 # Start-up paints the first frame before it imports what that frame does not show: the agent,
 # backends, plugins, skills and the approval screen are imported where they are first used,
@@ -101,8 +104,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     #main { height: 1fr; }
     #chat { width: 2fr; }
     #side { width: 1fr; min-width: 32; }
-    #tools { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
-    #tree { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
     #composer { margin: 0 0; }
     """
     BINDINGS = [
@@ -160,6 +163,11 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self._background_started = False
+        # The side panes, mounted once the first frame is painted (``mount_side_panes``).
+        self.tool_pane: ToolActivity | None = None
+        self.tree_pane: SessionTree | None = None
+        self._opened: OpenedSession | None = None  # the session shown (``SessionOpened``)
+        self._side_panes_ready = asyncio.Event()
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """Textual's ``App.run``, with the garbage collector stopped until the first frame is
@@ -184,13 +192,18 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
 
     def compose(self) -> ComposeResult:
         # The panes the agent's events update, held once (not looked up per event).
-        self.chat, self.tool_pane, self.status = ChatView(id="chat"), ToolActivity(id="tools"), StatusBar(id="status")
+        self.chat, self.status = ChatView(id="chat"), StatusBar(id="status")
         self.chat.secrets = self.secrets
         with Horizontal(id="main"):
             yield self.chat
             with Vertical(id="side"):
-                yield self.tool_pane
-                yield SessionTree(id="tree")
+                # The side panes' frames, titled: empty until the panes replace them once the
+                # first frame is painted (``mount_side_panes``; a session's tool calls and the
+                # session list are read after that frame anyway).
+                for pane, title in (("tools", "Tool activity"), ("tree", "Sessions")):
+                    stand_in = Static(id=f"{pane}-stand-in")
+                    stand_in.border_title = title
+                    yield stand_in
         yield Composer(id="composer")
         yield self.status
         # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
@@ -204,8 +217,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
         self._report_themes()
-        self.tool_pane.border_title = "Tool activity"
-        self.query_one(SessionTree).border_title = "Sessions"
         status = self.status
         status.provider = self.config.provider
         status.model = self.config.model or ""  # the provider's default model: once the backends are imported
@@ -237,11 +248,28 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         # and then, off the event loop (a cheap indexed query).
         self.set_interval(SESSIONS_POLL, self._poll_sessions)
         self.footer.show_keys()
+        self.mount_side_panes()
         self.show_sandbox()
         self.load_extensions()
         self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
         self.warm_markdown(code_theme_of(self))
         self.warn_setup()
+
+    @work(exclusive=True, group="side-panes")
+    async def mount_side_panes(self) -> None:
+        """Replace the side panes' stand-ins with the tool activity and sessions panes, show the
+        open session in them (``show_in_side_panes``) and set ``_side_panes_ready``: the session
+        list and a session's tool-call details are read once that is set (``_after_shown``)."""
+        from scout_tui.widgets import SessionTree, ToolActivity
+
+        tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")
+        tool_pane.border_title, tree.border_title = "Tool activity", "Sessions"
+        side = self.query_one("#side")
+        await side.remove_children()
+        await side.mount(tool_pane, tree)
+        self.tool_pane, self.tree_pane = tool_pane, tree
+        self.show_in_side_panes()
+        self._side_panes_ready.set()
 
     @work(thread=True, exclusive=True, group="warm-up")
     def warm_markdown(self, code_theme: str) -> None:
@@ -417,8 +445,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
                 screen.dismiss(None)
             raise
 
-    @on(ToolActivity.KillRequested)
-    def _kill_tool_call(self, message: ToolActivity.KillRequested) -> None:
+    def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
         if self.agent is None or not self.agent.kill(message.tool_use_id):
             self.notify("That call is not running.", severity="warning", timeout=3)
 
@@ -441,6 +468,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
             await self._model_ready.wait()  # the window and prices belong in the first request too
+            await self._side_panes_ready.wait()  # the tool calls' pane
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id

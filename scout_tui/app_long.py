@@ -19,7 +19,7 @@ from scout_tui import keys, urgency
 from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
-from scout_tui.widgets import ChatView, SessionTree, StatusBar
+from scout_tui.widgets import ChatView, StatusBar
 
 if TYPE_CHECKING:
     from scout_tui.agent import Agent
@@ -229,8 +229,8 @@ class LongSessionMixin:
         """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""
         self.compactions = [*self.compactions, data]
         self.query_one(ChatView).add_compaction(data)
-        if self.session_id:
-            self.query_one(SessionTree).set_compactions(self.session_id, self.compactions)
+        if self.session_id and self.tree_pane is not None:
+            self.tree_pane.set_compactions(self.session_id, self.compactions)
         self.notify(f"Compacted: about {data['tokens_before']:,} → {data['tokens_after']:,} tokens per request. "
                     "The marker in the chat shows the summary; u on it undoes the compaction.", timeout=8)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.message import Message
@@ -19,7 +20,10 @@ from scout_tui import sessions
 from scout_tui.app_long import compaction_of
 from scout_tui.errors import ScoutError
 from scout_tui.sessions import OpenedSession
-from scout_tui.widgets import ChatView, Composer, SessionTree, ToolActivity
+from scout_tui.widgets import ChatView, Composer
+
+if TYPE_CHECKING:
+    from scout_tui.widgets import SessionTree
 
 OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
@@ -98,6 +102,7 @@ class SessionsMixin:
         self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
         await shown
         self.start_background()  # once: the first session shown, the app's own or one replacing it
+        await self._side_panes_ready.wait()  # the panes that show what _read_rest reads
         self._read_rest(opened)
 
     @work(thread=True, exclusive=True, group="store-read-rest")
@@ -135,7 +140,8 @@ class SessionsMixin:
         self.chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
         if self._background_started:  # at start-up, start_background warns once the frame is painted
             self.warn_setup()
-        self.tool_pane.load(opened.messages)
+        self._opened = opened
+        self.show_in_side_panes()
         status = self.status
         status.session_id = opened.id or ""
         status.input_tokens, status.output_tokens = opened.tokens
@@ -143,16 +149,23 @@ class SessionsMixin:
         status.cache_share = None
         if opened.window and (not status.context_window or opened.window < status.context_window):
             status.context_window = opened.window
-        if opened.id:
-            self.query_one(SessionTree).set_compactions(opened.id, self.compactions)
         self._after_shown(opened)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
 
+    def show_in_side_panes(self) -> None:
+        """Show the open session's tool calls and compactions in the side panes (once they are
+        mounted: ``mount_side_panes`` calls this again)."""
+        if self.tool_pane is None or self._opened is None:
+            return
+        self.tool_pane.load(self._opened.messages)
+        if self._opened.id:
+            self.tree_pane.set_compactions(self._opened.id, self.compactions)
+
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
-        if message.session_id == self.session_id:
-            self.query_one(ToolActivity).set_details(message.details)
+        if message.session_id == self.session_id and self.tool_pane is not None:
+            self.tool_pane.set_details(message.details)
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
         if message.session_id != self.session_id or self._history_ready.is_set():
@@ -163,8 +176,8 @@ class SessionsMixin:
         self.estimate_context()
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
-        for tree in self.query(SessionTree):  # none once the app is closing
-            tree.set_sessions(message.sessions, self.session_id)
+        if self.tree_pane is not None and self.tree_pane.is_attached:  # not before it is mounted, nor once the app closes
+            self.tree_pane.set_sessions(message.sessions, self.session_id)
 
     def _refuse_while_busy(self) -> bool:
         if self.busy:
@@ -194,20 +207,28 @@ class SessionsMixin:
         self.notify("Session deleted: hidden from the list (its events stay in the store).")
         self.refresh_sessions()
 
-    def action_toggle_tree(self) -> None:
-        """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first)."""
-        if self.query_one(SessionTree).has_focus:
+    @work(group="tree-focus")
+    async def action_toggle_tree(self) -> None:
+        """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first).
+        Pressed in the moment after the first frame, before the pane is mounted, it waits for it."""
+        await self._side_panes_ready.wait()
+        if self.tree_pane.has_focus:
             back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
             (back or self.query_one(Composer)).focus()
         else:
-            self.focus_tree()
+            self._focus_tree()
 
-    def focus_tree(self) -> None:
-        """Focus the sessions pane, remembering where the focus was for Ctrl+T to go back."""
-        tree = self.query_one(SessionTree)
-        if not tree.has_focus:
+    @work(group="tree-focus")
+    async def focus_tree(self) -> None:
+        """Focus the sessions pane (once mounted), remembering where the focus was for Ctrl+T to
+        go back."""
+        await self._side_panes_ready.wait()
+        self._focus_tree()
+
+    def _focus_tree(self) -> None:
+        if not self.tree_pane.has_focus:
             self._before_tree = self.focused
-            tree.focus()
+            self.tree_pane.focus()
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
         self.fork_session(message.at, message.prompt)

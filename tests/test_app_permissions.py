@@ -419,6 +419,7 @@ async def test_the_tool_pane_follows_to_the_running_call_after_denied_ones(repo)
 async def test_ctrl_n_from_the_tool_pane_puts_the_cursor_in_the_composer(repo):
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.tool_pane is not None)  # mounted after the first frame
         app.query_one("#tool-list").focus()
         await pilot.pause()
         await pilot.press("ctrl+n")

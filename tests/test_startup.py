@@ -4,6 +4,7 @@ it (after a reopened session's newest messages are drawn), the collector waits u
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import subprocess
@@ -14,7 +15,9 @@ from scout_tui.app import ScoutApp
 from scout_tui.bus import Event
 from scout_tui.config import load_config
 from scout_tui.store import Store
+from scout_tui.widgets import Composer, SessionTree, ToolActivity
 from tests.app_helpers import SIZE, long_session, settle
+from tests.conftest import wait_until
 
 NOT_FOR_THE_FIRST_FRAME = (
     "httpx", "scout_tui.agent", "scout_tui.runtime", "scout_tui.backends", "scout_tui.compaction",
@@ -28,6 +31,8 @@ NOT_FOR_THE_FIRST_FRAME = (
     # Screens opened on request; compaction markers, with a session that has them.
     "scout_tui.widgets.cost_view", "scout_tui.widgets.prompt_view", "scout_tui.widgets.dialogs",
     "scout_tui.widgets.compaction", "textual.widgets._collapsible",
+    # The side panes, mounted once the first frame is painted (stand-ins hold their places).
+    "scout_tui.widgets.session_tree", "scout_tui.widgets.tool_activity",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )
@@ -212,3 +217,47 @@ with LoopbackServer(handler=lambda request: Reply(anthropic_stream(["Hi", " ther
                           env={**os.environ, "HOME": str(tmp_home)}, cwd=Path(__file__).parent.parent)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+
+
+async def test_the_side_panes_replace_their_stand_ins_after_the_first_frame(tmp_home: Path, workdir: Path) -> None:
+    first_frame: list[tuple[str, int]] = []
+
+    class FirstFrame(ScoutApp):
+        def on_mount(self) -> None:
+            self.call_after_refresh(lambda: first_frame.append(
+                ("\n".join(strip.text for strip in self.screen._compositor.render_strips()),
+                 len(self.query(SessionTree)) + len(self.query(ToolActivity)))))
+
+    app = FirstFrame(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.tree_pane is not None)
+        await pilot.pause()
+        panes = app.screen._compositor.render_strips()
+        assert list(app.query_one("#side").children) == [app.tool_pane, app.tree_pane]
+    text, mounted = first_frame[0]
+    assert mounted == 0 and "Tool activity" in text and "Sessions" in text
+    # The panes are drawn where their stand-ins were, with the same titles.
+    assert [strip.text for strip in panes if "Tool activity" in strip.text or "Sessions" in strip.text] == \
+        [line for line in text.splitlines() if "Tool activity" in line or "Sessions" in line]
+
+
+async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(tmp_home: Path, workdir: Path) -> None:
+    gate = asyncio.Event()
+
+    class Slow(ScoutApp):
+        def mount_side_panes(self) -> None:  # held until the test lets it run
+            async def later() -> None:
+                await gate.wait()
+                ScoutApp.mount_side_panes(self)
+            self.run_worker(later())
+
+    app = Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app._background_started)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert app.tree_pane is None and isinstance(app.focused, Composer)
+        gate.set()
+        await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.has_focus)
+        await pilot.press("ctrl+t")  # and back
+        await wait_until(pilot, lambda: isinstance(app.focused, Composer))

@@ -1,16 +1,12 @@
 """scout-tui's widgets, one per module; the app imports them from here.
 
-The screens the first frame does not show (the cost and prompt views, the compaction
-preview) are imported on first use of their names (PEP 562 ``__getattr__``).
+Each name is imported on first use (PEP 562 ``__getattr__``), so importing one widget imports
+only its module: the first frame imports the chat, composer and status bar, not the side panes
+(mounted after it) or the screens it does not show (the cost and prompt views, the compaction
+preview).
 """
 
 from typing import TYPE_CHECKING, Any
-
-from .chat_view import ChatView
-from .composer import Composer
-from .session_tree import SessionTree
-from .status_bar import StatusBar
-from .tool_activity import ToolActivity
 
 # The scout-specific CSS variables the widgets use, with fallbacks: Textual fails to parse
 # CSS naming an undefined variable, so an app showing these widgets returns them from
@@ -18,12 +14,18 @@ from .tool_activity import ToolActivity
 from ..themes import VARIABLE_DEFAULTS as THEME_VARIABLE_DEFAULTS
 
 if TYPE_CHECKING:
+    from .chat_view import ChatView
     from .compaction import CompactionMarker, CompactPreview
+    from .composer import Composer
     from .cost_view import CostView
     from .prompt_view import PromptView
+    from .session_tree import SessionTree
+    from .status_bar import StatusBar
+    from .tool_activity import ToolActivity
 
-_LATER = {"CompactionMarker": "compaction", "CompactPreview": "compaction", "CostView": "cost_view",
-          "PromptView": "prompt_view"}
+_LATER = {"ChatView": "chat_view", "CompactionMarker": "compaction", "CompactPreview": "compaction",
+          "Composer": "composer", "CostView": "cost_view", "PromptView": "prompt_view",
+          "SessionTree": "session_tree", "StatusBar": "status_bar", "ToolActivity": "tool_activity"}
 
 
 def __getattr__(name: str) -> Any:
