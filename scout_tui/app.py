@@ -13,6 +13,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS, keys, urgency
@@ -31,12 +32,10 @@ from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_themes import ThemesMixin
-from scout_tui.bus import Bus
 from scout_tui.commands import Commands, literal
 from scout_tui.errors import ScoutError
 from scout_tui.input_first import InputFirstMixin
 from scout_tui.models import check_models_tables
-from scout_tui.store import Store
 from scout_tui.tools.output import redact
 from scout_tui.widgets import ChatView, Composer, StatusBar
 from scout_tui.widgets.footer import KeysFooter
@@ -44,10 +43,12 @@ from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
     from scout_tui.agent import Agent
+    from scout_tui.bus import Bus
     from scout_tui.config import Config
     from scout_tui.plugins import Plugins
     from scout_tui.sessions import OpenedSession
     from scout_tui.skills import Skill
+    from scout_tui.store import Store
     from scout_tui.tools.approvals import Approval, PermissionRequest
     from scout_tui.widgets import SessionTree, ToolActivity
 
@@ -133,7 +134,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         self.cwd = (cwd or Path.cwd()).resolve()
         self._resume = resume
         self._continue = continue_
-        self.store = store or Store()
+        self._store = store
+        self._store_lock = threading.Lock()
         from scout_tui.tools.permission_config import policy_from_config
         from scout_tui.tools.sandbox_config import sandbox_from_config
 
@@ -144,8 +146,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         # taken them out of the environment (reading their names costs more than a first frame).
         self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
-        self.bus = Bus()
-        self.bus.on("*", lambda event: self.post_message(AgentEvent(event)))
         self.session_id: str | None = None
         self.conversation: list[dict | None] = []
         self._history_ready = asyncio.Event()
@@ -169,6 +169,28 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         self._opened: OpenedSession | None = None  # the session shown (``SessionOpened``)
         self._side_panes_ready = asyncio.Event()
 
+    @property
+    def store(self) -> Store:
+        """The session store: the one given, else the user's (``Store()``), made on first use
+        (from the event loop or a thread): a new session's first frame needs neither it nor
+        sqlite."""
+        with self._store_lock:
+            if self._store is None:
+                from scout_tui.store import Store
+
+                self._store = Store()
+            return self._store
+
+    @cached_property
+    def bus(self) -> Bus:
+        """The events' bus, the UI subscribed (``AgentEvent``), made on first use (on the event
+        loop): the first frame needs neither it nor the events' classes."""
+        from scout_tui.bus import Bus
+
+        bus = Bus()
+        bus.on("*", lambda event: self.post_message(AgentEvent(event)))
+        return bus
+
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """Textual's ``App.run``, with the garbage collector stopped until the first frame is
         painted (``start_background`` starts it again). Start-up allocates the objects that live
@@ -179,6 +201,13 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             return super().run(*args, **kwargs)
         finally:
             gc.enable()
+
+    def get_default_screen(self) -> Screen:
+        screen = super().get_default_screen()
+        # Focused as the screen is composed, not moved there from Textual's first pick after it
+        # is styled: each move restyles the widgets it leaves and enters, before the first frame.
+        screen.AUTO_FOCUS = "#composer"
+        return screen
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""

@@ -16,7 +16,6 @@ from textual import work
 from textual.message import Message
 
 from scout_tui import keys, urgency
-from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo
 from scout_tui.widgets import ChatView, StatusBar
@@ -160,6 +159,8 @@ class LongSessionMixin:
         """``/compact [focus]``: the summary model writes a summary of everything before the cut;
         the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
         event), Esc cancels (its cost is still recorded)."""
+        from scout_tui.bus import BeforeCompact, CompactCancelled, SessionCompacted
+
         chat = self.query_one(ChatView)
         if self.session_id is None:
             chat.add_notice("Nothing to compact yet: send a message first.", "warning")
@@ -225,7 +226,7 @@ class LongSessionMixin:
             self.busy = False
             self.estimate_context()
 
-    def _compacted(self, data: dict) -> None:
+    def show_compaction(self, data: dict) -> None:
         """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""
         self.compactions = [*self.compactions, data]
         self.query_one(ChatView).add_compaction(data)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scout_tui.models import prompt_tokens
-from scout_tui.store import SessionInfo, Store
+
+if TYPE_CHECKING:
+    from scout_tui.store import SessionInfo, Store
 
 
 @dataclass

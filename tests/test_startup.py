@@ -33,6 +33,8 @@ NOT_FOR_THE_FIRST_FRAME = (
     "scout_tui.widgets.compaction", "textual.widgets._collapsible",
     # The side panes, mounted once the first frame is painted (stand-ins hold their places).
     "scout_tui.widgets.session_tree", "scout_tui.widgets.tool_activity",
+    # The store and the events' vocabulary: a new session reads nothing before its first frame.
+    "scout_tui.store", "sqlite3", "scout_tui.bus", "scout_tui.app_show",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )

@@ -1,0 +1,115 @@
+"""How each of the running turn's events shows in the panes: ``show`` dispatches on the event's
+class (``bus.py``'s vocabulary) to the chat's, tool pane's and status bar's methods. Imported
+with the first event (``AgentEventsMixin.on_agent_event``): the first frame needs neither this
+nor the vocabulary.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from scout_tui import collector
+from scout_tui.app import ScoutApp  # loaded by then; ``register`` evaluates the annotations
+from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
+                           PermissionAsk, PermissionDecision, PromptCompacted, Retry, SessionCompacted, ToolEnd,
+                           ToolOutput, ToolStart, TurnEnd)
+
+
+@singledispatch
+def show(event: Event, app: ScoutApp) -> None:
+    """Show ``event`` in ``app``'s panes; an event no pane shows (a plugin's own) does nothing."""
+
+
+@show.register
+def _(event: MessageDelta, app: ScoutApp) -> None:
+    app.chat.assistant_delta(event.kind, event.text)
+
+
+@show.register
+def _(event: MessageUser, app: ScoutApp) -> None:
+    collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
+    app.chat.user_message(event.index, event.message)
+
+
+@show.register
+def _(event: MessageAssistant, app: ScoutApp) -> None:
+    app.chat.assistant_message(event.index, event.message, interrupted=event.interrupted)
+    if event.usage:
+        app.show_usage({**event.usage, "cost": event.cost})
+
+
+@show.register
+def _(event: ToolStart, app: ScoutApp) -> None:
+    app.chat.tool_call_started(event.id, event.name, event.input or {})
+    app.tool_pane.start(event.id, event.name, event.input or {})
+
+
+@show.register
+def _(event: ToolOutput, app: ScoutApp) -> None:
+    app.tool_pane.output(event.id, event.text)
+
+
+@show.register
+def _(event: ToolEnd, app: ScoutApp) -> None:
+    app.chat.tool_call_ended(event.id, event.is_error, event.elapsed)
+    app.tool_pane.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff,
+                       output_path=event.output_path)
+    if event.notice:
+        app.chat.add_notice(event.notice, "warning")
+
+
+@show.register
+def _(event: PermissionAsk, app: ScoutApp) -> None:
+    app.tool_pane.set_waiting(event.id, True)
+    app.status.awaiting = True
+
+
+@show.register
+def _(event: PermissionDecision, app: ScoutApp) -> None:
+    app.tool_pane.set_waiting(event.id, False)
+    app.status.awaiting = False
+    if event.decision == "allow_outside":
+        app.tool_pane.note(event.id, "outside the sandbox")
+
+
+@show.register
+def _(event: PromptCompacted, app: ScoutApp) -> None:
+    app.status.context_used = event.context_tokens
+    app.status.context_window = event.context_window or app.status.context_window
+
+
+@show.register
+def _(event: SessionCompacted, app: ScoutApp) -> None:
+    app.show_usage({**event.usage, "cost": event.cost})
+    app.show_compaction(event.data)
+
+
+@show.register
+def _(event: CompactCancelled, app: ScoutApp) -> None:
+    app.show_usage({**event.usage, "cost": event.cost})
+
+
+@show.register
+def _(event: Retry, app: ScoutApp) -> None:
+    app.status.state = f"retrying {event.attempt}/{event.max_attempts} in {event.delay:.1f}s"
+    app.chat.add_notice(f"{event.reason}: retrying ({event.attempt}/{event.max_attempts}) "
+                         f"in {event.delay:.1f}s", "warning")
+
+
+@show.register
+def _(event: Notice, app: ScoutApp) -> None:
+    app.chat.add_notice(event.text, "warning")
+
+
+@show.register
+def _(event: Error, app: ScoutApp) -> None:
+    app.chat.stream_interrupted()
+    app.chat.add_notice(event.message, "error")
+
+
+@show.register
+def _(event: TurnEnd, app: ScoutApp) -> None:
+    app.status.state = ""
+    app.status.awaiting = False
+    app.chat.stream_interrupted()
+    app.collect_after_turn()
