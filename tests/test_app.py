@@ -291,6 +291,23 @@ async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(rep
     assert len(sent) == OPEN_TAIL * 3 + 1 and sent[0]["content"][0]["text"] == "m0"
 
 
+@pytest.mark.parametrize("calls", [12, 40])  # shorter than the chat, and taller
+async def test_a_reopened_session_shows_its_last_message_once_the_earlier_batch_is_in(repo, calls):
+    # More messages than the chat mounts at first (LOAD_LIMIT): the batch before them mounts
+    # once they are drawn. That must not unpin the view from the bottom, or the last answer is
+    # left below it when heights change after (seen: the last line cut off under the composer).
+    sid = long_session(Store(), repo, calls=calls, size=200)
+    app = make_app(repo, None, api_key="sk-test")
+    app._resume = sid
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: app.chat.loaded_count == len(app.conversation))
+        await settle(app, pilot)
+        last = app.chat.children[-1]
+        assert isinstance(last, AssistantMessage) and last.region.height > 0
+        assert app.chat.region.contains_region(last.region)
+
+
 async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
     with LoopbackServer([Reply(anthropic_stream(["hello"]))]) as server:
         app = make_app(repo, server)

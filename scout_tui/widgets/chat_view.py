@@ -375,8 +375,11 @@ class ChatView(VisibleLayout, VerticalScroll):
             self._first = start
             await self.wait_for_refresh()
             self._pin = None
-            if keep is not None and keep.parent is self:
+            if keep is not None and keep.parent is self and not self._following:
                 # Normally a no-op (``arrange`` scrolled already); it also moves the scrollbar.
+                # Not when following the bottom (Textual keeps the view there): Textual's
+                # scroll_to(immediate=True) releases the anchor whatever ``release_anchor`` says,
+                # and the view would stay put while the rows above the last answer change height.
                 self.scroll_to(y=keep.virtual_region.y - on_screen, animate=False, immediate=True, release_anchor=False)
                 if self.show_vertical_scrollbar:
                     self.vertical_scrollbar.position = self.scroll_y
