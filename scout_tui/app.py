@@ -29,7 +29,7 @@ from textual.widgets import Static
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
-from scout_tui.app_sessions import SessionsMixin
+from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_themes import ThemesMixin
 from scout_tui.commands import Commands, literal
@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     from scout_tui.widgets import SessionTree, ToolActivity
 
 # Start-up paints the first frame before it imports what that frame does not show: the agent,
-# backends, plugins, skills and the approval screen are imported where they are first used,
-# after the first paint (tests/test_startup.py keeps them out of ``import scout_tui.app``).
+# backends, plugins, skills and the approval screen are imported where they are first used, the
+# store, the bus and the side panes are made after the first paint (tests/test_startup.py keeps
+# them out of ``import scout_tui.app`` and of the first frame).
 
 
 @dataclass
@@ -229,7 +230,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
                 # The side panes' frames, titled: empty until the panes replace them once the
                 # first frame is painted (``mount_side_panes``; a session's tool calls and the
                 # session list are read after that frame anyway).
-                for pane, title in (("tools", "Tool activity"), ("tree", "Sessions")):
+                for pane, title in SIDE_PANES.items():
                     stand_in = Static(id=f"{pane}-stand-in")
                     stand_in.border_title = title
                     yield stand_in
@@ -283,22 +284,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
         self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
         self.warm_markdown(code_theme_of(self))
         self.warn_setup()
-
-    @work(exclusive=True, group="side-panes")
-    async def mount_side_panes(self) -> None:
-        """Replace the side panes' stand-ins with the tool activity and sessions panes, show the
-        open session in them (``show_in_side_panes``) and set ``_side_panes_ready``: the session
-        list and a session's tool-call details are read once that is set (``_after_shown``)."""
-        from scout_tui.widgets import SessionTree, ToolActivity
-
-        tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")
-        tool_pane.border_title, tree.border_title = "Tool activity", "Sessions"
-        side = self.query_one("#side")
-        await side.remove_children()
-        await side.mount(tool_pane, tree)
-        self.tool_pane, self.tree_pane = tool_pane, tree
-        self.show_in_side_panes()
-        self._side_panes_ready.set()
 
     @work(thread=True, exclusive=True, group="warm-up")
     def warm_markdown(self, code_theme: str) -> None:

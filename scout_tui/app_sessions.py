@@ -25,6 +25,9 @@ from scout_tui.widgets import ChatView, Composer
 if TYPE_CHECKING:
     from scout_tui.widgets import SessionTree
 
+SIDE_PANES = {"tools": "Tool activity", "tree": "Sessions"}
+"""The side panes' ids and titles: the stand-ins of the first frame wear them, then the panes."""
+
 OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""
 
@@ -153,6 +156,22 @@ class SessionsMixin:
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.call_after_refresh(self.estimate_context)
+
+    @work(exclusive=True, group="side-panes")
+    async def mount_side_panes(self) -> None:
+        """Replace the side panes' stand-ins with the tool activity and sessions panes, show the
+        open session in them (``show_in_side_panes``) and set ``_side_panes_ready``: the session
+        list and a session's tool-call details are read once that is set (``_after_shown``)."""
+        from scout_tui.widgets import SessionTree, ToolActivity
+
+        tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")
+        tool_pane.border_title, tree.border_title = SIDE_PANES["tools"], SIDE_PANES["tree"]
+        side = self.query_one("#side")
+        await side.remove_children()
+        await side.mount(tool_pane, tree)
+        self.tool_pane, self.tree_pane = tool_pane, tree
+        self.show_in_side_panes()
+        self._side_panes_ready.set()
 
     def show_in_side_panes(self) -> None:
         """Show the open session's tool calls and compactions in the side panes (once they are
