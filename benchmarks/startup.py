@@ -14,7 +14,9 @@ its ~60 start-up modules from source at every start, ~0.1 s that no installed co
 With ``--instructions``, each app also runs once under valgrind's callgrind, which counts the
 instructions executed up to the first frame: a figure that machine load does not move (wall and
 CPU ratios of the same code swing by 0.1-0.2x between runs on a shared VM), for telling whether
-a change to start-up helps. Valgrind is a system program; without it the option says so.
+a change to start-up helps. It also counts a plain Textual app showing only the first frame's
+widgets in its layout (``WIDGETS``): the floor for scout-tui's first frame built of these
+widgets. Valgrind is a system program; without it the option says so.
 
     python benchmarks/startup.py [-n 7] [--instructions]
 """
@@ -49,6 +51,38 @@ class Bare(App):
     def on_mount(self):
         self.call_after_refresh(lambda: (first_frame(), self.exit()))
 Bare().run(headless=True, size=(120, 40))
+"""
+
+WIDGETS = FIRST_FRAME + """
+# The first frame's widgets in its layout (ScoutApp.compose), in a plain app: no config,
+# permissions, themes, sessions or key-first screen. What Textual alone costs for that frame.
+from textual.app import App
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+from scout_tui.widgets import THEME_VARIABLE_DEFAULTS
+from scout_tui.widgets.chat_view import ChatView
+from scout_tui.widgets.composer import Composer
+from scout_tui.widgets.footer import KeysFooter
+from scout_tui.widgets.status_bar import StatusBar
+class Widgets(App):
+    CSS = "#main { height: 1fr; } #chat { width: 2fr; } #side { width: 1fr; min-width: 32; } " \\
+          "#side > Static { height: 1fr; border-top: solid $panel; }"
+    def get_theme_variable_defaults(self):
+        return THEME_VARIABLE_DEFAULTS
+    def compose(self):
+        with Horizontal(id="main"):
+            yield ChatView(id="chat")
+            with Vertical(id="side"):
+                for title in ("Tool activity", "Sessions"):
+                    pane = Static()
+                    pane.border_title = title
+                    yield pane
+        yield Composer(id="composer")
+        yield StatusBar(id="status")
+        yield KeysFooter()
+    def on_mount(self):
+        self.call_after_refresh(lambda: (first_frame(), self.exit()))
+Widgets().run(headless=True, size=(120, 40))
 """
 
 SCOUT = FIRST_FRAME + """
@@ -127,7 +161,9 @@ def main() -> None:
             results["scout-tui"].append(measure(SCOUT, env, repo))
         counted = {}
         if args.instructions and shutil.which("valgrind"):
-            counted = {name: instructions(code, env, repo) for name, code in (("bare textual", BARE), ("scout-tui", SCOUT))}
+            measure(WIDGETS, env, repo)  # untimed: its bytecode
+            counted = {name: instructions(code, env, repo)
+                       for name, code in (("bare textual", BARE), ("its widgets alone", WIDGETS), ("scout-tui", SCOUT))}
     wall, cpu = {}, {}
     for name, runs in results.items():
         walls = [w for w, _, _ in runs]
@@ -137,8 +173,9 @@ def main() -> None:
     print(f"ratio scout-tui / bare textual: {wall['scout-tui'] / wall['bare textual']:.2f}x wall, "
           f"{cpu['scout-tui'] / cpu['bare textual']:.2f}x CPU")
     if counted:
-        print(f"instructions to the first frame (callgrind): bare textual {counted['bare textual'] / 1e6:,.0f} M, "
-              f"scout-tui {counted['scout-tui'] / 1e6:,.0f} M: {counted['scout-tui'] / counted['bare textual']:.2f}x")
+        bare = counted["bare textual"]
+        print(f"instructions to the first frame (callgrind): bare textual {bare / 1e6:,.0f} M, " + ", ".join(
+            f"{name} {n / 1e6:,.0f} M ({n / bare:.2f}x)" for name, n in counted.items() if name != "bare textual"))
     elif args.instructions:
         print("instructions: valgrind is not installed (apt install valgrind)")
 
