@@ -108,6 +108,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     #side { width: 1fr; min-width: 32; }
     #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
     #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tools-stand-in, #tree-stand-in { background: $surface; }  /* the panes' own */
     #composer { margin: 0 0; }
     """
     BINDINGS = [

@@ -167,8 +167,10 @@ class SessionsMixin:
         tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")
         tool_pane.border_title, tree.border_title = SIDE_PANES["tools"], SIDE_PANES["tree"]
         side = self.query_one("#side")
-        await side.remove_children()
-        await side.mount(tool_pane, tree)
+        with self.batch_update():  # no frame without either (the stand-ins gone, the panes not in)
+            await side.remove_children()
+            await side.mount(tool_pane, tree)
+        await tool_pane.wait_for_refresh()  # laid out: filling them scrolls to the newest rows
         self.tool_pane, self.tree_pane = tool_pane, tree
         self.show_in_side_panes()
         self._side_panes_ready.set()
@@ -231,9 +233,9 @@ class SessionsMixin:
         """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first).
         Pressed in the moment after the first frame, before the pane is mounted, it waits for it."""
         await self._side_panes_ready.wait()
-        if self.tree_pane.has_focus:
+        if self.screen.focused is self.tree_pane:  # (``has_focus`` follows a moment later)
             back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
-            (back or self.query_one(Composer)).focus()
+            self.screen.set_focus(back or self.query_one(Composer))
         else:
             self._focus_tree()
 
@@ -245,9 +247,11 @@ class SessionsMixin:
         self._focus_tree()
 
     def _focus_tree(self) -> None:
-        if not self.tree_pane.has_focus:
+        # At once, not after a refresh (``Widget.focus``): a second Ctrl+T waiting for the pane
+        # with this one runs right after it, and must see the focus moved.
+        if self.screen.focused is not self.tree_pane:
             self._before_tree = self.focused
-            self.tree_pane.focus()
+            self.screen.set_focus(self.tree_pane)
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
         self.fork_session(message.at, message.prompt)

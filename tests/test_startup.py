@@ -263,3 +263,60 @@ async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(
         await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.has_focus)
         await pilot.press("ctrl+t")  # and back
         await wait_until(pilot, lambda: isinstance(app.focused, Composer))
+
+
+async def test_a_reopened_session_s_tool_pane_opens_at_its_newest_call(tmp_home: Path, workdir: Path) -> None:
+    # The pane is mounted after the first frame and filled at once: its scroll to the newest
+    # row must wait for the rows' real heights (seen: it stopped at f11 of f0-f29, at 80x24).
+    sid = long_session(Store(), workdir, calls=30, size=300)
+    app = app_in(workdir, resume=sid)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: app.tool_pane is not None)
+        await settle(app, pilot)
+        rows = app.tool_pane.query_one("#tool-list")
+        assert rows.max_scroll_y > 0 and rows.scroll_y == rows.max_scroll_y
+
+
+async def test_every_frame_until_the_side_panes_are_in_shows_their_titles_on_their_background(tmp_home: Path,
+                                                                                           workdir: Path) -> None:
+    # Seen in a raw terminal log: one frame with the stand-ins gone and the panes not yet in.
+    frames: list[tuple[str, str]] = []
+
+    class Recording(ScoutApp):
+        def _display(self, screen, renderable) -> None:
+            if self.tree_pane is None or not frames or "Tool activity" not in frames[-1][0]:
+                strips = screen._compositor.render_strips()
+                side = screen.query_one("#side")
+                frames.append((strips[side.region.y].text, str(side.children[0].styles.background)))
+            super()._display(screen, renderable)
+
+    app = Recording(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.tree_pane is not None)
+        await pilot.pause()
+        surface = str(app.tool_pane.styles.background)
+    assert len(frames) > 1
+    assert all("Tool activity" in line for line, _ in frames), [line for line, _ in frames]
+    assert {background for _, background in frames} == {surface}
+
+
+async def test_ctrl_t_twice_before_the_sessions_pane_is_mounted_comes_back_to_the_composer(tmp_home: Path,
+                                                                                          workdir: Path) -> None:
+    gate = asyncio.Event()
+
+    class Slow(ScoutApp):
+        def mount_side_panes(self) -> None:  # held until the test lets it run
+            async def later() -> None:
+                await gate.wait()
+                ScoutApp.mount_side_panes(self)
+            self.run_worker(later())
+
+    app = Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app._background_started)
+        await pilot.press("ctrl+t", "ctrl+t")  # to the pane and back, both waiting for it
+        gate.set()
+        await wait_until(pilot, lambda: app._side_panes_ready.is_set())
+        await pilot.pause()
+        assert isinstance(app.focused, Composer)
