@@ -233,3 +233,16 @@ async def test_a_conversation_loaded_after_scrolling_up_opens_at_its_newest_mess
                          what="the new conversation scrolled to its end")
         chat.add_notice("a notice after it")
         await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y, what="the chat following new output")
+
+
+async def test_loading_a_new_session_starts_no_worker_to_build_nothing():
+    # A worker made and never run (the app quitting at once) left "coroutine 'ChatView._load'
+    # was never awaited" on the terminal after exit.
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        chat.user_message(0, {"role": "user", "content": [{"type": "text", "text": "hi"}]})
+        chat.load([])
+        assert [w for w in app.workers if w.group == "chat-load"] == []
+        await pilot.pause()
+        assert list(chat.children) == [] and chat.loaded_count == 0

@@ -288,6 +288,8 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._first = len(messages)
         for data in compactions:
             self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
+        if not messages and not self._markers_at:  # a new session: nothing to build
+            return
         # The conversation may grow after this call (the caller appends new messages to the same
         # list, and shows them as they come): only the first ``count`` are the stored ones.
         self.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
