@@ -109,6 +109,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
     #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
     #tools-stand-in, #tree-stand-in { background: $surface; }  /* the panes' own */
+    /* The focused pane is marked: its top border and title in the accent colour. */
+    #tools:focus-within, #tree:focus { border-top: solid $accent; border-title-color: $accent; }
     #composer { margin: 0 0; }
     """
     BINDINGS = [
@@ -463,6 +465,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
     def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
         if self.agent is None or not self.agent.kill(message.tool_use_id):
             self.notify("That call is not running.", severity="warning", timeout=3)
+
+    def action_scroll_chat(self, where: str) -> None:
+        """PageUp, PageDown, Ctrl+Home, Ctrl+End in the composer: the chat by a page up or down
+        (``page_up``, ``page_down``), to its top (``home``: older batches mount on the way) or
+        to its newest message (``end``: it follows new output again)."""
+        chat = self.chat
+        scroll = {"page_up": chat.scroll_page_up, "page_down": chat.scroll_page_down, "home": chat.scroll_home,
+                  "end": chat.scroll_end}[where]
+        scroll(animate=False)
 
     def action_interrupt(self) -> None:
         """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""

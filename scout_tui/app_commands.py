@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 # them: none of it is needed for the first frame (see app.py).
 
 KEYS_HELP = """\
-**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Esc interrupt · Ctrl+N new session ·
+**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll
+the chat · Esc interrupt · Ctrl+N new session ·
 Ctrl+T sessions pane and back · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
 yolo) · Ctrl+P command palette · Ctrl+Q quit
 

@@ -308,6 +308,54 @@ async def test_a_reopened_session_shows_its_last_message_once_the_earlier_batch_
         assert app.chat.region.contains_region(last.region)
 
 
+async def test_page_keys_in_the_composer_scroll_the_chat(repo):
+    from scout_tui.bus import Event
+
+    store = Store()
+    sid = store.create_session(repo)
+    for i in range(10):  # all mounted at once (under LOAD_LIMIT), several pages tall
+        role = "user" if i % 2 == 0 else "assistant"
+        text = "\n\n".join(f"line {n} of message {i}" for n in range(12))
+        store.append(sid, Event.of(f"message.{role}", {"message": {"role": role, "content": [{"type": "text", "text": text}]}}))
+    app = make_app(repo, None, api_key="sk-test")
+    app._resume = sid
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        chat, composer = app.chat, app.query_one(Composer)
+        assert composer.has_focus and chat.max_scroll_y > 0
+        bottom = chat.scroll_y
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: chat.scroll_y < bottom)
+        assert bottom - chat.scroll_y >= chat.scrollable_content_region.height - 2  # about a page
+        assert chat.max_scroll_y > 3 * chat.scrollable_content_region.height
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: chat.scroll_y == bottom)
+        await pilot.press("ctrl+home")
+        await wait_until(pilot, lambda: chat.scroll_y == 0)
+        await pilot.press("ctrl+end")
+        await wait_until(pilot, lambda: chat.scroll_y == chat.max_scroll_y)
+        assert composer.has_focus and composer.text == ""
+
+
+async def test_the_focused_pane_is_marked(repo):
+    app = make_app(repo, None, api_key="sk-test")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.tree_pane is not None)
+        tree, tools = app.tree_pane, app.tool_pane
+        plain = tree.styles.border_title_color
+        assert tools.styles.border_title_color == plain and not app.chat.styles.outline_left[0]
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: tree.styles.border_title_color != plain)
+        marked = tree.styles.border_title_color
+        assert tools.styles.border_title_color == plain
+        app.query_one("#tool-list").focus()
+        await wait_until(pilot, lambda: tools.styles.border_title_color == marked)
+        assert tree.styles.border_title_color == plain
+        app.chat.focus()
+        await wait_until(pilot, lambda: app.chat.styles.outline_left[0] == "vkey")
+        assert tools.styles.border_title_color == plain
+
+
 async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
     with LoopbackServer([Reply(anthropic_stream(["hello"]))]) as server:
         app = make_app(repo, server)

@@ -36,7 +36,8 @@ def loop_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def screen_text(app: ChatApp) -> list[str]:
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    """The screen's lines, without the focused chat's mark down its left edge."""
+    return [strip.text.removeprefix("▏") for strip in app.screen._compositor.render_strips()]
 
 
 async def settled(app: ChatApp, pilot) -> None:

@@ -74,6 +74,10 @@ class ChatView(VisibleLayout, VerticalScroll):
             padding: 0 1;
         }
     }
+    /* Focused, the chat is marked down its left padding column (an outline: no layout change). */
+    ChatView:focus {
+        outline-left: vkey $accent;
+    }
     /* An outline is drawn over the message's left padding: selecting changes no layout. */
     ChatView:focus > .-selected {
         outline-left: thick $accent;

@@ -79,6 +79,12 @@ class Composer(MultilineInput):
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
+        # The box is a few lines tall: paging scrolls the conversation above it instead.
+        Binding("pageup", "app.scroll_chat('page_up')", "Scroll chat up", show=False, id="composer.chat_page_up"),
+        Binding("pagedown", "app.scroll_chat('page_down')", "Scroll chat down", show=False,
+                id="composer.chat_page_down"),
+        Binding("ctrl+home", "app.scroll_chat('home')", "Chat top", show=False, id="composer.chat_home"),
+        Binding("ctrl+end", "app.scroll_chat('end')", "Chat bottom", show=False, id="composer.chat_end"),
     ]
 
     @dataclass
