@@ -391,6 +391,20 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             return "no API key is configured; see how to set one up above."
         return ""
 
+    def _unsent(self, text: str, problem: str) -> None:
+        """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer
+        to send once that is fixed, unless the person typed a new one meanwhile (then it is
+        shown in the chat, not stored)."""
+        composer = self.query_one(Composer)
+        if composer.text.strip():
+            self.chat.user_message(None, {"role": "user", "content": text})
+            where = "shown above"
+        else:
+            composer.load_text(text)
+            composer.move_cursor(composer.document.end)
+            where = "kept in the composer"
+        self.chat.add_notice(f"Not sent ({where}): {problem}", "error")
+
     @work(thread=True, exclusive=True, group="setup")
     def warn_setup(self) -> None:
         """Say in the chat why no turn can run with this configuration (no API key, an unknown
@@ -488,8 +502,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             # Both import the engine (runtime, backends, httpx): in a thread, as a thread started
             # after the first frame may be importing it, and the event loop would wait for it.
             if problem := await asyncio.to_thread(self._setup_problem):
-                self.chat.user_message(None, {"role": "user", "content": text})  # shown, not stored
-                self.chat.add_notice(f"Not sent: {problem}", "error")
+                self._unsent(text, problem)
                 return
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request

@@ -97,6 +97,8 @@ class ThemesMixin:
         if origin and self.config.theme != name:
             self.call_from_thread(self.notify, f"Theme {name} saved, but {origin} sets theme = "
                                   f"{self.config.theme!r}, which comes first at start-up.", severity="warning")
+        else:
+            self.call_from_thread(self.notify, f"Theme {name}, saved for the next runs.", timeout=3)
 
     def search_themes(self) -> None:
         """The theme picker (also behind Textual's "Theme" command): highlighting previews a

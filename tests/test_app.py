@@ -129,9 +129,10 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
         await wait_until(pilot, lambda: not app.busy and "Not sent" in list(app.query(Notice))[-1].text,
                          what="the prompt is refused")
         assert app.session_id is None
-        assert [str(u.content) for u in app.query(UserMessage)] == ["hello?"]  # the prompt stays visible
+        # The prompt is kept, in the composer, to send once a key is set.
+        assert app.query_one(Composer).text == "hello?" and not app.query(UserMessage)
         last = list(app.query(Notice))[-1].text
-        assert last.startswith("Not sent: no API key") and len(last) < 120  # short, not the whole help again
+        assert last.startswith("Not sent (kept in the composer): no API key") and len(last) < 120  # not the help again
 
 
 async def test_choosing_a_session_in_the_tree_opens_it(repo):

@@ -144,6 +144,8 @@ async def test_the_chosen_theme_is_used_again_on_the_next_run(tmp_home: Path, wo
     async with first.run_test(size=SIZE) as pilot:
         await send(first, pilot, "/theme gruvbox-dark")
         await first.workers.wait_for_complete()
+        await pilot.pause()
+        assert [n.message for n in first._notifications] == ["Theme gruvbox-dark, saved for the next runs."]
     assert 'theme = "gruvbox-dark"' in state_path().read_text()
     second = make_app(workdir)
     async with second.run_test(size=SIZE) as pilot:
