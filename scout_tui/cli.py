@@ -40,8 +40,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
-                        help="run one request headless: the answer goes to stdout, tool calls to stderr")
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
+                        help="run one request headless: the answer goes to stdout, tool calls to stderr; "
+                             "piped input is added to PROMPT (or is the prompt without one)")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="continue the latest session of this directory")
     parser.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough)")
@@ -72,6 +73,23 @@ def parse_fork(spec: str) -> tuple[str, int | None]:
     if sep and not re.fullmatch(r"[0-9]+", count):
         raise ScoutError(f"--fork {spec!r}: bad fork point {count!r}, expected a message count (0 or more)")
     return ref, int(count) if sep else None
+
+
+def with_piped_input(prompt: str, stdin: TextIO | None) -> str:
+    """The ``-p`` prompt with what was piped in (``echo x | scout-tui -p "summarise"``) after it,
+    a blank line between; the piped text alone when ``prompt`` is empty. A terminal (or no
+    stdin) adds nothing: nothing was piped.
+
+    Raises:
+        ScoutError: neither a prompt nor piped text.
+    """
+    piped = ""
+    if stdin is not None and not stdin.isatty():
+        piped = stdin.read().strip("\n")
+    text = f"{prompt}\n\n{piped}" if prompt and piped.strip() else prompt or piped
+    if not text.strip():
+        raise ScoutError("-p needs a prompt: -p \"PROMPT\", or text piped in (echo PROMPT | scout-tui -p)")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,9 +123,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.prompt is not None:
         from scout_tui.headless import run_headless
 
-        return asyncio.run(
-            run_headless(config, cwd, args.prompt, resume=args.resume, continue_=args.continue_, fork=fork)
-        )
+        prompt = with_piped_input(args.prompt, sys.stdin)
+        return asyncio.run(run_headless(config, cwd, prompt, resume=args.resume, continue_=args.continue_, fork=fork))
     resume = args.resume
     if fork is not None or resume:
         from scout_tui.sessions import resolve_session

@@ -34,7 +34,8 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
-def scout(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """``python -m scout_tui ARGS`` in ``cwd`` with ``env``, its output captured as text."""
-    return subprocess.run([sys.executable, "-m", "scout_tui", *args], cwd=cwd, env=env,
+def scout(args: list[str], cwd: Path, env: dict[str, str], piped: str = "") -> subprocess.CompletedProcess:
+    """``python -m scout_tui ARGS`` in ``cwd`` with ``env`` and ``piped`` on its stdin (a pipe,
+    as from ``echo``: ``-p`` reads it), its output captured as text."""
+    return subprocess.run([sys.executable, "-m", "scout_tui", *args], cwd=cwd, env=env, input=piped,
                           capture_output=True, text=True, timeout=60)

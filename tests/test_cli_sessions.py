@@ -6,6 +6,9 @@ against a loopback model server where one is.
 
 from __future__ import annotations
 
+import io
+import sys
+
 import json
 from pathlib import Path
 
@@ -164,6 +167,7 @@ def ambiguous(store: Store, workdir: Path) -> None:
 )
 def test_errors_exit_1_with_a_message(ambiguous: None, capsys, monkeypatch, argv: list[str], message: str) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # so -p reaches the fork check, not the key check
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nothing piped (-p reads a stdin that is not a terminal)
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("scout-tui: ") and message in err

@@ -36,6 +36,24 @@ def test_print_mode_runs_a_tool_using_turn_and_stores_it(repo, env):
     assert SECRET not in (Path(env["SCOUT_HOME"]) / "sessions.db").read_bytes().decode("utf-8", "replace")
 
 
+@pytest.mark.parametrize(("args", "sent"), [
+    (["-p", "summarise"], "summarise\n\nline one\nline two"),  # piped text after the prompt
+    (["-p"], "line one\nline two"),  # or the prompt itself
+])
+def test_piped_input_goes_to_the_model_with_the_prompt(repo, env, args, sent):
+    with LoopbackServer([Reply(anthropic_stream(["Done."]))]) as server:
+        done = scout([*args, "--base-url", server.url], repo, env, piped="line one\nline two\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Done.\n"
+    [message] = server.requests[0].json()["messages"]
+    assert message["content"][0]["text"] == sent
+
+
+def test_print_mode_with_neither_a_prompt_nor_piped_text_says_what_it_needs(repo, env):
+    done = scout(["-p"], repo, env, piped="\n")
+    assert done.returncode == 1 and "-p needs a prompt" in done.stderr
+
+
 def test_continue_sends_the_earlier_conversation(repo, env):
     with LoopbackServer([Reply(anthropic_stream(["first answer"])), Reply(anthropic_stream(["second answer"]))]) as server:
         assert scout(["-p", "one", "--base-url", server.url], repo, env).returncode == 0
@@ -193,8 +211,8 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
     call = ("toolu_1", "bash", [json.dumps({"command": f"sleep {token} & touch {started}; wait"})])
     with LoopbackServer([Reply(anthropic_stream(["Running it."], call))]) as server:
         proc = subprocess.Popen([sys.executable, "-m", "scout_tui", "-p", "run it", "--base-url", server.url,
-                                 "--permission-mode", "yolo"], cwd=repo, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                 "--permission-mode", "yolo"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             until(lambda: started.exists() and processes_with(token), what="the tool's child to start")
             proc.send_signal(signum)
