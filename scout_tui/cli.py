@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
                         help="run one request headless: the answer goes to stdout, tool calls to stderr; "
                              "piped input is added to PROMPT (or is the prompt without one)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                        help="with -p: text (default), json (one object when done: session, text, is_error, "
+                             "error, cost) or stream-json (one object per event as it happens, then that one)")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="continue the latest session of this directory")
     parser.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough)")
@@ -124,7 +127,10 @@ def _main(args: argparse.Namespace) -> int:
         from scout_tui.headless import run_headless
 
         prompt = with_piped_input(args.prompt, sys.stdin)
-        return asyncio.run(run_headless(config, cwd, prompt, resume=args.resume, continue_=args.continue_, fork=fork))
+        return asyncio.run(run_headless(config, cwd, prompt, resume=args.resume, continue_=args.continue_, fork=fork,
+                                        output_format=args.output_format))
+    if args.output_format != "text":
+        raise ScoutError("--output-format is for -p: the TUI has a screen, not an output")
     resume = args.resume
     if fork is not None or resume:
         from scout_tui.sessions import resolve_session

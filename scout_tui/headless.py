@@ -1,5 +1,9 @@
 """Headless mode (``scout-tui -p``): the answer streams to stdout, one line per tool call to stderr.
 
+``output_format`` "json" prints one JSON object instead, once the request ends (``result``);
+"stream-json" prints each of the turn's events as a JSON line as it happens (``{"type", "session",
+"data"}``: the event's name and data, as the store keeps them, ``bus.py``), then that result.
+
 Same agent, store, skills and plugins as the TUI; the session is saved and can be continued
 with ``-c``. Configuration warnings, skill and plugin problems go to stderr as
 ``scout-tui: <problem>``.
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -19,6 +24,7 @@ from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, Permissio
                            ToolEnd, ToolStart)
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
+from scout_tui.messages import message_text
 from scout_tui.plugins import load_plugins
 from scout_tui.runtime import build_agent, check_provider, model_metadata_asking_the_server, needs_key
 from scout_tui.sessions import open_session
@@ -48,6 +54,7 @@ async def run_headless(
     fork: tuple[str, int | None] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    output_format: str = "text",
 ) -> int:
     """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``).
 
@@ -113,6 +120,13 @@ async def run_headless(
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart
     inputs: dict[str, dict] = {}  # tool_use id -> arguments, for the stderr line
+    answers: list[str] = []  # the text of each finished assistant message (the json result)
+    cost: float | None = None  # dollars, summed over the requests that were priced
+
+    def emit(event) -> None:  # stream-json: one line per event
+        if output_format == "stream-json":
+            out.write(json.dumps({"type": event.type, "session": session_id, "data": event.data}) + "\n")
+            out.flush()
 
     def write(text: str) -> None:
         nonlocal last
@@ -138,14 +152,19 @@ async def run_headless(
         async for event in agent.run(opened.messages, prompt):
             bus.emit(event)  # plugins' `on` handlers
             store.append(session_id, event)
+            emit(event)
             match event:
-                case MessageDelta(kind="text", text=text):
+                case MessageDelta(kind="text", text=text) if output_format == "text":
                     if new_message and last != "\n":
                         write("\n\n")
                     new_message = False
                     write(text)
                 case MessageAssistant():
                     new_message = True
+                    if text := message_text(event.message):
+                        answers.append(text)
+                    if event.cost is not None:
+                        cost = (cost or 0.0) + event.cost
                 case ToolStart(id=call_id, input=arguments):
                     inputs[call_id] = arguments or {}
                 case PermissionDecision(by="rule"):
@@ -188,6 +207,11 @@ async def run_headless(
                 pass
         await offloop.aclose(agent.backend)
         store.close()
+    if output_format != "text":
+        result = {"type": "result", "session": session_id, "is_error": failure is not None, "error": failure,
+                  "text": "\n\n".join(answers), "cost": cost}
+        out.write(json.dumps(result) + "\n")
+        out.flush()
     if failure:
         print(f"scout-tui: {failure}", file=err, flush=True)
         return 1

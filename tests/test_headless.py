@@ -49,6 +49,37 @@ def test_piped_input_goes_to_the_model_with_the_prompt(repo, env, args, sent):
     assert message["content"][0]["text"] == sent
 
 
+def test_json_output_is_one_result_object_and_stream_json_one_object_per_event(repo, env):
+    replies = [
+        Reply(anthropic_stream(["Let me look."], ("toolu_1", "read", ['{"path": "notes.txt"}']))),
+        Reply(anthropic_stream(["The file says ", "42."])),
+    ] * 2
+    with LoopbackServer(replies) as server:
+        whole = scout(["-p", "what is in notes.txt?", "--output-format", "json", "--base-url", server.url], repo, env)
+        streamed = scout(["-p", "and now?", "--output-format", "stream-json", "--base-url", server.url], repo, env)
+    assert whole.returncode == 0 and streamed.returncode == 0, whole.stderr + streamed.stderr
+    [result] = [json.loads(line) for line in whole.stdout.splitlines()]
+    assert result["type"] == "result" and not result["is_error"] and result["error"] is None
+    assert result["text"] == "Let me look.\n\nThe file says 42."
+    assert result["session"] in {s.id for s in Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo)}
+    lines = [json.loads(line) for line in streamed.stdout.splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[0] == "message.user" and types[-1] == "result" and "message.delta" in types
+    assert {"tool.start", "tool.end", "message.assistant"} <= set(types)
+    end = next(line for line in lines if line["type"] == "tool.end")
+    assert end["data"]["id"] == "toolu_1" and "the answer is 42" in json.dumps(end["data"])
+    deltas = "".join(line["data"]["text"] for line in lines if line["type"] == "message.delta")
+    assert deltas == "Let me look.The file says 42." and lines[-1]["text"] == result["text"]
+    assert {line["session"] for line in lines} == {lines[-1]["session"]} != {result["session"]}
+
+
+def test_a_failed_request_in_json_is_a_result_with_its_error(repo, env):
+    done = scout(["-p", "hi", "--output-format", "json", "--base-url", "http://127.0.0.1:9"], repo, env)
+    assert done.returncode == 1
+    [result] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert result["is_error"] and result["error"] and result["text"] == ""
+
+
 def test_print_mode_with_neither_a_prompt_nor_piped_text_says_what_it_needs(repo, env):
     done = scout(["-p"], repo, env, piped="\n")
     assert done.returncode == 1 and "-p needs a prompt" in done.stderr
