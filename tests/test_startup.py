@@ -243,17 +243,22 @@ async def test_the_side_panes_replace_their_stand_ins_after_the_first_frame(tmp_
         [line for line in text.splitlines() if "Tool activity" in line or "Sessions" in line]
 
 
-async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(tmp_home: Path, workdir: Path) -> None:
-    gate = asyncio.Event()
+def side_panes_held(workdir: Path, gate: asyncio.Event) -> ScoutApp:
+    """The app in ``workdir``, its side panes mounted only once ``gate`` is set."""
 
     class Slow(ScoutApp):
-        def mount_side_panes(self) -> None:  # held until the test lets it run
+        def mount_side_panes(self) -> None:
             async def later() -> None:
                 await gate.wait()
                 ScoutApp.mount_side_panes(self)
             self.run_worker(later())
 
-    app = Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    return Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+
+
+async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(tmp_home: Path, workdir: Path) -> None:
+    gate = asyncio.Event()
+    app = side_panes_held(workdir, gate)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app._background_started)
         await pilot.press("ctrl+t")
@@ -304,15 +309,7 @@ async def test_every_frame_until_the_side_panes_are_in_shows_their_titles_on_the
 async def test_ctrl_t_twice_before_the_sessions_pane_is_mounted_comes_back_to_the_composer(tmp_home: Path,
                                                                                           workdir: Path) -> None:
     gate = asyncio.Event()
-
-    class Slow(ScoutApp):
-        def mount_side_panes(self) -> None:  # held until the test lets it run
-            async def later() -> None:
-                await gate.wait()
-                ScoutApp.mount_side_panes(self)
-            self.run_worker(later())
-
-    app = Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    app = side_panes_held(workdir, gate)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app._background_started)
         await pilot.press("ctrl+t", "ctrl+t")  # to the pane and back, both waiting for it
