@@ -92,8 +92,7 @@ def _(event: CompactCancelled, app: ScoutApp) -> None:
 @show.register
 def _(event: Retry, app: ScoutApp) -> None:
     app.status.state = f"retrying {event.attempt}/{event.max_attempts} in {event.delay:.1f}s"
-    app.chat.add_notice(f"{event.reason}: retrying ({event.attempt}/{event.max_attempts}) "
-                         f"in {event.delay:.1f}s", "warning")
+    app.chat.retry_notice(f"{event.reason}: retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s")
 
 
 @show.register

@@ -357,6 +357,21 @@ async def test_the_focused_pane_is_marked(repo):
         assert tools.styles.border_title_color == plain
 
 
+async def test_a_turn_s_retries_read_as_one_line_counting_up(repo):
+    from tests.conftest import wire
+
+    overloaded = Reply(wire("anthropic_error_overloaded_529.json"), 529,
+                       {"content-type": "application/json", "retry-after": "0"})
+    with LoopbackServer([overloaded, overloaded, Reply(anthropic_stream(["Fine now."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "hello")
+            await settle(app, pilot)
+            retries = [n.text for n in app.query(Notice) if n.has_class("-retry")]
+            assert len(server.requests) == 3 and len(retries) == 1 and "retrying (2/" in retries[0]
+            assert list(app.query(AssistantMessage))[-1].source == "Fine now."
+
+
 async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
     with LoopbackServer([Reply(anthropic_stream(["hello"]))]) as server:
         app = make_app(repo, server)

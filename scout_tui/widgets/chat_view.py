@@ -262,6 +262,17 @@ class ChatView(VisibleLayout, VerticalScroll):
         level = level if level in ("info", "warning", "error") else "info"
         self.mount(Notice(sanitize(redact(text, self.secrets)), classes=f"-{level}"))
 
+    def retry_notice(self, text: str) -> None:
+        """A warning that the request is retried: one line, which the next retry rewrites as long
+        as nothing was shown after it (a turn's retries read as one line counting up)."""
+        last = self.children[-1] if self.children else None
+        if isinstance(last, Notice) and last.has_class("-retry"):
+            last.text = sanitize(redact(text, self.secrets))
+            last.refresh(layout=True)
+        else:
+            self.add_notice(text, "warning")
+            self.children[-1].add_class("-retry")
+
     def add_compaction(self, data: dict) -> CompactionMarker:
         """Show a compaction just made (a ``session.compacted`` event's data) after everything
         shown; returns its marker (``u`` on it posts ``CompactionMarker.UndoRequested``)."""
