@@ -116,6 +116,7 @@ class Agent(ContextWindow, ToolRunner):
         pricing: Callable[[dict, str], float | None] | None = None,
         cache_key: str | None = None,
         cache_ttl: str = "5m",
+        key_source: str = "",
     ) -> None:
         self.backend = backend
         self.tools = tools
@@ -133,6 +134,8 @@ class Agent(ContextWindow, ToolRunner):
         self.output_dir = output_dir
         self.context_window = context_window
         self.auto_compact = auto_compact
+        self.key_source = key_source
+        """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
         self.compaction = compaction
         self.summary_backend = summary_backend
         self.keep_tokens = keep_tokens
@@ -199,6 +202,8 @@ class Agent(ContextWindow, ToolRunner):
                     return
                 if e.kind == "context_overflow":
                     e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
+                elif e.kind == "auth" and self.key_source:
+                    e = ModelError(f"{e}. {self.key_source}", kind=e.kind, status=e.status, url=e.url)
                 for event in self._failed(e):
                     yield event
                 return

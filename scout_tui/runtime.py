@@ -126,6 +126,16 @@ def check_provider(config: Config) -> None:
         raise ScoutError(f"unknown provider {config.provider!r} (known: {', '.join(sorted(PROVIDERS))})")
 
 
+def key_source(config: Config) -> str:
+    """What the error of a refused key (HTTP 401 or 403) adds: where the key sent came from
+    (``Config.where``: "env ANTHROPIC_API_KEY", "<file>:<line>", "flag --api-key"), or that none
+    was sent. Never the key."""
+    if not config.api_key:
+        return "No API key was sent: none is configured (`scout-tui doctor` says how to set one)."
+    return (f"The key sent came from {config.where('api_key')}: check it, or set another "
+            "(`scout-tui doctor` shows where each setting comes from).")
+
+
 def build_agent(
     config: Config,
     cwd: Path,
@@ -203,6 +213,7 @@ def build_agent(
         pricing=pricing,
         cache_key=cache_key,
         cache_ttl=config.cache_ttl,
+        key_source=key_source(config),
     )
 
 

@@ -80,6 +80,17 @@ def test_a_failed_request_in_json_is_a_result_with_its_error(repo, env):
     assert result["is_error"] and result["error"] and result["text"] == ""
 
 
+@pytest.mark.parametrize(("flag", "source"), [([], "env ANTHROPIC_API_KEY"), (["--api-key", "sk-other-key-77"], "flag --api-key")])
+def test_a_refused_key_says_where_the_key_came_from(repo, env, flag, source):
+    body = json.dumps({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    with LoopbackServer([Reply(body.encode(), 401, {"content-type": "application/json"})]) as server:
+        done = scout(["-p", "hi", "--base-url", server.url, *flag], repo, env)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]  # one line, as scripts read it
+    assert "invalid x-api-key" in last and f"The key sent came from {source}" in last
+    assert SECRET not in done.stderr and "sk-other-key-77" not in done.stderr
+
+
 def test_print_mode_with_neither_a_prompt_nor_piped_text_says_what_it_needs(repo, env):
     done = scout(["-p"], repo, env, piped="\n")
     assert done.returncode == 1 and "-p needs a prompt" in done.stderr
