@@ -260,18 +260,21 @@ class ChatView(VisibleLayout, VerticalScroll):
     def add_notice(self, text: str, level: str = "info") -> None:
         """Show a system line rendered as markdown; ``level`` is info, warning or error."""
         level = level if level in ("info", "warning", "error") else "info"
-        self.mount(Notice(sanitize(redact(text, self.secrets)), classes=f"-{level}"))
+        self.mount(Notice(self._shown(text), classes=f"-{level}"))
+
+    def _shown(self, text: str) -> str:
+        """A notice's text as shown: keys redacted, terminal controls removed."""
+        return sanitize(redact(text, self.secrets))
 
     def retry_notice(self, text: str) -> None:
         """A warning that the request is retried: one line, which the next retry rewrites as long
         as nothing was shown after it (a turn's retries read as one line counting up)."""
         last = self.children[-1] if self.children else None
         if isinstance(last, Notice) and last.has_class("-retry"):
-            last.text = sanitize(redact(text, self.secrets))
+            last.text = self._shown(text)
             last.refresh(layout=True)
         else:
-            self.add_notice(text, "warning")
-            self.children[-1].add_class("-retry")
+            self.mount(Notice(self._shown(text), classes="-warning -retry"))
 
     def add_compaction(self, data: dict) -> CompactionMarker:
         """Show a compaction just made (a ``session.compacted`` event's data) after everything
