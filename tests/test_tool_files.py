@@ -50,10 +50,51 @@ async def test_read_offset_past_the_end_is_an_error(ctx: ToolContext, tmp_path: 
     assert result.is_error and "offset 5 is past the end of short.txt, which has 2 lines" in result.content
 
 
-async def test_read_clips_long_lines_with_a_marker(ctx: ToolContext, tmp_path: Path) -> None:
+async def test_read_cuts_a_long_line_saying_which_column_to_read_on_from(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "min.js").write_text("y" * (MAX_LINE_CHARS + 500))
     content = (await call(ctx, "read", path="min.js")).content
-    assert content == f"     1\t{'y' * MAX_LINE_CHARS} [... 500 more characters in this line]"
+    assert content == (
+        f"     1\t{'y' * MAX_LINE_CHARS} [... 500 more characters in this line; "
+        f"use offset=1 column={MAX_LINE_CHARS + 1} to read on]"
+    )
+
+
+async def test_read_column_pages_along_a_long_line(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "min.js").write_text("a" * MAX_LINE_CHARS + "b" * MAX_LINE_CHARS + "c" * 10)
+    second = (await call(ctx, "read", path="min.js", column=MAX_LINE_CHARS + 1)).content
+    assert second == (
+        f"     1\t[from column {MAX_LINE_CHARS + 1}] {'b' * MAX_LINE_CHARS} [... 10 more characters in this line; "
+        f"use offset=1 column={2 * MAX_LINE_CHARS + 1} to read on]"
+    )
+    last = (await call(ctx, "read", path="min.js", column=2 * MAX_LINE_CHARS + 1)).content
+    assert last == f"     1\t[from column {2 * MAX_LINE_CHARS + 1}] cccccccccc"
+
+
+async def test_read_column_applies_to_the_line_at_offset_only(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("zero\n0123456789\nnext line\n")
+    content = (await call(ctx, "read", path="a.txt", offset=2, column=4)).content
+    assert content == "     2\t[from column 4] 3456789\n     3\tnext line"
+
+
+async def test_read_column_counts_characters_not_bytes(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "u.txt").write_text("é𝄞日x\n")
+    assert (await call(ctx, "read", path="u.txt", column=4)).content == "     1\t[from column 4] x"
+
+
+async def test_read_column_past_the_end_of_the_line_is_an_error(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("short\n" + "x" * 3000 + "\r\n")
+    result = await call(ctx, "read", path="a.txt", column=6)
+    assert result.is_error
+    assert result.content == "read: column 6 is past the end of line 1 of a.txt, which has 5 characters"
+    result = await call(ctx, "read", path="a.txt", offset=2, column=3001)
+    assert result.content == "read: column 3001 is past the end of line 2 of a.txt, which has 3000 characters"
+
+
+async def test_read_column_1_of_an_empty_line_is_the_empty_line(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n\nthree\n")
+    assert (await call(ctx, "read", path="a.txt", offset=2, column=1, limit=1)).content == (
+        "     2\t\n... 1 more lines; use offset=3 to read on"
+    )
 
 
 async def test_read_drops_crlf_line_endings(ctx: ToolContext, tmp_path: Path) -> None:
@@ -111,6 +152,8 @@ async def test_read_resolves_paths_against_the_context_directory(tmp_path: Path)
         ({"file_path": "a.txt"}, "missing required argument 'path' (got: file_path)"),
         ({"path": "a.txt", "offset": 0}, "'offset' must be at least 1"),
         ({"path": "a.txt", "limit": "ten"}, "'limit' must be an integer"),
+        ({"path": "a.txt", "column": 0}, "'column' must be at least 1, got 0"),
+        ({"path": "a.txt", "column": 2.5}, "'column' must be an integer, got 2.5"),
     ],
 )
 async def test_read_bad_arguments_are_error_results(ctx: ToolContext, tmp_path: Path, arguments: dict, message: str) -> None:

@@ -15,7 +15,7 @@ from scout_tui.skills import skill_tool
 from scout_tui.tools import BUILTIN_TOOLS
 from scout_tui.tools.base import boolean, integer, number, object_schema, string
 from scout_tui.tools.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT
-from scout_tui.tools.files import DEFAULT_READ_LINES
+from scout_tui.tools.files import DEFAULT_READ_LINES, MAX_LINE_CHARS
 
 PATH = {"type": "string", "description": "File path, relative to the working directory or absolute."}
 
@@ -45,6 +45,13 @@ SCHEMAS_BEFORE = {
             "path": PATH,
             "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start reading at."},
             "limit": {"type": "integer", "minimum": 1, "description": f"Maximum lines to return (default {DEFAULT_READ_LINES})."},
+            # Added for issue 14, item 9: the way to page along one long line (minified code).
+            "column": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "1-based character in the line at offset to start at (default 1): pages along a long "
+                               f"line, {MAX_LINE_CHARS} characters a call; later lines start at their first.",
+            },
         },
         "required": ["path"],
     },

@@ -206,16 +206,23 @@ def _split_line(raw: bytes) -> bytes:
     return raw
 
 
-def _clip(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]} [... {len(line) - MAX_LINE_CHARS} more characters in this line]"
+def _clip(line: str, number: int, column: int = 1) -> str:
+    """Line ``number``'s text from character ``column`` (1-based), at most ``MAX_LINE_CHARS``
+    characters of it: marked ``"[from column C] "`` when it starts past the first, and
+    ``" [... N more characters in this line; use offset=L column=C to read on]"`` when cut."""
+    end = column - 1 + MAX_LINE_CHARS
+    shown = line[column - 1 : end]
+    if column > 1:
+        shown = f"[from column {column}] {shown}"
+    if len(line) > end:
+        shown += f" [... {len(line) - end} more characters in this line; use offset={number} column={end + 1} to read on]"
+    return shown
 
 
 # ----------------------------------------------------------------------------- read
 
 
-def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
+def _read(ctx: ToolContext, path: str, offset: int, limit: int, column: int = 1) -> str:
     target = existing_file(ctx, path)
     try:
         with os.fdopen(open_regular(target, path), "rb") as f:
@@ -232,7 +239,10 @@ def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
             for total, raw in enumerate(f, start=1):
                 if offset <= total < offset + limit:
                     text = _decode_text(path, _split_line(raw), total)
-                    shown.append(f"{total:>6}\t{_clip(text)}")
+                    if total == offset and column > max(len(text), 1):
+                        raise ToolError(f"column {column} is past the end of line {offset} of {path}, "
+                                        f"which has {len(text)} characters")
+                    shown.append(f"{total:>6}\t{_clip(text, total, column if total == offset else 1)}")
     except OSError as e:
         raise ToolError(os_problem(path, e)) from None
     if offset > total:
@@ -247,15 +257,18 @@ def _read(ctx: ToolContext, path: str, offset: int, limit: int) -> str:
 async def run_read(input: dict[str, Any], ctx: ToolContext) -> str:
     """Lines ``offset`` .. ``offset+limit-1`` (1-based) of a UTF-8 text file, numbered like ``cat -n``.
 
-    Output lines are ``f"{n:>6}\\t{text}"``; a line over ``MAX_LINE_CHARS`` characters is clipped
-    with a marker; a trailing ``... N more lines; use offset=M`` says what was left out.
-    Raises ``ToolError`` for a missing file, a directory, a binary (NUL in the first 8 KB) or
-    non-UTF-8 file, or an ``offset`` past the end.
+    Output lines are ``f"{n:>6}\\t{text}"``; line ``offset`` starts at character ``column``
+    (1-based, default 1), to page along a long line. A line of more than ``MAX_LINE_CHARS``
+    characters from there is cut, saying the offset and column to read on from (``_clip``);
+    a trailing ``... N more lines; use offset=M`` says what was left out. Raises ``ToolError``
+    for a missing file, a directory, a binary (NUL in the first 8 KB) or non-UTF-8 file, an
+    ``offset`` past the end, or a ``column`` past the end of line ``offset``.
     """
     path = str_arg(input, "path")
     offset = int_arg(input, "offset", 1)
     limit = int_arg(input, "limit", DEFAULT_READ_LINES)
-    return await asyncio.to_thread(_read, ctx, path, offset, limit)
+    column = int_arg(input, "column", 1)
+    return await asyncio.to_thread(_read, ctx, path, offset, limit, column)
 
 
 READ = Tool(
@@ -264,13 +277,20 @@ READ = Tool(
         "Read a UTF-8 text file. Returns its lines numbered like `cat -n` (line number, a tab, "
         f"then the text). Reads up to {DEFAULT_READ_LINES} lines from the start by default; for "
         "long files pass offset (1-based line number to start at) and limit (number of lines). "
-        f"Lines longer than {MAX_LINE_CHARS} characters are clipped. Binary files are refused. "
-        "The line-number prefix is not part of the file: leave it out when you edit."
+        f"A line longer than {MAX_LINE_CHARS} characters is cut, and the cut says the offset "
+        "and column to pass to read on along it. Binary files are refused. The line-number "
+        "prefix and the [from column N] and [... more characters ...] marks are not part of the "
+        "file: leave them out when you edit."
     ),
     input_schema=object_schema(
         path=string(_PATH),
         offset=integer("1-based line number to start reading at.", minimum=1),
         limit=integer(f"Maximum lines to return (default {DEFAULT_READ_LINES}).", minimum=1),
+        column=integer(
+            "1-based character in the line at offset to start at (default 1): pages along a long "
+            f"line, {MAX_LINE_CHARS} characters a call; later lines start at their first.",
+            minimum=1,
+        ),
         required=["path"],
     ),
     run=run_read,
