@@ -9,7 +9,14 @@ import pytest
 
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
 from scout_tui.tools.globs import expand_braces, glob_regex
-from scout_tui.tools.search import MAX_GLOB_RESULTS, MAX_GREP_MATCHES
+from scout_tui.tools.search import (
+    MATCH_CONTEXT_CHARS,
+    MAX_GLOB_RESULTS,
+    MAX_GREP_MATCHES,
+    MAX_MATCH_LINE_CHARS,
+    MAX_MATCH_SHOWN_CHARS,
+    MAX_WINDOWS_PER_LINE,
+)
 
 
 @pytest.fixture
@@ -111,10 +118,106 @@ async def test_grep_stops_at_the_character_cap_and_says_so(ctx: ToolContext, tmp
     assert content.endswith("characters of results; narrow the pattern, path or include]")
 
 
-async def test_grep_clips_long_matching_lines(ctx: ToolContext, tmp_path: Path) -> None:
-    put(tmp_path, {"min.js": "needle" + "x" * 5000 + "\n"})
+async def test_grep_shows_a_line_of_max_match_line_chars_whole(ctx: ToolContext, tmp_path: Path) -> None:
+    line = "needle" + "x" * (MAX_MATCH_LINE_CHARS - 6)
+    put(tmp_path, {"a.txt": line + "\n"})
+    assert (await call(ctx, "grep", pattern="needle")).content == f"a.txt:1: {line}"
+
+
+async def test_grep_shows_a_window_around_a_match_deep_in_a_long_line(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": "a" * 50_000 + "needle" + "b" * 50_000 + "\n"})
     content = (await call(ctx, "grep", pattern="needle")).content
-    assert len(content) < 600 and content.endswith(" [...]")
+    assert content == f"min.js:1:50001: …{'a' * MATCH_CONTEXT_CHARS}needle{'b' * MATCH_CONTEXT_CHARS}…"
+
+
+async def test_grep_window_at_the_start_or_end_of_a_long_line_has_no_cut_mark_there(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": "needle" + "x" * 1000 + "\n" + "y" * 1000 + "needle\n"})
+    content = (await call(ctx, "grep", pattern="needle")).content
+    assert content.split("\n") == [
+        f"min.js:1:1: needle{'x' * MATCH_CONTEXT_CHARS}…",
+        f"min.js:2:1001: …{'y' * MATCH_CONTEXT_CHARS}needle",
+    ]
+
+
+async def test_grep_shows_each_far_apart_match_of_a_long_line_in_its_own_window(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": ("." * 1000 + "hit") * 3 + "\n"})
+    lines = (await call(ctx, "grep", pattern="hit")).content.split("\n")
+    assert [line.split(": ")[0] for line in lines] == ["min.js:1:1001", "min.js:1:2004", "min.js:1:3007"]
+    assert all(line.count("hit") == 1 for line in lines)
+
+
+async def test_grep_close_matches_of_a_long_line_share_one_window(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": "." * 1000 + "hit-one,hit-two" + "." * 1000 + "\n"})
+    content = (await call(ctx, "grep", pattern="hit")).content
+    assert content == f"min.js:1:1001: …{'.' * MATCH_CONTEXT_CHARS}hit-one,hit-two{'.' * (MATCH_CONTEXT_CHARS - 4)}…"
+
+
+async def test_grep_windows_of_a_long_line_do_not_repeat_each_others_text(ctx: ToolContext, tmp_path: Path) -> None:
+    # hit at 1000 and 1150 share a window, which shows to 1253; the next window starts at 1300.
+    line = "." * 1000 + "hit" + "," * 147 + "hit" + ";" * 147 + "hit" + "-" * 1000
+    put(tmp_path, {"min.js": line + "\n"})
+    lines = (await call(ctx, "grep", pattern="hit")).content.split("\n")
+    assert lines == [
+        f"min.js:1:1001: …{'.' * MATCH_CONTEXT_CHARS}hit{',' * 147}hit{';' * MATCH_CONTEXT_CHARS}…",
+        f"min.js:1:1301: …{';' * 47}hit{'-' * MATCH_CONTEXT_CHARS}…",
+    ]
+
+
+async def test_grep_a_window_starts_at_its_match_when_the_last_one_showed_past_it(ctx: ToolContext, tmp_path: Path) -> None:
+    # hit at 1000 and 1150 share a window, which shows to 1253, past the hit at 1203.
+    line = "." * 1000 + "hit" + "," * 147 + "hit" + ";" * 50 + "hit" + "-" * 1000
+    put(tmp_path, {"min.js": line + "\n"})
+    lines = (await call(ctx, "grep", pattern="hit")).content.split("\n")
+    assert lines[1] == f"min.js:1:1204: …hit{'-' * MATCH_CONTEXT_CHARS}…"
+
+
+async def test_grep_shows_the_first_windows_of_a_long_line_and_counts_the_rest(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": ("." * 1000 + "hit") * 20 + "\n"})
+    lines = (await call(ctx, "grep", pattern="hit")).content.split("\n")
+    assert len(lines) == MAX_WINDOWS_PER_LINE + 1
+    next_column = (MAX_WINDOWS_PER_LINE + 1) * 1003 - 2
+    assert lines[-1] == (
+        f"min.js:1: [... {20 - MAX_WINDOWS_PER_LINE} more matches in this line, the next at column {next_column}; "
+        f"narrow the pattern, or read min.js with offset=1 column={next_column}]"
+    )
+
+
+async def test_grep_a_pattern_matching_everywhere_in_a_long_line_stays_short(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": "x" * 100_000 + "\n"})
+    content = (await call(ctx, "grep", pattern="x*?")).content
+    assert len(content) < MAX_WINDOWS_PER_LINE * (MAX_MATCH_LINE_CHARS + 20) + 200
+    assert "[... over " in content.split("\n")[-1]
+
+
+async def test_grep_a_long_match_keeps_its_ends_and_says_how_much_is_left_out(ctx: ToolContext, tmp_path: Path) -> None:
+    line = "start" + "m" * 5000 + "end" + "z" * 300
+    put(tmp_path, {"min.js": line + "\n"})
+    content = (await call(ctx, "grep", pattern="start.*end")).content
+    half = MAX_MATCH_SHOWN_CHARS // 2
+    omitted = 5008 - 2 * half
+    assert content == (
+        f"min.js:1:1: {line[:half]}[... {omitted} characters omitted ...]{line[5008 - half:5008]}"
+        f"{'z' * MATCH_CONTEXT_CHARS}…"
+    )
+
+
+async def test_grep_columns_of_a_long_line_count_characters_not_bytes(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"u.txt": "é" * 600 + "𝄞needle" + "ü" * 600 + "\n"})
+    content = (await call(ctx, "grep", pattern="needle")).content
+    assert content == f"u.txt:1:602: …{'é' * 99}𝄞needle{'ü' * MATCH_CONTEXT_CHARS}…"
+
+
+async def test_grep_an_empty_match_in_a_long_line_is_shown_where_it_is(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": "a" * 1000 + "needle" + "b" * 1000 + "\n"})
+    content = (await call(ctx, "grep", pattern="(?=needle)")).content
+    assert content == f"min.js:1:1001: …{'a' * MATCH_CONTEXT_CHARS}needle{'b' * (MATCH_CONTEXT_CHARS - 6)}…"
+
+
+async def test_grep_windows_of_long_lines_count_toward_the_match_cap(ctx: ToolContext, tmp_path: Path) -> None:
+    put(tmp_path, {"min.js": ("hit" + "." * 1000 + "hit\n") * MAX_GREP_MATCHES})
+    lines = (await call(ctx, "grep", pattern="hit")).content.split("\n")
+    assert len(lines) == MAX_GREP_MATCHES + 1
+    assert lines[-1].startswith(f"[stopped at {MAX_GREP_MATCHES} matches")
 
 
 async def test_grep_bad_regex_is_a_clear_error(ctx: ToolContext) -> None:

@@ -7,6 +7,7 @@ virtualenvs, and cap what they return.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import stat
@@ -31,6 +32,18 @@ SKIP_DIRS = frozenset(
 MAX_GREP_MATCHES = 200
 MAX_GREP_CHARS = 30_000
 MAX_MATCH_LINE_CHARS = 500
+"""A matching line of up to this many characters is shown whole; a longer one (minified code,
+a data line) as a window around each match, so the match is never cut away."""
+MATCH_CONTEXT_CHARS = 100
+"""Characters of a long line shown before and after each window's matches."""
+MAX_MATCH_SHOWN_CHARS = 200
+"""Matches of a long line that span at most this many characters share one window; of a single
+longer match, its first and last half of this are shown, the middle counted."""
+MAX_WINDOWS_PER_LINE = 5
+"""Windows shown for one long line; the matches after them are counted in a closing note."""
+MAX_COUNTED_MATCHES = 10_000
+"""Matches counted in that note at most (an empty match at every character of a 100 MB line
+would otherwise be counted one by one)."""
 MAX_GLOB_RESULTS = 500
 WHOLE_FILE_BYTES = 4 * 1024 * 1024  # read and pre-check whole; larger files are streamed by line
 
@@ -136,11 +149,64 @@ def _matching_lines(path: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, s
                 yield number, line
 
 
+def _window(line: str, start: int, end: int, shown_to: int = 0) -> str:
+    """The text of ``line`` around its matches from character ``start`` to ``end`` (0-based):
+    ``MATCH_CONTEXT_CHARS`` either side (before, none of what the previous window showed, up to
+    ``shown_to``), ``…`` where the line goes on; a single match longer than
+    ``MAX_MATCH_SHOWN_CHARS`` keeps its two ends around ``[... N characters omitted ...]``."""
+    before = min(start, max(shown_to, start - MATCH_CONTEXT_CHARS))
+    after = min(len(line), end + MATCH_CONTEXT_CHARS)
+    if end - start > MAX_MATCH_SHOWN_CHARS:
+        half = MAX_MATCH_SHOWN_CHARS // 2
+        matched = f"{line[start:start + half]}[... {end - start - 2 * half} characters omitted ...]{line[end - half:end]}"
+    else:
+        matched = line[start:end]
+    return f"{'…' if before else ''}{line[before:start]}{matched}{line[end:after]}{'…' if after < len(line) else ''}"
+
+
+def _line_entries(where: str, number: int, line: str, regex: re.Pattern[str]) -> list[tuple[str, bool]]:
+    """What grep shows of matching line ``number`` of file ``where``: entries, each with whether
+    it shows matches (True) or is a note (False).
+
+    A line of at most ``MAX_MATCH_LINE_CHARS`` characters is one entry, ``"where:number: line"``.
+    A longer one is an entry per window (``_window``), ``"where:number:column: …text…"``, the
+    column (1-based, in characters) that of the window's first match; matches spanning at most
+    ``MAX_MATCH_SHOWN_CHARS`` share a window, and no text is shown in two windows. After
+    ``MAX_WINDOWS_PER_LINE`` windows, a note counts the matches left (up to
+    ``MAX_COUNTED_MATCHES``) and gives the column of the next.
+    """
+    if len(line) <= MAX_MATCH_LINE_CHARS:
+        return [(f"{where}:{number}: {line}", True)]
+    windows: list[list[int]] = []  # [start of the first match, end of the last]
+    matches = regex.finditer(line)
+    for match in matches:
+        start, end = match.span()
+        if windows and end - windows[-1][0] <= MAX_MATCH_SHOWN_CHARS:
+            windows[-1][1] = end
+        elif len(windows) < MAX_WINDOWS_PER_LINE:
+            windows.append([start, end])
+        else:
+            left = 1 + sum(1 for _ in itertools.islice(matches, MAX_COUNTED_MATCHES - 1))
+            count = f"over {left}" if next(matches, None) is not None else str(left)
+            note = (
+                f"{where}:{number}: [... {count} more matches in this line, the next at column {start + 1}; "
+                f"narrow the pattern, or read {where} with offset={number} column={start + 1}]"
+            )
+            break
+    else:
+        note = ""
+    entries, shown_to = [], 0
+    for start, end in windows:
+        entries.append((f"{where}:{number}:{start + 1}: {_window(line, start, end, shown_to)}", True))
+        shown_to = min(len(line), end + MATCH_CONTEXT_CHARS)
+    return entries + ([(note, False)] if note else [])
+
+
 def _grep(ctx: ToolContext, regex: re.Pattern[str], base: Path, include: str | None, stop: threading.Event) -> tuple[list[str], str]:
-    """Match lines ``"path:line: text"`` and a note saying why the search stopped early (or "")."""
+    """Result entries (``_line_entries``) and a note saying why the search stopped early (or "")."""
     include_re = glob_regex(include) if include else None
     out: list[str] = []
-    chars = 0
+    matches = chars = 0
     for file in walk_files(base, stop):
         if include_re is not None:
             # A pattern without "/" names files anywhere (like rg --glob); with "/", paths below `path`.
@@ -149,27 +215,28 @@ def _grep(ctx: ToolContext, regex: re.Pattern[str], base: Path, include: str | N
                 continue
         try:
             for number, line in _matching_lines(file, regex):
-                if len(line) > MAX_MATCH_LINE_CHARS:
-                    line = line[:MAX_MATCH_LINE_CHARS] + " [...]"
-                entry = f"{_shown(ctx, file)}:{number}: {line}"
-                if len(out) >= MAX_GREP_MATCHES:
-                    return out, f"[stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include]"
-                if chars + len(entry) > MAX_GREP_CHARS:
-                    return out, f"[stopped at {MAX_GREP_CHARS} characters of results; narrow the pattern, path or include]"
-                out.append(entry)
-                chars += len(entry) + 1
+                for entry, shows_matches in _line_entries(_shown(ctx, file), number, line, regex):
+                    if shows_matches and matches >= MAX_GREP_MATCHES:
+                        return out, f"[stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include]"
+                    if chars + len(entry) > MAX_GREP_CHARS:
+                        return out, f"[stopped at {MAX_GREP_CHARS} characters of results; narrow the pattern, path or include]"
+                    out.append(entry)
+                    chars += len(entry) + 1
+                    matches += shows_matches
         except OSError:
             continue  # unreadable, or vanished mid-walk: not the model's problem
     return out, ""
 
 
 async def run_grep(input: dict[str, Any], ctx: ToolContext) -> str:
-    """Lines matching a Python regex, as ``"path:line: text"`` (path relative to ``ctx.cwd``).
+    """Lines matching a Python regex, as ``"path:line: text"`` (path relative to ``ctx.cwd``);
+    a line longer than ``MAX_MATCH_LINE_CHARS`` as windows around its matches,
+    ``"path:line:column: …text…"`` (``_line_entries``).
 
     Searches ``path`` (a file, or a folder walked in name order), only files whose name matches
-    ``include`` when given. Stops at ``MAX_GREP_MATCHES`` matches or ``MAX_GREP_CHARS``
-    characters and says so. No match is a plain result, not an error. Raises ``ToolError`` for
-    an invalid regex, include pattern or path.
+    ``include`` when given. Stops at ``MAX_GREP_MATCHES`` matches (lines, or windows of long
+    lines) or ``MAX_GREP_CHARS`` characters and says so. No match is a plain result, not an
+    error. Raises ``ToolError`` for an invalid regex, include pattern or path.
     """
     pattern = str_arg(input, "pattern")
     path = str_arg(input, "path", ".")
@@ -200,6 +267,9 @@ GREP = Tool(
     description=(
         "Search file contents with a regular expression (Python re syntax; one line at a time). "
         "Returns matching lines as `path:line: text`, paths relative to the working directory. "
+        f"A line longer than {MAX_MATCH_LINE_CHARS} characters is shown as a window around each "
+        "match instead, `path:line:column: …text…` (column: the match's 1-based character in "
+        "the line; … marks where the line goes on); read with offset=line and column shows more. "
         "Searches path (a folder or one file; default the working directory), skipping .git, "
         "node_modules, __pycache__, virtualenvs and binary files. Narrow it with include, a "
         f"file-name glob such as *.py or *.{{ts,tsx}}. Stops after {MAX_GREP_MATCHES} matches."
