@@ -46,9 +46,10 @@ Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
 
 
-def user_message(text: str) -> dict:
-    """A user message holding ``text`` as one text block."""
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
+def user_message(text: str | list[dict]) -> dict:
+    """A user message holding ``text`` as one text block, or the content blocks ``text`` (a
+    prompt with its ``@`` mentions, ``mentions.prompt_content``)."""
+    return {"role": "user", "content": [{"type": "text", "text": text}] if isinstance(text, str) else list(text)}
 
 
 class Agent(ContextWindow, ToolRunner):
@@ -160,8 +161,9 @@ class Agent(ContextWindow, ToolRunner):
         self._results: dict[str, ToolResult] = {}
         self._started: dict[str, float] = {}
 
-    async def run(self, history: list[dict], text: str) -> AsyncIterator[Event]:
+    async def run(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
+        ``text`` is the prompt, or its content blocks (``user_message``).
 
         ``history`` is the stored conversation (not mutated; ``self.messages`` stays message for
         message what the store holds, and only requests are repaired). Before a call whose

@@ -28,6 +28,7 @@ from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
+from scout_tui.app_completion import CompletionMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
@@ -86,7 +87,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -405,6 +406,21 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
             where = "kept in the composer"
         self.chat.add_notice(f"Not sent ({where}): {problem}", "error")
 
+    def _with_mentions(self, text: str) -> list[dict]:
+        """The content of prompt ``text`` with its ``@`` mentions attached (in a thread: files
+        are read); the mentions not attached are said in the chat. A path the permission rules
+        deny to ``read`` is not attached."""
+        from scout_tui.mentions import prompt_content
+
+        def allowed(path: Path) -> str:
+            check = self.permissions.check("read", {"path": str(path)}, self.cwd, read_only=True)
+            return check.reason if check.verdict == "deny" else ""
+
+        content, notes = prompt_content(text, self.cwd, allowed)
+        for note in notes:
+            self.call_from_thread(self.chat.add_notice, note, "warning")
+        return content
+
     @work(thread=True, exclusive=True, group="setup")
     def warn_setup(self) -> None:
         """Say in the chat why no turn can run with this configuration (no API key, an unknown
@@ -513,8 +529,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, SessionsMixin, 
                 self.query_one(StatusBar).session_id = self.session_id
             agent = await asyncio.to_thread(self._ensure_agent)
             agent.cache_key = self.session_id
+            content = await asyncio.to_thread(self._with_mentions, text)
             try:
-                async for event in agent.run(self.conversation, text):
+                async for event in agent.run(self.conversation, content):
                     await self.deliver(event)
             except asyncio.CancelledError:
                 for event in agent.interrupt():

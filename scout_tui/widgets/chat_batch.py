@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
+from ..mentions import mentions, typed_text
 from ..messages import blocks, message_text, thinking_text, tool_results
 from ..text import sanitize
 from .assistant_message import AssistantMessage
@@ -20,10 +21,11 @@ when a reopened session's newest messages are being shown."""
 
 
 def user_widget(index: int | None, message: dict) -> UserMessage | None:
-    """The widget showing user ``message``'s text (sanitized, at stored position ``index``);
-    None when it has no text (a message of tool results)."""
-    text = message_text(message)
-    return UserMessage(sanitize(text), index=index) if text.strip() else None
+    """The widget showing user ``message``'s typed text (sanitized, at stored position
+    ``index``) and a chip per ``@`` mention; None when it has no text (a message of tool
+    results)."""
+    text = typed_text(message)
+    return UserMessage(sanitize(text), index=index, mentions=mentions(message)) if text.strip() else None
 
 
 def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:

@@ -3,10 +3,13 @@ compact line per tool call, and a system notice. (The answer itself: ``assistant
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.markdown import Markdown as RichMarkdown
+
+    from ..mentions import Mention
 
 from textual.content import Content
 from textual.widgets import Static
@@ -30,10 +33,17 @@ class UserMessage(Static):
     }
     """
 
-    def __init__(self, text: str, *, index: int | None = None) -> None:
-        super().__init__(Content(text))
+    def __init__(self, text: str, *, index: int | None = None, mentions: Sequence[Mention] = ()) -> None:
+        super().__init__(Content.assemble(text, *(part for m in mentions for part in _chip(m))))
         self.text = text
         self.index = index
+        self.mentions = tuple(mentions)
+
+
+def _chip(mention: Mention) -> tuple[str | tuple[str, str], ...]:
+    """A mention's line under the prompt: its path in reverse video, its size and any cut."""
+    cut = " (cut)" if mention.cut else ""
+    return "\n", (f" @{sanitize(mention.path)} ", "bold reverse"), (f" {mention.size}{cut}", "dim")
 
 
 class ThinkingBlock(Static):

@@ -8,12 +8,17 @@ as Ctrl+J (a bare line feed). Both ``shift+enter`` and ``ctrl+j`` insert a newli
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+
+from ..completion import Choice, Token, complete, token_at
+
+if TYPE_CHECKING:
+    from .completion_list import CompletionList
 
 PLACEHOLDER = "Ask scout… (Enter to send, Shift+Enter for newline)"
 
@@ -87,6 +92,17 @@ class Composer(MultilineInput):
         Binding("ctrl+end", "app.scroll_chat('end')", "Chat bottom", show=False, id="composer.chat_end"),
     ]
 
+    completion: CompletionList | None = None
+    """The completion list this box drives (set by the app once mounted)."""
+    _token: Token | None = None
+
+    @dataclass
+    class Completing(Message):
+        """The word at the cursor can be completed (``token``), or no longer (None): the app
+        finds the choices and shows them in ``completion``."""
+
+        token: Token | None
+
     @dataclass
     class Submitted(Message):
         """The person sent a prompt: ``text`` (never blank; trailing whitespace removed)."""
@@ -111,6 +127,57 @@ class Composer(MultilineInput):
         """Earlier prompts, newest first."""
         self._history_index = -1  # -1: editing the draft, not a recalled prompt
         self._draft = ""
+
+    # -- completion: the list is driven from here, as the focus stays in the box -----------------
+
+    @property
+    def token(self) -> Token | None:
+        """The word at the cursor that can be completed, if any."""
+        return self._token
+
+    _LIST_KEYS = {"up": -1, "down": 1}
+
+    async def _on_key(self, event: events.Key) -> None:
+        completion = self.completion
+        if completion is not None and completion.shown and event.key in ("up", "down", "tab", "enter", "escape"):
+            event.stop()
+            event.prevent_default()
+            if event.key in self._LIST_KEYS:
+                completion.move(self._LIST_KEYS[event.key])
+            elif event.key == "escape":
+                completion.hide()
+            elif (choice := completion.chosen) is not None:
+                self.accept(choice, send=event.key == "enter")
+            return
+        await super()._on_key(event)
+
+    def accept(self, choice: Choice, *, send: bool = False) -> None:
+        """Put ``choice`` in place of the word being completed; with ``send`` (Enter), a command
+        that takes no arguments is sent at once."""
+        token = self._token
+        if token is None:
+            return
+        line = self.document.get_line(token.row)
+        text, column = complete(line, token, choice)
+        self.replace(text, (token.row, 0), (token.row, len(line)), maintain_selection_offset=False)
+        self.move_cursor((token.row, column))
+        if send and choice.runs:
+            self.action_submit()
+
+    def _watch_selection(self, previous_selection: object, selection: object) -> None:
+        super()._watch_selection(previous_selection, selection)
+        self._check_token()
+
+    def on_text_area_changed(self, _: TextArea.Changed) -> None:
+        self._check_token()  # the text can change under a cursor that stays (Delete, a recalled prompt)
+
+    def _check_token(self) -> None:
+        """Tell the app when the word at the cursor starts, changes or stops being completable."""
+        row, column = self.cursor_location
+        token = token_at(self.document.get_line(row), row, column) if self.selection.is_empty else None
+        if token != self._token:
+            self._token = token
+            self.post_message(self.Completing(token))
 
     def action_submit(self) -> None:
         """Send the text (if not blank) and clear the box."""

@@ -1,0 +1,167 @@
+"""``@path`` mentions in a prompt: each mentioned file's text (or folder's listing) goes to the
+model with the prompt, as one more text block of the user message.
+
+A mention is ``@`` at the start of the prompt or after whitespace (or an opening bracket or
+quote after it), then a path relative to
+the workspace (``@src/app.py``, ``@docs/``); trailing punctuation that is not part of an
+existing path is left out (``see @a.py,`` mentions ``a.py``). A path that does not exist is
+not a mention (``@someone`` stays text). Each mention becomes a block
+``<mention path="…" kind="file|folder" …>`` + text + ``</mention>``: the model reads the path
+and the content; ``mention_of`` reads the header back, so the chat shows a chip instead of
+the content and a message's typed text (``typed_text``) leaves the blocks out.
+
+Limits: ``MAX_BYTES`` and ``MAX_LINES`` per file, ``MAX_ENTRIES`` per folder; what is cut is
+said in the block (the ``read`` tool can page on). A binary file, a path outside the
+workspace, or one the permission rules deny is not attached: ``prompt_content`` says why.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scout_tui.messages import blocks
+
+MAX_BYTES = 100_000
+MAX_LINES = 2_000
+MAX_ENTRIES = 300
+
+OPENING = "([{\"'`"
+"""Characters that may stand between the whitespace and the ``@`` of a mention: ``(@a.py)``."""
+
+_MENTION = re.compile(r"(?<![^\s(\[{\"'`])@(\S+)")
+_HEADER = re.compile(r'<mention path="([^"]*)" kind="(file|folder)" size="([^"]*)"( cut="[^"]*")?>\n')
+_TRAILING = ",.;:!?)]}'\""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One attached path: ``path`` (workspace-relative, ``/`` for a folder's end), ``kind``
+    ("file" or "folder"), ``size`` ("120 lines", "14 entries") and ``cut`` (what was left
+    out, "" when nothing)."""
+
+    path: str
+    kind: str
+    size: str
+    cut: str = ""
+
+
+def mentioned_paths(text: str, root: Path) -> list[str]:
+    """The existing paths ``text`` mentions, in order, each once (as typed, without the ``@``
+    and trailing punctuation)."""
+    found: list[str] = []
+    for match in _MENTION.finditer(text):
+        word = match.group(1)
+        while word and not (root / word).exists() and word[-1] in _TRAILING:
+            word = word[:-1]
+        if word and (root / word).exists() and word not in found:
+            found.append(word)
+    return found
+
+
+def prompt_content(text: str, root: Path, allowed: Callable[[Path], str] | None = None) -> tuple[list[dict], list[str]]:
+    """The user message content for prompt ``text`` typed in workspace ``root``: the text
+    block, then one block per mention; and the notes on mentions not attached.
+
+    ``allowed(path)`` returns "" when ``path`` (resolved) may be read, else the reason (the
+    permission rules' deny); None allows every path inside ``root``.
+    """
+    content: list[dict] = [{"type": "text", "text": text}]
+    notes: list[str] = []
+    workspace = root.resolve()
+    for word in mentioned_paths(text, root):
+        path = (root / word).resolve()
+        if not path.is_relative_to(workspace):
+            notes.append(f"@{word} is outside the project: not attached (ask the model to read it).")
+            continue
+        if allowed is not None and (reason := allowed(path)):
+            notes.append(f"@{word} not attached: {reason}")
+            continue
+        try:
+            block = folder_block(word, path, root) if path.is_dir() else file_block(word, path)
+        except (OSError, ValueError) as e:
+            notes.append(f"@{word} not attached: {e}")
+            continue
+        content.append({"type": "text", "text": block})
+    return content, notes
+
+
+def file_block(word: str, path: Path) -> str:
+    """The block for file ``path`` mentioned as ``word``: its first ``MAX_LINES`` lines within
+    ``MAX_BYTES``, the cut said in the header and at the end.
+
+    Raises:
+        ValueError: the file is binary (a NUL byte in its first 8 KB).
+        OSError: it cannot be read.
+    """
+    with path.open("rb") as f:
+        data = f.read(MAX_BYTES + 1)
+        size = max(len(data), path.stat().st_size)
+    if b"\0" in data[:8192]:
+        raise ValueError(f"a binary file ({size:,} bytes)")
+    whole = len(data) <= MAX_BYTES
+    lines = data[:MAX_BYTES].decode("utf-8", "replace").splitlines(keepends=True)
+    if not whole and len(lines) > 1 and not lines[-1].endswith("\n"):
+        lines.pop()  # cut mid-line by the byte limit: end at the last whole line
+    shown = lines[:MAX_LINES]
+    cut = ""
+    if not whole or len(shown) < len(lines):
+        cut = f"showing lines 1-{len(shown)}; read the file from line {len(shown) + 1} for the rest"
+    body = "".join(shown)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    total = _count(len(lines), "line") if whole else f"{size:,} bytes"
+    return _header(word, "file", total, cut) + body + (f"[… cut: {cut}]\n" if cut else "") + "</mention>"
+
+
+def folder_block(word: str, path: Path, root: Path) -> str:
+    """The block for folder ``path`` of workspace ``root`` mentioned as ``word``: its entries
+    (folders with a trailing ``/``), sorted, at most ``MAX_ENTRIES``, those the workspace's
+    ``.gitignore`` files ignore left out (the rules of every folder above it apply too)."""
+    from scout_tui.workspace_files import list_files
+
+    prefix = path.relative_to(root.resolve()).as_posix() + "/" if path != root.resolve() else ""
+    entries = [p[len(prefix):] for p in list_files(root).paths
+               if p.startswith(prefix) and "/" not in p[len(prefix):].rstrip("/") and p != prefix]
+    entries.sort(key=lambda p: (not p.endswith("/"), p.lower()))
+    word = word.rstrip("/") + "/"
+    cut = f"{len(entries) - MAX_ENTRIES} more entries not listed" if len(entries) > MAX_ENTRIES else ""
+    body = "".join(f"{e}\n" for e in entries[:MAX_ENTRIES])
+    return _header(word, "folder", _count(len(entries), "entry", "entries"), cut) + body + (f"[… {cut}]\n" if cut else "") + "</mention>"
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _header(word: str, kind: str, size: str, cut: str) -> str:
+    cut_attr = f' cut="{html.escape(cut)}"' if cut else ""
+    return f'<mention path="{html.escape(word)}" kind="{kind}" size="{size}"{cut_attr}>\n'
+
+
+def mention_of(block: dict) -> Mention | None:
+    """The mention a content block carries (made by ``prompt_content``), else None."""
+    if block.get("type") != "text":
+        return None
+    match = _HEADER.match(str(block.get("text") or ""))
+    if match is None:
+        return None
+    cut = match.group(4) or ""
+    return Mention(html.unescape(match.group(1)), match.group(2), match.group(3),
+                   html.unescape(cut[6:-1]) if cut else "")
+
+
+def mentions(message: dict) -> list[Mention]:
+    """The mentions attached to user ``message``, in order."""
+    return [m for b in blocks(message)[1:] if (m := mention_of(b)) is not None]
+
+
+def typed_text(message: dict) -> str:
+    """What the person typed in user ``message``: its text blocks without the attached
+    mentions (the first block is always typed text)."""
+    parts = blocks(message)
+    return "\n".join(str(b.get("text") or "") for n, b in enumerate(parts)
+                     if b.get("type") == "text" and (n == 0 or mention_of(b) is None))
