@@ -87,6 +87,11 @@ class Agent(ContextWindow, ToolRunner):
         pricing: ``pricing(usage dict, model) -> dollars or None``, for the events' ``cost``.
         cache_key: the conversation branch's id for OpenAI's ``prompt_cache_key`` (None: none).
         cache_ttl: "5m" or "1h" for Anthropic's cache breakpoints.
+        key_source: where the API key sent comes from, added to a refused key's error.
+        summary_provider: the provider profile whose ``compaction_model`` built
+            ``summary_backend`` (``runtime.switch_agent`` keeps it only on that profile).
+
+    ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     """
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -118,8 +123,12 @@ class Agent(ContextWindow, ToolRunner):
         cache_key: str | None = None,
         cache_ttl: str = "5m",
         key_source: str = "",
+        summary_provider: str | None = None,
     ) -> None:
         self.backend = backend
+        self.summary_provider = summary_provider
+        self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
+        self._model = backend.model  # the model of the request in progress (or the last one)
         self.tools = tools
         self.system = system
         self.cwd = cwd or Path.cwd()
@@ -186,9 +195,10 @@ class Agent(ContextWindow, ToolRunner):
                 prepared = None  # the summary changes what the next request sends
                 async for event in self.compact_now(by="auto"):
                     yield event
+            backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
                 completed = None
-                async for event in self._call_model(prepared):
+                async for event in self._call_model(prepared, backend):
                     if isinstance(event, Completed):
                         completed = event
                     else:
@@ -215,7 +225,7 @@ class Agent(ContextWindow, ToolRunner):
                 return
             assert completed is not None  # a backend ends with Completed or raises
             retried = False  # the next overflow (the conversation grew again) gets its own retry
-            usage = self._usage(completed.usage, self.backend.model)
+            usage = self._usage(completed.usage, backend.model)
             added = self._add_assistant(completed.message, usage=completed.usage.as_dict(),
                                         stop_reason=completed.stop_reason, cost=usage["cost"])
             reply = added.message  # redacted: a key the model wrote into a call's arguments is not used
@@ -248,11 +258,45 @@ class Agent(ContextWindow, ToolRunner):
 
     def _add_assistant(self, message: dict, *, usage: dict, stop_reason: str, interrupted: bool = False,
                        cost: float | None = None) -> MessageAssistant:
-        """Append an assistant message; the event that records it, its usage and cost."""
+        """Append an assistant message; the event that records it, its usage and cost, and the
+        model of the request that wrote it (not a model switched to meanwhile)."""
         message = redact_deep(message, self.secrets)
         self.messages.append(message)
-        return MessageAssistant(message, usage, stop_reason, self.backend.model, interrupted,
+        return MessageAssistant(message, usage, stop_reason, self._model, interrupted,
                                 index=len(self.messages) - 1, cost=cost)
+
+    def use_backend(self, backend: Backend, *, context_window: int | None,
+                    pricing: Callable[[dict, str], float | None] | None = None, key_source: str = "",
+                    summary_backend: Backend | None = None) -> None:
+        """Send the next model request, and those after, to ``backend`` (another model, or
+        another provider's server): ``runtime.switch_agent`` builds it from a profile.
+
+        A request streaming now is not disturbed: it finishes on the backend it began with, and
+        its answer is recorded with that model and priced by it. ``context_window`` (tokens),
+        ``pricing`` and ``key_source`` become the new model's; ``summary_backend`` None means
+        the new model writes summaries. What was learnt of the old model's tokenizer and
+        window (the estimator's calibration, a window an overflow error named) is forgotten.
+        The backends replaced are closed before the next request (``offloop.aclose``).
+        """
+        for old in (self.backend, self.summary_backend):
+            if old is not None and old is not backend and old is not summary_backend and old not in self._retired:
+                self._retired.append(old)
+        self.backend = backend
+        self.summary_backend = summary_backend
+        self.context_window = context_window
+        self.pricing = pricing
+        self.key_source = key_source
+        self.estimator = Estimator()
+        self._squeeze = 1.0
+
+    async def _close_retired(self) -> None:
+        """Close the backends ``use_backend`` replaced: no request of this agent uses them now."""
+        retired, self._retired = self._retired, []
+        for backend in retired:
+            try:
+                await offloop.aclose(backend)
+            except Exception:  # noqa: BLE001  an idle client that fails to close must not fail the next request
+                pass
 
     def interrupt(self) -> list[Event]:
         """Events that close a turn cancelled mid-way, leaving a valid conversation.
@@ -286,9 +330,14 @@ class Agent(ContextWindow, ToolRunner):
 
     # -- one model call ---------------------------------------------------------------------
 
-    async def _call_model(self, prepared: Compacted | None = None) -> AsyncIterator[Event | Completed]:
-        """One request: ``prepared`` (this conversation's ``preview()``, when the caller has it)
-        or a new preview, streamed; ends with the backend's ``Completed``."""
+    async def _call_model(self, prepared: Compacted | None = None,
+                          backend: Backend | None = None) -> AsyncIterator[Event | Completed]:
+        """One request to ``backend`` (None: ``self.backend``): ``prepared`` (this
+        conversation's ``preview()``, when the caller has it) or a new preview, streamed; ends
+        with the backend's ``Completed``."""
+        backend = backend if backend is not None else self.backend
+        if self._retired:
+            await self._close_retired()
         try:
             compacted = prepared if prepared is not None else self.preview()
         except ValueError as e:  # an unknown strategy name
@@ -296,8 +345,9 @@ class Agent(ContextWindow, ToolRunner):
         if not compacted.fits:  # the person's own text is over the window: it would only be refused
             raise PromptTooLong(self._too_long())
         prompt = compacted.messages
+        self._model = backend.model
         request = Request(
-            model=self.backend.model,
+            model=backend.model,
             messages=prompt,
             system=self.system,
             tools=self.tools.specs(),
@@ -317,7 +367,7 @@ class Agent(ContextWindow, ToolRunner):
         self._partial = []
         self._streaming = True
         streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
-        async for event in offloop.stream(self.backend, request):  # read and parsed off this loop
+        async for event in offloop.stream(backend, request):  # read and parsed off this loop
             if isinstance(event, (TextDelta, ThinkingDelta)):
                 kind = "text" if isinstance(event, TextDelta) else "thinking"
                 if text := streams[kind].feed(event.text):

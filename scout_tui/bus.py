@@ -352,6 +352,17 @@ class SessionRename(Event):
     title: str
 
 
+@event("session.model")
+class ModelSwitch(Event):
+    """The person chose the model for the session's next requests: ``provider`` is a provider
+    profile's name (``config.Profile``), ``model`` the model id. A reopened session goes on with
+    its last switch, and a branch with the last one made before its fork point
+    (``Store.model_switch``)."""
+
+    provider: str
+    model: str
+
+
 @event("session.delete")
 class SessionDelete(Event):
     """The session is hidden from lists (its events stay)."""

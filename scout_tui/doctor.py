@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scout_tui import __version__, keys
 from scout_tui.backends import PROVIDERS
-from scout_tui.config import CONFIG_FILE, PROVIDER_KEY_ENV, Config, load_config, user_config_dir
+from scout_tui.config import CONFIG_FILE, Config, load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.models import check_models_tables
 from scout_tui.tomlpos import key_line
@@ -31,9 +31,10 @@ def report(cwd: Path) -> Iterator[str]:
     versions and platform and whether bwrap works here (none of which needs the configuration),
     then the sections ``config``, ``model``, ``sandbox`` and ``permissions``.
 
-    Every line has the configured key and the values of every provider key variable
-    (``keys.secrets``) replaced by ``[redacted]``: none should hold one (the key is described by
-    its source only), but a report is made to be pasted.
+    Every line has the configured keys (every profile's), the profiles' header values and the
+    values of every provider key variable (``keys.secrets``) replaced by ``[redacted]``: none
+    should hold one (a key is described by its source only, headers by their names), but a
+    report is made to be pasted.
 
     Raises:
         ScoutError: a bad config file, ``[sandbox]``, ``[permissions]`` or ``[models."ID"]``
@@ -63,7 +64,8 @@ def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
         for path in places:
             yield _row("found" if path.is_file() else "not found", str(path))
         raise
-    configured.append(config.api_key or "")
+    configured.extend(config.provider_keys())
+    configured.extend(v for profile in config.profiles.values() for v in profile.headers.values() if len(v) >= 8)
     read = {layer.path.resolve() for layer in config.layers}
     for layer in config.layers:
         yield _row("read", str(layer.path))
@@ -98,11 +100,21 @@ def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
 
 
 def _model(config: Config) -> Iterator[str]:
-    backend: Any = PROVIDERS.get(config.provider)
+    profile = config.profile
+    backend: Any = PROVIDERS.get(profile.kind)
     known = f" (not built in: a plugin must provide it; built in: {', '.join(sorted(PROVIDERS))})" if backend is None else ""
     yield _row("provider", f"{config.provider} ({_source(config.where('provider'))}){known}")
+    if profile.origin != "built-in":
+        yield _row("profile", f"kind {profile.kind} ([providers.{config.provider}] from {profile.origin})")
+    if profile.headers:  # their names only: values may be secrets
+        yield _row("headers", ", ".join(sorted(profile.headers)) + " (values never shown)")
+    others = sorted(name for name in config.profiles if name != config.provider)
+    if others:
+        yield _row("profiles", ", ".join(others) + " (the other profiles a session may switch to)")
     if config.model:
         yield _row("model", f"{config.model} ({_source(config.where('model'))})")
+    elif profile.models:
+        yield _row("model", f"{profile.models[0]} (default: the first of the profile's models)")
     else:
         yield _row("model", f"{getattr(backend, 'default_model', '') or '?'} (default: the provider's)")
     if config.base_url:
@@ -120,7 +132,7 @@ def _key_source(config: Config) -> str:
     source = config.sources.get("api_key")
     if config.api_key and source:
         return f"set, {_source(config.where('api_key'))} (the key itself is never shown)"
-    variable = PROVIDER_KEY_ENV.get(config.provider)
+    variable = config.profile.api_key_env
     how = f"export {variable}=…, or set " if variable else "set "
     how += f"api_key in {user_config_dir() / CONFIG_FILE} (or SCOUT_API_KEY)"
     if config.base_url:

@@ -132,7 +132,7 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
             fields.update(values)
             sources.append(source)
 
-    hit = _find(_catalog_provider(config.provider, config.base_url), model_id)
+    hit = _find(_catalog_provider(config.provider, config.base_url, config.profile.kind), model_id)
     if hit:
         found = _from_catalog(model_id, *hit)
         figures = {key: getattr(found, key) for key in MODEL_KEYS}
@@ -153,7 +153,7 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
     unknown = f'unknown: {model_id!r} is not in models.dev; set [models."{model_id}"] in scout.toml'
     source = ", ".join(sources) or unknown
     info = ModelInfo(model_id, **fields, source=source)
-    if config.provider == "anthropic" or model_id.lower().rsplit("/", 1)[-1].startswith("claude"):
+    if config.profile.kind == "anthropic" or model_id.lower().rsplit("/", 1)[-1].startswith("claude"):
         info = _with_claude_cache_prices(info)
     return info
 
@@ -259,15 +259,21 @@ def _provider_apis() -> dict[str, str]:
     return {pid: p.api.rstrip("/") for pid, p in catalog.providers().items() if p.api}
 
 
-def _catalog_provider(provider: str, base_url: str | None) -> str:
-    """The models.dev provider for our provider and base URL: the one provider whose documented
-    API URL is ``base_url`` (openrouter for "https://openrouter.ai/api/v1"), else ours."""
+def _catalog_provider(provider: str, base_url: str | None, kind: str | None = None) -> str:
+    """The models.dev provider for our provider (a profile's name, of ``kind``) and base URL:
+    the one provider whose documented API URL is ``base_url`` (openrouter for
+    "https://openrouter.ai/api/v1"), else the profile's name when models.dev knows it
+    (a profile named "groq"), else its kind's."""
     url = (base_url or "").rstrip("/")
     if url and not _is_loopback(url):
         matches = [pid for pid, api in _provider_apis().items() if api == url]
         if len(matches) == 1:
             return matches[0]
-    return PROVIDER_IDS.get(provider, provider)
+    if provider in PROVIDER_IDS or kind is None:
+        return PROVIDER_IDS.get(provider, provider)
+    from scout_tui import catalog
+
+    return provider if provider in catalog.providers() else PROVIDER_IDS.get(kind, kind)
 
 
 def _is_loopback(url: str | None) -> bool:

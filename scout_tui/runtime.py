@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scout_tui import keys
 from scout_tui.agent import Agent
-from scout_tui.backends import PROVIDERS, make_backend
+from scout_tui.backends import PROVIDERS, Backend, make_backend
+from scout_tui.bus import ModelSwitch
 from scout_tui.compaction import configured_settings
 from scout_tui.config import Config, data_dir, share_setting
 from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
@@ -47,10 +49,14 @@ model = "llama3.1"
 
 
 def model_name(config: Config) -> str:
-    """The configured model, or the provider's default model."""
+    """The configured model, else the profile's default (the first of its ``models``), else its
+    kind's default model."""
     if config.model:
         return config.model
-    cls = PROVIDERS.get(config.provider)
+    profile = config.profile
+    if profile.models:
+        return profile.models[0]
+    cls = PROVIDERS.get(profile.kind)
     return getattr(cls, "default_model", "") or "default"
 
 
@@ -74,7 +80,7 @@ async def model_metadata_asking_the_server(config: Config) -> ModelInfo:
         ScoutError: as ``model_metadata``.
     """
     info = model_metadata(config)
-    if info.context_window is None and config.provider == "openai" and config.base_url:
+    if info.context_window is None and config.profile.kind == "openai" and config.base_url:
         server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
         if server is not None:
             info = model_metadata(config, server)
@@ -117,13 +123,31 @@ def tool_environment(config: Config, environ: dict[str, str] | None = None) -> d
     """The environment for processes tools start: ``environ`` (default this process's) without
     any provider key variable (``keys.key_variables``) nor any variable holding a known secret
     (the configured key under another name): a model could otherwise `env` them onto the screen."""
-    return keys.without_keys(os.environ if environ is None else environ, keys.secrets([config.api_key], environ))
+    return keys.without_keys(os.environ if environ is None else environ,
+                             keys.secrets(secret_settings(config), environ))
+
+
+def secret_settings(config: Config) -> list[str]:
+    """The secrets the settings hold, for ``keys.secrets``: every profile's key
+    (``Config.provider_keys``: a switch may use any of them) and the values of the profiles'
+    headers whose names say they carry a credential (``authorization``, ``x-api-key``,
+    ``…-token``, ``cookie``…). Never shown."""
+    credential = re.compile(r"auth|key|token|secret|cookie|session|signature|password", re.IGNORECASE)
+    headers = [value for profile in config.profiles.values() for name, value in profile.headers.items()
+               if credential.search(name)]
+    return [*config.provider_keys(), *headers]
 
 
 def check_provider(config: Config) -> None:
-    """Raise ScoutError when ``config.provider`` names no known backend."""
-    if config.provider not in PROVIDERS:
-        raise ScoutError(f"unknown provider {config.provider!r} (known: {', '.join(sorted(PROVIDERS))})")
+    """Raise ScoutError when ``config.provider`` names no profile whose kind is a known backend
+    (a built-in one, or a plugin's provider)."""
+    kind = config.profile.kind
+    if kind not in PROVIDERS:
+        profiles = sorted(name for name, p in config.profiles.items() if p.kind in PROVIDERS)
+        plugins = sorted(set(PROVIDERS) - set(config.profiles))
+        known = ", ".join(profiles + [f"{name} (a plugin's)" for name in plugins])
+        raise ScoutError(f"unknown provider {config.provider!r} (known: {known}; define others in "
+                         "[providers.NAME] with a kind)")
 
 
 def key_source(config: Config) -> str:
@@ -171,20 +195,9 @@ def build_agent(
     keys.withhold()  # from here on no process started sees a key, not even in /proc/$PPID/environ
     keys.blank_command_line([config.api_key])  # nor in /proc/$PPID/cmdline (--api-key)
 
-    def backend_for(model: str):
-        backend = make_backend(config.provider, model=model, api_key=config.api_key, base_url=config.base_url,
-                               timeout=config.timeout, transport=transport)
-        if hasattr(backend, "send_cache_key"):
-            backend.send_cache_key = config.prompt_cache_key
-        return backend
-
-    backend = backend_for(model_name(config))
+    backend = model_backend(config, transport=transport)
     info = info if info is not None else model_metadata(config)
-    summary_backend = backend_for(config.compaction_model) if config.compaction_model else None
-
-    def pricing(usage: dict, model: str) -> float | None:
-        return cost(usage, info if model == info.id else model_info(config, model))
-
+    summary_backend = model_backend(config, config.compaction_model, transport=transport) if config.compaction_model else None
     tools = builtin_registry()
     if skills:
         tools.add(skill_tool(skills))
@@ -201,7 +214,7 @@ def build_agent(
         max_tokens=config.max_tokens,
         tool_env=tool_environment(config),
         sandbox=sandbox if sandbox is not None else sandbox_from_config(config, cwd),
-        secrets=list(keys.secrets([config.api_key])),
+        secrets=list(keys.secrets(secret_settings(config))),
         permissions=permissions if permissions is not None else policy_from_config(config, cwd),
         approve=approve,
         output_dir=tool_output_dir(),
@@ -210,11 +223,81 @@ def build_agent(
         auto_compact=share_setting(config.auto_compact),
         compaction=compaction,
         summary_backend=summary_backend,
-        pricing=pricing,
+        pricing=pricing_for(config, info),
         cache_key=cache_key,
         cache_ttl=config.cache_ttl,
         key_source=key_source(config),
+        summary_provider=config.provider if config.compaction_model else None,
     )
+
+
+def model_backend(config: Config, model: str | None = None, *, transport: object = None) -> Backend:
+    """A backend for ``model`` (None: ``model_name(config)``) of the profile in use: its kind,
+    the resolved base_url and key, its headers (``Backend.extra_headers``), the timeout, and
+    the ``prompt_cache_key`` setting for an OpenAI-compatible one.
+
+    Raises:
+        ScoutError: the profile's kind is no known backend.
+    """
+    backend = make_backend(config.profile.kind, model=model or model_name(config), api_key=config.api_key,
+                           base_url=config.base_url, timeout=config.timeout, transport=transport)
+    if config.profile.headers:
+        backend.extra_headers = dict(config.profile.headers)
+    if hasattr(backend, "send_cache_key"):
+        backend.send_cache_key = config.prompt_cache_key
+    return backend
+
+
+def pricing_for(config: Config, info: ModelInfo) -> Callable[[dict, str], float | None]:
+    """``Agent.pricing`` for a run with ``config``: dollars for a usage dict of ``model``, by
+    ``info`` (the model in use) or, for another model (a summary's, an earlier switch's), by
+    ``models.model_info``; None when its prices are unknown."""
+
+    def pricing(usage: dict, model: str) -> float | None:
+        return cost(usage, info if model == info.id else model_info(config, model))
+
+    return pricing
+
+
+def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *, transport: object = None) -> ModelSwitch:
+    """Make ``agent`` send its next model request with ``config``'s profile and model
+    (``Config.for_provider`` gives it): a new backend (``model_backend``), pricing and
+    context window from ``info`` (None: ``model_metadata(config)``, ~80 ms the first time:
+    call it off the UI's event loop, or pass what ``model_metadata_asking_the_server`` gave).
+    A request streaming now finishes on the backend it began with (``Agent.use_backend``). The
+    ``compaction_model`` writes summaries only on the profile the agent was built with
+    (``Agent.summary_provider``): its id names a model of that provider; on any other the
+    session's model writes them.
+
+    Returns the ``session.model`` event to record in the session (``Store.append``, or the
+    app's bus), so that a resumed session and its later branches go on with this model.
+
+    Raises:
+        ScoutError: the profile names no known backend (``check_provider``), or a bad
+            ``[models."ID"]`` table (naming file and line).
+    """
+    check_provider(config)
+    info = info if info is not None else model_metadata(config)
+    backend = model_backend(config, transport=transport)
+    summary = None
+    if config.compaction_model and config.provider == agent.summary_provider:
+        summary = model_backend(config, config.compaction_model, transport=transport)
+    keys.blank_command_line([config.api_key])
+    agent.use_backend(backend, context_window=info.context_window, pricing=pricing_for(config, info),
+                      key_source=key_source(config), summary_backend=summary)
+    return ModelSwitch(config.provider, backend.model)
+
+
+def resumed_config(config: Config, switch: ModelSwitch | None) -> Config:
+    """``config`` for a session reopened (``--resume``, ``-c``, ``--fork``): with the profile and
+    model of its last ``switch`` (``Store.model_switch``), unless this run's flags chose the
+    model or the provider (``--model``, ``--provider``): the person's word for this run wins.
+    ``where("provider")`` then says "the session's model switch"."""
+    if switch is None:
+        return config
+    if any(config.sources.get(key, "").startswith("flag ") for key in ("model", "provider")):
+        return config
+    return config.for_provider(switch.provider, switch.model, origin="the session's model switch")
 
 
 def tool_output_dir() -> Path:

@@ -187,9 +187,9 @@ def test_an_unknown_top_level_key_is_a_note_with_file_line_and_suggestion(tmp_ho
 
 
 def test_an_unknown_table_is_a_note_not_an_error(tmp_home, workdir):
-    (workdir / "scout.toml").write_text('model = "m"\n[providers.local]\nbase_url = "http://localhost:8080/v1"\n')
+    (workdir / "scout.toml").write_text('model = "m"\n[proxies.local]\nurl = "http://localhost:8080/v1"\n')
     config = load_config(workdir, env={})
-    assert config.notes == [f"{workdir / 'scout.toml'}:2: unknown table [providers] is ignored; did you mean 'provider'?"]
+    assert config.notes == [f"{workdir / 'scout.toml'}:2: unknown table [proxies] is ignored; did you mean 'providers'?"]
 
 
 def test_an_unknown_compaction_key_is_a_note_with_its_line(tmp_home, workdir):

@@ -167,6 +167,10 @@ class Backend:
     retry_cap: float = 8.0
     retry_after_cap: float = 60.0
     _client: "httpx.AsyncClient | None" = None
+    extra_headers: Mapping[str, str] = {}
+    """Headers sent with every request besides the backend's own, replacing any of the same
+    name (a provider profile's ``headers``: a gateway's token, OpenRouter's ``x-title``). Their
+    values may be secrets: redacted from error messages like the key (``_redact``)."""
 
     def __init__(
         self,
@@ -212,10 +216,22 @@ class Backend:
         return self._client
 
     def _redact(self, text: str) -> str:
-        """``text`` with the API key blotted out (servers sometimes echo part of it back)."""
+        """``text`` with the API key and the extra headers' values blotted out (servers
+        sometimes echo part of them back)."""
         from scout_tui.tools.output import redact  # here: importing scout_tui.tools loads every tool
 
-        return redact(text, (self.api_key,)) if self.api_key and len(self.api_key) >= 4 else text
+        secrets = [s for s in self.extra_headers.values() if len(s) >= 8]  # keys.MIN_SECRET: not "1" everywhere
+        if self.api_key and len(self.api_key) >= 4:
+            secrets.append(self.api_key)
+        return redact(text, sorted(secrets, key=len, reverse=True)) if secrets else text
+
+    def with_extra_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """``headers`` (the backend's own) with ``extra_headers`` added, an extra one replacing
+        an own one whatever the case of its name."""
+        if not self.extra_headers:
+            return headers
+        replaced = {name.lower() for name in self.extra_headers}
+        return {**{k: v for k, v in headers.items() if k.lower() not in replaced}, **self.extra_headers}
 
     def _error(
         self,
@@ -282,6 +298,7 @@ class Backend:
         import httpx
 
         client = self._http()
+        headers = self.with_extra_headers(headers)
         attempt = 0
         while True:
             error: ModelError
