@@ -7,19 +7,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
+
 from ..store import SessionInfo
 from ..text import one_line
 from .status_bar import dollars, tokens
 
 TITLE_WIDTH = 40
-"""Characters of a session title shown at most."""
+"""Cells of a session title shown at most."""
 
-MIN_TITLE = 16
-"""Characters of a title kept before the line's figures give way (see ``session_label``)."""
+MIN_TITLE = 12
+"""Cells of a title kept before any other part is added beside it (see ``session_label``)."""
+
+FOLD_MARK = "  ▶"
+"""How a folded branch's line ends when its note (``folded_note``) does not fit."""
 
 Part = tuple[str, str]
 """A piece of a line and its role, which the tree styles: "title" (bold when the session is the
 current one), "fork", "meta" or "toggle" (a click there folds or unfolds the branch)."""
+
+_KEPT_FIRST = ("lead", "fork", "title", "toggle", "age", "money", "fork at", "msgs", "tokens", "note")
+"""The parts of a session's line, most important first: the first ones are kept when the room is short."""
+
+_META = ("msgs", "age", "tokens", "money")
+"""The figures after the title, in the order they are shown."""
 
 
 def relative_time(updated: float, now: float | None = None) -> str:
@@ -67,37 +78,74 @@ class CompactionEntry:
                    _int(data.get("tokens_after")), str(data.get("by") or ""))
 
 
+def cut(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` terminal cells: whole when it fits, else its head and "…"
+    (never half a wide character or a grapheme); "" for less than one cell."""
+    if cell_len(text) <= cells:
+        return text
+    if cells < 1:
+        return ""
+    return set_cell_size(text, cells - 1).rstrip() + "…"
+
+
 def session_label(session: SessionInfo, *, current: bool, now: float, room: int, folded: str = "") -> list[Part]:
-    """A session's line in ``room`` cells: ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42``.
+    """A session's line in at most ``room`` terminal cells:
+    ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42  ▶ 2 branches``.
 
     ``now`` is epoch seconds (for the age); ``folded`` is ``folded_note``'s text when the
     branch is folded, else "". Tokens and dollars are left out while 0.
+
+    Only the title is ever cut (ending in "…"); every other part is shown whole or left out
+    whole, the least important first when the room is short (``_KEPT_FIRST``: a message count
+    cut to "25 m" would read as minutes). A title keeps ``MIN_TITLE`` cells before any figure
+    is added, and takes what is left over, up to ``TITLE_WIDTH``.
     """
-    parts: list[Part] = [("● " if current else "  ", "title")]
-    if session.parent is not None:
-        fork_at = getattr(session, "fork_at", None)
-        parts.append((f"⑂ at {fork_at} " if fork_at is not None else "⑂ ", "fork"))
-    title = title_of(session) or "(untitled)"
+    title = one_line(title_of(session), 4 * TITLE_WIDTH) or "(untitled)"
     count = int(session.message_count or 0)
-    msgs = f"{count} msg{'s' if count != 1 else ''}"
-    age = relative_time(float(session.updated or 0), now=now)
     spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
     cost = float(getattr(session, "cost", 0.0) or 0.0)
-    money = dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else ""
-    # The pane is narrow: the title gives way first, then the age and the token count, so
-    # what a branch cost stays in view (richest first, the last one always fits).
-    room = room - sum(len(text) for text, _ in parts) - len(folded)
-    choices = [[msgs, age, f"{tokens(spent)} tok" if spent else "", dollars(cost) if cost > 0 else ""],
-               [msgs, money], [money]]
-    for meta in choices:
-        meta_text = "  " + " · ".join(m for m in meta if m) if any(meta) else ""
-        width = room - len(meta_text)
-        if width >= min(len(title), MIN_TITLE):
-            break
-    parts.append((one_line(title, max(min(width, TITLE_WIDTH), MIN_TITLE // 2)), "title"))
-    parts.append((meta_text, "meta"))
-    if folded:
-        parts.append((folded, "toggle"))
+    fork_at = getattr(session, "fork_at", None) if session.parent is not None else None
+    texts = {
+        "lead": "● " if current else "  ",
+        "fork": "⑂ " if session.parent is not None else "",
+        "toggle": FOLD_MARK if folded else "",
+        "age": relative_time(float(session.updated or 0), now=now),
+        "money": dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else "",
+        "fork at": f"at {fork_at} " if fork_at is not None else "",
+        "msgs": f"{count} msg{'s' if count != 1 else ''}",
+        "tokens": f"{tokens(spent)} tok" if spent and cost > 0 else "",
+        "note": folded,
+    }
+
+    def width(kept: set[str], title_cells: int) -> int:
+        """Cells of a line of the parts ``kept`` and a title of ``title_cells``."""
+        meta = [cell_len(texts[name]) for name in _META if name in kept]
+        fold = "note" if "note" in kept else "toggle" if "toggle" in kept else None
+        return (title_cells + sum(cell_len(texts[name]) for name in ("lead", "fork", "fork at") if name in kept)
+                + (2 + sum(meta) + 3 * (len(meta) - 1) if meta else 0) + (cell_len(texts[fold]) if fold else 0))
+
+    kept: set[str] = set()
+    title_cells = 0
+    for name in _KEPT_FIRST:
+        if name == "title":
+            title_cells = max(0, min(cell_len(title), MIN_TITLE, room - width(kept, 0)))
+        elif texts[name] and (name != "note" or "toggle" in kept) and width(kept | {name}, title_cells) <= room:
+            kept.add(name)
+    title_cells = max(title_cells, min(cell_len(title), TITLE_WIDTH, room - width(kept, 0)))
+
+    parts: list[Part] = []
+    if "lead" in kept:
+        parts.append((texts["lead"], "title"))
+    fork = "".join(texts[name] for name in ("fork", "fork at") if name in kept)
+    if fork:
+        parts.append((fork, "fork"))
+    if title_cells > 0:
+        parts.append((cut(title, title_cells), "title"))
+    for i, name in enumerate(name for name in _META if name in kept):
+        parts.append(("  " if i == 0 else " · ", "meta"))
+        parts.append((texts[name], "meta"))
+    if "toggle" in kept:
+        parts.append((texts["note" if "note" in kept else "toggle"], "toggle"))
     return parts
 
 
@@ -108,13 +156,19 @@ def folded_note(branches: int, compactions: int) -> str:
     return f"  ▶ {', '.join(h for h in hidden if h)}"
 
 
-def compaction_label(entry: CompactionEntry) -> str:
-    """A compaction leaf's line: ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``."""
-    text = f"⊟ compacted at msg {entry.at}"
+def compaction_label(entry: CompactionEntry, room: int = TITLE_WIDTH * 4) -> str:
+    """A compaction leaf's line in at most ``room`` cells:
+    ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``; a part that does not fit is left
+    out whole (the token figures first, then who made it, the message, "compacted")."""
+    parts = ["⊟", " compacted", f" at msg {entry.at}"]
     if entry.tokens_before or entry.tokens_after:
-        text += f": {tokens(entry.tokens_before)} → {tokens(entry.tokens_after)} tokens"
+        parts.append(f": {tokens(entry.tokens_before)} → {tokens(entry.tokens_after)} tokens")
     if entry.by:
-        text += f" ({one_line(entry.by, 20)})"
+        parts.append(f" ({one_line(entry.by, 20)})")
+    text = ""
+    for part in parts:
+        if cell_len(text) + cell_len(part) <= room:
+            text += part
     return text
 
 

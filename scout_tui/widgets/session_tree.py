@@ -325,7 +325,7 @@ class SessionTree(Tree[NodeData]):
     def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
         session = node.data
         if isinstance(session, CompactionEntry):
-            return self._compaction_label(session, style)
+            return self._compaction_label(node, session, style)
         if session is None:
             return super().render_label(node, base_style, style)
         current = session.id == self.current_id
@@ -346,19 +346,27 @@ class SessionTree(Tree[NodeData]):
         return label
 
     def _label_room(self, node: TreeNode[NodeData]) -> int:
-        """Cells a node's label has: the pane's width less its guides and fold icon (a wide
-        number before the first layout, so nothing is clipped for want of a size)."""
+        """Cells a node's label has: the pane's width (less a scrollbar) less its guides,
+        ``guide_depth`` cells a level (render_label draws no fold icon). A wide number before
+        the first layout, so nothing is left out for want of a size."""
         width = self.scrollable_content_region.width
         if width <= 0:
             return 10_000
         depth, parent = 0, node.parent
         while parent is not None and parent is not self.root:
             depth, parent = depth + 1, parent.parent
-        return width - depth * self.guide_depth - 2
+        return width - depth * self.guide_depth
 
-    def _compaction_label(self, entry: CompactionEntry, style: Style) -> Text:
-        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``, in the meta colour."""
-        label = Text(compaction_label(entry), style=self.get_component_rich_style("session-tree--meta", partial=True))
+    def get_label_width(self, node: TreeNode[NodeData]) -> int:
+        # Every label is fitted to its room in the pane (render_label), so no line needs a
+        # horizontal scroll. Measured, a width taken before a vertical scrollbar appeared
+        # would be 2 cells too wide for after, and add a horizontal one.
+        return 0 if isinstance(node.data, (SessionInfo, CompactionEntry)) else super().get_label_width(node)
+
+    def _compaction_label(self, node: TreeNode[NodeData], entry: CompactionEntry, style: Style) -> Text:
+        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``, fitted, in the meta colour."""
+        label = Text(compaction_label(entry, self._label_room(node)),
+                     style=self.get_component_rich_style("session-tree--meta", partial=True))
         label.stylize(style)
         return label
 

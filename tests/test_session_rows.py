@@ -1,0 +1,96 @@
+"""The sessions pane's rows as text, at every width: only the title is ever cut (ending in "…");
+every other part is shown whole or left out whole, the least important first."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from rich.cells import cell_len
+
+from scout_tui.widgets.session_rows import CompactionEntry, compaction_label, folded_note, session_label
+from tests.session_tree_helpers import NOW, info
+
+ROOM = range(0, 121)
+"""Every width a row is fitted to in these tests, in cells: from none to wider than any row."""
+
+SESSIONS = {
+    "root with spending": replace(info("r", "Refactor the config loader to read layered files", 25 * 60, 25),
+                                  input_tokens=110_000, output_tokens=10_000, cost=0.4213),
+    "fork with tokens only": replace(info("f", "Try TOML tables", 3 * 3600, 4, parent="r", fork_at=2),
+                                     input_tokens=900, output_tokens=50),
+    "short title": info("s", "hi", 10, 1),
+    "untitled": info("u", "", 2 * 86_400, 0),
+    "wide characters": info("w", "設定ローダーを書き直す 🐛 修正", 600, 12, parent="r", fork_at=10),
+}
+
+FOLDED = {"not folded": "", "folded": folded_note(2, 1)}
+
+
+def check_row(parts: list[tuple[str, str]], whole: list[tuple[str, str]], room: int) -> None:
+    """``parts`` fit in ``room`` cells, and each is a part of the ``whole`` row (the same row
+    with room for everything), but for the title, which may be its head ending in "…", and the
+    fork mark, which may leave out its fork point."""
+    assert cell_len("".join(text for text, _ in parts)) <= room
+    whole_title = next(text for text, role in whole if role == "title" and text.strip() not in ("", "●"))
+    fork_marks = {text for text, role in whole if role == "fork"} | {"⑂ "}
+    for text, role in parts:
+        if role == "title" and text not in ("● ", "  "):
+            assert text == whole_title or (text.endswith("…") and whole_title.startswith(text[:-1])), (text, room)
+        elif role == "fork":
+            assert text in fork_marks, (text, room)
+        elif role == "toggle":
+            assert text in {whole[-1][0], "  ▶"}, (text, room)
+        else:
+            assert (text, role) in whole, (text, room)
+
+
+@pytest.mark.parametrize("folded", FOLDED.values(), ids=FOLDED.keys())
+@pytest.mark.parametrize("session", SESSIONS.values(), ids=SESSIONS.keys())
+def test_at_every_width_a_row_fits_and_no_part_but_the_title_is_cut(session, folded):
+    whole = session_label(session, current=True, now=NOW, room=10_000, folded=folded)
+    for room in ROOM:
+        check_row(session_label(session, current=True, now=NOW, room=room, folded=folded), whole, room)
+
+
+def test_a_wide_row_shows_every_part():
+    row = session_label(SESSIONS["root with spending"], current=True, now=NOW, room=200, folded=folded_note(2, 0))
+    assert "".join(text for text, _ in row) == (
+        "● Refactor the config loader to read laye…  25 msgs · 25m ago · 120k tok · $0.42  ▶ 2 branches")
+
+
+@pytest.mark.parametrize(("room", "shown"), [
+    (52, "  Refactor th…  25 msgs · 25m ago · 120k tok · $0.42"),
+    (44, "  Refactor the c…  25 msgs · 25m ago · $0.42"),  # the tokens beside the dollars go first
+    (38, "  Refactor the confi…  25m ago · $0.42"),  # then the message count
+    (30, "  Refactor the confi…  25m ago"),  # then the dollars: the title and its age stay
+    (20, "  Refactor the conf…"),
+])
+def test_a_narrow_row_keeps_the_title_and_age_and_leaves_out_counts_whole(room, shown):
+    row = session_label(SESSIONS["root with spending"], current=False, now=NOW, room=room)
+    assert "".join(text for text, _ in row) == shown
+
+
+def test_a_narrow_fork_keeps_its_mark_and_leaves_out_its_fork_point_whole():
+    fork = SESSIONS["fork with tokens only"]
+    assert "".join(t for t, _ in session_label(fork, current=False, now=NOW, room=42)) == (
+        "  ⑂ at 2 Try TOML tables  3h ago · 950 tok")
+    assert "".join(t for t, _ in session_label(fork, current=False, now=NOW, room=26)) == "  ⑂ Try TOML tabl…  3h ago"
+
+
+def test_wide_characters_are_counted_as_the_cells_they_take():
+    row = session_label(SESSIONS["wide characters"], current=False, now=NOW, room=30)
+    text = "".join(t for t, _ in row)
+    assert cell_len(text) <= 30 and text.endswith("  10m ago")
+
+
+def test_a_compaction_leaf_leaves_out_its_parts_whole_at_every_width():
+    entry = CompactionEntry("b", 69, 57, 142_000, 9_000, "auto")
+    whole = compaction_label(entry)
+    pieces = ["⊟", " compacted", " at msg 57", ": 142k → 9.0k tokens", " (auto)"]
+    assert whole == "".join(pieces)
+    for room in ROOM:
+        text = compaction_label(entry, room)
+        assert cell_len(text) <= room
+        kept = [piece for piece in pieces if piece in text]
+        assert "".join(kept) == text, (room, text)

@@ -1,0 +1,93 @@
+"""The sessions pane of the running app at 80x24 and 120x40: each row fits the pane as laid out
+(no line cut short by the pane's edge, no horizontal scroll), its parts whole."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from scout_tui import store as store_module
+from scout_tui.bus import Event
+from scout_tui.store import Store
+from scout_tui.widgets.session_tree import SessionTree
+from tests.app_helpers import make_app
+from tests.conftest import wait_until
+from tests.session_tree_helpers import NOW, lines
+
+MINUTE = 60.0
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    return workdir
+
+
+def say(store: Store, sid: str, role: str, text: str, cost: float | None = None) -> None:
+    data: dict = {"message": {"role": role, "content": [{"type": "text", "text": text}]}}
+    if role == "assistant":
+        data.update(usage={"input_tokens": 1_000, "output_tokens": 200}, stop_reason="end_turn", model="m", cost=cost)
+    store.append(sid, Event.of(f"message.{role}", data))
+
+
+def store_sessions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 25-message session of 25 minutes ago that cost $0.24, a branch of it with its own prompt
+    (10 minutes ago, tokens but no price), and a branch of that branch (5 minutes ago)."""
+    clock = {"now": NOW - 25.5 * MINUTE}
+    with monkeypatch.context() as patch:
+        patch.setattr(store_module, "time", types.SimpleNamespace(time=lambda: clock["now"]))
+        with Store() as store:
+            root = store.create_session(repo)
+            for i in range(25):
+                say(store, root, "user" if i % 2 == 0 else "assistant",
+                    "Refactor the config loader to read layered files" if i == 0 else f"step {i}", cost=0.02)
+            clock["now"] = NOW - 10.5 * MINUTE
+            branch = store.fork(root, 2).id
+            say(store, branch, "user", "Try TOML tables instead")
+            say(store, branch, "assistant", "Done.")
+            clock["now"] = NOW - 5.5 * MINUTE
+            twig = store.fork(branch, 4).id
+            say(store, twig, "user", "Now with includes")
+
+
+async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int]:
+    """The sessions pane's lines in the app at ``size``, and the width (cells) they have."""
+    app = make_app(repo, None)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.last_line == 2,
+                         what="the sessions pane lists the three sessions")
+        await pilot.pause()
+        tree = app.tree_pane
+        assert not tree.show_horizontal_scrollbar
+        width = tree.scrollable_content_region.width
+        shown = lines(tree)
+        for y, line in enumerate(shown):  # what the pane draws is the whole label: nothing cut off at its edge
+            node = tree.get_node_at_line(y)
+            label = tree.render_label(node, tree.rich_style, tree.rich_style).plain
+            assert line.endswith(label.rstrip()) and len(line) <= width, (line, label)
+        return shown, width
+
+
+async def test_rows_at_80_columns_keep_title_and_age_and_cut_no_unit(repo, monkeypatch):
+    monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: NOW))
+    store_sessions(repo, monkeypatch)
+    shown, width = await pane_lines(repo, (80, 24))
+    assert width == 30  # the side column's min-width of 32, less padding
+    assert shown == [
+        "  Refactor the confi…  25m ago",
+        "└─   ⑂ Try TOML tabl…  10m ago",
+        "   └─   ⑂ Now with in…  5m ago",
+    ]
+
+
+async def test_rows_at_120_columns_show_more_parts_each_whole(repo, monkeypatch):
+    monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: NOW))
+    store_sessions(repo, monkeypatch)
+    shown, width = await pane_lines(repo, (120, 40))
+    assert width == 38
+    assert shown == [
+        "  Refactor the confi…  25m ago · $0.24",
+        "└─   ⑂ at 2 Try TOML tables…  10m ago",
+        "   └─   ⑂ at 4 Now with inclu…  5m ago",
+    ]
