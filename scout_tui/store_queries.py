@@ -15,13 +15,14 @@ from typing import Callable, Iterator
 
 from scout_tui.messages import tool_results, tool_uses
 
-SESSION_COLUMNS = (
+ALL_SESSION_COLUMNS = (
     "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens,"
-    " cache_read_tokens, cache_write_tokens, cost, compactions, deleted"
+    " cache_read_tokens, cache_write_tokens, cost, compactions, deleted, title_inherited"
 )
-"""The ``sessions`` columns of a ``SessionInfo``, in its field order."""
+"""Every column of the ``sessions`` projection."""
 
-ALL_SESSION_COLUMNS = SESSION_COLUMNS + ", title_inherited"
+SESSION_COLUMNS = ALL_SESSION_COLUMNS
+"""What a ``SessionInfo`` is read from (``SELECT {SESSION_COLUMNS} FROM sessions``), in its field order."""
 
 
 @dataclass
@@ -31,7 +32,8 @@ class SessionInfo:
     ``input_tokens`` counts input + cache read + cache write tokens of this session's own
     assistant messages; ``message_count`` includes the ``fork_at`` messages shared with a parent.
     ``title`` is the first line of the first user message, a chosen title (``session.rename``),
-    or for a branch its parent's title until the branch's own first user message replaces it.
+    or for a branch its parent's title until the branch's own first user message replaces it
+    (``title_inherited`` meanwhile).
     """
 
     id: str
@@ -51,12 +53,15 @@ class SessionInfo:
     compactions: int = 0
     """Summary compactions made in this session."""
     deleted: bool = False
+    title_inherited: bool = False
+    """The title is the parent's, copied when the branch was made: the branch has no prompt of
+    its own yet, nor a chosen title."""
 
 
 def info_of(row: tuple) -> SessionInfo:
     """A ``SessionInfo`` from a row of ``SESSION_COLUMNS``."""
-    *head, deleted = row
-    return SessionInfo(*head, deleted=bool(deleted))
+    *head, deleted, inherited = row
+    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited))
 
 
 # -- ancestry -------------------------------------------------------------------------------

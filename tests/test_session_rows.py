@@ -22,6 +22,8 @@ SESSIONS = {
     "short title": info("s", "hi", 10, 1),
     "untitled": info("u", "", 2 * 86_400, 0),
     "wide characters": info("w", "設定ローダーを書き直す 🐛 修正", 600, 12, parent="r", fork_at=10),
+    "fork without a prompt of its own": replace(info("n", "Refactor the config loader to read layered files", 60, 25,
+                                                     parent="r", fork_at=25), title_inherited=True),
 }
 
 FOLDED = {"not folded": "", "folded": folded_note(2, 1)}
@@ -30,10 +32,13 @@ FOLDED = {"not folded": "", "folded": folded_note(2, 1)}
 def check_row(parts: list[tuple[str, str]], whole: list[tuple[str, str]], room: int) -> None:
     """``parts`` fit in ``room`` cells, and each is a part of the ``whole`` row (the same row
     with room for everything), but for the title, which may be its head ending in "…", and the
-    fork mark, which may leave out its fork point."""
+    fork mark ``⑂ at 3 fork of ``, which may leave out its fork point and its "fork of"."""
     assert cell_len("".join(text for text, _ in parts)) <= room
     whole_title = next(text for text, role in whole if role == "title" and text.strip() not in ("", "●"))
-    fork_marks = {text for text, role in whole if role == "fork"} | {"⑂ "}
+    mark = "".join(text for text, role in whole if role == "fork")  # "⑂ at 3 fork of " at most
+    point = mark.removeprefix("⑂ ").removesuffix("fork of ")
+    of = "fork of " if mark.endswith("fork of ") else ""
+    fork_marks = {"⑂ " + at + fork_of for at in ("", point) for fork_of in ("", of)}
     for text, role in parts:
         if role == "title" and text not in ("● ", "  "):
             assert text == whole_title or (text.endswith("…") and whole_title.startswith(text[:-1])), (text, room)
@@ -94,3 +99,15 @@ def test_a_compaction_leaf_leaves_out_its_parts_whole_at_every_width():
         assert cell_len(text) <= room
         kept = [piece for piece in pieces if piece in text]
         assert "".join(kept) == text, (room, text)
+
+
+def test_a_branch_without_a_prompt_of_its_own_reads_as_a_fork_of_its_parents_title():
+    fork = SESSIONS["fork without a prompt of its own"]
+    assert "".join(t for t, _ in session_label(fork, current=False, now=NOW, room=60)) == (
+        "  ⑂ at 25 fork of Refactor the config loa…  25 msgs · 1m ago")
+    # Narrower, "fork of" stays while the fork point, the age and the title's end give way.
+    assert "".join(t for t, _ in session_label(fork, current=False, now=NOW, room=28)) == (
+        "  ⑂ fork of Refactor the co…")
+    own = replace(fork, title="Now with includes", title_inherited=False)
+    assert "".join(t for t, _ in session_label(own, current=False, now=NOW, room=60)) == (
+        "  ⑂ at 25 Now with includes  25 msgs · 1m ago")

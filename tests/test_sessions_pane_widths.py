@@ -33,7 +33,8 @@ def say(store: Store, sid: str, role: str, text: str, cost: float | None = None)
 
 def store_sessions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 25-message session of 25 minutes ago that cost $0.24, a branch of it with its own prompt
-    (10 minutes ago, tokens but no price), and a branch of that branch (5 minutes ago)."""
+    (10 minutes ago, tokens but no price), and a branch of that branch with no prompt of its own
+    yet (5 minutes ago)."""
     clock = {"now": NOW - 25.5 * MINUTE}
     with monkeypatch.context() as patch:
         patch.setattr(store_module, "time", types.SimpleNamespace(time=lambda: clock["now"]))
@@ -47,8 +48,7 @@ def store_sessions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             say(store, branch, "user", "Try TOML tables instead")
             say(store, branch, "assistant", "Done.")
             clock["now"] = NOW - 5.5 * MINUTE
-            twig = store.fork(branch, 4).id
-            say(store, twig, "user", "Now with includes")
+            store.fork(branch, 4)
 
 
 async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int]:
@@ -77,7 +77,7 @@ async def test_rows_at_80_columns_keep_title_and_age_and_cut_no_unit(repo, monke
     assert shown == [
         "  Refactor the confi…  25m ago",
         "└─   ⑂ Try TOML tabl…  10m ago",
-        "   └─   ⑂ Now with in…  5m ago",
+        "   └─   ⑂ fork of Try TOML ta…",
     ]
 
 
@@ -89,5 +89,5 @@ async def test_rows_at_120_columns_show_more_parts_each_whole(repo, monkeypatch)
     assert shown == [
         "  Refactor the confi…  25m ago · $0.24",
         "└─   ⑂ at 2 Try TOML tables…  10m ago",
-        "   └─   ⑂ at 4 Now with inclu…  5m ago",
+        "   └─   ⑂ fork of Try TOML ta…  5m ago",
     ]

@@ -207,6 +207,23 @@ def test_a_branch_carries_its_parents_title_until_its_own_first_user_message(sto
     assert store.session(parent).title == "Chosen ✍"
 
 
+def test_a_branch_s_title_is_marked_inherited_until_its_own_prompt_or_a_rename(store: Store, tmp_path: Path) -> None:
+    parent = conversation(store, tmp_path, 2)
+    branch = store.fork(parent, 2).id
+    assert store.session(branch).title_inherited and not store.session(parent).title_inherited
+    store.append(branch, results())  # a user message without text names nothing
+    assert store.session(branch).title_inherited
+    store.append(branch, say("user", "a new direction"))
+    assert (store.session(branch).title, store.session(branch).title_inherited) == ("a new direction", False)
+    renamed = store.fork(parent, 2).id
+    store.rename(renamed, "chosen")
+    store.append(renamed, say("user", "not the title"))
+    assert (store.session(renamed).title, store.session(renamed).title_inherited) == ("chosen", False)
+    store.rebuild()
+    assert [store.session(sid).title_inherited for sid in (parent, branch, renamed)] == [False, False, False]
+    assert store.session(store.fork(parent, 1).id).title_inherited
+
+
 def test_a_fork_given_a_title_keeps_it(store: Store, tmp_path: Path) -> None:
     branch = store.fork(conversation(store, tmp_path, 2), title="experiment").id
     store.append(branch, say("user", "not the title"))

@@ -26,8 +26,11 @@ Part = tuple[str, str]
 """A piece of a line and its role, which the tree styles: "title" (bold when the session is the
 current one), "fork", "meta" or "toggle" (a click there folds or unfolds the branch)."""
 
-_KEPT_FIRST = ("lead", "fork", "title", "toggle", "age", "money", "fork at", "msgs", "tokens", "note")
+_KEPT_FIRST = ("lead", "fork", "title", "toggle", "fork of", "age", "money", "fork at", "msgs", "tokens", "note")
 """The parts of a session's line, most important first: the first ones are kept when the room is short."""
+
+_FORK = ("fork", "fork at", "fork of")
+"""The parts of a branch's mark before its title, in the order shown: ``⑂ at 3 fork of ``."""
 
 _META = ("msgs", "age", "tokens", "money")
 """The figures after the title, in the order they are shown."""
@@ -93,7 +96,8 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42  ▶ 2 branches``.
 
     ``now`` is epoch seconds (for the age); ``folded`` is ``folded_note``'s text when the
-    branch is folded, else "". Tokens and dollars are left out while 0.
+    branch is folded, else "". Tokens and dollars are left out while 0. A branch still carrying
+    its parent's title (no prompt of its own yet, not renamed) reads ``⑂ at 3 fork of Title``.
 
     Only the title is ever cut (ending in "…"); every other part is shown whole or left out
     whole, the least important first when the room is short (``_KEPT_FIRST``: a message count
@@ -109,6 +113,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         "lead": "● " if current else "  ",
         "fork": "⑂ " if session.parent is not None else "",
         "toggle": FOLD_MARK if folded else "",
+        "fork of": "fork of " if session.parent is not None and session.title_inherited else "",
         "age": relative_time(float(session.updated or 0), now=now),
         "money": dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else "",
         "fork at": f"at {fork_at} " if fork_at is not None else "",
@@ -121,7 +126,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         """Cells of a line of the parts ``kept`` and a title of ``title_cells``."""
         meta = [cell_len(texts[name]) for name in _META if name in kept]
         fold = "note" if "note" in kept else "toggle" if "toggle" in kept else None
-        return (title_cells + sum(cell_len(texts[name]) for name in ("lead", "fork", "fork at") if name in kept)
+        return (title_cells + sum(cell_len(texts[name]) for name in ("lead", *_FORK) if name in kept)
                 + (2 + sum(meta) + 3 * (len(meta) - 1) if meta else 0) + (cell_len(texts[fold]) if fold else 0))
 
     kept: set[str] = set()
@@ -136,7 +141,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     parts: list[Part] = []
     if "lead" in kept:
         parts.append((texts["lead"], "title"))
-    fork = "".join(texts[name] for name in ("fork", "fork at") if name in kept)
+    fork = "".join(texts[name] for name in _FORK if name in kept)
     if fork:
         parts.append((fork, "fork"))
     if title_cells > 0:
