@@ -36,7 +36,8 @@ the model, Enter) · Esc deny and stop the turn
 the saved full output of a cut result
 
 **In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
-new branch before it, with the prompt ready to edit; on an answer: a branch after it)
+new branch before it, with the prompt ready to edit; on an answer: a branch after it) · `c` copies it ·
+`b` copies its code blocks, one per press (to the clipboard by OSC 52: a terminal or tmux may need it allowed)
 
 **In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
 """
@@ -61,6 +62,8 @@ class CommandsMixin:
                     self._resume_command, title="Resume a session"),
             Command("compact", "[FOCUS]", "summarise the older messages (a preview first; u on the marker undoes it)",
                     self._compact_command, title="Compact conversation"),
+            Command("copy", "[code]", "copy the last answer's markdown (or its last code block) to the clipboard",
+                    self._copy_command, title="Copy the last answer"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.show_cost(), title="Cost"),
             Command("strategy", "NAME[,NAME]", "the prompt strategy for this session", self.set_strategy),
@@ -161,6 +164,24 @@ class CommandsMixin:
     def _compact_command(self, focus: str) -> None:
         if not self._refuse_while_busy():
             self.compact_session(focus)
+
+    def _copy_command(self, what: str) -> None:
+        from scout_tui.text import code_blocks
+        from scout_tui.widgets.clipboard import copy
+
+        answer = self.chat.last_answer()
+        if answer is None or what not in ("", "code"):
+            self.chat.add_notice("Use `/copy` (the last answer) or `/copy code` (its last code block); "
+                                 "in the chat, `c` copies the selected message and `b` its code blocks."
+                                 if answer is not None else "No answer to copy yet.", "error")
+        elif what == "code":
+            found = code_blocks(answer.source)
+            if found:
+                copy(self, found[-1][1], f"the last answer's last code block{f' ({found[-1][0]})' if found[-1][0] else ''}")
+            else:
+                self.chat.add_notice("The last answer has no code block.", "error")
+        else:
+            copy(self, answer.source, "the last answer")
 
     def _theme_command(self, name: str) -> None:
         if name:

@@ -51,7 +51,7 @@ class CompletionMixin:
 
     def command_choices(self, query: str) -> list[Choice]:
         """The registry's commands matching ``query`` (fuzzy, as the command palette matches),
-        best first, registry order among equals."""
+        best first (a command named exactly so before all), registry order among equals."""
         from textual.fuzzy import Matcher
 
         matcher = Matcher(query)
@@ -59,10 +59,11 @@ class CompletionMixin:
         for n, command in enumerate(self.commands):
             names = (command.name, *command.aliases)
             best = max(matcher.match(name) for name in names) if query else 1.0
+            best += 100 * (query in names)
             if best > 0:
                 owner = f" ({command.owner})" if command.owner != "scout-tui" else ""
                 scored.append((-best, n, Choice(f"/{command.name}", command.usage, command.help + owner,
-                                                runs=not command.args)))
+                                                runs=not command.args or command.args.startswith("["))))
         return [choice for _, _, choice in sorted(scored, key=lambda s: (s[0], s[1]))]
 
     @work(thread=True, exclusive=True, group="complete-files")

@@ -34,7 +34,7 @@ class Choice:
     """One line of the completion list: ``value`` replaces the token (``/fork``,
     ``@src/app.py``), ``label`` is shown (``/fork [N]``), ``help`` beside it (may be ""),
     ``then`` is what follows the value ("" or a space) and ``runs`` says whether Enter sends the
-    prompt at once (a command without arguments)."""
+    prompt at once (a command whose arguments are all optional)."""
 
     value: str
     label: str
@@ -52,7 +52,7 @@ def token_at(line: str, row: int, column: int) -> Token | None:
     """
     if row == 0 and line.startswith("/") and not line.startswith("//"):
         word_end = len(line.split(None, 1)[0]) if line.strip() else len(line)
-        if column <= word_end and _COMMAND_NAME.match(line[1:column]):
+        if 0 < column <= word_end and _COMMAND_NAME.match(line[1:column]):
             return Token("command", line[1:column], row, 0, word_end)
     start = column
     while start > 0 and not line[start - 1].isspace():

@@ -205,3 +205,13 @@ def tool_summary(input: object, width: int = 80) -> str:
         if isinstance(value, str) and value.strip():
             return one_line(reveal(value), width)
     return one_line(" ".join(f"{k}={v!r}" for k, v in list(input.items())[:4]), width)
+
+
+def code_blocks(markdown: str) -> list[tuple[str, str]]:
+    """The fenced and indented code blocks of ``markdown``, in order, as ``(language, code)``
+    (language "" when the fence names none), parsed as CommonMark by markdown-it-py (Rich's
+    and Textual's parser)."""
+    from markdown_it import MarkdownIt
+
+    return [((token.info or "").split(maxsplit=1)[0] if token.info.strip() else "", token.content)
+            for token in MarkdownIt("commonmark").parse(markdown) if token.type in ("fence", "code_block")]

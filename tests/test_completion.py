@@ -121,3 +121,14 @@ def test_snapshot_of_the_command_list(snap_compare, repo) -> None:
 def test_a_mention_in_brackets_is_completed_as_mentions_read_it():
     assert token_at("(see @sr)", 0, 8) == Token("file", "sr", 0, 5, 9)
     assert token_at('("@sr', 0, 5) == Token("file", "sr", 0, 2, 5)
+
+
+def test_no_command_is_completed_before_the_slash():
+    assert token_at("/copy", 0, 0) is None
+
+
+async def test_a_command_typed_whole_is_first_whatever_the_fuzzy_order(repo):
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        assert [c.value for c in app.command_choices("tree")][:1] == ["/tree"]
+        assert [c.value for c in app.command_choices("exit")][:1] == ["/quit"]  # an alias

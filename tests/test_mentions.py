@@ -114,7 +114,7 @@ def repo(tmp_home: Path, workdir: Path) -> Path:
 
 
 async def test_a_mention_sends_the_file_and_the_chat_shows_a_chip(repo):
-    write(repo, "notes.txt", "the answer is 42\n")
+    (repo / "notes.txt").write_text("the answer is 42\n")
     with LoopbackServer([Reply(anthropic_stream(["It says 42."]))]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
@@ -133,8 +133,8 @@ async def test_a_mention_sends_the_file_and_the_chat_shows_a_chip(repo):
 
 
 async def test_a_denied_mention_is_not_sent_and_the_chat_says_why(repo):
-    write(repo, ".env", "TOKEN=abc\n")
-    write(repo, "scout.toml", '[permissions]\ndeny = ["read(.env)"]\n')
+    (repo / ".env").write_text("TOKEN=abc\n")
+    write(repo, "scout", '[permissions]\ndeny = ["read:.env"]\n')
     with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:

@@ -26,12 +26,13 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..messages import has_text
-from ..text import sanitize
+from ..text import code_blocks, sanitize
 from ..tools.output import redact
 from .assistant_message import AnswerState, AssistantMessage
 from .chat_batch import answer_calls, build_batch, user_widget
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import Notice, ToolCallLine, UserMessage
+from .clipboard import copy
 from .chat_layout import VisibleLayout, Part
 from .markdown_render import code_theme_of
 
@@ -91,6 +92,8 @@ class ChatView(VisibleLayout, VerticalScroll):
         Binding("home,g", "select_first", "First message", id="chat.first", show=False),
         Binding("end,G", "select_last", "Newest message", id="chat.follow", show=False),
         Binding("f", "fork", "Fork here", id="chat.fork"),
+        Binding("c", "copy", "Copy", id="chat.copy"),
+        Binding("b", "copy_code", "Copy code", id="chat.copy_code", show=False),
     ]
 
     @dataclass
@@ -127,6 +130,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         super().__init__(id=id, classes=classes)
         self._tool_lines: dict[str, ToolCallLine] = {}
         self._selected: UserMessage | AssistantMessage | None = None
+        self._code_turns: dict[int, int] = {}  # the message whose code block ``b`` copied last, and which
         self._stored: list[dict] = []  # the conversation given to load()
         self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
         self._first = 0  # index in _stored of the oldest mounted message
@@ -484,6 +488,35 @@ class ChatView(VisibleLayout, VerticalScroll):
         if messages := self._messages():
             self.select(messages[-1], scroll=False)
         self.anchor()
+
+    def action_copy(self) -> None:
+        """``c``: copy the selected message's text (an answer's markdown) to the clipboard."""
+        message = self.selected
+        if message is None:
+            self.app.bell()
+            return
+        text = message.text if isinstance(message, UserMessage) else message.source
+        what = "your prompt" if isinstance(message, UserMessage) else "the answer"
+        copy(self.app, text, what)
+
+    def action_copy_code(self) -> None:
+        """``b``: copy a code block of the selected answer: the first, then the next at each press
+        (a bell when it has none)."""
+        message = self.selected
+        found = code_blocks(message.text if isinstance(message, UserMessage) else message.source) if message else []
+        if not found:
+            self.app.bell()
+            self.notify("No code block in this message.", severity="warning", timeout=3)
+            return
+        turn = self._code_turns.get(id(message), -1) + 1
+        self._code_turns = {id(message): turn % len(found)}
+        language, code = found[turn % len(found)]
+        copy(self.app, code, f"code block {turn % len(found) + 1} of {len(found)}" + (f" ({language})" if language else ""))
+
+    def last_answer(self) -> AssistantMessage | None:
+        """The newest answer in the chat, if any."""
+        answers = [w for w in self.children if isinstance(w, AssistantMessage)]
+        return answers[-1] if answers else None
 
     def action_fork(self) -> None:
         """Post ``ForkRequested`` for the selected message (a bell when none; a bell and a note
