@@ -16,10 +16,13 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from scout_tui import __version__
 from scout_tui.errors import ScoutError
+
+if TYPE_CHECKING:
+    from scout_tui.config import Config
 
 EPILOG = """\
 other commands:
@@ -127,6 +130,8 @@ def _main(args: argparse.Namespace) -> int:
         from scout_tui.headless import run_headless
 
         prompt = with_piped_input(args.prompt, sys.stdin)
+        if fork is not None or args.resume or args.continue_:
+            config = _session_model(config, cwd, resume=args.resume, latest=args.continue_, fork=fork)
         return asyncio.run(run_headless(config, cwd, prompt, resume=args.resume, continue_=args.continue_, fork=fork,
                                         output_format=args.output_format))
     if args.output_format != "text":
@@ -140,6 +145,8 @@ def _main(args: argparse.Namespace) -> int:
         # plain error; the app opens it by its full id.
         with Store() as store:
             resume = resolve_session(store, cwd, resume=resume, fork=fork).id
+    if resume or args.continue_:
+        config = _session_model(config, cwd, resume=resume, latest=args.continue_)
     gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then
     try:
         from scout_tui.app import ScoutApp
@@ -149,6 +156,30 @@ def _main(args: argparse.Namespace) -> int:
     finally:
         gc.enable()  # also when the app could not start (a bad config raises in ScoutApp())
     return app.return_code or 0
+
+
+def _session_model(config: Config, cwd: Path, *, resume: str | None = None, latest: bool = False,
+                   fork: tuple[str, int | None] | None = None) -> Config:
+    """``config`` for the session a run reopens (``--resume``, ``-c``) or branches (``--fork``, the
+    branch not made yet): with the profile and model it last switched to, unless ``--model``
+    or ``--provider`` chose them for this run (``config.resumed_config``). Unchanged for a
+    session that never switched, and for ``-c`` where this directory has no session yet.
+
+    Raises:
+        ScoutError: the id or prefix matches no session, or several.
+    """
+    from scout_tui.config import resumed_config
+    from scout_tui.store import Store
+
+    with Store() as store:
+        if fork is not None:
+            switch = store.model_switch(store.find(fork[0]).id, fork[1])
+        elif resume:
+            switch = store.model_switch(store.find(resume).id)
+        else:
+            info = store.latest(cwd) if latest else None
+            switch = store.model_switch(info.id) if info is not None else None
+    return resumed_config(config, switch)
 
 
 def _run(command: Callable[[], int]) -> int:

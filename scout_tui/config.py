@@ -20,13 +20,16 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import platformdirs
 
 from scout_tui import keys
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
+
+if TYPE_CHECKING:
+    from scout_tui.bus import ModelSwitch
 
 CONFIG_FILE = "scout.toml"
 
@@ -243,6 +246,18 @@ class Config:
         """The ``[name]`` table from the config files, or {} when absent or not a table."""
         value = self.extra.get(name)
         return value if isinstance(value, dict) else {}
+
+
+def resumed_config(config: Config, switch: ModelSwitch | None) -> Config:
+    """``config`` for a session reopened (``--resume``, ``-c``, ``--fork``): with the profile and
+    model of its last ``switch`` (``Store.model_switch``), unless this run's flags chose the
+    model or the provider (``--model``, ``--provider``): the person's word for this run wins.
+    ``where("provider")`` then says "the session's model switch"."""
+    if switch is None:
+        return config
+    if any(config.sources.get(key, "").startswith("flag ") for key in ("model", "provider")):
+        return config
+    return config.for_provider(switch.provider, switch.model, origin="the session's model switch")
 
 
 # Key -> expected type ("str", "int", "float"), for every settable field.

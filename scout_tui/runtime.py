@@ -288,18 +288,6 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     return ModelSwitch(config.provider, backend.model)
 
 
-def resumed_config(config: Config, switch: ModelSwitch | None) -> Config:
-    """``config`` for a session reopened (``--resume``, ``-c``, ``--fork``): with the profile and
-    model of its last ``switch`` (``Store.model_switch``), unless this run's flags chose the
-    model or the provider (``--model``, ``--provider``): the person's word for this run wins.
-    ``where("provider")`` then says "the session's model switch"."""
-    if switch is None:
-        return config
-    if any(config.sources.get(key, "").startswith("flag ") for key in ("model", "provider")):
-        return config
-    return config.for_provider(switch.provider, switch.model, origin="the session's model switch")
-
-
 def tool_output_dir() -> Path:
     """Where whole outputs of cut tool results are saved: ``tool-output`` in the data dir."""
     return data_dir() / "tool-output"

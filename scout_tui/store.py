@@ -18,6 +18,8 @@ Event vocabulary stored here (besides the agent's, see ``bus.py``):
 - ``session.compacted`` (see ``summary.py``): a summary in force from then on; a branch inherits
   an ancestor's compaction only when it was made before the branch's fork point
   (``count < fork_at``), so a fork at a compaction's ``count`` undoes it.
+- ``session.model`` {provider, model}: the model of the next requests (``model_switch``); a
+  branch inherits the last one made before its fork point. It leaves the projections alone.
 
 Spending (tokens and dollars) is summed per session from ``message.assistant``,
 ``session.compacted`` and ``session.compact_cancelled`` events into the ``sessions`` row: each
@@ -36,7 +38,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from scout_tui import store_queries as queries
-from scout_tui.bus import Event, SessionCreate, SessionDelete, SessionFork, SessionRename, SessionRestore
+from scout_tui.bus import (Event, ModelSwitch, SessionCreate, SessionDelete, SessionFork, SessionRename,
+                           SessionRestore)
 from scout_tui.config import data_dir
 from scout_tui.errors import ScoutError
 from scout_tui.projection import (MIGRATIONS, SCHEMA_VERSION, connect, dumps, project, rebuild_projections, snapshot,
@@ -357,6 +360,21 @@ class Store:
         the last one is the summary the model sees."""
         with self._reading() as db:
             return queries.compactions(db, session_id)
+
+    def model_switch(self, session_id: str, at: int | None = None) -> ModelSwitch | None:
+        """The profile and model the session goes on with: its newest ``session.model`` event
+        (``bus.ModelSwitch``), or None when it never switched (the configured model then).
+
+        A branch inherits its ancestors' switches made before its fork point: while the
+        ancestor had no more messages than the branch shares, and before the branch was made.
+        So a fork after a switch goes on with the switched model, a fork at a message before
+        it with the model in force then, and a switch in the parent after the fork does not
+        reach the branch. ``at`` asks the same of a branch not made yet: sharing the first
+        ``at`` messages of ``session_id``."""
+        with self._reading() as db:
+            data = queries.model_switch(db, session_id, at)
+        event = Event.of("session.model", data) if data is not None else None
+        return event if isinstance(event, ModelSwitch) else None
 
     def last_window(self, session_id: str) -> int | None:
         """The context window, in tokens, the session's last request was fitted to (its newest

@@ -21,8 +21,13 @@ ALL_SESSION_COLUMNS = (
 )
 """Every column of the ``sessions`` projection."""
 
-SESSION_COLUMNS = ALL_SESSION_COLUMNS
-"""What a ``SessionInfo`` is read from (``SELECT {SESSION_COLUMNS} FROM sessions``), in its field order."""
+SESSION_COLUMNS = (
+    ALL_SESSION_COLUMNS + ", (SELECT json_extract(data, '$.stop_reason') FROM events WHERE events.session_id = sessions.id"
+    " AND type = 'turn.end' ORDER BY id DESC LIMIT 1)"
+)
+"""What a ``SessionInfo`` is read from (``SELECT {SESSION_COLUMNS} FROM sessions``), in its field order:
+the projection's columns, and the stop reason of the session's newest ``turn.end`` event (read
+from the log, walking the session's events back from its newest: one index range)."""
 
 
 @dataclass
@@ -56,12 +61,22 @@ class SessionInfo:
     title_inherited: bool = False
     """The title is the parent's, copied when the branch was made: the branch has no prompt of
     its own yet, nor a chosen title."""
+    last_stop_reason: str | None = None
+    """How the session's newest turn ended: its own newest ``turn.end`` event's ``stop_reason``
+    (``end_turn``, ``error``, ``interrupted``, ``max_turns``…), None before any turn ended."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether the session's newest turn ended in an error (a refused key, a server error):
+        a ``-p`` run that failed, or a conversation whose last request did."""
+        return self.last_stop_reason == "error"
 
 
 def info_of(row: tuple) -> SessionInfo:
     """A ``SessionInfo`` from a row of ``SESSION_COLUMNS``."""
-    *head, deleted, inherited = row
-    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited))
+    *head, deleted, inherited, stop_reason = row
+    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),
+                       last_stop_reason=str(stop_reason) if stop_reason is not None else None)
 
 
 # -- ancestry -------------------------------------------------------------------------------
@@ -154,6 +169,43 @@ def compactions(db: sqlite3.Connection, session_id: str) -> list[dict]:
             if limit is None or int(data.get("count", 0)) < limit:
                 found.append({**data, "event_id": event_id, "session_id": sid})
     return found
+
+
+def model_switch(db: sqlite3.Connection, session_id: str, at: int | None = None) -> dict | None:
+    """``Store.model_switch``: the data of the newest ``session.model`` event in force, or None.
+
+    Walks from the session up its ancestry. The session's own events all count (only those
+    before its message ``at``, when given). An ancestor's count when made while its branch
+    would have seen them: before the branch's fork event, and before the ancestor's first
+    message the branch does not share (none of them when the branch shares none of the
+    ancestor's own messages).
+    """
+    before: int | None = None  # an ancestor's events count only before its branch was made
+    limit = at  # ... and before the first message its branch does not share
+    for sid, parent, fork_at in chain(db, session_id):
+        start = (fork_at or 0) if parent is not None else 0
+        if limit is None or limit >= start:
+            sql = "SELECT data FROM events WHERE session_id = ? AND type = 'session.model'"
+            params: list = [sid]
+            if before is not None:
+                sql += " AND id < ?"
+                params.append(before)
+            if limit is not None:
+                first_unshared = db.execute("SELECT event_id FROM messages WHERE session_id = ? AND seq = ?",
+                                            (sid, limit)).fetchone()
+                if first_unshared is not None:
+                    sql += " AND id < ?"
+                    params.append(first_unshared[0])
+            row = db.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
+            if row is not None:
+                return json.loads(row[0])
+        if parent is None:
+            return None
+        limit = start if limit is None else min(limit, start)
+        made = db.execute("SELECT MIN(id) FROM events WHERE session_id = ?", (sid,)).fetchone()
+        if made is not None and made[0] is not None:
+            before = made[0]
+    return None
 
 
 def last_window(db: sqlite3.Connection, session_id: str) -> int | None:
