@@ -54,7 +54,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough)")
     parser.add_argument("--fork", metavar="ID[:N]",
                         help="start a new branch of session ID sharing its first N messages (all if N is omitted)")
-    parser.add_argument("--provider", help="anthropic (default) or openai (any OpenAI-compatible server)")
+    parser.add_argument("--provider", help="a provider profile: anthropic (default), openai (any OpenAI-compatible "
+                                           "server), or a [providers.NAME] of scout.toml")
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-5, gpt-4.1, llama3.1")
     parser.add_argument("--base-url", help="API root, e.g. http://localhost:11434/v1 for Ollama")
     parser.add_argument("--api-key", help="API key (prefer ANTHROPIC_API_KEY / OPENAI_API_KEY)")
