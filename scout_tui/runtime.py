@@ -269,8 +269,10 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     (``Agent.summary_provider``): its id names a model of that provider; on any other the
     session's model writes them.
 
-    Returns the ``session.model`` event to record in the session (``Store.append``, or the
-    app's bus), so that a resumed session and its later branches go on with this model.
+    Call it on the event loop the agent's turns run on (between two of its awaits, as any
+    handler there is), never from another thread. Returns the ``session.model`` event to
+    record in the session (``Store.append``, or the app's bus), so that a reopened session and
+    its later branches go on with this model.
 
     Raises:
         ScoutError: the profile names no known backend (``check_provider``), or a bad
