@@ -22,6 +22,7 @@ SESSIONS = {
     "short title": info("s", "hi", 10, 1),
     "untitled": info("u", "", 2 * 86_400, 0),
     "wide characters": info("w", "設定ローダーを書き直す 🐛 修正", 600, 12, parent="r", fork_at=10),
+    "failed -p run": replace(info("p", "summarise the README", 120, 1), last_stop_reason="error"),
     "fork without a prompt of its own": replace(info("n", "Refactor the config loader to read layered files", 60, 25,
                                                      parent="r", fork_at=25), title_inherited=True),
 }
@@ -111,3 +112,14 @@ def test_a_branch_without_a_prompt_of_its_own_reads_as_a_fork_of_its_parents_tit
     own = replace(fork, title="Now with includes", title_inherited=False)
     assert "".join(t for t, _ in session_label(own, current=False, now=NOW, room=60)) == (
         "  ⑂ at 25 Now with includes  25 msgs · 1m ago")
+
+
+def test_a_session_whose_newest_turn_failed_says_so_before_its_figures():
+    failed = SESSIONS["failed -p run"]
+    row = session_label(failed, current=False, now=NOW, room=60)
+    assert "".join(t for t, _ in row) == "  summarise the README  failed · 1 msg · 2m ago"
+    assert ("failed", "failed") in row  # its own role: the tree draws it in the error colour
+    # Narrower, "failed" stays while the age and the message count give way.
+    assert "".join(t for t, _ in session_label(failed, current=False, now=NOW, room=24)) == "  summarise the…  failed"
+    done = replace(failed, last_stop_reason="end_turn")
+    assert "failed" not in "".join(t for t, _ in session_label(done, current=False, now=NOW, room=60))

@@ -7,6 +7,7 @@ import types
 from pathlib import Path
 
 import pytest
+from textual.color import Color
 
 from scout_tui import store as store_module
 from scout_tui.bus import Event
@@ -14,7 +15,7 @@ from scout_tui.store import Store
 from scout_tui.widgets.session_tree import SessionTree
 from tests.app_helpers import make_app
 from tests.conftest import wait_until
-from tests.session_tree_helpers import NOW, lines
+from tests.session_tree_helpers import NOW, lines, strips
 
 MINUTE = 60.0
 
@@ -33,12 +34,17 @@ def say(store: Store, sid: str, role: str, text: str, cost: float | None = None)
 
 def store_sessions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 25-message session of 25 minutes ago that cost $0.24, a branch of it with its own prompt
-    (10 minutes ago, tokens but no price), and a branch of that branch with no prompt of its own
-    yet (5 minutes ago)."""
-    clock = {"now": NOW - 25.5 * MINUTE}
+    (10 minutes ago, tokens but no price), a branch of that branch with no prompt of its own yet
+    (5 minutes ago), and a ``-p`` run the server refused (40 minutes ago)."""
+    clock = {"now": NOW - 40.5 * MINUTE}
     with monkeypatch.context() as patch:
         patch.setattr(store_module, "time", types.SimpleNamespace(time=lambda: clock["now"]))
         with Store() as store:
+            refused = store.create_session(repo)
+            say(store, refused, "user", "summarise the README")
+            store.append(refused, Event.of("error", {"message": "HTTP 401: invalid x-api-key", "kind": "auth"}))
+            store.append(refused, Event.of("turn.end", {"stop_reason": "error"}))
+            clock["now"] = NOW - 25.5 * MINUTE
             root = store.create_session(repo)
             for i in range(25):
                 say(store, root, "user" if i % 2 == 0 else "assistant",
@@ -51,12 +57,13 @@ def store_sessions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             store.fork(branch, 4)
 
 
-async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int]:
-    """The sessions pane's lines in the app at ``size``, and the width (cells) they have."""
+async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int, bool]:
+    """The sessions pane's lines in the app at ``size``, the width (cells) they have, and whether
+    "failed" is drawn in the theme's error colour."""
     app = make_app(repo, None)
     async with app.run_test(size=size) as pilot:
-        await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.last_line == 2,
-                         what="the sessions pane lists the three sessions")
+        await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.last_line == 3,
+                         what="the sessions pane lists the four sessions")
         await pilot.pause()
         tree = app.tree_pane
         assert not tree.show_horizontal_scrollbar
@@ -66,28 +73,32 @@ async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int]
             node = tree.get_node_at_line(y)
             label = tree.render_label(node, tree.rich_style, tree.rich_style).plain
             assert line.endswith(label.rstrip()) and len(line) <= width, (line, label)
-        return shown, width
+        error = Color.parse(app.theme_variables["text-error"]).rich_color
+        in_red = any(segment.text == "failed" and segment.style.color == error for line in strips(tree) for segment in line)
+        return shown, width, in_red
 
 
 async def test_rows_at_80_columns_keep_title_and_age_and_cut_no_unit(repo, monkeypatch):
     monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: NOW))
     store_sessions(repo, monkeypatch)
-    shown, width = await pane_lines(repo, (80, 24))
-    assert width == 30  # the side column's min-width of 32, less padding
+    shown, width, in_red = await pane_lines(repo, (80, 24))
+    assert width == 30 and in_red  # the side column's min-width of 32, less padding
     assert shown == [
         "  Refactor the confi…  25m ago",
         "└─   ⑂ Try TOML tabl…  10m ago",
         "   └─   ⑂ fork of Try TOML ta…",
+        "  summarise the README  failed",
     ]
 
 
 async def test_rows_at_120_columns_show_more_parts_each_whole(repo, monkeypatch):
     monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: NOW))
     store_sessions(repo, monkeypatch)
-    shown, width = await pane_lines(repo, (120, 40))
-    assert width == 38
+    shown, width, in_red = await pane_lines(repo, (120, 40))
+    assert width == 38 and in_red
     assert shown == [
         "  Refactor the confi…  25m ago · $0.24",
-        "└─   ⑂ at 2 Try TOML tables…  10m ago",
+        "└─   ⑂ Try TOML tables inste…  10m ago",
         "   └─   ⑂ fork of Try TOML ta…  5m ago",
+        "  summarise the REA…  failed · 40m ago",
     ]

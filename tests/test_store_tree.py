@@ -241,6 +241,21 @@ def test_rename_makes_one_line_and_refuses_blank_titles(store: Store, tmp_path: 
         store.rename("nope", "x")
 
 
+def test_a_session_whose_newest_turn_ended_in_an_error_is_failed(store: Store, tmp_path: Path) -> None:
+    sid = conversation(store, tmp_path, 2)
+    assert store.session(sid).last_stop_reason is None and not store.session(sid).failed
+    store.append(sid, Event.of("turn.end", {"stop_reason": "end_turn"}))
+    store.append(sid, say("user", "once more"))
+    store.append(sid, Event.of("error", {"message": "HTTP 401: invalid x-api-key", "kind": "auth"}))
+    store.append(sid, Event.of("turn.end", {"stop_reason": "error"}))
+    [listed] = store.sessions(tmp_path)
+    assert listed.failed and listed.last_stop_reason == "error" and store.session(sid).failed
+    branch = store.fork(sid, 2)  # the parent's failed turn is not the branch's
+    assert not branch.failed and not store.session(branch.id).failed
+    store.append(sid, Event.of("turn.end", {"stop_reason": "interrupted"}))  # a later turn that did not fail
+    assert store.session(sid).last_stop_reason == "interrupted" and not store.session(sid).failed
+
+
 def test_delete_hides_through_an_event_and_restore_brings_it_back(store: Store, tmp_path: Path) -> None:
     sid = conversation(store, tmp_path, 3)
     rows = row_counts(store.path)

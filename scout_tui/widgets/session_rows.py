@@ -24,15 +24,16 @@ FOLD_MARK = "  ▶"
 
 Part = tuple[str, str]
 """A piece of a line and its role, which the tree styles: "title" (bold when the session is the
-current one), "fork", "meta" or "toggle" (a click there folds or unfolds the branch)."""
+current one), "fork", "meta", "failed" or "toggle" (a click there folds or unfolds the branch)."""
 
-_KEPT_FIRST = ("lead", "fork", "title", "toggle", "fork of", "age", "money", "fork at", "msgs", "tokens", "note")
+_KEPT_FIRST = ("lead", "fork", "title", "toggle", "failed", "fork of", "age", "money", "fork at", "msgs", "tokens",
+               "note")
 """The parts of a session's line, most important first: the first ones are kept when the room is short."""
 
 _FORK = ("fork", "fork at", "fork of")
 """The parts of a branch's mark before its title, in the order shown: ``⑂ at 3 fork of ``."""
 
-_META = ("msgs", "age", "tokens", "money")
+_META = ("failed", "msgs", "age", "tokens", "money")
 """The figures after the title, in the order they are shown."""
 
 
@@ -93,16 +94,18 @@ def cut(text: str, cells: int) -> str:
 
 def session_label(session: SessionInfo, *, current: bool, now: float, room: int, folded: str = "") -> list[Part]:
     """A session's line in at most ``room`` terminal cells:
-    ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42  ▶ 2 branches``.
+    ``● ⑂ at 3 Title  failed · 7 msgs · 10m ago · 120k tok · $0.42  ▶ 2 branches``.
 
     ``now`` is epoch seconds (for the age); ``folded`` is ``folded_note``'s text when the
-    branch is folded, else "". Tokens and dollars are left out while 0. A branch still carrying
-    its parent's title (no prompt of its own yet, not renamed) reads ``⑂ at 3 fork of Title``.
+    branch is folded, else "". Tokens and dollars are left out while 0; "failed" is there while
+    the session's newest turn ended in an error (``SessionInfo.failed``: a ``-p`` run refused or
+    cut short by the server, say). A branch still carrying its parent's title (no prompt of its
+    own yet, not renamed) reads ``⑂ at 3 fork of Title``.
 
     Only the title is ever cut (ending in "…"); every other part is shown whole or left out
     whole, the least important first when the room is short (``_KEPT_FIRST``: a message count
-    cut to "25 m" would read as minutes). A title keeps ``MIN_TITLE`` cells before any figure
-    is added, and takes what is left over, up to ``TITLE_WIDTH``.
+    cut to "25 m" would read as minutes). A title keeps ``MIN_TITLE`` cells before any other
+    part is added, and takes what is left over, up to ``TITLE_WIDTH``.
     """
     title = one_line(title_of(session), 4 * TITLE_WIDTH) or "(untitled)"
     count = int(session.message_count or 0)
@@ -113,6 +116,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         "lead": "● " if current else "  ",
         "fork": "⑂ " if session.parent is not None else "",
         "toggle": FOLD_MARK if folded else "",
+        "failed": "failed" if session.failed else "",
         "fork of": "fork of " if session.parent is not None and session.title_inherited else "",
         "age": relative_time(float(session.updated or 0), now=now),
         "money": dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else "",
@@ -129,12 +133,16 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         return (title_cells + sum(cell_len(texts[name]) for name in ("lead", *_FORK) if name in kept)
                 + (2 + sum(meta) + 3 * (len(meta) - 1) if meta else 0) + (cell_len(texts[fold]) if fold else 0))
 
+    # The parts kept are always the first ones (of those the session has): once a part does not
+    # fit, no less important one takes its place; the title takes the room left instead.
     kept: set[str] = set()
     title_cells = 0
     for name in _KEPT_FIRST:
         if name == "title":
             title_cells = max(0, min(cell_len(title), MIN_TITLE, room - width(kept, 0)))
-        elif texts[name] and (name != "note" or "toggle" in kept) and width(kept | {name}, title_cells) <= room:
+        elif texts[name]:
+            if width(kept | {name}, title_cells) > room:
+                break
             kept.add(name)
     title_cells = max(title_cells, min(cell_len(title), TITLE_WIDTH, room - width(kept, 0)))
 
@@ -148,7 +156,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         parts.append((cut(title, title_cells), "title"))
     for i, name in enumerate(name for name in _META if name in kept):
         parts.append(("  " if i == 0 else " · ", "meta"))
-        parts.append((texts[name], "meta"))
+        parts.append((texts[name], "failed" if name == "failed" else "meta"))
     if "toggle" in kept:
         parts.append((texts["note" if "note" in kept else "toggle"], "toggle"))
     return parts

@@ -1,11 +1,13 @@
 """The session pane: every session of this directory as a tree, branches nested under their parents.
 
-A line reads ``● ⑂ at 3 Title  7 msgs · 10m ago · 120k tok · $0.42``: "●" marks the current
-session, "⑂ at 3" says the branch shares its parent's first 3 messages, then the title, message
-count, age, and what the session's own requests spent (tokens in and out, dollars; left out
-while 0). Siblings are newest first; a branch whose parent is not listed (deleted, or in another
-directory) is shown at the top level, still with its fork point. The lines' text, fitted to the
-pane's width, comes from ``session_rows.py``.
+A line reads ``● ⑂ at 3 Title  failed · 7 msgs · 10m ago · 120k tok · $0.42``: "●" marks the
+current session, "⑂ at 3" says the branch shares its parent's first 3 messages ("⑂ at 3 fork of
+Title" while it has no prompt of its own), then the title, "failed" while its newest turn ended
+in an error, message count, age, and what the session's own requests spent (tokens in and out,
+dollars; left out while 0). Siblings are newest first; a branch whose parent is not listed
+(deleted, or in another directory) is shown at the top level, still with its fork point. The
+lines' text, fitted to the pane's width (parts left out whole, never cut), comes from
+``session_rows.py``.
 
 The open session's summary compactions (``set_compactions``) are leaves under its line, oldest
 first, before its branches: ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``.
@@ -82,6 +84,9 @@ class SessionTree(Tree[NodeData]):
         & > .session-tree--meta {
             color: $text-muted;
         }
+        & > .session-tree--failed {
+            color: $text-error;
+        }
     }
     """
 
@@ -89,6 +94,7 @@ class SessionTree(Tree[NodeData]):
         "session-tree--current",
         "session-tree--fork",
         "session-tree--meta",
+        "session-tree--failed",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -334,6 +340,7 @@ class SessionTree(Tree[NodeData]):
             "title": self.get_component_rich_style("session-tree--current", partial=True) if current else Style(),
             "fork": fork_style,
             "meta": self.get_component_rich_style("session-tree--meta", partial=True),
+            "failed": self.get_component_rich_style("session-tree--failed", partial=True),
             "toggle": fork_style + _TOGGLE,
         }
         folded = ""
