@@ -97,7 +97,6 @@ async def run_headless(
     info = await model_metadata_asking_the_server(config)
     store = Store()
     opened = open_session(store, cwd, resume=resume, latest=continue_, fork=fork)
-    session_id = opened.id or store.create_session(cwd)
     if fork is not None and fork[1] is not None and opened.info.fork_at != fork[1]:
         print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
               "result", file=err, flush=True)
@@ -110,8 +109,12 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=session_id, info=info,
+    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id, info=info,
                         compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+    # Made once the agent is: a run stopped by a bad permission rule or [sandbox] value never
+    # reached the model, and leaves no empty session in the sessions pane. A run that fails
+    # later is stored, and listed as failed (its turn.end's stop_reason "error").
+    session_id = agent.cache_key = opened.id or store.create_session(cwd)
     agent.narrow_window(opened.window)
     if agent.permissions is not None:
         for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):

@@ -278,3 +278,24 @@ def test_an_answer_the_terminals_encoding_cannot_hold_is_printed_with_replacemen
         done = scout(["-p", "hi", "--base-url", server.url], repo, {**env, "PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
     assert done.stdout == "caf? ? done\n" and "Traceback" not in done.stderr
+
+
+def test_a_run_the_server_refused_is_listed_as_failed_until_a_later_turn_succeeds(repo, env):
+    body = json.dumps({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    replies = [Reply(body.encode(), 401, {"content-type": "application/json"}), Reply(anthropic_stream(["Hello."]))]
+    with LoopbackServer(replies) as server, Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        refused = scout(["-p", "hi", "--base-url", server.url], repo, env)
+        assert refused.returncode == 1
+        [session] = store.sessions(repo)
+        assert session.failed and session.title == "hi"
+        again = scout(["-c", "-p", "again", "--base-url", server.url], repo, env)
+        assert again.returncode == 0, again.stderr
+        [session] = store.sessions(repo)
+        assert not session.failed and session.last_stop_reason == "end_turn"
+
+
+def test_a_run_stopped_by_a_bad_permission_rule_leaves_no_session(repo, env):
+    (repo / "scout.toml").write_text('[permissions]\nallow = [":nothing"]\n')
+    done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
+    assert done.returncode == 1 and f"{repo / 'scout.toml'}:2" in done.stderr
+    assert Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions() == []
