@@ -167,6 +167,9 @@ class Agent(ContextWindow, ToolRunner):
         self._partial: list[str] = []
         self._streaming = False
         self._open_calls: list[dict] = []
+        self.steering: list[list[dict]] = []
+        """Prompts (content blocks) the person sent while this turn runs, to go with the results of
+        the running tool calls (``steer``); what is left when the turn ends is theirs to send next."""
         self._results: dict[str, ToolResult] = {}
         self._started: dict[str, float] = {}
 
@@ -249,6 +252,12 @@ class Agent(ContextWindow, ToolRunner):
 
         yield Notice(f"Stopped after {self.max_turns} model calls (max_turns). Send a message to let it continue.")
         yield TurnEnd("max_turns")
+
+    def steer(self, content: list[dict]) -> None:
+        """Send ``content`` (a prompt's blocks, ``user_message``) with the results of the tool
+        calls running now, in the same user message after them, as Claude Code does: the model
+        reads it before its next step. When no tool call follows, it stays in ``steering``."""
+        self.steering.append(content)
 
     def _add_user(self, message: dict) -> MessageUser:
         """Append a user message to the conversation; the event that records it at its position."""

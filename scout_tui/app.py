@@ -29,6 +29,7 @@ from textual.widgets import Static
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_completion import CompletionMixin
+from scout_tui.app_queue import Pending, QueueMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
@@ -87,7 +88,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -157,7 +158,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.agent = None
         self._agent_lock = threading.Lock()
         self.strategies: str | None = None  # None: the configured default
-        self._queued: list[str] = []
+        self.pending: list[Pending] = []  # prompts sent during a turn (app_queue)
         self._before_tree = None  # the widget focused before Ctrl+T went to the tree
         self.skills: list[Skill] = []
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
@@ -375,8 +376,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             return
         text = literal(message.text) or message.text  # "//text" sends "/text"
         if self.busy:
-            self._queued.append(text)
-            self.notify("Queued: it will be sent when the current turn ends (Esc interrupts).")
+            self.hold(text, steer=not message.later)
             return
         self.run_turn(text)
 
@@ -506,7 +506,10 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         scroll(animate=False)
 
     def action_interrupt(self) -> None:
-        """Esc: cancel the running turn; the worker closes it validly (see ``run_turn``)."""
+        """Esc: cancel the newest prompt pending, if any; else the running turn (the worker closes
+        it validly, see ``run_turn``)."""
+        if self.cancel_pending():
+            return
         if self.busy:
             self.workers.cancel_group(self, "agent")
 
@@ -543,6 +546,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             self.busy = False
             self.refresh_sessions()
             self.estimate_context()
-            if self._queued:
-                self.call_later(self.run_turn, self._queued.pop(0))
+            if (text := self.next_pending()) is not None:
+                self.call_later(self.run_turn, text)
 

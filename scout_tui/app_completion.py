@@ -43,7 +43,7 @@ class CompletionMixin:
             return
         if completion is None:
             completion = composer.completion = CompletionList(id="completion")
-            self.screen.mount(completion, before=composer)
+            composer.parent.mount(completion, before=composer)
         if token.kind == "command":
             completion.show(token, self.command_choices(token.query))
         else:

@@ -29,6 +29,8 @@ def _(event: MessageDelta, app: ScoutApp) -> None:
 def _(event: MessageUser, app: ScoutApp) -> None:
     collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
     app.chat.user_message(event.index, event.message)
+    if app.pending:
+        app.steered()  # prompts sent meanwhile may have gone with these tool results
 
 
 @show.register

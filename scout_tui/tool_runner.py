@@ -68,6 +68,9 @@ class ToolRunner:
             async for event in self._run_batch(batch):
                 yield event
         content = [result_block(u["id"], self._results[u["id"]]) for u in uses]
+        if not self._stopping:  # prompts sent meanwhile go after the results (Agent.steer)
+            content += [block for steered in self.steering for block in steered]
+            self.steering.clear()
         self._open_calls = []
         yield self._add_user({"role": "user", "content": content})
 

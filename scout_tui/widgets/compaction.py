@@ -163,7 +163,7 @@ class SummaryEditor(MultilineInput):
 
         text: str
 
-    def action_submit(self) -> None:
+    def action_submit(self, later: bool = False) -> None:
         """Accept the summary as edited: post ``Accepted``."""
         self.post_message(self.Accepted(self.text))
 

@@ -36,18 +36,19 @@ class MultilineInput(TextArea):
         # A priority binding would run as soon as the key arrives, ahead of characters still
         # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
         # Ctrl+J / Shift+Enter likewise, or the newline lands after text typed later.
-        if event.key in ("enter", "ctrl+j", "shift+enter"):
+        if event.key in ("enter", "alt+enter", "ctrl+j", "shift+enter"):
             event.stop()
             event.prevent_default()
-            if event.key == "enter":
-                self.action_submit()
+            if event.key in ("enter", "alt+enter"):
+                self.action_submit(later=event.key == "alt+enter")
             else:
                 self.action_newline()
             return
         await super()._on_key(event)
 
-    def action_submit(self) -> None:
-        """Send the text: what Enter does (each subclass posts its own message)."""
+    def action_submit(self, later: bool = False) -> None:
+        """Send the text: what Enter does (each subclass posts its own message); ``later``:
+        Alt+Enter, for after what is running."""
         raise NotImplementedError
 
     def action_newline(self) -> None:
@@ -81,6 +82,7 @@ class Composer(MultilineInput):
     BINDINGS: ClassVar[list[BindingType]] = [
         # Shown in the Footer; Enter and the newline keys are handled in ``MultilineInput._on_key``.
         Binding("enter", "submit", "Send", id="composer.submit"),
+        Binding("alt+enter", "submit(True)", "Send after the turn", show=False, id="composer.queue"),
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
@@ -109,10 +111,18 @@ class Composer(MultilineInput):
 
         text: str
         composer: Composer | None = None
+        later: bool = False
+        """Alt+Enter: while a turn runs, queue it for after the turn (Enter steers it)."""
 
         @property
         def control(self) -> Composer | None:
             return self.composer
+
+    class TakeBackRequested(Message):
+        """Up in the empty box while prompts are pending: the newest should come back here."""
+
+    pending = 0
+    """How many prompts sent during the turn are pending (set by the app): Up takes one back."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None, prompt_history: list[str] | None = None) -> None:
         super().__init__(
@@ -179,8 +189,9 @@ class Composer(MultilineInput):
             self._token = token
             self.post_message(self.Completing(token))
 
-    def action_submit(self) -> None:
-        """Send the text (if not blank) and clear the box."""
+    def action_submit(self, later: bool = False) -> None:
+        """Send the text (if not blank) and clear the box; ``later`` (Alt+Enter) says to queue
+        it for after a running turn."""
         text = self.text.rstrip().lstrip("\n")
         if not text.strip():
             return
@@ -189,10 +200,14 @@ class Composer(MultilineInput):
         self._history_index = -1
         self._draft = ""
         self.clear()
-        self.post_message(self.Submitted(text, self))
+        self.post_message(self.Submitted(text, self, later))
 
     def action_history_previous(self) -> None:
-        """On the first visual line: recall the next older prompt. Elsewhere: cursor up."""
+        """On the first visual line: recall the next older prompt. Elsewhere: cursor up. In an
+        empty box with prompts pending, ask for the newest back first."""
+        if self.pending and not self.text:
+            self.post_message(self.TakeBackRequested())
+            return
         if not self.navigator.is_first_wrapped_line(self.cursor_location) or self._history_index + 1 >= len(self.prompt_history):
             self.action_cursor_up()
             return

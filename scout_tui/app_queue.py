@@ -1,0 +1,106 @@
+"""Prompts sent while a turn runs: shown as pending above the composer until they go.
+
+A mixin of ``ScoutApp`` (app.py). Enter while busy *steers*: the prompt goes to the model with
+the results of the tool calls running now (``Agent.steer``), or, when the turn ends without
+another call, as the next turn. Alt+Enter *queues*: the prompt is sent as its own turn once
+this one ends. The newest pending prompt can be taken back into the composer (Up in an empty
+composer) or cancelled (Esc, before Esc interrupts the turn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from scout_tui.widgets import Composer
+
+
+@dataclass(eq=False)
+class Pending:
+    """A prompt sent during a turn: ``text`` as typed, ``steer`` (with the running calls'
+    results) or not (after the turn), and its ``content`` once given to the agent."""
+
+    text: str
+    steer: bool
+    content: list[dict] = field(default_factory=list)
+
+
+class QueueMixin:
+    """The pending prompts of ``ScoutApp``."""
+
+    pending: list[Pending]
+
+    def hold(self, text: str, *, steer: bool) -> None:
+        """Keep ``text``, sent while a turn runs, as pending: steering (``steer``) or queued."""
+        pending = Pending(text, steer)
+        self.pending.append(pending)
+        self.show_pending()
+        if steer:
+            self.run_worker(self._steer(pending), group="steer")
+
+    async def _steer(self, pending: Pending) -> None:
+        agent = self.agent
+        content = await asyncio.to_thread(self._with_mentions, pending.text)
+        if pending in self.pending and pending.steer and agent is not None and self.busy:
+            pending.content = content
+            agent.steer(content)
+
+    def steered(self) -> None:
+        """After a stored user message: the steering prompts the agent took are no longer pending."""
+        agent = self.agent
+        waiting = [id(c) for c in agent.steering] if agent is not None else []
+        before = len(self.pending)
+        self.pending = [p for p in self.pending if not (p.steer and p.content and id(p.content) not in waiting)]
+        if len(self.pending) != before:
+            self.show_pending()
+
+    def next_pending(self) -> str | None:
+        """At the end of a turn: the first pending prompt, to send as the next turn (steering
+        prompts no tool call took go first, in order), or None."""
+        if self.agent is not None:
+            self.agent.steering.clear()
+        if not self.pending:
+            return None
+        text = self.pending.pop(0).text
+        self.show_pending()
+        return text
+
+    def drop_newest_pending(self) -> Pending | None:
+        """Remove the newest pending prompt (from the agent's steering too), or None."""
+        if not self.pending:
+            return None
+        pending = self.pending.pop()
+        agent = self.agent
+        if agent is not None and pending.content:
+            agent.steering[:] = [c for c in agent.steering if c is not pending.content]
+        self.show_pending()
+        return pending
+
+    def on_composer_take_back_requested(self, _: Composer.TakeBackRequested) -> None:
+        """Up in an empty composer with prompts pending: the newest comes back to edit."""
+        if (pending := self.drop_newest_pending()) is not None:
+            composer = self.query_one(Composer)
+            composer.load_text(pending.text)
+            composer.move_cursor(composer.document.end)
+
+    def cancel_pending(self) -> bool:
+        """Esc with prompts pending: cancel the newest (True), else False (Esc interrupts)."""
+        if (pending := self.drop_newest_pending()) is None:
+            return False
+        self.notify(f"Cancelled: {pending.text[:60]}{'…' if len(pending.text) > 60 else ''} (Esc again interrupts "
+                    "the turn)", timeout=4)
+        return True
+
+    def show_pending(self) -> None:
+        """Show the pending prompts above the composer (mounted the first time there are any)."""
+        from scout_tui.widgets.pending import PendingPrompts
+
+        composer = self.query_one(Composer)
+        composer.pending = len(self.pending)
+        shown = composer.parent.query_children(PendingPrompts)
+        if not shown and not self.pending:
+            return
+        widget = shown.first() if shown else PendingPrompts(id="pending")
+        if not shown:
+            composer.parent.mount(widget, before=composer)
+        widget.show([(p.text, p.steer) for p in self.pending])

@@ -1,0 +1,34 @@
+"""The prompts sent during a turn that have not gone yet, above the composer."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from ..text import one_line
+
+
+class PendingPrompts(Static):
+    """One line per pending prompt, oldest first: steering ones go with the running tool
+    calls' results, queued ones after the turn; hidden when there are none."""
+
+    DEFAULT_CSS = """
+    PendingPrompts {
+        height: auto;
+        max-height: 6;
+        padding: 0 2;
+        color: $text-muted;
+        &.-empty { display: none; }
+    }
+    """
+
+    def show(self, prompts: list[tuple[str, bool]]) -> None:
+        """Show ``prompts`` as ``(text, steer)`` pairs, with the keys that act on the newest."""
+        self.set_class(not prompts, "-empty")
+        width = max(20, self.size.width - 30 if self.size.width else 60)
+        lines = [Content.assemble(("⏵ next step: " if steer else "⏸ after the turn: ", "bold"),
+                                  one_line(text, width)) for text, steer in prompts]
+        if prompts:
+            lines.append(Content("  Up takes the newest back · Esc cancels it · Enter steers · Alt+Enter queues",
+                                 ).stylize("dim"))
+        self.update(Content("\n").join(lines))
