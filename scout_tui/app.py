@@ -29,6 +29,7 @@ from textual.widgets import Static
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
 from scout_tui.app_completion import CompletionMixin
+from scout_tui.app_models import ModelsMixin
 from scout_tui.app_queue import Pending, QueueMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
@@ -88,7 +89,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -136,7 +137,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         store: Store | None = None,
     ) -> None:
         super().__init__()
-        self.config = config
+        self.config = self.start_config = config
+        self.server_models: dict[str, list[str] | str] = {}  # /model: what each server listed
+        self.opened_with_session = bool(resume or continue_)
         self.cwd = (cwd or Path.cwd()).resolve()
         self._resume = resume
         self._continue = continue_
@@ -530,6 +533,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             if self.session_id is None:
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id
+                await asyncio.to_thread(self.record_switch)  # a /model made before the first message
             agent = await asyncio.to_thread(self._ensure_agent)
             agent.cache_key = self.session_id
             content = await asyncio.to_thread(self._with_mentions, text)

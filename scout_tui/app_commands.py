@@ -66,6 +66,8 @@ class CommandsMixin:
                     self._copy_command, title="Copy the last answer"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.show_cost(), title="Cost"),
+            Command("model", "[PROVIDER] [MODEL]", "switch model or provider from the next request (a picker when no name)",
+                    self._model_command, title="Switch model"),
             Command("strategy", "NAME[,NAME]", "the prompt strategy for this session", self.set_strategy),
             Command("theme", "[NAME]", "use a theme (the picker when no name)", self._theme_command),
             Command("skills", "", "the skills found in ~/.agents/skills and ./.agents/skills",

@@ -55,9 +55,9 @@ class LongSessionMixin:
 
     def _load_model_info(self) -> None:
         keys.withhold()
-        self.call_from_thread(self.keys_withheld, keys.secrets([self.config.api_key]))
-        from scout_tui.runtime import model_metadata_asking_the_server, model_name
+        from scout_tui.runtime import model_metadata_asking_the_server, model_name, secret_settings
 
+        self.call_from_thread(self.keys_withheld, keys.secrets(secret_settings(self.config)))
         self.call_from_thread(self._model_named, model_name(self.config))
         try:
             info = asyncio.run(model_metadata_asking_the_server(self.config))

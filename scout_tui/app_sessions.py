@@ -114,6 +114,7 @@ class SessionsMixin:
         and, for a long session, its older messages."""
         self.post_message(SessionsListed(self.store.sessions(self.cwd)))
         if session_id := opened.id:
+            self.call_from_thread(self.session_model, session_id, self.store.model_switch(session_id))
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
             if not opened.complete:
                 self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
@@ -128,6 +129,8 @@ class SessionsMixin:
 
     def on_session_opened(self, message: SessionOpened) -> None:
         opened = message.opened
+        if self.opened_with_session:  # the first: its model came with the command line
+            self.opened_with_session, self.model_chosen_for = False, opened.id
         self.session_id = opened.id
         self.conversation = message.messages
         self.compactions = opened.compactions

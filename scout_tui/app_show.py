@@ -10,8 +10,8 @@ from functools import singledispatch
 
 from scout_tui import collector
 from scout_tui.app import ScoutApp  # loaded by then; ``register`` evaluates the annotations
-from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
-                           PermissionAsk, PermissionDecision, PromptCompacted, Retry, SessionCompacted, ToolEnd,
+from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, MessageDelta, MessageUser, ModelSwitch,
+                           Notice, PermissionAsk, PermissionDecision, PromptCompacted, Retry, SessionCompacted, ToolEnd,
                            ToolOutput, ToolStart, TurnEnd)
 
 
@@ -114,3 +114,15 @@ def _(event: TurnEnd, app: ScoutApp) -> None:
     app.status.awaiting = False
     app.chat.stream_interrupted()
     app.collect_after_turn()
+
+
+@show.register
+def _(event: ModelSwitch, app: ScoutApp) -> None:
+    status = app.status
+    status.provider, status.model = event.provider, event.model
+    info = app.model_info
+    if info is not None and info.context_window:
+        status.context_window = info.context_window
+    running = " (the answer being written finishes with the model before)" if app.busy else ""
+    app.chat.add_notice(f"Model: {event.provider} · {event.model}, from the next request{running}.")
+    app.estimate_context()

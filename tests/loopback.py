@@ -61,8 +61,11 @@ class LoopbackServer:
     arrived. When the scripted replies run out, the server answers 500 with a JSON error.
     """
 
-    def __init__(self, replies: list[Reply] | None = None, handler: Callable[[Recorded], Reply] | None = None):
+    def __init__(self, replies: list[Reply] | None = None, handler: Callable[[Recorded], Reply] | None = None,
+                 models: list[str] | None = None):
         self.replies = list(replies or [])
+        self.models = models  # GET .../models answers these ids in OpenAI's list shape (None: 404)
+        self.gets: list[Recorded] = []
         self.handler = handler
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -74,6 +77,20 @@ class LoopbackServer:
 
             def log_message(self, *args) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                # https://platform.openai.com/docs/api-reference/models/list
+                with outer._lock:  # apart from ``requests``: the model requests
+                    outer.gets.append(Recorded("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b""))
+                found = outer.models is not None and self.path.rstrip("/").endswith("/models")
+                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
+                                                              for m in outer.models or []]} if found
+                                  else {"error": {"message": "not found"}}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

@@ -1,0 +1,66 @@
+"""``/model``'s picker, in the command palette: the configured models at once (the one in use
+first, then every provider profile's ``models``), then the models the current provider's
+server lists (``providers.list_models``, asked once per run, its answer kept), each hit
+switching to that provider and model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from scout_tui.errors import ScoutError
+
+Choose = Callable[[str, str], None]
+
+
+class ModelPicker(Provider):
+    """The models to switch to, for ``CommandPalette``. The app must have ``config`` (the
+    settings in use), ``choose_model(provider, model)`` and ``server_models`` (a dict kept
+    across pickers: provider name -> model ids, or the error text)."""
+
+    async def _choices(self):
+        """``(label, provider, model, help)`` for every choice: configured ones first, then the
+        server's (asked here the first time; the palette shows hits as they come)."""
+        from scout_tui.providers import configured_models
+
+        app = self.app
+        config = app.config  # type: ignore[attr-defined]
+        seen = set()
+        for n, (provider, model) in enumerate(configured_models(config)):
+            seen.add((provider, model))
+            yield f"{provider} · {model}", provider, model, "in use" if n == 0 else "configured"
+        listed = app.server_models.get(config.provider)  # type: ignore[attr-defined]
+        if listed is None:
+            listed = app.server_models[config.provider] = await _ask(config)  # type: ignore[attr-defined]
+        if isinstance(listed, str):
+            yield f"⚠ {listed}", config.provider, "", "the configured models are above"
+            return
+        for model in listed:
+            if (config.provider, model) not in seen:
+                yield f"{config.provider} · {model}", config.provider, model, "listed by the server"
+
+    def _command(self, provider: str, model: str):
+        choose: Choose = self.app.choose_model  # type: ignore[attr-defined]
+        return (lambda: choose(provider, model)) if model else (lambda: None)
+
+    async def discover(self) -> Hits:
+        async for label, provider, model, help in self._choices():
+            yield DiscoveryHit(label, self._command(provider, model), help=help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        async for label, provider, model, help in self._choices():
+            if (score := matcher.match(label)) > 0:
+                yield Hit(score, matcher.highlight(label), self._command(provider, model), text=label, help=help)
+
+
+async def _ask(config) -> list[str] | str:
+    """The server's model ids, or why it could not say (one line)."""
+    from scout_tui.providers import list_models
+
+    try:
+        return await list_models(config)
+    except ScoutError as e:
+        return str(e)
