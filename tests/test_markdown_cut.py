@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import random
 from pathlib import Path
+
+from markdown_it import MarkdownIt
 
 from scout_tui.widgets import markdown_cut
 from scout_tui.widgets.markdown_cut import last_cut, split_markdown
@@ -95,3 +98,71 @@ def test_last_cut_cuts_a_long_tight_list_before_its_last_item():
 def test_last_cut_cuts_a_long_paragraph_at_its_last_line_start():
     lines = "".join(f"line {i} of a paragraph\n" for i in range(30))
     assert last_cut(lines + "still", limit=100) == (lines, "still")
+
+
+# -- ordered lists cut between items go on counting -----------------------------------------------
+
+def test_last_cut_numbers_the_live_item_of_a_list_numbered_one_one_one():
+    assert last_cut("1. one\n\n1. two\n\n1. thr") == ("1. one\n\n1. two\n\n", "3. thr")
+
+
+def test_last_cut_numbers_the_last_item_of_a_long_tight_list_as_the_whole_does():
+    items = "".join("1. step\n" for _ in range(30))
+    assert last_cut(f"Intro.\n\n7. first\n{items}1. la", limit=100) == (f"Intro.\n\n7. first\n{items}", "38. la")
+
+
+def test_split_markdown_numbers_each_chunk_of_a_list_from_where_the_last_stopped():
+    items = "".join(f"1. item {i}\n\n" for i in range(12))
+    chunks, rest = split_markdown(items, size=20)
+    firsts = [piece.split(".")[0] for piece in [*chunks, rest]]
+    assert firsts == ["1", "3", "5", "7", "9", "11"]
+
+
+def test_a_cut_list_item_that_reads_its_own_number_is_left_as_written():
+    assert last_cut("3. three\n\n4. four\n\n5. fi") == ("3. three\n\n4. four\n\n", "5. fi")
+
+
+def test_a_list_after_a_heading_or_other_delimiter_counts_from_its_own_start():
+    assert last_cut("1. a\n\n# Next\n\n1. b") == ("1. a\n\n# Next\n\n", "1. b")
+    assert last_cut("1) a\n\n1. b\n\n1. c") == ("1) a\n\n1. b\n\n", "2. c")
+
+
+def test_an_item_that_cannot_interrupt_a_paragraph_does_not_start_a_list():
+    # CommonMark 0.31 section 5.2: only a list starting at 1 may interrupt a paragraph.
+    assert last_cut("Text\n2. more text\n\n1. a\n\n1. b") == ("Text\n2. more text\n\n1. a\n\n", "2. b")
+
+
+def test_an_item_numbered_past_nine_keeps_its_nested_lines_inside():
+    items = "".join("1. step\n\n" for _ in range(9))
+    head, rest = last_cut(items + "1. tenth\n   1. nested\n   ```\n   code\n   ```\n")
+    assert head == items
+    assert rest == "10. tenth\n    1. nested\n    ```\n    code\n    ```\n"
+
+
+def test_cut_pieces_number_their_items_as_markdown_it_numbers_the_whole():
+    parser = MarkdownIt()  # as Rich parses, for what matters here: CommonMark lists
+
+    def numbers(source: str) -> dict[int, int]:
+        """Source line -> number of each top-level ordered list item."""
+        found, start = {}, 0
+        for token in parser.parse(source):
+            if token.type == "ordered_list_open" and token.level == 0:
+                start = int(token.attrs.get("start", 1))
+            elif token.type == "list_item_open" and token.level == 1 and token.markup in ".)":
+                found[token.map[0]], start = start, start + 1
+        return found
+
+    lines = ["1. a\n", "2) b\n", "5. c\n", "10. d\n   1. sub\n", "1.\n", "\n", "\n", "Text\n", "lazy\n", "  indented\n",
+             "   1. nested\n", "- bullet\n", "# Heading\n", "> quote\n", "---\n", "    code\n", "```\nx\n```\n",
+             "1. e\n   ```\n   x\n   ```\n", "2.     code item\n", "1.\ttab\n"]
+    rng = random.Random(14)
+    for _ in range(800):
+        source = "".join(rng.choice(lines) for _ in range(rng.randint(2, 14)))
+        whole = numbers(source)
+        for pieces in (split_markdown(source, size=8)[0] + [split_markdown(source, size=8)[1]],
+                       list(last_cut(source, limit=1)), list(last_cut(source, limit=10_000))):
+            line = 0
+            for piece in pieces:
+                if line in whole and piece[:1].isdigit():
+                    assert numbers(piece).get(0) == whole[line], (source, piece)
+                line += piece.count("\n")
