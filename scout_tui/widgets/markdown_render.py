@@ -2,7 +2,9 @@
 in a worker thread when it is a finished chunk, kept in a small LRU shared by all chunks.
 
 Rich's ``Markdown`` (https://rich.readthedocs.io/en/stable/markdown.html) is used rather than
-Textual's: see ``widgets/assistant_message.py`` for the measurements behind that choice.
+Textual's: see ``widgets/assistant_message.py`` for the measurements behind that choice. Its
+markdown-it parser gets GitHub's task lists and two token rules of ours (``_parser``):
+``LeftMarkdown`` is the one renderer of answer text, live or finished.
 """
 
 from __future__ import annotations
@@ -18,8 +20,82 @@ from rich.segment import Segment
 from textual.cache import LRUCache
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
     from rich.markdown import Markdown as RichMarkdown
     from textual.app import App
+
+_NEW_LINE = Segment("\n")
+"""The segment Rich puts between blocks."""
+
+TASK_BOXES = {False: "\u2610", True: "\u2611"}
+"""The glyph a task list item shows for its ``[ ]`` (☐) or ``[x]`` (☑), keyed by checked."""
+
+
+@functools.cache
+def _parser() -> MarkdownIt:
+    """The markdown-it parser of answer text, made once (it is ~0.2 ms to make, and parsing
+    reads it only, so worker threads share it): Rich's own (CommonMark, strikethrough, tables)
+    plus GFM task lists (``mdit_py_plugins.tasklists``, https://github.github.com/gfm/#task-list-items-extension-)
+    with their checkboxes as glyphs (``_task_boxes``), and each link's target shown after its
+    text (``_link_targets``)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    parser = MarkdownIt().enable("strikethrough").enable("table").use(tasklists_plugin)
+    parser.core.ruler.after("github-tasklists", "task_boxes", _task_boxes)
+    parser.core.ruler.push("link_targets", _link_targets)
+    return parser
+
+
+def _task_boxes(state: StateCore) -> None:
+    """Each task item's checkbox as text: the tasklists plugin puts an HTML ``<input>`` (with
+    ``checked="checked"`` when ticked) first in the item's inline tokens, and Rich draws no HTML."""
+    from markdown_it.token import Token
+
+    for token in state.tokens:
+        children = token.children
+        if token.type == "inline" and children and children[0].type == "html_inline" \
+                and 'class="task-list-item-checkbox"' in children[0].content:
+            children[0] = Token("text", "", 0, content=TASK_BOXES['checked="checked"' in children[0].content])
+
+
+def _link_targets(state: StateCore) -> None:
+    """After each link whose text is not its address, the address in parentheses, a link too:
+    ``[docs](https://x.org)`` reads "docs (https://x.org)", and both parts open the address in
+    a terminal with OSC 8 hyperlinks (Rich's link style). An autolink (``<https://x.org>``) or a
+    link whose text is its address shows the address once. The address is shown as markdown-it
+    shows an autolink's (``normalizeLinkText``: percent-escapes decoded)."""
+    from markdown_it.token import Token
+
+    for token in state.tokens:
+        if token.type != "inline" or not token.children or not any(c.type == "link_open" for c in token.children):
+            continue
+        children: list[Token] = []
+        opened: Token | None = None
+        label: list[str] = []
+        for child in token.children:
+            children.append(child)
+            if child.type == "link_open":
+                opened, label = child, []
+            elif opened is None:
+                continue
+            elif child.type == "link_close":
+                href = str(opened.attrGet("href") or "")
+                shown = state.md.normalizeLinkText(href)
+                text = "".join(label).strip()
+                if opened.markup != "autolink" and href and text not in (href, shown, shown.removeprefix("mailto:")):
+                    children += [Token("text", "", 0, content=" ("),
+                                 Token("link_open", "a", 1, attrs={"href": href}),
+                                 Token("text", "", 0, content=shown),
+                                 Token("link_close", "a", -1),
+                                 Token("text", "", 0, content=")")]
+                opened = None
+            elif child.type in ("text", "code_inline"):
+                label.append(child.content)
+            elif child.type in ("softbreak", "hardbreak"):
+                label.append(" ")
+        token.children = children
 
 
 @functools.cache
@@ -35,21 +111,36 @@ def _left_markdown_class() -> type[RichMarkdown]:
         LEVEL_ALIGN: ClassVar[dict] = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
 
     class LeftMarkdown(RichMarkdown):
-        """Rich's ``Markdown`` with left-aligned headings and inline code in the code theme."""
+        """Rich's ``Markdown`` with left-aligned headings, inline code in the code theme, task
+        list boxes and link targets (``_parser``)."""
 
         elements: ClassVar[dict] = {**RichMarkdown.elements, "heading_open": _LeftHeading}
 
         def __init__(self, markup: str, code_theme: str = "monokai", **kwargs) -> None:
             # Inline `code` in the theme's code style too: Rich's default (bold cyan on black)
             # shows as black blocks on a light theme.
-            super().__init__(markup, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme,
+            super().__init__("", code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme,
                              **kwargs)
+            # Rich parses with a parser of its own making; the tokens it draws are ``parsed``.
+            self.markup = markup
+            self.parsed = _parser().parse(markup)
+
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            # Rich puts a blank line before a block when the last block *closed* wanted one,
+            # nested ones included: a text starting with a list, quote or table starts with a
+            # blank line, and a list cut into pieces (markdown_cut) gets a gap at each cut.
+            segments = iter(super().__rich_console__(console, options))
+            first = next(segments, None)
+            if first is not None and first != _NEW_LINE:
+                yield first
+            yield from segments
 
     return LeftMarkdown
 
 
 def LeftMarkdown(markup: str, code_theme: str = "monokai", **kwargs) -> RichMarkdown:  # noqa: N802 (was a class)
-    """Rich's ``Markdown`` of ``markup`` with left-aligned headings and inline code in ``code_theme``."""
+    """Rich's ``Markdown`` of ``markup`` with left-aligned headings, inline code in
+    ``code_theme``, ☐/☑ for task list items and each link's address after its text."""
     return _left_markdown_class()(markup, code_theme=code_theme, **kwargs)
 
 
