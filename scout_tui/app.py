@@ -89,6 +89,10 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
+NARROW = 100
+"""Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
+
+
 class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
@@ -115,7 +119,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     /* The focused pane is marked: its top border and title in the accent colour. */
     #tools:focus-within, #tree:focus { border-top: solid $accent; border-title-color: $accent; }
     #composer { margin: 0 0; }
+    /* Below NARROW columns the side panes fold away; Ctrl+T shows them over the chat. */
+    #main { layers: panes overlay; }
+    Screen.-narrow #side { display: none; }
+    Screen.-narrow.-side-shown #side {
+        display: block; dock: right; layer: overlay; width: 44; max-width: 90%;
+        border-left: wide $accent; background: $surface;
+    }
     """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
@@ -509,8 +521,11 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         scroll(animate=False)
 
     def action_interrupt(self) -> None:
-        """Esc: cancel the newest prompt pending, if any; else the running turn (the worker closes
-        it validly, see ``run_turn``)."""
+        """Esc: fold the side panes shown over the chat, if so; else cancel the newest prompt
+        pending, if any; else the running turn (the worker closes it validly, see ``run_turn``)."""
+        if self.screen.has_class("-side-shown"):
+            self.hide_side_panes()
+            return
         if self.cancel_pending():
             return
         if self.busy:

@@ -24,10 +24,14 @@ if TYPE_CHECKING:
 # them: none of it is needed for the first frame (see app.py).
 
 KEYS_HELP = """\
-**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll
-the chat · Esc interrupt · Ctrl+N new session ·
-Ctrl+T sessions pane and back · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
+**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · `/` a command, `@` a file or folder (Tab or
+Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+N new session ·
+Ctrl+T sessions pane and back (below 100 columns the side panes are shown over the chat: Ctrl+T again for
+the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
 yolo) · Ctrl+P command palette · Ctrl+Q quit
+
+**While a turn runs**: Enter steers (your prompt goes with the results of the running tool calls) · Alt+Enter
+queues it for after the turn · Up in the empty composer takes the newest back · Esc cancels it
 
 **Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
 the model, Enter) · Esc deny and stop the turn

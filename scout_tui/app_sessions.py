@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.message import Message
+from textual.widget import Widget
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from scout_tui import sessions
@@ -236,11 +237,27 @@ class SessionsMixin:
         """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first).
         Pressed in the moment after the first frame, before the pane is mounted, it waits for it."""
         await self._side_panes_ready.wait()
-        if self.screen.focused is self.tree_pane:  # (``has_focus`` follows a moment later)
-            back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
-            self.screen.set_focus(back or self.query_one(Composer))
+        focused = self.screen.focused  # (``has_focus`` follows a moment later)
+        if focused is self.tree_pane and self.screen.has_class("-narrow"):
+            self.screen.set_focus(self.tool_pane.query_one("#tool-list"))  # over the chat: the tool pane next
+        elif focused is self.tree_pane or (self.screen.has_class("-side-shown") and _inside(focused, "tools")):
+            self.hide_side_panes()
         else:
             self._focus_tree()
+
+    def hide_side_panes(self) -> None:
+        """Back from the side panes to where the focus was (the composer at first); in a narrow
+        terminal they fold away again."""
+        back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
+        self.screen.set_focus(back or self.query_one(Composer))
+        self.screen.remove_class("-side-shown")
+
+    def on_descendant_focus(self, event) -> None:
+        """The focus left the side panes (Tab, a click, a session opened): fold them away when
+        they were shown over the chat."""
+        screen = self.screen
+        if screen.has_class("-side-shown") and not _inside(screen.focused, "side"):
+            screen.remove_class("-side-shown")
 
     @work(group="tree-focus")
     async def focus_tree(self) -> None:
@@ -254,6 +271,7 @@ class SessionsMixin:
         # with this one runs right after it, and must see the focus moved.
         if self.screen.focused is not self.tree_pane:
             self._before_tree = self.focused
+            self.screen.add_class("-side-shown")  # over the chat, in a narrow terminal
             self.screen.set_focus(self.tree_pane)
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
@@ -304,3 +322,8 @@ class SessionsMixin:
         self.post_message(SessionOpened(OpenedSession()))
         self.refresh_sessions()
         self.query_one(Composer).focus()
+
+
+def _inside(widget: Widget | None, container_id: str) -> bool:
+    """Whether ``widget`` is, or is inside, the widget of id ``container_id``."""
+    return widget is not None and any(node.id == container_id for node in widget.ancestors_with_self)

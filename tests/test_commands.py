@@ -59,8 +59,8 @@ async def test_an_unknown_command_is_reported_and_not_sent(repo):
     with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "/model gpt-5")
-            await wait_until(pilot, lambda: any("Unknown command `/model`" in n.text for n in app.query(Notice)))
+            await send(app, pilot, "/modle gpt-5")  # a typo: no command is named so, none completes it
+            await wait_until(pilot, lambda: any("Unknown command `/modle`" in n.text for n in app.query(Notice)))
             await send(app, pilot, "//model is a slash command")
             await settle(app, pilot)
             shown = [str(u.content) for u in app.query(UserMessage)]

@@ -13,6 +13,7 @@ from scout_tui import store as store_module
 from scout_tui.bus import Event
 from scout_tui.store import Store
 from scout_tui.widgets.session_tree import SessionTree
+from scout_tui.app import NARROW
 from tests.app_helpers import make_app
 from tests.conftest import wait_until
 from tests.session_tree_helpers import NOW, lines, strips
@@ -64,6 +65,9 @@ async def pane_lines(repo: Path, size: tuple[int, int]) -> tuple[list[str], int,
     async with app.run_test(size=size) as pilot:
         await wait_until(pilot, lambda: app.tree_pane is not None and app.tree_pane.last_line == 3,
                          what="the sessions pane lists the four sessions")
+        if size[0] < NARROW:  # folded away: Ctrl+T shows the side panes over the chat
+            await pilot.press("ctrl+t")
+            await wait_until(pilot, lambda: app.screen.has_class("-side-shown") and app.tree_pane.region.width)
         await pilot.pause()
         tree = app.tree_pane
         assert not tree.show_horizontal_scrollbar
@@ -82,12 +86,12 @@ async def test_rows_at_80_columns_keep_title_and_age_and_cut_no_unit(repo, monke
     monkeypatch.setattr(SessionTree, "default_clock", staticmethod(lambda: NOW))
     store_sessions(repo, monkeypatch)
     shown, width, in_red = await pane_lines(repo, (80, 24))
-    assert width == 30 and in_red  # the side column's min-width of 32, less padding
+    assert width == 41 and in_red  # shown over the chat: 44 columns, less its border and padding
     assert shown == [
-        "  Refactor the confi…  25m ago",
-        "└─   ⑂ Try TOML tabl…  10m ago",
-        "   └─   ⑂ fork of Try TOML ta…",
-        "  summarise the README  failed",
+        "  Refactor th…  25 msgs · 25m ago · $0.24",
+        "└─   ⑂ Try TOML tabl…  10m ago · 1.2k tok",
+        "   └─   ⑂ fork of Try TOML table…  5m ago",
+        "  summarise th…  failed · 1 msg · 40m ago",
     ]
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scout_tui.app import ScoutApp
+from scout_tui.app import NARROW, ScoutApp
 from scout_tui.bus import Event
 from scout_tui.config import load_config
 from scout_tui.store import Store
@@ -274,13 +274,16 @@ async def test_a_reopened_session_s_tool_pane_opens_at_its_newest_call(tmp_home:
     # The pane is mounted after the first frame and filled at once: its scroll to the newest
     # row must wait for the rows' real heights (seen: it stopped at f11 of f0-f29, at 80x24).
     sid = long_session(Store(), workdir, calls=30, size=300)
-    app = app_in(workdir, resume=sid)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await wait_until(pilot, lambda: app.tool_pane is not None)
-        await settle(app, pilot)
-        rows = app.tool_pane.query_one("#tool-list")
-        assert rows.max_scroll_y > 0 and rows.scroll_y == rows.max_scroll_y
+    for size in ((100, 24), (80, 24)):  # beside the chat; folded away and shown over it (Ctrl+T twice)
+        app = app_in(workdir, resume=sid)
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            await wait_until(pilot, lambda: app.tool_pane is not None)
+            if size[0] < NARROW:
+                await pilot.press("ctrl+t", "ctrl+t")
+            await settle(app, pilot)
+            rows = app.tool_pane.query_one("#tool-list")
+            assert rows.max_scroll_y > 0 and rows.scroll_y == rows.max_scroll_y, size
 
 
 async def test_every_frame_until_the_side_panes_are_in_shows_their_titles_on_their_background(tmp_home: Path,

@@ -57,9 +57,9 @@ async def test_a_read_only_sandbox_is_named() -> None:
         assert shown(bar) == "↑ 10 ↓ 0 │ yolo mode · read-only sandbox"
 
 
-async def test_a_narrow_terminal_keeps_the_unsandboxed_warning_and_drops_cost_after_the_model() -> None:
+async def test_a_narrow_terminal_keeps_the_cost_the_mode_and_the_unsandboxed_warning() -> None:
     lines = {}
-    for width in (80, 120):
+    for width in (60, 80, 120):
         async with StatusApp().run_test(size=(width, 3)) as pilot:
             bar = pilot.app.query_one(StatusBar)
             bar.provider, bar.model, bar.session_id = "anthropic", "claude-sonnet-4-5", "1a2b3c4d5e6f"
@@ -69,7 +69,8 @@ async def test_a_narrow_terminal_keeps_the_unsandboxed_warning_and_drops_cost_af
             await pilot.pause()
             lines[width] = bar.render_lines(bar.content_region.reset_offset)[0].text.strip()
     assert lines[120].startswith("↑ 591k ↓ 360 │ $0.72 · cache 99% │ ctx 50.6k/200k 25% │ yolo mode · unsandboxed │ ")
-    assert lines[80].startswith("↑ 591k ↓ 360 │ ctx 50.6k/200k 25% │ yolo mode · unsandboxed │ ⠋ working")
+    assert lines[80] == "$0.72 · cache 99% │ ctx 25% │ yolo mode · unsandboxed │ ⠋ working"  # tokens, then ctx's numbers go
+    assert lines[60] == "$0.72 │ ctx 25% │ yolo mode · unsandboxed │ ⠋ working"
 
 
 # -- the app sets it ------------------------------------------------------------------------------

@@ -40,6 +40,11 @@ def tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
+DROPPED = ("session", "model", "tokens", "ctx numbers", "hint", "cache", "ctx")
+"""The parts a narrow status bar leaves out, first to last: the cost and the permission mode
+(with the sandbox warning and the spinner) always stay."""
+
+
 class StatusBar(Static):
     """The status line. Set its reactive attributes; it redraws itself."""
 
@@ -111,36 +116,36 @@ class StatusBar(Static):
         self._frame += 1
 
     def render(self) -> Content:
-        # A narrow terminal drops the least useful parts first (session id, then provider and
-        # model, then cost and cache share), so the permission mode, the sandbox warning and the
-        # spinner stay on screen.
+        # A narrow terminal drops the least useful parts first (``DROPPED``, in order), so the
+        # cost, the permission mode, the sandbox warning and the spinner stay on screen.
         width = self.content_region.width or 10_000
-        for keep in ((True, True, True), (False, True, True), (False, False, True), (False, False, False)):
-            content = self._line(*keep)
+        for n in range(len(DROPPED) + 1):
+            content = self._line(frozenset(DROPPED[:n]))
             if content.cell_length <= width:
                 return content
         return content
 
-    def _line(self, keep_session: bool, keep_model: bool, keep_spending: bool) -> Content:
+    def _line(self, dropped: frozenset[str]) -> Content:
         sep = (" │ ", "$text-muted")
         parts: list[str | tuple[str, str]] = []
-        if keep_model and (self.provider or self.model):
+        if "model" not in dropped and (self.provider or self.model):
             parts += [(one_line(self.provider, 30), "bold"), " · " if self.provider and self.model else "", one_line(self.model, 60)]
-        if keep_session and self.session_id:
+        if "session" not in dropped and self.session_id:
             parts += [sep, f"session {one_line(self.session_id, 40)[:8]}"]
-        parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
+        if "tokens" not in dropped:
+            parts += [sep, f"↑ {tokens(self.input_tokens)} ↓ {tokens(self.output_tokens)}"]
         spending = [text for text in (
             dollars(self.cost) if self.cost is not None else "",
-            f"cache {self.cache_share:.0%}" if self.cache_share is not None else "",
+            f"cache {self.cache_share:.0%}" if self.cache_share is not None and "cache" not in dropped else "",
         ) if text]
-        if spending and keep_spending:
+        if spending:
             parts += [sep, " · ".join(spending)]
-        if self.context_used and self.context_window:
+        if "ctx" not in dropped and self.context_used and self.context_window:
             share = self.context_used / self.context_window
             colour = "$error" if share >= 0.8 else "$warning" if share >= 0.5 else "$success"
-            parts += [sep, f"ctx {tokens(self.context_used)}/{tokens(self.context_window)} ",
-                      (f"{share:.0%}", colour)]
-        elif self.context_used:
+            numbers = f"{tokens(self.context_used)}/{tokens(self.context_window)} " if "ctx numbers" not in dropped else ""
+            parts += [sep, f"ctx {numbers}", (f"{share:.0%}", colour)]
+        elif self.context_used and not {"ctx", "ctx numbers"} & dropped:
             parts += [sep, f"ctx {tokens(self.context_used)}"]
         if self.permission_mode:
             style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
@@ -151,7 +156,9 @@ class StatusBar(Static):
         if self.busy and self.awaiting:
             parts += [sep, ("awaiting approval", "bold $warning")]
         elif self.busy:
-            parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning"), (" (Esc to interrupt)", "$text-muted")]
+            parts += [sep, (f"{SPINNER[self._frame % len(SPINNER)]} working", "$warning")]
+            if "hint" not in dropped:
+                parts.append((" (Esc to interrupt)", "$text-muted"))
         if self.state:
             parts += [sep, one_line(self.state, 80)]
         if parts and parts[0] == sep:

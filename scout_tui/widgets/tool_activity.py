@@ -179,6 +179,11 @@ class ToolActivity(Vertical):
     def on_mount(self) -> None:
         self._ticker = self.set_interval(TICK, self._tick, pause=True)
 
+    def on_show(self) -> None:
+        """Shown again (the side panes folded away in a narrow terminal, then shown over the
+        chat): at the newest row, as rows added while hidden could not scroll it there."""
+        self._follow()
+
     def _follow(self) -> None:
         """Keep the newest row in view, unless the person is in the pane reading older rows."""
         option_list = self._list
