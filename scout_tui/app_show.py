@@ -120,9 +120,8 @@ def _(event: TurnEnd, app: ScoutApp) -> None:
 def _(event: ModelSwitch, app: ScoutApp) -> None:
     status = app.status
     status.provider, status.model = event.provider, event.model
-    info = app.model_info
-    if info is not None and info.context_window:
-        status.context_window = info.context_window
+    if (info := app.model_info) is not None:
+        status.context_window = info.context_window or 0  # unknown for the new model: not the old one's
     running = " (the answer being written finishes with the model before)" if app.busy else ""
     app.chat.add_notice(f"Model: {event.provider} · {event.model}, from the next request{running}.")
     app.estimate_context()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from scout_tui.errors import ScoutError
+from scout_tui.widgets.completion_list import highlighted
 
 Choose = Callable[[str, str], None]
 
@@ -53,7 +54,7 @@ class ModelPicker(Provider):
         matcher = self.matcher(query)
         async for label, provider, model, help in self._choices():
             if (score := matcher.match(label)) > 0:
-                yield Hit(score, matcher.highlight(label), self._command(provider, model), text=label, help=help)
+                yield Hit(score, highlighted(matcher, label), self._command(provider, model), text=label, help=help)
 
 
 async def _ask(config) -> list[str] | str:

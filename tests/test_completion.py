@@ -132,3 +132,12 @@ async def test_a_command_typed_whole_is_first_whatever_the_fuzzy_order(repo):
     async with app.run_test(size=SIZE) as pilot:
         assert [c.value for c in app.command_choices("tree")][:1] == ["/tree"]
         assert [c.value for c in app.command_choices("exit")][:1] == ["/quit"]  # an alias
+
+
+def test_a_highlighted_choice_keeps_its_brackets():
+    from textual.fuzzy import Matcher
+
+    from scout_tui.widgets.completion_list import highlighted
+
+    assert highlighted(Matcher("fo"), "/fork [N]").plain == "/fork [N]"
+    assert highlighted(Matcher("pag"), "app/[id]/page.tsx").plain == "app/[id]/page.tsx"

@@ -45,7 +45,7 @@ async def test_c_copies_the_selected_message_and_b_its_code_blocks_one_per_press
             assert app.clipboard == "print(1)\n"
             await pilot.press("b")
             assert app.clipboard == "echo 2\n"
-            assert any("code block 2 of 2 (sh)" in t for t in _toasts(app))
+            assert any("sh code block 2 of 2" in t for t in _toasts(app))
             await pilot.press("b")  # round again
             assert app.clipboard == "print(1)\n"
             await pilot.press("up", "c")  # the prompt

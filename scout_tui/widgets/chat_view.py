@@ -511,7 +511,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         turn = self._code_turns.get(id(message), -1) + 1
         self._code_turns = {id(message): turn % len(found)}
         language, code = found[turn % len(found)]
-        copy(self.app, code, f"code block {turn % len(found) + 1} of {len(found)}" + (f" ({language})" if language else ""))
+        copy(self.app, code, f"{language + ' ' if language else ''}code block {turn % len(found) + 1} of {len(found)}")
 
     def last_answer(self) -> AssistantMessage | None:
         """The newest answer in the chat, if any."""

@@ -76,8 +76,20 @@ class CompletionList(OptionList, can_focus=False):
         return self.choices[index] if self.shown and index is not None and index < len(self.choices) else None
 
 
+def highlighted(matcher: Matcher, text: str) -> Content:
+    """``text`` as written, its characters matching ``matcher``'s query styled as the command
+    palette styles them. (``Matcher.highlight`` reads ``text`` as markup: ``[N]`` or a path
+    like ``app/[id]/page.tsx`` would lose its brackets.)"""
+    content = Content(text)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets if score else ():
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
 def _option(choice: Choice, matcher: Matcher | None, width: int) -> Option:
-    label = matcher.highlight(choice.label) if matcher is not None else Content(choice.label)
+    label = highlighted(matcher, choice.label) if matcher is not None else Content(choice.label)
     if choice.help:
         label = Content.assemble(label, " " * max(2, width + 2 - len(choice.label)), (choice.help, "dim"))
     return Option(label)
