@@ -427,11 +427,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         deny to ``read`` is not attached."""
         from scout_tui.mentions import prompt_content
 
-        def allowed(path: Path) -> str:
-            check = self.permissions.check("read", {"path": str(path)}, self.cwd, read_only=True)
-            return check.reason if check.verdict == "deny" else ""
-
-        content, notes = prompt_content(text, self.cwd, allowed)
+        content, notes = prompt_content(text, self.cwd, self.permissions)
         for note in notes:
             self.call_from_thread(self.chat.add_notice, note, "warning")
         return content

@@ -24,6 +24,7 @@ from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, Permissio
                            ToolEnd, ToolStart)
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
+from scout_tui.mentions import prompt_content
 from scout_tui.messages import message_text
 from scout_tui.plugins import load_plugins
 from scout_tui.runtime import build_agent, check_provider, model_metadata_asking_the_server, needs_key
@@ -151,8 +152,11 @@ async def run_headless(
 
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
+    content, notes = prompt_content(prompt, cwd, agent.permissions)  # @path mentions, as in the app
+    for note in notes:
+        warn(note)
     try:
-        async for event in agent.run(opened.messages, prompt):
+        async for event in agent.run(opened.messages, content):
             bus.emit(event)  # plugins' `on` handlers
             store.append(session_id, event)
             emit(event)

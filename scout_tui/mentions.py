@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scout_tui.messages import blocks
+
+if TYPE_CHECKING:
+    from scout_tui.tools.permissions import Policy
 
 MAX_BYTES = 100_000
 MAX_LINES = 2_000
@@ -62,12 +65,12 @@ def mentioned_paths(text: str, root: Path) -> list[str]:
     return found
 
 
-def prompt_content(text: str, root: Path, allowed: Callable[[Path], str] | None = None) -> tuple[list[dict], list[str]]:
+def prompt_content(text: str, root: Path, policy: Policy | None = None) -> tuple[list[dict], list[str]]:
     """The user message content for prompt ``text`` typed in workspace ``root``: the text
     block, then one block per mention; and the notes on mentions not attached.
 
-    ``allowed(path)`` returns "" when ``path`` (resolved) may be read, else the reason (the
-    permission rules' deny); None allows every path inside ``root``.
+    A path ``policy`` (the permission rules) denies to the ``read`` tool is not attached; None
+    allows every path inside ``root``.
     """
     content: list[dict] = [{"type": "text", "text": text}]
     notes: list[str] = []
@@ -77,8 +80,8 @@ def prompt_content(text: str, root: Path, allowed: Callable[[Path], str] | None 
         if not path.is_relative_to(workspace):
             notes.append(f"@{word} is outside the project: not attached (ask the model to read it).")
             continue
-        if allowed is not None and (reason := allowed(path)):
-            notes.append(f"@{word} not attached: {reason}")
+        if policy is not None and (check := policy.check("read", {"path": str(path)}, root, read_only=True)).verdict == "deny":
+            notes.append(f"@{word} not attached: {check.reason}")
             continue
         try:
             block = folder_block(word, path, root) if path.is_dir() else file_block(word, path)

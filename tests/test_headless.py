@@ -299,3 +299,15 @@ def test_a_run_stopped_by_a_bad_permission_rule_leaves_no_session(repo, env):
     done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
     assert done.returncode == 1 and f"{repo / 'scout.toml'}:2" in done.stderr
     assert Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions() == []
+
+
+def test_a_mention_in_a_p_prompt_carries_the_file_and_a_denied_one_is_said_on_stderr(repo, env):
+    (repo / ".env").write_text("TOKEN=abc\n")
+    (repo / "scout.toml").write_text('[permissions]\ndeny = ["read:.env"]\n')
+    with LoopbackServer([Reply(anthropic_stream(["Read."]))]) as server:
+        done = scout(["-p", "compare @notes.txt and @.env", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    [message] = server.requests[0].json()["messages"]
+    assert [b["text"] for b in message["content"]] == [
+        "compare @notes.txt and @.env", '<mention path="notes.txt" kind="file" size="1 line">\nthe answer is 42\n</mention>']
+    assert "@.env not attached: denied by the rule 'read:.env'" in done.stderr

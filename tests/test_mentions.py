@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui import mentions as mentions_module
+from scout_tui.tools.permissions import Policy, parse_rule
 from scout_tui.mentions import mention_of, mentioned_paths, mentions, prompt_content, typed_text
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice, UserMessage
@@ -61,13 +62,13 @@ def test_binary_outside_and_denied_paths_are_not_attached_and_said_why(tmp_path)
     (repo / ".env").write_text("SECRET=1\n")
     (tmp_path / "other.txt").write_text("outside\n")
     (repo / "link.txt").symlink_to(tmp_path / "other.txt")
-    content, notes = prompt_content("@logo.png @../other.txt @link.txt @.env", repo,
-                                    lambda p: "denied by the rule 'read(.env)'" if p.name == ".env" else "")
+    policy = Policy(deny=[parse_rule("read:.env", "scout.toml:3")], workspace=repo)
+    content, notes = prompt_content("@logo.png @../other.txt @link.txt @.env", repo, policy)
     assert content == [{"type": "text", "text": "@logo.png @../other.txt @link.txt @.env"}]
     assert notes == ["@logo.png not attached: a binary file (10 bytes)",
                      "@../other.txt is outside the project: not attached (ask the model to read it).",
                      "@link.txt is outside the project: not attached (ask the model to read it).",
-                     "@.env not attached: denied by the rule 'read(.env)'"]
+                     "@.env not attached: denied by the rule 'read:.env' (scout.toml:3)"]
 
 
 def test_a_folder_mention_lists_its_entries_folders_first_without_ignored_ones(tmp_path):
