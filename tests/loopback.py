@@ -54,6 +54,17 @@ def split(body: bytes, size: int) -> list[bytes]:
     return [body[i : i + size] for i in range(0, len(body), size)] or [b""]
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, body: object) -> None:
+    """Answer ``handler``'s request with ``status`` and ``body``: bytes as they are, anything
+    else as JSON, with its length."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class LoopbackServer:
     """Serve ``replies`` in order (or from ``handler(recorded) -> Reply``) on a free port.
 
@@ -83,14 +94,10 @@ class LoopbackServer:
                 with outer._lock:  # apart from ``requests``: the model requests
                     outer.gets.append(Recorded("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b""))
                 found = outer.models is not None and self.path.rstrip("/").endswith("/models")
-                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
-                                                              for m in outer.models or []]} if found
-                                  else {"error": {"message": "not found"}}).encode()
-                self.send_response(200 if found else 404)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, 200 if found else 404,
+                          {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}
+                                                      for m in outer.models or []]} if found
+                          else {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import pytest
 from scout_tui.config import load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo, cache_hit_share, cost, lookup, model_info, probe_context_window
+from tests.loopback import send_json
 
 
 @pytest.fixture
@@ -31,12 +31,7 @@ def get_server() -> Iterator[tuple[str, dict[str, tuple[int, object]], list[str]
         def do_GET(self) -> None:
             seen.append(self.path)
             status, body = routes.get(self.path, (404, {"error": "not found"}))
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -4,7 +4,6 @@ configured (profile, model) choices."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ import pytest
 from scout_tui.config import load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.providers import configured_models, list_models
+from tests.loopback import send_json
 
 KEY = "sk-test-models-0123456789"
 
@@ -55,12 +55,7 @@ def get_server() -> Iterator[Callable[[Callable[[Seen], tuple[int, object]]], Ge
                             {k.lower(): v for k, v in self.headers.items()})
                 state.seen.append(seen)
                 status, body = state.answer(seen)
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, body)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
