@@ -335,6 +335,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
+        self.query_one(Composer).busy = busy
 
     @work(exclusive=True, group="sandbox")
     async def show_sandbox(self) -> None:

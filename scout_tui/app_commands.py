@@ -30,8 +30,8 @@ Ctrl+T sessions pane and back (below 100 columns the side panes are shown over t
 the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
 yolo) · Ctrl+P command palette · Ctrl+Q quit
 
-**While a turn runs**: Enter steers (your prompt goes with the results of the running tool calls) · Alt+Enter
-queues it for after the turn · Up in the empty composer takes the newest back · Esc cancels it
+**While a turn runs**: Enter steers (your prompt goes with the results of the running tool calls) · Tab (or
+Alt+Enter) queues it for after the turn · Up in the empty composer takes the newest back · Esc cancels it
 
 **Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
 the model, Enter) · Esc deny and stop the turn

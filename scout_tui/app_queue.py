@@ -2,8 +2,9 @@
 
 A mixin of ``ScoutApp`` (app.py). Enter while busy *steers*: the prompt goes to the model with
 the results of the tool calls running now (``Agent.steer``), or, when the turn ends without
-another call, as the next turn. Alt+Enter *queues*: the prompt is sent as its own turn once
-this one ends. The newest pending prompt can be taken back into the composer (Up in an empty
+another call, as the next turn. Tab (Codex's key) or Alt+Enter *queues*: the prompt is sent
+as its own turn once this one ends. (Many terminals send Alt+Enter as ESC CR, which Textual
+reads as Enter: Tab works everywhere.) The newest pending prompt can be taken back into the composer (Up in an empty
 composer) or cancelled (Esc, before Esc interrupts the turn).
 """
 
@@ -55,10 +56,13 @@ class QueueMixin:
             self.show_pending()
 
     def next_pending(self) -> str | None:
-        """At the end of a turn: the first pending prompt, to send as the next turn (steering
-        prompts no tool call took go first, in order), or None."""
+        """At the end of a turn: the first pending prompt, to send as the next turn, or None.
+        The steering prompts no tool call took wait on as queued ones, in order: each is sent
+        as its own turn."""
         if self.agent is not None:
             self.agent.steering.clear()
+        for pending in self.pending:
+            pending.steer, pending.content = False, []
         if not self.pending:
             return None
         text = self.pending.pop(0).text

@@ -105,3 +105,37 @@ async def test_a_steering_prompt_no_tool_call_takes_is_the_next_turn(repo):
             last = json.loads(server.requests[1].body)["messages"]
             assert last[-1]["content"][0]["text"] == "and another thing" and last[-2]["role"] == "assistant"
             assert _pending(app) == []
+
+
+async def test_several_prompts_sent_during_an_answer_all_go_in_order(repo):
+    body = anthropic_stream(["Half " * 20, "and the rest."])
+    cut = body.index(b"and the rest")
+    held = HeldReply([body[:cut], body[cut:]], held_after=1)
+    replies = [held] + [Reply(anthropic_stream([f"Answer {n}."])) for n in range(3)]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "answer")
+            await wait_until(pilot, lambda: "Half" in "".join(a.source for a in app.query(AssistantMessage)))
+            await send(app, pilot, "steer one")
+            await send(app, pilot, "steer two")
+            composer = app.query_one(Composer)
+            composer.load_text("queued three")
+            await pilot.press("tab")  # Tab queues while a turn runs (Codex's key), it does not move the focus
+            assert composer.has_focus and _pending(app) == [("steer one", True), ("steer two", True),
+                                                            ("queued three", False)]
+            held.release()
+            await wait_until(pilot, lambda: len(server.requests) == 4 and not app.busy)
+            await settle(app, pilot)
+            sent = [json.loads(r.body)["messages"][-1]["content"][0]["text"] for r in server.requests]
+            assert sent == ["answer", "steer one", "steer two", "queued three"]
+            assert _pending(app) == []
+
+
+async def test_tab_moves_the_focus_when_no_turn_runs(repo):
+    app = make_app(repo, None, api_key="sk-test")
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        composer.load_text("draft")
+        await pilot.press("tab")
+        assert not composer.has_focus and app.pending == []

@@ -123,6 +123,8 @@ class Composer(MultilineInput):
 
     pending = 0
     """How many prompts sent during the turn are pending (set by the app): Up takes one back."""
+    busy = False
+    """A turn is running (set by the app): Tab queues the text for after it, as in Codex."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None, prompt_history: list[str] | None = None) -> None:
         super().__init__(
@@ -158,6 +160,11 @@ class Composer(MultilineInput):
                 completion.hide()
             elif (choice := completion.chosen) is not None:
                 self.accept(choice, send=event.key == "enter")
+            return
+        if event.key == "tab" and self.busy and self.text.strip():
+            event.stop()
+            event.prevent_default()
+            self.action_submit(later=True)
             return
         await super()._on_key(event)
 

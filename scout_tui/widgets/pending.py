@@ -29,6 +29,6 @@ class PendingPrompts(Static):
         lines = [Content.assemble(("⏵ next step: " if steer else "⏸ after the turn: ", "bold"),
                                   one_line(text, width)) for text, steer in prompts]
         if prompts:
-            lines.append(Content("  Up takes the newest back · Esc cancels it · Enter steers · Alt+Enter queues",
+            lines.append(Content("  Up: the newest back · Esc: cancel it · Enter steers · Tab queues",
                                  ).stylize("dim"))
         self.update(Content("\n").join(lines))
