@@ -519,7 +519,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     def action_interrupt(self) -> None:
         """Esc: fold the side panes shown over the chat, if so; else cancel the newest prompt
-        pending, if any; else the running turn (the worker closes it validly, see ``run_turn``)."""
+        pending, if any; else the running turn (the worker closes it validly, see ``run_turn``);
+        with nothing running, back to the composer from another pane."""
         if self.screen.has_class("-side-shown"):
             self.hide_side_panes()
             return
@@ -527,6 +528,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             return
         if self.busy:
             self.workers.cancel_group(self, "agent")
+        elif self.screen.focused is not None and not isinstance(self.screen.focused, Composer):
+            self.screen.set_focus(self.query_one(Composer))
 
     @work(exclusive=True, group="agent", exit_on_error=False)
     async def run_turn(self, text: str) -> None:

@@ -62,6 +62,10 @@ class ModelsMixin:
             self.chat.add_notice(f"No provider profile `{provider}` (known: {known}); define one as "
                                  f"`[providers.{provider}]` in scout.toml.", "error")
             return
+        listed = self.server_models.get(provider)
+        if model and isinstance(listed, list) and listed and model not in listed:
+            self.chat.add_notice(f"`{model}` is not among the models {provider}'s server lists; switching anyway "
+                                 "(`/model` shows them).", "warning")
         await self.use_config(self.start_config.for_provider(provider, model or None), record=True)
 
     @work(exclusive=True, group="model-switch")

@@ -145,6 +145,7 @@ class SessionsMixin:
         else:
             self._history_ready.clear()
         self.chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
+        self._recall_prompts(self.conversation)
         if self._background_started:  # at start-up, start_background warns once the frame is painted
             self.warn_setup()
         self._opened = opened
@@ -244,6 +245,15 @@ class SessionsMixin:
             self.hide_side_panes()
         else:
             self._focus_tree()
+
+    def _recall_prompts(self, messages: list[dict | None]) -> None:
+        """Up in the composer recalls the open session's prompts too (newest first), before this
+        run's others."""
+        from scout_tui.mentions import typed_text
+
+        composer = self.query_one(Composer)
+        prompts = [text for m in reversed(messages) if m and m.get("role") == "user" and (text := typed_text(m)).strip()]
+        composer.prompt_history = list(dict.fromkeys(prompts + composer.prompt_history))
 
     def hide_side_panes(self) -> None:
         """Back from the side panes to where the focus was (the composer at first); in a narrow

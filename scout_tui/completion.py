@@ -64,7 +64,7 @@ def token_at(line: str, row: int, column: int) -> Token | None:
     end = column
     while end < len(line) and not line[end].isspace():
         end += 1
-    return Token("file", line[start + 1:column], row, start, end)
+    return Token("file", line[start + 1:column].lstrip('"'), row, start, end)
 
 
 def complete(line: str, token: Token, choice: Choice) -> tuple[str, int]:
@@ -78,5 +78,8 @@ def complete(line: str, token: Token, choice: Choice) -> tuple[str, int]:
 
 def file_choice(path: str) -> Choice:
     """The choice for workspace path ``path`` (a folder ends in ``/`` and is not followed by a
-    space: completing goes on inside it)."""
+    space: completing goes on inside it). A path with whitespace is quoted, as ``mentions``
+    reads it (``@"my notes.txt"``), and completing ends there."""
+    if any(c.isspace() for c in path):
+        return Choice(f'@"{path}"', path, "")
     return Choice(f"@{path}", path, "", then="" if path.endswith("/") else " ")

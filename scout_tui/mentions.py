@@ -4,8 +4,9 @@ model with the prompt, as one more text block of the user message.
 A mention is ``@`` at the start of the prompt or after whitespace (or an opening bracket or
 quote after it), then a path relative to
 the workspace (``@src/app.py``, ``@docs/``); trailing punctuation that is not part of an
-existing path is left out (``see @a.py,`` mentions ``a.py``). A path that does not exist is
-not a mention (``@someone`` stays text). Each mention becomes a block
+existing path is left out (``see @a.py,`` mentions ``a.py``), and so is a line suffix
+(``@a.py:12``); a name with spaces is quoted (``@"my notes.txt"``). A path that does not
+exist is not a mention (``@someone`` stays text; one that reads as a path is said). Each mention becomes a block
 ``<mention path="…" kind="file|folder" …>`` + text + ``</mention>``: the model reads the path
 and the content; ``mention_of`` reads the header back, so the chat shows a chip instead of
 the content and a message's typed text (``typed_text``) leaves the blocks out.
@@ -35,9 +36,11 @@ MAX_ENTRIES = 300
 OPENING = "([{\"'`"
 """Characters that may stand between the whitespace and the ``@`` of a mention: ``(@a.py)``."""
 
-_MENTION = re.compile(r"(?<![^\s(\[{\"'`])@(\S+)")
+_MENTION = re.compile(r"(?<![^\s(\[{\"'`])@(?:\"([^\"\n]+)\"|(\S+))")
 _HEADER = re.compile(r'<mention path="([^"]*)" kind="(file|folder)" size="([^"]*)"( cut="[^"]*")?>\n')
-_TRAILING = ",.;:!?)]}'\""
+_TRAILING = ",.;:!?)]}'\"`"
+_LINE_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)?|#L\d+(?:-L?\d+)?)\Z")  # src/app.py:12, app.py#L3-L9
+_IMAGE = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tiff")
 
 
 @dataclass(frozen=True)
@@ -53,16 +56,39 @@ class Mention:
 
 
 def mentioned_paths(text: str, root: Path) -> list[str]:
-    """The existing paths ``text`` mentions, in order, each once (as typed, without the ``@``
-    and trailing punctuation)."""
+    """The existing paths ``text`` mentions, in order, each once (as typed, without the ``@``,
+    the quotes of ``@"a name with spaces"``, trailing punctuation and a line suffix such as
+    ``:12`` or ``#L3-L9``)."""
     found: list[str] = []
-    for match in _MENTION.finditer(text):
-        word = match.group(1)
-        while word and not (root / word).exists() and word[-1] in _TRAILING:
-            word = word[:-1]
-        if word and (root / word).exists() and word not in found:
+    for word in _words(text):
+        word = _existing(word, root)
+        if word and word not in found:
             found.append(word)
     return found
+
+
+def unknown_paths(text: str, root: Path) -> list[str]:
+    """The words after ``@`` in ``text`` that read as paths (a ``/`` or a file extension) but
+    name nothing in ``root``: said to the person, as they are not attached."""
+    return [word for word in _words(text) if not _existing(word, root)
+            and re.search(r"/|\.[A-Za-z0-9]{1,8}\Z", word.rstrip(_TRAILING))]
+
+
+def _words(text: str) -> list[str]:
+    return [match.group(1) or match.group(2) for match in _MENTION.finditer(text)]
+
+
+def _existing(word: str, root: Path) -> str:
+    """``word`` less trailing punctuation and a line suffix, as far as needed to name an
+    existing path under ``root``; "" when nothing does."""
+    while word and not (root / word).exists():
+        if word[-1] in _TRAILING:
+            word = word[:-1]
+        elif _LINE_SUFFIX.search(word):
+            word = _LINE_SUFFIX.sub("", word)
+        else:
+            return ""
+    return word
 
 
 def prompt_content(text: str, root: Path, policy: Policy | None = None) -> tuple[list[dict], list[str]]:
@@ -75,6 +101,7 @@ def prompt_content(text: str, root: Path, policy: Policy | None = None) -> tuple
     content: list[dict] = [{"type": "text", "text": text}]
     notes: list[str] = []
     workspace = root.resolve()
+    notes += [f"@{word} not found: not attached." for word in unknown_paths(text, root)]
     for word in mentioned_paths(text, root):
         path = (root / word).resolve()
         if not path.is_relative_to(workspace):
@@ -103,8 +130,9 @@ def file_block(word: str, path: Path) -> str:
     with path.open("rb") as f:
         data = f.read(MAX_BYTES + 1)
         size = max(len(data), path.stat().st_size)
-    if b"\0" in data[:8192]:
-        raise ValueError(f"a binary file ({size:,} bytes)")
+    if b"\0" in data[:8192] or (path.suffix.lower() in _IMAGE and not data[:64].isascii()):
+        kind = "an image" if path.suffix.lower() in _IMAGE else "a binary file"
+        raise ValueError(f"{kind} ({size:,} bytes); only text files are attached")
     whole = len(data) <= MAX_BYTES
     lines = data[:MAX_BYTES].decode("utf-8", "replace").splitlines(keepends=True)
     if not whole and len(lines) > 1 and not lines[-1].endswith("\n"):

@@ -140,10 +140,11 @@ def _redact(text: str, secrets: list[str]) -> str:
 def configured_models(config: Config) -> list[tuple[str, str]]:
     """The picker's configured choices as ``(profile name, model id)``: the model in use first
     (``runtime.model_name``), then each profile's ``models`` in the order the profiles were
-    defined (built-in ones first), without repeats. No server is asked."""
+    defined (built-in ones first), or its default model when it lists none (so the picker
+    can always go back), without repeats. No server is asked."""
     from scout_tui.runtime import model_name
 
     choices = [(config.provider, model_name(config))]
     for name, profile in config.profiles.items():
-        choices += [(name, model) for model in profile.models]
+        choices += [(name, model) for model in profile.models] or [(name, model_name(config.for_provider(name)))]
     return list(dict.fromkeys(choices))

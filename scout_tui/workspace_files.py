@@ -51,12 +51,14 @@ class WorkspaceFiles:
     def rank(self, query: str, limit: int = 50) -> list[str]:
         """The best ``limit`` paths for ``query`` (typed after ``@``), best first.
 
-        An empty query gives the top-level entries, folders first. Matching ignores case; a
-        ``/`` in the query must match a ``/``. O(total path length) per call.
+        An empty query gives the top-level entries, folders first; a folder's path (ending in
+        ``/``) its entries. Matching ignores case; a ``/`` in the query must match a ``/``.
+        O(total path length) per call.
         """
-        if not query:
-            top = [p for p in self.paths if "/" not in p.rstrip("/")]
-            return sorted(top, key=lambda p: (not p.endswith("/"), p.lower()))[:limit]
+        if not query or query.endswith("/"):  # the top level, or a folder's entries
+            inside = self._entries(query)
+            if inside or not query:
+                return inside[:limit]
         q = query.lower()
         # Most queries name the start of a file or folder name: those paths, shortest first,
         # when there are enough of them (found at C speed; no per-path Python for a short query).
@@ -67,6 +69,14 @@ class WorkspaceFiles:
         scored = [(-score(q, path.lower()), len(path), path) for path in self._paths_at(subsequence(q))]
         scored.sort()
         return [path for _, _, path in scored[:limit]]
+
+    def _entries(self, folder: str) -> list[str]:
+        """The entries right inside ``folder`` ("" for the top, else ending in ``/``; any case),
+        folders first, by name."""
+        start, lowered = len(folder), folder.lower()
+        inside = [p for p in self.paths if p.lower().startswith(lowered) and len(p) > start
+                  and "/" not in p[start:].rstrip("/")]
+        return sorted(inside, key=lambda p: (not p.endswith("/"), p.lower()))
 
     def _paths_at(self, pattern: re.Pattern[str], where: Callable[[int], bool] | None = None) -> list[str]:
         """The paths in which ``pattern`` matches (each once, in listing order), at a start

@@ -14,7 +14,7 @@ from scout_tui.store import Store
 from scout_tui.trust import record_trust
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.chat_view import AssistantMessage, Notice, UserMessage
-from tests.app_helpers import SIZE, HeldReply, long_session, make_app, running_and_printed, send, settle
+from tests.app_helpers import SIZE, HeldReply, conversation, long_session, make_app, running_and_printed, send, settle
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split
 
@@ -463,3 +463,19 @@ def scout(api):
     system = first["system"][0]["text"]  # one text block, with a cache breakpoint
     assert "How to cut a release" in system and "tag, build, upload" not in system
     assert "QUIET WORDS" in json.dumps(server.requests[1].json()["messages"][-1])
+
+
+async def test_up_recalls_the_reopened_session_s_prompts_and_esc_goes_back_to_the_composer(repo):
+    store = Store()
+    sid = conversation(store, repo)
+    typed = [m["content"][0]["text"] for m in store.messages(sid) if m["role"] == "user"
+             and m["content"][0].get("type") == "text"]
+    app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.query_one(Composer)
+        await pilot.press("up")
+        assert composer.text == typed[-1]
+        app.chat.focus()
+        await pilot.press("escape")  # nothing runs: back to the composer
+        assert composer.has_focus

@@ -141,3 +141,8 @@ def test_a_highlighted_choice_keeps_its_brackets():
 
     assert highlighted(Matcher("fo"), "/fork [N]").plain == "/fork [N]"
     assert highlighted(Matcher("pag"), "app/[id]/page.tsx").plain == "app/[id]/page.tsx"
+
+
+def test_a_path_with_spaces_is_completed_quoted_and_its_quote_is_not_queried():
+    assert file_choice("my notes.txt").value == '@"my notes.txt"' and file_choice("my dir/").then == " "
+    assert token_at('see @"my', 0, 8) == Token("file", "my", 0, 4, 8)

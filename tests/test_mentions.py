@@ -65,7 +65,7 @@ def test_binary_outside_and_denied_paths_are_not_attached_and_said_why(tmp_path)
     policy = Policy(deny=[parse_rule("read:.env", "scout.toml:3")], workspace=repo)
     content, notes = prompt_content("@logo.png @../other.txt @link.txt @.env", repo, policy)
     assert content == [{"type": "text", "text": "@logo.png @../other.txt @link.txt @.env"}]
-    assert notes == ["@logo.png not attached: a binary file (10 bytes)",
+    assert notes == ["@logo.png not attached: an image (10 bytes); only text files are attached",
                      "@../other.txt is outside the project: not attached (ask the model to read it).",
                      "@link.txt is outside the project: not attached (ask the model to read it).",
                      "@.env not attached: denied by the rule 'read:.env' (scout.toml:3)"]
@@ -143,3 +143,29 @@ async def test_a_denied_mention_is_not_sent_and_the_chat_says_why(repo):
             await settle(app, pilot)
             assert "TOKEN" not in server.requests[0].body.decode()
             await wait_until(pilot, lambda: any("@.env not attached: denied" in n.text for n in app.query(Notice)))
+
+
+def test_quoted_names_line_suffixes_and_backticks_are_mentions_and_unknown_paths_are_said(tmp_path):
+    (tmp_path / "my notes [v2].txt").write_text("spaced\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("x\n")
+    (tmp_path / "guide.md").write_text("g\n")
+    text = 'see @"my notes [v2].txt", @src/main.py:12, `@guide.md` and @src/gone.py or @bob'
+    assert mentioned_paths(text, tmp_path) == ["my notes [v2].txt", "src/main.py", "guide.md"]
+    content, notes = prompt_content(text, tmp_path)
+    assert [mention_of(b).path for b in content[1:]] == ["my notes [v2].txt", "src/main.py", "guide.md"]
+    assert notes == ["@src/gone.py not found: not attached."]
+
+
+def test_an_image_is_not_attached_and_said_to_be_an_image(tmp_path):
+    (tmp_path / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    assert prompt_content("@shot.png", tmp_path)[1] == [
+        "@shot.png not attached: an image (72 bytes); only text files are attached"]
+
+
+def test_a_folder_query_lists_its_entries_not_itself(tmp_path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "mod.py").write_text("")
+    (tmp_path / "src" / "app.py").write_text("")
+    assert list_files(tmp_path).rank("src/") == ["src/pkg/", "src/app.py"]
+    assert list_files(tmp_path).rank("SRC/")[:1] == ["src/pkg/"]

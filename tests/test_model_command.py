@@ -123,3 +123,17 @@ async def test_the_session_opened_at_start_keeps_the_model_the_command_line_chos
         assert app.session_id == sid and app.status.model == "claude-haiku-4-5"
         await send(app, pilot, f"/resume {sid}")  # opened again in the app: the session's own
         await wait_until(pilot, lambda: app.status.model == "claude-opus-4-1")
+
+
+async def test_a_model_the_server_does_not_list_is_warned_about(repo, tmp_home):
+    with LoopbackServer([], models=["small-1", "served-3"]) as server:
+        _profile(tmp_home, server.url)
+        app = make_app(repo, None, api_key="sk-test", provider="local")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await send(app, pilot, "/model")
+            await wait_until(pilot, lambda: "local" in app.server_models)
+            await pilot.press("escape")
+            await send(app, pilot, "/model local smal-1")
+            await wait_until(pilot, lambda: "Model: local · smal-1" in _notices(app))
+            assert "`smal-1` is not among the models local's server lists" in _notices(app)

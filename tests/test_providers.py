@@ -189,7 +189,9 @@ async def test_a_plugin_provider_has_no_model_list(tmp_home, workdir) -> None:
 def test_the_configured_choices_are_the_model_in_use_then_every_profiles_models(tmp_home, workdir) -> None:
     write_user('model = "claude-sonnet-4-5"\n[providers.anthropic]\nmodels = ["claude-opus-4-1", "claude-sonnet-4-5"]\n'
                + profile("local", "openai", "http://localhost:11434/v1", 'models = ["llama3.1"]\n'))
+    # a profile listing no models offers its default one: the picker can always go back to it
     assert configured_models(load_config(workdir, env={})) == [
-        ("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-opus-4-1"), ("local", "llama3.1")]
+        ("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-opus-4-1"), ("openai", "gpt-4.1"),
+        ("local", "llama3.1")]
     assert configured_models(load_config(workdir, flags={"provider": "openai", "model": "gpt-4.1"}, env={}))[0] == \
         ("openai", "gpt-4.1")

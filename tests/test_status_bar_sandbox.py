@@ -68,9 +68,10 @@ async def test_a_narrow_terminal_keeps_the_cost_the_mode_and_the_unsandboxed_war
             bar.sandbox, bar.busy = "off", True
             await pilot.pause()
             lines[width] = bar.render_lines(bar.content_region.reset_offset)[0].text.strip()
-    assert lines[120].startswith("↑ 591k ↓ 360 │ $0.72 · cache 99% │ ctx 50.6k/200k 25% │ yolo mode · unsandboxed │ ")
-    assert lines[80] == "$0.72 · cache 99% │ ctx 25% │ yolo mode · unsandboxed │ ⠋ working"  # tokens, then ctx's numbers go
-    assert lines[60] == "$0.72 │ ctx 25% │ yolo mode · unsandboxed │ ⠋ working"
+    # the session, token counts and context numbers go first; the model stays while it fits
+    assert lines[120] == ("anthropic · claude-sonnet-4-5 │ $0.72 · cache 99% │ ctx 25% │ yolo mode · unsandboxed │ "
+                          "⠋ working (Esc to interrupt)")
+    assert lines[80] == lines[60] == "$0.72 │ ctx 25% │ yolo mode · unsandboxed │ ⠋ working"
 
 
 # -- the app sets it ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ class UserMessage(Static):
 
 def _chip(mention: Mention) -> tuple[str | tuple[str, str], ...]:
     """A mention's line under the prompt: its path in reverse video, its size and any cut."""
-    cut = " (cut)" if mention.cut else ""
+    cut = f" · {mention.cut.split(';')[0]}" if mention.cut else ""  # "showing lines 1-2000"
     return "\n", (f" @{sanitize(mention.path)} ", "bold reverse"), (f" {mention.size}{cut}", "dim")
 
 

@@ -30,6 +30,8 @@ class CompletionList(OptionList, can_focus=False):
         border: round $border-blurred;
         background: $surface;
         padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
         &.-shown { display: block; }
         & > .option-list--option-highlighted { background: $block-cursor-blurred-background; }
     }

@@ -18,6 +18,8 @@ class PendingPrompts(Static):
         max-height: 6;
         padding: 0 2;
         color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
         &.-empty { display: none; }
     }
     """

@@ -40,9 +40,9 @@ def tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
-DROPPED = ("session", "model", "tokens", "ctx numbers", "hint", "cache", "ctx")
+DROPPED = ("session", "tokens", "ctx numbers", "hint", "cache", "model", "ctx")
 """The parts a narrow status bar leaves out, first to last: the cost and the permission mode
-(with the sandbox warning and the spinner) always stay."""
+(with the sandbox warning and the spinner) always stay, the model as long as it can."""
 
 
 class StatusBar(Static):
