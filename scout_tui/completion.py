@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scout_tui.mentions import OPENING
+OPENING = "([{\"'`"
+"""Characters that may stand between the whitespace and the ``@`` of a mention: ``(@a.py)``
+(``mentions`` reads them so too)."""
 
 _COMMAND_NAME = re.compile(r"[A-Za-z][\w-]*\Z|\Z")
 

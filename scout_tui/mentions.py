@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scout_tui.completion import OPENING
 from scout_tui.messages import blocks
 
 if TYPE_CHECKING:
@@ -33,10 +34,7 @@ MAX_BYTES = 100_000
 MAX_LINES = 2_000
 MAX_ENTRIES = 300
 
-OPENING = "([{\"'`"
-"""Characters that may stand between the whitespace and the ``@`` of a mention: ``(@a.py)``."""
-
-_MENTION = re.compile(r"(?<![^\s(\[{\"'`])@(?:\"([^\"\n]+)\"|(\S+))")
+_MENTION = re.compile(r"(?<![^\s" + re.escape(OPENING) + r"])@(?:\"([^\"\n]+)\"|(\S+))")
 _HEADER = re.compile(r'<mention path="([^"]*)" kind="(file|folder)" size="([^"]*)"( cut="[^"]*")?>\n')
 _TRAILING = ",.;:!?)]}'\"`"
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)?|#L\d+(?:-L?\d+)?)\Z")  # src/app.py:12, app.py#L3-L9
