@@ -109,6 +109,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    try:
+        return _start(args)
+    except ScoutError as e:
+        if args.prompt is not None and args.output_format != "text":  # a script reads stdout: say it there too
+            from scout_tui import keys
+            from scout_tui.headless import result_json
+            from scout_tui.tools.output import redact
+
+            print(result_json(None, redact(str(e), keys.secrets())), flush=True)
+        raise
+
+
+def _start(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     fork = parse_fork(args.fork) if args.fork is not None else None
     if fork is not None and (args.resume or args.continue_):

@@ -215,12 +215,18 @@ async def run_headless(
         await offloop.aclose(agent.backend)
         store.close()
     if output_format != "text":
-        result = {"type": "result", "session": session_id, "is_error": failure is not None, "error": failure,
-                  "text": "\n\n".join(answers), "cost": cost}
-        out.write(json.dumps(result) + "\n")
+        out.write(result_json(session_id, failure, "\n\n".join(answers), cost) + "\n")
         out.flush()
     if failure:
         print(f"scout-tui: {failure}", file=err, flush=True)
         return 1
     return 0
 
+
+
+def result_json(session: str | None, error: str | None, text: str = "", cost: float | None = None) -> str:
+    """The last line of ``-p --output-format json|stream-json`` (README, "Headless"): ``{"type":
+    "result", "session", "is_error", "error", "text", "cost"}``; ``session`` None when the run
+    failed before one was made (a bad config, no prompt), ``cost`` in dollars or None."""
+    return json.dumps({"type": "result", "session": session, "is_error": error is not None, "error": error,
+                       "text": text, "cost": cost})

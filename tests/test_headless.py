@@ -311,3 +311,12 @@ def test_a_mention_in_a_p_prompt_carries_the_file_and_a_denied_one_is_said_on_st
     assert [b["text"] for b in message["content"]] == [
         "compare @notes.txt and @.env", '<mention path="notes.txt" kind="file" size="1 line">\nthe answer is 42\n</mention>']
     assert "@.env not attached: denied by the rule 'read:.env'" in done.stderr
+
+
+@pytest.mark.parametrize("output_format", ["json", "stream-json"])
+def test_a_run_that_cannot_start_still_ends_with_a_result_object(repo, env, output_format):
+    done = scout(["-p", "--output-format", output_format], repo, env, piped="\n")  # no prompt at all
+    assert done.returncode == 1 and "-p needs a prompt" in done.stderr
+    [result] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert result["type"] == "result" and result["is_error"] and result["session"] is None
+    assert "-p needs a prompt" in result["error"]
