@@ -479,3 +479,21 @@ async def test_up_recalls_the_reopened_session_s_prompts_and_esc_goes_back_to_th
         app.chat.focus()
         await pilot.press("escape")  # nothing runs: back to the composer
         assert composer.has_focus
+
+
+async def test_keys_arriving_together_edit_in_the_order_typed(repo):
+    # Seen in tmux (`send-keys x BSpace y`): "hellox" — the binding of Backspace ran after the
+    # "y" typed behind it, so it deleted the y. Editing keys now act in the composer's own queue.
+    from textual import events
+
+    app = make_app(repo, None, api_key="sk-test")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        composer = app.query_one(Composer)
+        composer.load_text("hello")
+        composer.move_cursor(composer.document.end)
+        for key, character in (("x", "x"), ("backspace", "\x7f"), ("y", "y"), ("left", None), ("z", "z")):
+            event = events.Key(key, character)
+            event.set_sender(app)
+            app.post_message(event)  # at once, as one read of the terminal delivers them
+        await wait_until(pilot, lambda: composer.text == "hellozy", what=f"hellozy, not {composer.text!r}")

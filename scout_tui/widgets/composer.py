@@ -44,6 +44,15 @@ class MultilineInput(TextArea):
             else:
                 self.action_newline()
             return
+        # This box's own bindings (Backspace, Delete, arrows, Ctrl+W…) run here too, in turn: as
+        # bindings they would run once the key had bubbled up, after keys that arrived with it
+        # were typed ("x", Backspace, "y" in one read of the terminal left "x" and deleted "y").
+        binding = next(iter(self._bindings.key_to_bindings.get(event.key, ())), None)
+        if binding is not None and not event.is_printable and self.check_action(binding.action, ()):
+            event.stop()
+            event.prevent_default()
+            await self.run_action(binding.action)
+            return
         await super()._on_key(event)
 
     def action_submit(self, later: bool = False) -> None:
