@@ -47,6 +47,7 @@ class MultilineInput(TextArea):
         # This box's own bindings (Backspace, Delete, arrows, Ctrl+W…) run here too, in turn: as
         # bindings they would run once the key had bubbled up, after keys that arrived with it
         # were typed ("x", Backspace, "y" in one read of the terminal left "x" and deleted "y").
+        # Textual issue #6605; its open pull request #6631 does the same in TextArea itself.
         binding = next(iter(self._bindings.key_to_bindings.get(event.key, ())), None)
         if binding is not None and not event.is_printable and self.check_action(binding.action, ()):
             event.stop()
