@@ -7,10 +7,10 @@ files, ``.git/info/exclude`` and the global excludes file); elsewhere it walks t
 and applies each ``.gitignore`` found with ``pathspec``'s git-style matcher. Folders are
 listed too, with a trailing ``/``. Paths are relative to the workspace, ``/``-separated.
 
-Ranking is a subsequence match (the typed characters appear in order, any case), the kind
-fzf and Textual's command palette use: candidates are found by one regular expression over
-all paths joined (C speed on 100,000 paths), then the best ``limit`` ordered by a score that
-prefers a contiguous match in the file name, then in the path, then shorter paths.
+Ranking is fuzzy, the kind fzf and Textual's command palette use: a name starting with the
+typed text first, then the text anywhere in a path, then its characters in order (a
+subsequence), shorter paths first in each tier; each tier is found by one regular expression
+over all paths joined (C speed on 100,000 paths).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 LIST_TIMEOUT = 20.0
 """Seconds ``git ls-files`` may take before the walk is used instead."""
@@ -31,6 +30,14 @@ MAX_PATHS = 500_000
 """At most this many paths are listed (a home folder opened by mistake stays usable)."""
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
+
+TIER_CAP = 5_000
+"""Matches read per ranking tier: beyond it a short query's tier is ordered by what was read."""
+
+
+def _offsets(lines: list[str]) -> list[int]:
+    """Where each of ``lines`` starts in ``"\\n".join(lines)``."""
+    return list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
 
 
 @dataclass
@@ -42,33 +49,60 @@ class WorkspaceFiles:
     truncated: bool = False
     _lower: str = field(default="", repr=False)
     _starts: list[int] = field(default_factory=list, repr=False)
+    _names: str = field(default="", repr=False)
+    _name_starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         lowered = [p.lower() for p in self.paths]  # lower() may change a path's length: offsets from these
         self._lower = "\n".join(lowered)
-        self._starts = list(itertools.accumulate((len(p) + 1 for p in lowered[:-1]), initial=0))
+        self._starts = _offsets(lowered)
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in lowered]  # each path's last part, in order
+        self._names = "\n" + "\n".join(names)  # every name follows a "\n": a name's start is a literal search
+        self._name_starts = [n + 1 for n in _offsets(names)]
 
     def rank(self, query: str, limit: int = 50) -> list[str]:
         """The best ``limit`` paths for ``query`` (typed after ``@``), best first.
 
         An empty query gives the top-level entries, folders first; a folder's path (ending in
-        ``/``) its entries. Matching ignores case; a ``/`` in the query must match a ``/``.
-        O(total path length) per call.
+        ``/``) its entries. Otherwise, in tiers, each shortest path first: a name (a path's
+        last part) starting with the query, then the query anywhere in the path, then its
+        characters in order (a subsequence). Matching ignores case. Each tier is found by one
+        regular expression over all paths joined (C speed), and at most ``TIER_CAP`` of its
+        matches are read, so a one-character query costs what a long one does.
         """
         if not query or query.endswith("/"):  # the top level, or a folder's entries
             inside = self._entries(query)
             if inside or not query:
                 return inside[:limit]
         q = query.lower()
-        # Most queries name the start of a file or folder name: those paths, shortest first,
-        # when there are enough of them (found at C speed; no per-path Python for a short query).
-        named = re.compile(re.escape(q) + r"[^/\n]*/?(?=\n|\Z)")  # a lookbehind would lose re's literal search
-        firsts = self._paths_at(named, lambda start: start == 0 or self._lower[start - 1] in "/\n")
-        if len(firsts) >= limit:
-            return sorted(firsts, key=lambda p: (len(p), p))[:limit]
-        scored = [(-score(q, path.lower()), len(path), path) for path in self._paths_at(subsequence(q))]
-        scored.sort()
-        return [path for _, _, path in scored[:limit]]
+        tiers = (
+            self._at(re.compile("\n" + re.escape(q)), self._names, self._name_starts, shift=1),
+            self._at(re.compile(re.escape(q)), self._lower, self._starts),
+            self._at(subsequence(q), self._lower, self._starts),
+        )
+        chosen: list[str] = []
+        for tier in tiers:
+            taken = set(chosen)
+            fresh = sorted((p for p in tier if p not in taken), key=lambda p: (len(p), p))
+            chosen += fresh[: limit - len(chosen)]
+            if len(chosen) >= limit:
+                break
+        return chosen
+
+    def _at(self, pattern: re.Pattern[str], text: str, starts: list[int], shift: int = 0) -> list[str]:
+        """The paths whose line of ``text`` (lines starting at ``starts``) ``pattern`` matches,
+        each once, in listing order, at most ``TIER_CAP``. ``shift``: characters of the match
+        before the line it belongs to (the "\n" a name search begins with)."""
+        found: list[str] = []
+        last = -1
+        for match in pattern.finditer(text):
+            n = bisect.bisect_right(starts, match.start() + shift) - 1
+            if n != last:
+                found.append(self.paths[n])
+                last = n
+                if len(found) >= TIER_CAP:
+                    break
+        return found
 
     def _entries(self, folder: str) -> list[str]:
         """The entries right inside ``folder`` ("" for the top, else ending in ``/``; any case),
@@ -78,19 +112,6 @@ class WorkspaceFiles:
                   and "/" not in p[start:].rstrip("/")]
         return sorted(inside, key=lambda p: (not p.endswith("/"), p.lower()))
 
-    def _paths_at(self, pattern: re.Pattern[str], where: Callable[[int], bool] | None = None) -> list[str]:
-        """The paths in which ``pattern`` matches (each once, in listing order), at a start
-        offset ``where`` accepts (None: any)."""
-        found, last = [], -1
-        for match in pattern.finditer(self._lower):
-            if where is not None and not where(match.start()):
-                continue
-            n = bisect.bisect_right(self._starts, match.start()) - 1
-            if n != last:
-                found.append(self.paths[n])
-                last = n
-        return found
-
 
 def subsequence(query: str) -> re.Pattern[str]:
     """A pattern matching ``query``'s characters in order within one line, written so that it
@@ -98,25 +119,6 @@ def subsequence(query: str) -> re.Pattern[str]:
     parts = [re.escape(query[0])]
     parts += [f"[^{re.escape(c)}\\n]*{re.escape(c)}" for c in query[1:]]
     return re.compile("".join(parts))
-
-
-def score(query: str, path: str) -> int:
-    """How well lower-case ``query`` matches lower-case ``path`` (higher is better): a
-    contiguous match in the last part (the name) scores most, at its start more, then a
-    contiguous match anywhere, then a bare subsequence; a match ending the path (an exact
-    name) adds a little."""
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    if name.startswith(query):
-        value = 400
-    elif query in name:
-        value = 300
-    elif query in path:
-        value = 200
-    else:
-        value = 100
-    if path.rstrip("/").endswith(query):
-        value += 50
-    return value
 
 
 def list_files(root: Path) -> WorkspaceFiles:
