@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import time
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Callable
 
 from scout_tui import summary as summaries
 from scout_tui.backends import offloop
@@ -24,8 +24,8 @@ from scout_tui.backends.base import (
     Usage,
 )
 from scout_tui.budget import Estimator
-from scout_tui.bus import (Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice, PromptCompacted, Retry,
-                            ToolEnd, TurnEnd)
+from scout_tui.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
+                           PromptCompacted, Retry, ToolEnd, TurnEnd)
 from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.compaction import Compacted
 from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
@@ -40,6 +40,9 @@ from scout_tui.tools.output import StreamRedactor, redact_deep
 from scout_tui.tools.approvals import Approver
 from scout_tui.tools.permissions import Policy
 from scout_tui.tools.sandbox import SandboxSettings
+
+if TYPE_CHECKING:
+    from scout_tui.checkpoints import Checkpoints, Snapshot
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 
@@ -124,8 +127,13 @@ class Agent(ContextWindow, ToolRunner):
         cache_ttl: str = "5m",
         key_source: str = "",
         summary_provider: str | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.backend = backend
+        self.checkpoints = checkpoints
+        """The workspace's snapshot store: a turn that may change files is snapshotted before its
+        first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
+        self._turn_before: Snapshot | None = None
         self.summary_provider = summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
@@ -174,6 +182,42 @@ class Agent(ContextWindow, ToolRunner):
         self._started: dict[str, float] = {}
 
     async def run(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
+        """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
+        files, a ``checkpoint`` event: the workspace's snapshot after the turn and what changed."""
+        self._turn_before = None
+        turn = len(history)
+        async for event in self._turn(history, text):
+            yield event
+            if isinstance(event, TurnEnd) and self._turn_before is not None:
+                if (checkpoint := await self._checkpoint(turn)) is not None:
+                    yield checkpoint
+
+    async def _checkpoint(self, turn: int) -> Event | None:
+        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread); a
+        failing snapshot is a notice, never a failed turn."""
+        before, self._turn_before = self._turn_before, None
+        assert before is not None and self.checkpoints is not None
+        try:
+            after = await asyncio.to_thread(self.checkpoints.snapshot)
+            changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
+        except ScoutError as e:
+            return Notice(f"No checkpoint of this turn's files: {e}")
+        return Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in changes],
+                          sorted(set(before.skipped) | set(after.skipped)))
+
+    async def snapshot_before_change(self) -> Notice | None:
+        """Before the turn's first call that may change files: its before-snapshot (in a
+        thread). A notice when it fails (the call still runs)."""
+        if self.checkpoints is None or self._turn_before is not None:
+            return None
+        try:
+            self._turn_before = await asyncio.to_thread(self.checkpoints.snapshot)
+        except ScoutError as e:
+            self.checkpoints = None  # not again this session: each call would say the same
+            return Notice(f"Checkpoints are off for this session: {e}")
+        return None
+
+    async def _turn(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
         ``text`` is the prompt, or its content blocks (``user_message``).
 

@@ -316,6 +316,20 @@ class Error(Event):
     kind: str
 
 
+@event("checkpoint")
+class Checkpoint(Event):
+    """The files a turn changed (``checkpoints.py``): workspace snapshots ``before`` its first
+    change and ``after`` it ended (git tree ids in scout-tui's checkpoint store), ``files``
+    changed as ``{"status", "path", "old_path"}`` dicts, ``skipped`` paths too large to keep,
+    and ``turn``, the position of the prompt that began the turn."""
+
+    turn: int
+    before: str
+    after: str
+    files: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+
+
 @event("turn.end")
 class TurnEnd(Event):
     """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns."""

@@ -65,6 +65,8 @@ class ToolRunner:
                     yield ToolStart(use["id"], use["name"], use.get("input"))
                     yield ToolEnd(use["id"], use["name"], STOPPED_BY_USER, True, None)
                 continue
+            if not batch[0]["_ro"] and (notice := await self.snapshot_before_change()):  # it may change files
+                yield notice
             async for event in self._run_batch(batch):
                 yield event
         content = [result_block(u["id"], self._results[u["id"]]) for u in uses]

@@ -158,3 +158,36 @@ def test_a_file_changed_by_someone_else_after_the_turn_is_found_before_a_restore
     (workspace / "a.txt").write_text("the person's edit after the turn\n")
     (workspace / "other.txt").write_text("not the turn's\n")
     assert store.changed_since(after.tree, turn) == ["a.txt"]
+
+
+# -- a turn's checkpoint (the agent) ------------------------------------------------------------
+
+async def test_a_turn_that_writes_ends_with_a_checkpoint_and_a_read_only_one_without(tmp_path):
+    import json
+
+    from scout_tui.bus import Checkpoint
+    from scout_tui.tools.permissions import Policy
+    from tests.agent_helpers import collect, make_agent
+    from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "old.txt").write_text("old\n")
+    write = ("toolu_w", "write", [json.dumps({"path": "new.txt", "content": "made\n"})])
+    bash = ("toolu_b", "bash", [json.dumps({"command": "rm old.txt"})])
+    read = ("toolu_r", "read", [json.dumps({"path": "new.txt"})])
+    replies = [Reply(anthropic_stream(["Writing."], write)), Reply(anthropic_stream(["Removing."], bash)),
+               Reply(anthropic_stream(["Done."])), Reply(anthropic_stream(["Reading."], read)),
+               Reply(anthropic_stream(["Read."]))]
+    store = Checkpoints(work, root=tmp_path / "data")
+    with LoopbackServer(replies) as server:
+        agent = make_agent(server, work, permissions=Policy(mode="yolo", workspace=work), checkpoints=store)
+        events = await collect(agent, [], "make new.txt, remove old.txt")
+        [checkpoint] = [e for e in events if isinstance(e, Checkpoint)]
+        assert events[-1] is checkpoint and events[-2].type == "turn.end"
+        assert checkpoint.turn == 0 and checkpoint.files == [
+            {"status": "added", "path": "new.txt", "old_path": None},
+            {"status": "deleted", "path": "old.txt", "old_path": None}]
+        assert store.file(checkpoint.before, "old.txt") == b"old\n" and store.file(checkpoint.after, "new.txt") == b"made\n"
+        again = await collect(agent, agent.messages, "read it")  # read-only: no snapshot, no checkpoint
+        assert not any(isinstance(e, Checkpoint) for e in again)
