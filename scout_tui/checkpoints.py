@@ -27,6 +27,10 @@ from scout_tui.errors import ScoutError
 MAX_FILE_BYTES = 5_000_000
 """Files larger than this are not kept in a snapshot (listed in ``Snapshot.skipped``)."""
 
+MAX_NEW_FILES = 50_000
+"""More new files than this in one snapshot (a home folder opened by mistake): refused, not
+copied into the store."""
+
 GIT_TIMEOUT = 120.0
 """Seconds any one git command may take."""
 
@@ -115,6 +119,9 @@ class Checkpoints:
         self._ready()
         changed = _paths(self._git("diff-files", "--name-only", "-z"))  # modified or deleted since taken
         new = _paths(self._git("ls-files", "--others", "--exclude-standard", "-z"))
+        if len(new) > MAX_NEW_FILES:
+            raise ScoutError(f"{self.workspace} has {len(new):,} files not in .gitignore, over the {MAX_NEW_FILES:,} a "
+                             'checkpoint takes; set checkpoints = "off" in scout.toml for this folder')
         skipped = [p for p in (*changed, *new) if _size(self.workspace / p) > MAX_FILE_BYTES]
         if skipped:  # left out; one taken before it grew goes out of the store's index
             self._git("rm", "--cached", "--force", "--quiet", "--ignore-unmatch", "--pathspec-from-file=-",

@@ -174,6 +174,8 @@ class Config:
     """Anthropic cache breakpoints' lifetime: "5m", or "1h" for the parts that stay put."""
     prompt_cache_key: str = "auto"
     """OpenAI's ``prompt_cache_key``: "auto" (api.openai.com only), "on" or "off"."""
+    checkpoints: str = "on"
+    """Snapshot the workspace around each turn that may change files (``checkpoints.py``): "on" or "off"."""
     auto_compact: str = "0.85"
     """Summarise the conversation once the prompt passes this share of the context window
     (a number in (0, 1]), or "off"."""
@@ -274,10 +276,12 @@ _KINDS: dict[str, str] = {
     "permission_mode": "str",
     "cache_ttl": "str",
     "prompt_cache_key": "str",
+    "checkpoints": "str",
     "auto_compact": "share",
     "compaction_model": "str",
 }
-_CHOICES = {"permission_mode": PERMISSION_MODES, "cache_ttl": ("5m", "1h"), "prompt_cache_key": ("auto", "on", "off")}
+_CHOICES = {"permission_mode": PERMISSION_MODES, "cache_ttl": ("5m", "1h"), "prompt_cache_key": ("auto", "on", "off"),
+            "checkpoints": ("on", "off")}
 _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number",
                "share": 'a number above 0 and at most 1 (a share of the window), or "off"'}

@@ -28,6 +28,7 @@ from scout_tui.tools.sandbox import SandboxSettings
 from scout_tui.tools.sandbox_config import sandbox_from_config
 
 if TYPE_CHECKING:
+    from scout_tui.checkpoints import Checkpoints
     from scout_tui.plugins import Plugins
 
 SETUP_HELP = """\
@@ -173,6 +174,7 @@ def build_agent(
     info: ModelInfo | None = None,
     compaction: Compaction | None = None,
     cache_key: str | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -184,7 +186,8 @@ def build_agent(
     ``tools.sandbox_config.sandbox_from_config``); ``approve`` answers the calls that ask (None: they are denied).
     Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
     model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
-    force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache.
+    force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache;
+    ``checkpoints`` the workspace's snapshot store (None: ``checkpoint_store(config, cwd)``).
     First the provider key variables leave this process's environment (``keys.withhold``); the
     agent redacts every known key (``keys.secrets``) from what it passes on.
 
@@ -228,7 +231,15 @@ def build_agent(
         cache_ttl=config.cache_ttl,
         key_source=key_source(config),
         summary_provider=config.provider if config.compaction_model else None,
+        checkpoints=checkpoints if checkpoints is not None else checkpoint_store(config, cwd),
     )
+
+
+def checkpoint_store(config: Config, cwd: Path) -> Checkpoints | None:
+    """The workspace's checkpoint store, or None with ``checkpoints = "off"``."""
+    from scout_tui.checkpoints import Checkpoints
+
+    return Checkpoints(cwd) if config.checkpoints == "on" else None
 
 
 def model_backend(config: Config, model: str | None = None, *, transport: object = None) -> Backend:

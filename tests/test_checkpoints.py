@@ -191,3 +191,13 @@ async def test_a_turn_that_writes_ends_with_a_checkpoint_and_a_read_only_one_wit
         assert store.file(checkpoint.before, "old.txt") == b"old\n" and store.file(checkpoint.after, "new.txt") == b"made\n"
         again = await collect(agent, agent.messages, "read it")  # read-only: no snapshot, no checkpoint
         assert not any(isinstance(e, Checkpoint) for e in again)
+
+
+def test_a_folder_of_too_many_files_is_refused_not_copied(workspace, store, monkeypatch):
+    from scout_tui.errors import ScoutError
+
+    monkeypatch.setattr(checkpoints_module, "MAX_NEW_FILES", 2)
+    for n in range(3):
+        (workspace / f"many{n}.txt").write_text("x")
+    with pytest.raises(ScoutError, match='over the 2 a checkpoint takes; set checkpoints = "off"'):
+        store.snapshot()
