@@ -431,7 +431,16 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     return 0
 
 
+def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
+    def run(argv: list[str]) -> int:
+        from scout_tui import checkpoint_commands
+
+        return getattr(checkpoint_commands, f"{name}_command")(argv)
+
+    return run
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
-    "trust": trust_command,
+    "trust": trust_command, "diff": _checkpoint_command("diff"), "restore": _checkpoint_command("restore"),
 }

@@ -1,0 +1,97 @@
+"""``scout-tui diff ID`` and ``scout-tui restore ID --to N``: a session's file changes, from the
+terminal, read from its ``checkpoint`` events and the workspace's checkpoint store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scout_tui.errors import ScoutError
+
+
+def session_checkpoints(store, session_id: str) -> list[dict]:
+    """The data of session ``session_id``'s own ``checkpoint`` events, oldest first (``bus.Checkpoint``:
+    turn, before, after, files, skipped)."""
+    return [data for _, _, kind, data, _ in store.events(session_id) if kind == "checkpoint"]
+
+
+def _opened(ref: str) -> tuple[str, Path, list[dict]]:
+    """(session id, its folder, its checkpoints) for a session id or unique prefix."""
+    from scout_tui.store import Store
+
+    with Store() as store:
+        info = store.find(ref)
+        found = session_checkpoints(store, info.id)
+    return info.id, Path(info.cwd), found
+
+
+def diff_command(argv: list[str]) -> int:
+    """``scout-tui diff ID [--stat]``: every file the session's turns changed, turn by turn,
+    with the unified diff of each turn (``--stat``: the files only)."""
+    parser = argparse.ArgumentParser(prog="scout-tui diff",
+                                     description="Show the files a session's turns changed, turn by turn.")
+    parser.add_argument("id", metavar="ID", help="a session id, or a unique prefix of at least 4 characters")
+    parser.add_argument("--stat", action="store_true", help="list the changed files only")
+    args = parser.parse_args(argv)
+    from scout_tui.checkpoints import Checkpoints
+
+    session_id, folder, found = _opened(args.id)
+    if not found:
+        print(f"session {session_id[:8]} changed no files (no checkpoint)")
+        return 0
+    store = Checkpoints(folder)
+    out = []
+    for checkpoint in found:
+        files = checkpoint["files"]
+        out.append(f"# turn at message {checkpoint['turn']}: {len(files)} file{'s' * (len(files) != 1)}")
+        out += [f"{f['status']:9} {f['path']}" + (f" (from {f['old_path']})" if f.get("old_path") else "")
+                for f in files]
+        out += [f"skipped   {p} (too large to keep)" for p in checkpoint.get("skipped", [])]
+        if not args.stat:
+            out.append(store.diff(checkpoint["before"], checkpoint["after"]).rstrip("\n"))
+        out.append("")
+    text = "\n".join(out)
+    if sys.stdout.isatty():
+        from scout_tui.text import sanitize
+
+        text = sanitize(text)
+    sys.stdout.write(text)
+    return 0
+
+
+def restore_command(argv: list[str]) -> int:
+    """``scout-tui restore ID --to N [--dry-run] [--force]``: the session's files as they were
+    before its turn at message N: every file that turn and the later ones changed is written
+    back (or removed, when it did not exist then). A file changed since the session's last
+    turn by someone else is not overwritten without ``--force``."""
+    parser = argparse.ArgumentParser(prog="scout-tui restore",
+                                     description="Put a session's files back as they were before one of its turns.")
+    parser.add_argument("id", metavar="ID", help="a session id, or a unique prefix of at least 4 characters")
+    parser.add_argument("--to", type=int, required=True, metavar="N",
+                        help="the turn: the position of its prompt (scout-tui diff shows them)")
+    parser.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+    parser.add_argument("--force", action="store_true", help="also overwrite files changed since by someone else")
+    args = parser.parse_args(argv)
+    from scout_tui.checkpoints import Checkpoints
+
+    session_id, folder, found = _opened(args.id)
+    later = [c for c in found if c["turn"] >= args.to]
+    if not later:
+        turns = ", ".join(str(c["turn"]) for c in found) or "none"
+        raise ScoutError(f"session {session_id[:8]} has no turn that changed files at or after message {args.to} "
+                         f"(turns with changes: {turns})")
+    paths = sorted({p for c in later for f in c["files"] for p in (f["path"], f.get("old_path")) if p})
+    store = Checkpoints(folder)
+    target = later[0]["before"]
+    others = store.changed_since(found[-1]["after"], paths)
+    if others and not args.force:
+        raise ScoutError(f"changed since the session's last turn, not by it: {', '.join(others)}; "
+                         "check them, then run again with --force to overwrite them")
+    for path in paths:
+        there = store.file(target, path) is not None
+        print(f"{'would ' if args.dry_run else ''}{'restore' if there else 'remove'} {path}")
+    if not args.dry_run:
+        store.restore(target, paths)
+    return 0
