@@ -28,6 +28,7 @@ from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS, keys, urgency
 from scout_tui.app_commands import CommandsMixin
+from scout_tui.app_checkpoints import CheckpointsMixin
 from scout_tui.app_completion import CompletionMixin
 from scout_tui.app_models import ModelsMixin
 from scout_tui.app_queue import Pending, QueueMixin
@@ -93,7 +94,8 @@ NARROW = 100
 """Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin,
+               CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
     """scout-tui's full-screen app.
 
     Args:

@@ -330,6 +330,17 @@ class Checkpoint(Event):
     skipped: list = field(default_factory=list)
 
 
+@event("checkpoint.restore")
+class CheckpointRestore(Event):
+    """``/undo`` or ``/redo`` (``redo``) wrote ``paths`` back as snapshot ``tree`` has them: the
+    files of the turn at message ``turn`` before it, or after it again."""
+
+    turn: int
+    tree: str
+    paths: list = field(default_factory=list)
+    redo: bool = False
+
+
 @event("turn.end")
 class TurnEnd(Event):
     """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns."""

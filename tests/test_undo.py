@@ -1,0 +1,93 @@
+"""/undo and /redo in the app: the last turn's files back as they were, asked first; someone
+else's later edit named before it is overwritten; the restores recorded in the session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scout_tui.app_checkpoints import next_step
+from scout_tui.store import Store
+from scout_tui.widgets.chat_messages import Notice
+from scout_tui.widgets.dialogs import ConfirmScreen
+from tests.app_helpers import SIZE, make_app, send, settle
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+
+def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
+    events = [("checkpoint", {"turn": 0}), ("checkpoint", {"turn": 4})]
+    assert next_step(events, redo=False)["turn"] == 4 and next_step(events, redo=True) is None
+    events.append(("checkpoint.restore", {"turn": 4, "redo": False}))
+    assert next_step(events, redo=False)["turn"] == 0 and next_step(events, redo=True)["turn"] == 4
+    events.append(("checkpoint.restore", {"turn": 0, "redo": False}))
+    assert next_step(events, redo=False) is None and next_step(events, redo=True)["turn"] == 0
+    events.append(("checkpoint.restore", {"turn": 0, "redo": True}))
+    assert next_step(events, redo=True)["turn"] == 4
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    (workdir / "notes.txt").write_text("the answer is 42\n")
+    return workdir
+
+
+def _notices(app) -> str:
+    return "\n".join(n.text for n in app.query(Notice))
+
+
+def _turn_replies() -> list[Reply]:
+    write = ("toolu_w", "write", [json.dumps({"path": "new.txt", "content": "made\n"})])
+    bash = ("toolu_b", "bash", [json.dumps({"command": "rm notes.txt"})])
+    return [Reply(anthropic_stream(["Writing."], write)), Reply(anthropic_stream(["Removing."], bash)),
+            Reply(anthropic_stream(["Done."]))]
+
+
+async def test_undo_asks_then_restores_and_redo_changes_them_again(repo):
+    with LoopbackServer(_turn_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "make new.txt and remove notes.txt")
+            await settle(app, pilot)
+            assert (repo / "new.txt").exists() and not (repo / "notes.txt").exists()
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            question = str(app.screen.question)
+            assert "remove: new.txt" in question and "bring back: notes.txt" in question
+            await pilot.press("y")
+            await wait_until(pilot, lambda: "Undid the file changes" in _notices(app))
+            assert not (repo / "new.txt").exists() and (repo / "notes.txt").read_text() == "the answer is 42\n"
+            await send(app, pilot, "/redo")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await wait_until(pilot, lambda: "Redid the file changes" in _notices(app))
+            assert (repo / "new.txt").read_text() == "made\n" and not (repo / "notes.txt").exists()
+            kinds = [kind for _, _, kind, _, _ in Store().events(app.session_id)]
+            assert kinds.count("checkpoint") == 1 and kinds.count("checkpoint.restore") == 2
+
+
+async def test_a_file_changed_after_the_turn_is_named_and_cancel_leaves_it(repo):
+    with LoopbackServer(_turn_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "make new.txt and remove notes.txt")
+            await settle(app, pilot)
+            (repo / "new.txt").write_text("my own edit\n")
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert "Changed since by someone else, and overwritten: new.txt" in str(app.screen.question)
+            await pilot.press("n")
+            await settle(app, pilot)
+            assert (repo / "new.txt").read_text() == "my own edit\n" and not (repo / "notes.txt").exists()
+
+
+async def test_undo_with_no_turn_that_changed_files_says_so(repo):
+    with LoopbackServer([Reply(anthropic_stream(["Just talk."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "hello")
+            await settle(app, pilot)
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: "Nothing to undo: no turn of this session changed files" in _notices(app))
