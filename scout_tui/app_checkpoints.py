@@ -51,6 +51,40 @@ def next_step(events: list[tuple[str, dict]], redo: bool) -> dict | None:
 class CheckpointsMixin:
     """``/undo`` and ``/redo`` for ``ScoutApp``."""
 
+    def _diff_command(self, _: str) -> None:
+        self.show_diffs()
+
+    @work(thread=True, exclusive=True, group="checkpoint")
+    def show_diffs(self) -> None:
+        """``/diff``: the session's changed files by turn and in total, each with its diff (read in
+        a thread: the store and git), in ``DiffView``."""
+        from scout_tui.checkpoint_commands import session_checkpoints
+        from scout_tui.runtime import checkpoint_store
+        from scout_tui.widgets.diff_view import DiffView, FileDiff
+
+        store = checkpoint_store(self.config, self.cwd)
+        found = session_checkpoints(self.store, self.session_id) if self.session_id else []
+        if not found or store is None:
+            self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
+            return
+        rows: list[FileDiff] = []
+        try:
+            for c in found:
+                rows.append(FileDiff(f"Turn at message {c['turn']} · {len(c['files'])} file(s)"))
+                rows += [FileDiff(f["path"], f["path"], f["status"],
+                                  store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
+                         for f in c["files"]]
+            total = store.changes(found[0]["before"], found[-1]["after"])
+            rows.append(FileDiff(f"Whole session · {len(total)} file(s)"))
+            rows += [FileDiff(f.path, f.path, f.status,
+                              store.diff(found[0]["before"], found[-1]["after"], [p for p in (f.old_path, f.path) if p]))
+                     for f in total]
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return
+        title = f"Files changed in this session: {len(total)} over {len(found)} turn(s)"
+        self.call_from_thread(self.push_screen, DiffView(rows, title))
+
     def _undo_command(self, _: str) -> None:
         self.plan_restore(redo=False)
 

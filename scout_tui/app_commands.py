@@ -68,6 +68,8 @@ class CommandsMixin:
                     self._compact_command, title="Compact conversation"),
             Command("copy", "[code]", "copy the last answer's markdown (or its last code block) to the clipboard",
                     self._copy_command, title="Copy the last answer"),
+            Command("diff", "", "every file this session changed, by turn and in total, with its diff",
+                    self._diff_command, title="Files changed in this session"),
             Command("undo", "", "put the files the last turn changed back as they were (asks first; the chat stays)",
                     self._undo_command, title="Undo the last turn's file changes"),
             Command("redo", "", "change the files again as the turn last undone left them",

@@ -91,3 +91,43 @@ async def test_undo_with_no_turn_that_changed_files_says_so(repo):
             await settle(app, pilot)
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: "Nothing to undo: no turn of this session changed files" in _notices(app))
+
+
+async def test_diff_lists_the_files_by_turn_and_in_total_with_the_highlighted_one_s_diff(repo):
+    from scout_tui.widgets.diff_view import DiffView
+
+    with LoopbackServer(_turn_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "make new.txt and remove notes.txt")
+            await settle(app, pilot)
+            await send(app, pilot, "/diff")
+            await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
+            view = app.screen
+            assert [(r.label, r.status) for r in view.rows] == [
+                ("Turn at message 0 · 2 file(s)", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
+                ("Whole session · 2 file(s)", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
+            await pilot.pause()
+            assert "+made" in str(view.query_one("#diff-body").render())
+            await pilot.press("j")  # the next file: its diff
+            await wait_until(pilot, lambda: "-the answer is 42" in str(view.query_one("#diff-body").render()))
+            await pilot.press("escape")
+            assert not isinstance(app.screen, DiffView)
+
+
+@pytest.mark.usefixtures("fixed_ids", "fixed_clock")
+def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
+    from scout_tui.widgets.diff_view import DiffView
+    from tests.app_helpers import steady
+
+    with LoopbackServer(_turn_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+
+        async def run_before(pilot) -> None:
+            await send(app, pilot, "make new.txt and remove notes.txt")
+            await settle(app, pilot)
+            await send(app, pilot, "/diff")
+            await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
+            await steady(app, pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
