@@ -45,12 +45,17 @@ def _turn_replies() -> list[Reply]:
             Reply(anthropic_stream(["Done."]))]
 
 
+async def _turn(app, pilot) -> None:
+    """One turn of ``_turn_replies``: new.txt written, notes.txt removed."""
+    await send(app, pilot, "make new.txt and remove notes.txt")
+    await settle(app, pilot)
+
+
 async def test_undo_asks_then_restores_and_redo_changes_them_again(repo):
     with LoopbackServer(_turn_replies()) as server:
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "make new.txt and remove notes.txt")
-            await settle(app, pilot)
+            await _turn(app, pilot)
             assert (repo / "new.txt").exists() and not (repo / "notes.txt").exists()
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -72,8 +77,7 @@ async def test_a_file_changed_after_the_turn_is_named_and_cancel_leaves_it(repo)
     with LoopbackServer(_turn_replies()) as server:
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "make new.txt and remove notes.txt")
-            await settle(app, pilot)
+            await _turn(app, pilot)
             (repo / "new.txt").write_text("my own edit\n")
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -99,8 +103,7 @@ async def test_diff_lists_the_files_by_turn_and_in_total_with_the_highlighted_on
     with LoopbackServer(_turn_replies()) as server:
         app = make_app(repo, server, permission_mode="yolo")
         async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "make new.txt and remove notes.txt")
-            await settle(app, pilot)
+            await _turn(app, pilot)
             await send(app, pilot, "/diff")
             await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
             view = app.screen
@@ -124,8 +127,7 @@ def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
         app = make_app(repo, server, permission_mode="yolo")
 
         async def run_before(pilot) -> None:
-            await send(app, pilot, "make new.txt and remove notes.txt")
-            await settle(app, pilot)
+            await _turn(app, pilot)
             await send(app, pilot, "/diff")
             await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
             await steady(app, pilot)
