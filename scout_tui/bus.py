@@ -380,7 +380,7 @@ class SessionRename(Event):
 @event("session.model")
 class ModelSwitch(Event):
     """The person chose the model for the session's next requests: ``provider`` is a provider
-    profile's name (``config.Profile``), ``model`` the model id. A reopened session goes on with
+    profile's name (``profiles.Profile``), ``model`` the model id. A reopened session goes on with
     its last switch, and a branch with the last one made before its fork point
     (``Store.model_switch``)."""
 

@@ -5,14 +5,14 @@ A name it does not know is a warning in ``Config.notes``, or an error when it lo
 setting (``[permission]``): a misspelt deny rule must stop scout, not be dropped.
 
 Provider profiles (``[providers.NAME]``: kind, base_url, api_key_env, headers, models) name the
-servers a run may talk to; ``provider`` chooses one, and ``Config.for_provider`` gives the
-settings of another (a model switch mid-session).
+servers a run may talk to (``profiles.py`` checks and merges them, and says which URL and key each
+gets); ``provider`` chooses one, and ``Config.for_provider`` gives the settings of another (a
+model switch mid-session).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import re
@@ -20,7 +20,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
@@ -28,20 +28,13 @@ from scout_tui import keys
 from scout_tui.errors import ScoutError
 from scout_tui.tomlpos import key_line
 
+from scout_tui.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting, builtin_profiles, check_profiles, endpoint,
+                                left_to_others, merge_profiles)
+
 if TYPE_CHECKING:
     from scout_tui.bus import ModelSwitch
 
 CONFIG_FILE = "scout.toml"
-
-# The built-in profiles' key variables, read when no layer set api_key.
-PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-BUILTIN_KINDS = ("anthropic", "openai")
-"""The wire formats a ``[providers.NAME]`` profile may speak (``kind``); each is also a built-in
-profile of that name. A plugin's provider is chosen by its own name (``provider = "NAME"``)."""
-PROFILE_KEYS = ("kind", "base_url", "api_key_env", "headers", "models")
-ENDPOINT_KEYS = ("base_url", "api_key")
-"""The top-level keys that belong to the provider named where they are set (see ``load_config``)."""
-
 
 def user_config_dir() -> Path:
     """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""
@@ -99,51 +92,6 @@ def in_project(path: str | Path, workspace: Path) -> bool:
         return False
     folder = os.path.realpath(os.path.dirname(os.path.abspath(text)))
     return Path(folder).is_relative_to(Path(workspace).resolve())
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A provider profile: a ``[providers.NAME]`` table merged across the config files (key by
-    key, the project's file last), or a built-in one (``anthropic`` and ``openai``: kind their
-    name, the vendor's URL, ANTHROPIC_API_KEY / OPENAI_API_KEY).
-
-    ``kind`` is the wire format (one of ``BUILTIN_KINDS``, or a plugin provider's name for a
-    profile made from ``provider = "NAME"`` alone); ``base_url`` None means the kind's default
-    URL; ``api_key_env`` names the variable holding the key (the key itself is never in a
-    profile); ``headers`` (names lower-cased) are sent with every request and never shown;
-    ``models`` are the model ids offered for it, the first being its default model.
-    ``sources`` maps each key a file set to "<path>:<line>"; ``origin`` is "<path>:<line>" of its
-    first table, or "built-in". ``project_set`` lists which of base_url and api_key_env a
-    project's scout.toml set to a value the person's own files (or the built-in) do not give.
-    """
-
-    name: str
-    kind: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    headers: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-    models: tuple[str, ...] = ()
-    origin: str = "built-in"
-    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-    project_set: tuple[str, ...] = ()
-
-
-def builtin_profiles() -> dict[str, Profile]:
-    """The profiles that exist without any config: ``anthropic`` and ``openai``."""
-    return {kind: Profile(kind, kind, api_key_env=PROVIDER_KEY_ENV[kind]) for kind in BUILTIN_KINDS}
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where one provider's requests go and the key they carry, resolved from every layer
-    (``load_config``): ``base_url`` None means the kind's default. Each ``*_source`` is a
-    ``Config.sources`` value (None: not set). ``notes`` say what was not used, and why."""
-
-    base_url: str | None = None
-    base_url_source: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    api_key_source: str | None = None
-    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -328,7 +276,7 @@ def load_config(
     sources: dict[str, str] = {}
     layers: list[ConfigFile] = []
     notes: list[str] = []
-    endpoint_settings: list[tuple[str, str, _Setting]] = []  # (provider in force, key, setting), in layer order
+    endpoint_settings: list[tuple[str, str, Setting]] = []  # (provider in force, key, setting), in layer order
 
     def layer_done(layer_values: dict[str, Any], layer_sources: dict[str, str], file: str | None) -> None:
         """Apply one layer: its endpoint keys are kept apart, for the provider named there or
@@ -337,7 +285,7 @@ def load_config(
         for key, value in layer_values.items():
             if key in ENDPOINT_KEYS:
                 project = file is not None and in_project(file, cwd)
-                endpoint_settings.append((named, key, _Setting(value, layer_sources[key], file, project)))
+                endpoint_settings.append((named, key, Setting(value, layer_sources[key], file, project)))
             else:
                 values[key] = value
                 sources[key] = layer_sources[key]
@@ -381,14 +329,14 @@ def load_config(
         found[key], origins[key] = _coerce(key, value, f"flag {flag}"), f"flag {flag}"
     layer_done(found, origins, None)
 
-    profiles = _merge_profiles(layers, cwd)
+    profiles = merge_profiles(layers, cwd)
     provider = values.get("provider", Config.provider)
     endpoint_settings = [(named or provider, key, setting) for named, key, setting in endpoint_settings]  # flags
-    by_provider: dict[str, dict[str, list[_Setting]]] = {}
+    by_provider: dict[str, dict[str, list[Setting]]] = {}
     for in_force, key, setting in endpoint_settings:
         by_provider.setdefault(in_force, {}).setdefault(key, []).append(setting)
     endpoints = {
-        name: _endpoint(name, profiles.get(name) or Profile(name, name), by_provider.get(name, {}), env, layers)
+        name: endpoint(name, profiles.get(name) or Profile(name, name), by_provider.get(name, {}), env, layers)
         for name in (*profiles, *by_provider, provider)
     }
     chosen = endpoints[provider]
@@ -397,233 +345,9 @@ def load_config(
         if value is not None and source is not None:
             values[key], sources[key] = value, source
     notes.extend(chosen.notes)
-    notes.extend(_left_to_others(provider, chosen, endpoint_settings, layers, sources.get("provider", "default")))
+    notes.extend(left_to_others(provider, chosen, endpoint_settings, layers, sources.get("provider", "default")))
     return Config(**values, extra=extra, sources=sources, layers=layers, notes=notes, profiles=profiles,
                   endpoints=endpoints)
-
-
-class _Setting(NamedTuple):
-    """A top-level base_url or api_key as one layer set it: ``source`` as ``Config.sources``
-    says it, ``file`` the config file's path (None: env or flag), ``project`` whether that file
-    is a project's own (``in_project``)."""
-
-    value: Any
-    source: str
-    file: str | None
-    project: bool
-
-
-def _place(setting: _Setting, key: str, layers: list[ConfigFile]) -> str:
-    """"<path>:<line>" of a top-level setting in a file, else its source ("env SCOUT_BASE_URL")."""
-    for layer in layers:
-        if setting.file is not None and str(layer.path) == setting.file:
-            return f"{setting.file}:{key_line(layer.text, (key,)) or 1}"
-    return setting.source
-
-
-def _file_of(source: str | None) -> str | None:
-    """The config file a ``Config.sources`` value names ("<path>" or "<path>:<line>"), or None."""
-    if not source or source.startswith(("env ", "flag ")):
-        return None
-    return re.sub(r":\d+$", "", source)
-
-
-def _endpoint(name: str, profile: Profile, settings: Mapping[str, list[_Setting]], env: Mapping[str, str],
-              layers: list[ConfigFile]) -> Endpoint:
-    """Where provider ``name`` sends its requests, and which key, from the top-level
-    ``settings`` that belong to it (``load_config``) and its ``profile``.
-
-    A project's own scout.toml may name servers, but never send the person's key to one: the
-    key goes to a URL a project's file chose only when it comes from that same file. A
-    top-level ``base_url`` of the project is then not used (the person's own, or the default,
-    is); a profile's ``base_url`` the project set (to a value the person's files do not give)
-    is used without the key; a profile's ``api_key_env`` the project set is not read at all
-    (a repository must not choose which of the person's secrets is sent). ``notes`` say so."""
-    notes: list[str] = []
-    urls, keys_set = settings.get("base_url", []), settings.get("api_key", [])
-    url, key = (urls[-1] if urls else None), (keys_set[-1] if keys_set else None)
-    table = f"[providers.{_toml_key(name)}]"
-    from_profile = False
-    if profile.base_url is not None and not (url and url.file is None and url.source.startswith("flag ")):
-        if url is not None:
-            notes.append(f"{_place(url, 'base_url', layers)}: base_url is not used with provider {name!r}: its "
-                         f"profile {table} sets its own ({profile.sources.get('base_url', 'built-in')}).")
-        source = profile.sources.get("base_url", profile.origin)
-        url = _Setting(profile.base_url, source, _file_of(source), "base_url" in profile.project_set)
-        from_profile = True
-    var = profile.api_key_env
-    if key is None and var and env.get(var):
-        if "api_key_env" in profile.project_set:
-            notes.append(f"{profile.sources.get('api_key_env')}: api_key_env {var} of {table} is not read: a project's "
-                         "scout.toml chose it (a repository must not choose which of your secrets is sent); set it "
-                         f"in {table} of {user_config_dir() / CONFIG_FILE} to use it.")
-        else:
-            key = _Setting(env[var], f"env {var}", None, False)
-    if url is not None and key is not None and url.project and key.file != url.file:
-        if from_profile:
-            notes.append(f"{url.source}: {table} base_url is used without your API key from {key.source}: a project's "
-                         "scout.toml chose it (a repository must not send your key to a server it names); set the "
-                         f"same base_url in {table} of {user_config_dir() / CONFIG_FILE}, or pass --base-url, to "
-                         "send it.")
-            key = None
-        else:
-            notes.append(f"{_place(url, 'base_url', layers)}: base_url is not used from a project's scout.toml while "
-                         f"your API key comes from {key.source} (a repository must not send your key to a server it "
-                         "names); set base_url in ~/.config/scout/scout.toml, SCOUT_BASE_URL or --base-url.")
-            own = [setting for setting in urls if not setting.project]
-            url = own[-1] if own else None
-    return Endpoint(url.value if url else None, url.source if url else None, key.value if key else None,
-                    key.source if key else None, tuple(notes))
-
-
-def _left_to_others(provider: str, chosen: Endpoint, settings: list[tuple[str, str, _Setting]],
-                    layers: list[ConfigFile], provider_source: str) -> list[str]:
-    """Notes for top-level base_url and api_key settings that belong to another provider while
-    ``provider`` has none: they are not used (once they were, and sent a request for one
-    provider to another's server)."""
-    notes: list[str] = []
-    for key, value in (("base_url", chosen.base_url), ("api_key", chosen.api_key)):
-        others = [(owner, setting) for owner, k, setting in settings if k == key and owner != provider]
-        if value is None and others:
-            owner, setting = others[-1]
-            chose = "default" if provider_source == "default" else provider_source
-            notes.append(f"{_place(setting, key, layers)}: {key} belongs to provider {owner!r} and "
-                         f"is not used with provider {provider!r} ({chose}); set it beside provider = {provider!r}, "
-                         f"in [providers.{_toml_key(provider)}], or with --{key.replace('_', '-')}.")
-    return notes
-
-
-# -- provider profiles ---------------------------------------------------------------------------
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110, 5.6.2)
-
-
-def check_profiles(path: Path, text: str, table: Mapping[str, Any]) -> None:
-    """Check the ``[providers.NAME]`` tables of one config file.
-
-    Each holds only ``PROFILE_KEYS``: ``kind`` one of ``BUILTIN_KINDS``; ``base_url`` an
-    http(s) URL; ``api_key_env`` an environment variable's name; ``headers`` a table of header
-    names to strings; ``models`` a list of model ids. A header's value and an ``api_key_env``
-    that is no variable name (perhaps a key pasted in) are never quoted.
-
-    Raises:
-        ScoutError: "<path>:<line>: ..." naming the profile and key: an unknown (misspelt)
-            key, a value of the wrong type or out of its choices.
-    """
-    section = table.get("providers")
-    if section is None:
-        return
-
-    def where(*keys: str) -> str:
-        line = key_line(text, ("providers", *keys))
-        return f"{path}:{line}" if line else str(path)
-
-    if not isinstance(section, dict):
-        raise ScoutError(f"{where()}: providers must be a table of provider profiles ([providers.NAME]), "
-                         f"got {_describe(section, 'providers')}")
-    for name, profile in section.items():
-        shown = f"[providers.{_toml_key(name)}]"
-        if not isinstance(profile, dict):
-            raise ScoutError(f"{where(name)}: providers.{_toml_key(name)} must be a table ({shown} with "
-                             f"{', '.join(PROFILE_KEYS)}), got {_describe(profile, name)}")
-        if not name.strip():
-            raise ScoutError(f"{where(name)}: a provider profile needs a name: [providers.NAME]")
-        for key, value in profile.items():
-            if key not in PROFILE_KEYS:
-                hint = did_you_mean(key, PROFILE_KEYS) or f" (known: {', '.join(PROFILE_KEYS)})."
-                raise ScoutError(f"{where(name, key)}: unknown key {key!r} in {shown}{hint}")
-            wanted = _profile_value_problem(key, value)
-            if wanted:
-                raise ScoutError(f"{where(name, key)}: {key} in {shown} must be {wanted}")
-
-
-def _profile_value_problem(key: str, value: Any) -> str:
-    """What a profile's ``key`` must be, with what it is instead; "" when ``value`` is fine."""
-    if key == "kind":
-        if value in BUILTIN_KINDS:
-            return ""
-        return (f"one of {', '.join(BUILTIN_KINDS)} (the wire format), got {_describe(value, key)}; a plugin's "
-                "provider is chosen by its own name: provider = \"NAME\"")
-    if key == "base_url":
-        if isinstance(value, str) and re.match(r"https?://[^/\s]+", value) and not re.search(r"\s", value):
-            return ""
-        return f"an http:// or https:// URL, got {_describe(value, key)}"
-    if key == "api_key_env":
-        if isinstance(value, str) and _ENV_NAME.fullmatch(value):
-            return ""
-        got = "a string that is no variable name" if isinstance(value, str) else type(value).__name__
-        return f'the name of the environment variable holding the key (like "OPENROUTER_API_KEY"), not the key; got {got}'
-    if key == "headers":
-        if not isinstance(value, dict):
-            return f'a table of header names to strings (headers = {{ "x-title" = "scout" }}), got {type(value).__name__}'
-        for header, text in value.items():
-            if not _HEADER_NAME.fullmatch(header):
-                return f"a table of header names to strings; {header!r} is no header name"
-            if not isinstance(text, str) or "\n" in text or "\r" in text:
-                return f"a table of header names to strings; the value of {header!r} is not a one-line string"
-        return ""
-    if isinstance(value, list) and all(isinstance(m, str) and m.strip() for m in value):  # models
-        return ""
-    return f'a list of model ids (models = ["llama3.1"]), got {_describe(value, key)}'
-
-
-def _toml_key(name: str) -> str:
-    """``name`` as a TOML key: bare when it can be, else quoted."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
-
-
-def _merge_profiles(layers: list[ConfigFile], cwd: Path) -> dict[str, Profile]:
-    """The built-in profiles, then each ``[providers.NAME]`` merged key by key across
-    ``layers`` (later wins; headers merge by name). Which of base_url and api_key_env a
-    project's file set to a value the person's files (or the built-in) do not give is
-    ``Profile.project_set``.
-
-    Raises:
-        ScoutError: a profile that is not built in has no ``kind`` ("<path>:<line>").
-    """
-    builtin = builtin_profiles()
-    merged: dict[str, dict[str, Any]] = {}
-    sources: dict[str, dict[str, str]] = {}
-    persons: dict[str, dict[str, Any]] = {}
-    origins: dict[str, str] = {}
-    for layer in layers:
-        section = layer.table.get("providers")
-        if not isinstance(section, dict):
-            continue
-        project = in_project(layer.path, cwd)
-        for name, table in section.items():
-            line = key_line(layer.text, ("providers", name))
-            origins.setdefault(name, f"{layer.path}:{line or 1}")
-            fields_, places = merged.setdefault(name, {}), sources.setdefault(name, {})
-            for key, value in table.items():
-                if key == "headers":
-                    value = {**fields_.get("headers", {}), **{h.lower(): v for h, v in value.items()}}
-                fields_[key] = value
-                places[key] = f"{layer.path}:{key_line(layer.text, ('providers', name, key)) or line or 1}"
-                if not project:
-                    persons.setdefault(name, {})[key] = value
-    profiles = dict(builtin)
-    for name, fields_ in merged.items():
-        base = builtin.get(name)
-        kind = fields_.get("kind", base.kind if base else None)
-        if kind is None:
-            raise ScoutError(f"{origins[name]}: [providers.{_toml_key(name)}] needs kind = \"anthropic\" or "
-                             "\"openai\" (the wire format its server speaks)")
-        person = persons.get(name, {})
-        trusted = {"base_url": person.get("base_url", base.base_url if base else None),
-                   "api_key_env": person.get("api_key_env", base.api_key_env if base else None)}
-        profiles[name] = Profile(
-            name, kind,
-            base_url=fields_.get("base_url", base.base_url if base else None),
-            api_key_env=fields_.get("api_key_env", base.api_key_env if base else None),
-            headers=dict(fields_.get("headers", {})),
-            models=tuple(fields_.get("models", ())),
-            origin=origins[name],
-            sources=sources[name],
-            project_set=tuple(k for k in trusted if k in fields_ and fields_[k] != trusted[k]),
-        )
-    return profiles
 
 
 def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
@@ -663,7 +387,7 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
     for name in ("compaction", *TABLE_KEYS):
         section = table.get(name)
         if name == "sandbox" and section is not None and not isinstance(section, dict):
-            raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {_describe(section, name)}")
+            raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {describe_value(section, name)}")
         if not isinstance(section, dict):
             continue  # the table's reader says what is wrong with it
         known = table_keys(name)
@@ -686,7 +410,7 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         for key, (ok, wanted) in checks.items():
             if key in sandbox and not ok(sandbox[key]):
                 raise ScoutError(f"{where('sandbox', key)}: sandbox.{key} must be {wanted}, "
-                                 f"got {_describe(sandbox[key], key)}")
+                                 f"got {describe_value(sandbox[key], key)}")
     return notes
 
 
@@ -766,7 +490,7 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
         if share is None:
             line = key_line(text, (key,))
             where = f"{path}:{line}" if line else str(path)
-            raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+            raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
         return share
     ok = (
         isinstance(value, str)
@@ -784,7 +508,7 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if not ok:
         line = key_line(text, (key,))
         where = f"{path}:{line}" if line else str(path)
-        raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+        raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
     return float(value) if kind == "float" else value
 
 
@@ -794,7 +518,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
     if kind == "share":
         share = _share(value)
         if share is None:
-            raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+            raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
         return share
     if kind == "str":
         if key in _CHOICES and str(value) not in _CHOICES[key]:
@@ -807,7 +531,7 @@ def _coerce(key: str, value: Any, origin: str) -> Any:
     except (TypeError, ValueError):
         number = None
     if number is None or not (math.isfinite(number) and number > 0):
-        raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {_describe(value, key)}")
+        raise ScoutError(f"{origin} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
     return number
 
 
@@ -829,7 +553,7 @@ def share_setting(value: str) -> float | None:
     return None if value == "off" else float(value)
 
 
-def _describe(value: Any, key: str) -> str:
+def describe_value(value: Any, key: str) -> str:
     """How an error shows a bad value: never the api_key itself."""
     if key == "api_key":
         return type(value).__name__

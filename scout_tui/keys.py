@@ -18,7 +18,7 @@ import re
 from typing import Iterable, Mapping, MutableMapping
 
 OWN_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SCOUT_API_KEY")
-"""The variables scout-tui itself reads keys from (config.PROVIDER_KEY_ENV and SCOUT_API_KEY)."""
+"""The variables scout-tui itself reads keys from (profiles.PROVIDER_KEY_ENV and SCOUT_API_KEY)."""
 
 _SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PAT|PASSWORD)(?:_ID)?$|_SECRET_|_TOKEN_")
 MIN_SECRET = 8
