@@ -73,9 +73,9 @@ def complete(line: str, token: Token, choice: Choice) -> tuple[str, int]:
     """``line`` with ``token`` replaced by ``choice``, and the cursor's column after it (a space
     is added only when none follows already)."""
     after = line[token.end:]
-    then = choice.then if not (choice.then and after.startswith(choice.then)) else ""
-    text = line[:token.start] + choice.value + then
-    return text + after, len(text) + (1 if choice.then and not then and after.startswith(choice.then) else 0)
+    there = bool(choice.then) and after.startswith(choice.then)  # the space is there already: step over it
+    text = line[:token.start] + choice.value + ("" if there else choice.then)
+    return text + after, len(text) + (len(choice.then) if there else 0)
 
 
 def file_choice(path: str) -> Choice:

@@ -43,10 +43,9 @@ def _offsets(lines: list[str]) -> list[int]:
 @dataclass
 class WorkspaceFiles:
     """The listed paths of one workspace: ``paths`` (files, then folders with a trailing ``/``)
-    and ``truncated`` (True when ``MAX_PATHS`` was reached)."""
+    (at most ``MAX_PATHS`` files)."""
 
     paths: list[str]
-    truncated: bool = False
     _lower: str = field(default="", repr=False)
     _starts: list[int] = field(default_factory=list, repr=False)
     _names: str = field(default="", repr=False)
@@ -130,10 +129,9 @@ def list_files(root: Path) -> WorkspaceFiles:
     files = _git_files(root)
     if files is None:
         files = _walk(root)
-    truncated = len(files) > MAX_PATHS
     files = files[:MAX_PATHS]
     folders = sorted({f"{parent}/" for path in files for parent in _parents(path)})
-    return WorkspaceFiles(files + folders, truncated)
+    return WorkspaceFiles(files + folders)
 
 
 def _parents(path: str) -> list[str]:
