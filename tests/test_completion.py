@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,18 @@ def test_a_highlighted_choice_keeps_its_brackets():
 def test_a_path_with_spaces_is_completed_quoted_and_its_quote_is_not_queried():
     assert file_choice("my notes.txt").value == '@"my notes.txt"' and file_choice("my dir/").then == " "
     assert token_at('see @"my', 0, 8) == Token("file", "my", 0, 4, 8)
+
+
+async def test_enter_after_a_path_typed_out_sends_the_prompt(repo):
+    # Seen in tmux: "please edit @notes.txt" Enter only completed the path (adding a space), so
+    # the next text typed joined this prompt.
+    (repo / "notes.txt").write_text("n\n")
+    with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            for key in "edit @notes.txt":
+                await pilot.press("space" if key == " " else key)
+            await wait_until(pilot, lambda: _shown(app)[:1] == ["@notes.txt"])
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert json.loads(server.requests[0].body)["messages"][-1]["content"][0]["text"] == "edit @notes.txt"

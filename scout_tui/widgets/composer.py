@@ -161,6 +161,8 @@ class Composer(MultilineInput):
 
     async def _on_key(self, event: events.Key) -> None:
         completion = self.completion
+        if event.key == "enter" and completion is not None and completion.shown and self._typed_whole(completion):
+            completion.hide()  # the word is typed out already: Enter sends, as it would with no list
         if completion is not None and completion.shown and event.key in ("up", "down", "tab", "enter", "escape"):
             event.stop()
             event.prevent_default()
@@ -177,6 +179,13 @@ class Composer(MultilineInput):
             self.action_submit(later=True)
             return
         await super()._on_key(event)
+
+    def _typed_whole(self, completion: CompletionList) -> bool:
+        """Whether the word being completed already reads as the highlighted choice."""
+        token, choice = self._token, completion.chosen
+        if token is None or choice is None:
+            return False
+        return self.document.get_line(token.row)[token.start:token.end] == choice.value
 
     def accept(self, choice: Choice, *, send: bool = False) -> None:
         """Put ``choice`` in place of the word being completed; with ``send`` (Enter), a command
