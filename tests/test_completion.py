@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from textual import events
+
 from scout_tui.completion import Choice, Token, complete, file_choice, token_at
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice
@@ -162,3 +164,25 @@ async def test_enter_after_a_path_typed_out_sends_the_prompt(repo):
             await pilot.press("enter")
             await settle(app, pilot)
             assert json.loads(server.requests[0].body)["messages"][-1]["content"][0]["text"] == "edit @notes.txt"
+
+
+async def test_a_command_and_its_arguments_typed_at_once_with_enter_run(repo):
+    # Seen in tmux (`send-keys '/fork 2' Enter`): the list, still shown for "/fork", took the
+    # Enter typed after " 2" and did nothing with it.
+    from tests.app_helpers import type_ahead
+
+    app = make_app(repo, None, api_key="sk-test")
+    ran: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        from scout_tui.commands import Command
+
+        app.commands.add(Command("fork", "[N]", "recorded", ran.append))
+        await pilot.press("/", "f", "o", "r", "k")
+        await wait_until(pilot, lambda: "/fork" in _shown(app))
+        type_ahead(app, " ", "2")  # then the rest at once
+        event = events.Key("enter", "\r")
+        event.set_sender(app)
+        app.post_message(event)
+        await wait_until(pilot, lambda: ran == ["2"])
+        assert app.query_one(Composer).text == ""

@@ -163,7 +163,8 @@ class Composer(MultilineInput):
         completion = self.completion
         if event.key == "enter" and completion is not None and completion.shown and self._typed_whole(completion):
             completion.hide()  # the word is typed out already: Enter sends, as it would with no list
-        if completion is not None and completion.shown and event.key in ("up", "down", "tab", "enter", "escape"):
+        if completion is not None and completion.shown and self._token is not None and \
+                event.key in ("up", "down", "tab", "enter", "escape"):
             event.stop()
             event.prevent_default()
             if event.key in self._LIST_KEYS:
@@ -213,6 +214,8 @@ class Composer(MultilineInput):
         token = token_at(self.document.get_line(row), row, column) if self.selection.is_empty else None
         if token != self._token:
             self._token = token
+            if token is None and self.completion is not None:
+                self.completion.hide()  # at once: keys already queued behind this one must not reach it
             self.post_message(self.Completing(token))
 
     def action_submit(self, later: bool = False) -> None:
