@@ -183,7 +183,8 @@ class Agent(ContextWindow, ToolRunner):
 
     async def run(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
         """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
-        files, a ``checkpoint`` event: the workspace's snapshot after the turn and what changed."""
+        files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
+        and what changed."""
         self._turn_before = None
         turn = len(history)
         async for event in self._turn(history, text):
@@ -202,6 +203,8 @@ class Agent(ContextWindow, ToolRunner):
             changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
         except ScoutError as e:
             return Notice(f"No checkpoint of this turn's files: {e}")
+        if not changes:
+            return None  # it could have changed files and did not (a file written as it was): nothing to undo
         return Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in changes],
                           sorted(set(before.skipped) | set(after.skipped)))
 

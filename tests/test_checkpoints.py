@@ -201,3 +201,27 @@ def test_a_folder_of_too_many_files_is_refused_not_copied(workspace, store, monk
         (workspace / f"many{n}.txt").write_text("x")
     with pytest.raises(ScoutError, match='over the 2 a checkpoint takes; set checkpoints = "off"'):
         store.snapshot()
+
+
+async def test_a_turn_that_writes_a_file_as_it_was_records_no_checkpoint(tmp_path):
+    # Seen in tmux: /undo then offered to undo a turn with no files listed.
+    import json
+
+    from scout_tui.bus import Checkpoint
+    from scout_tui.tools.permissions import Policy
+    from tests.agent_helpers import collect, make_agent
+    from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "same.txt").write_text("same\n")
+    read = ("toolu_r", "read", [json.dumps({"path": "same.txt"})])
+    write = ("toolu_w", "write", [json.dumps({"path": "same.txt", "content": "same\n"})])
+    replies = [Reply(anthropic_stream(["Reading."], read)), Reply(anthropic_stream(["Writing."], write)),
+               Reply(anthropic_stream(["Done."]))]
+    with LoopbackServer(replies) as server:
+        agent = make_agent(server, work, permissions=Policy(mode="yolo", workspace=work),
+                           checkpoints=Checkpoints(work, root=tmp_path / "data"))
+        events = await collect(agent, [], "write it as it is")
+    assert any(e.type == "tool.end" and not e.data["is_error"] for e in events)
+    assert not any(isinstance(e, Checkpoint) for e in events)
