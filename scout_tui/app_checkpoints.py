@@ -1,75 +1,64 @@
-"""``/undo`` and ``/redo``: the files of the session's last turn put back as they were before it
-(or again as it left them), asked first, recorded as ``checkpoint.restore`` events.
+"""``/diff``, ``/undo``, ``/redo`` and rewinding at a message: the files of the session's turns
+shown, put back as they were before a turn (or again as it left them), asked first, recorded as
+``checkpoint.restore`` events.
 
-A mixin of ``ScoutApp`` (app.py). What can be undone is read from the session's events: its
-``checkpoint`` events (``bus.Checkpoint``) and the restores made since (``bus.CheckpointRestore``).
-A file changed since the turn by someone else is named in the question, never overwritten
-unasked.
+A mixin of ``ScoutApp`` (app.py). What can be undone is worked out by ``restores.py`` from the
+branch's checkpoint events (``Store.checkpoint_events``: a fork sees the checkpoints of the
+turns it shares). A file changed since the turn by someone else is named in the question, never
+overwritten unasked. The store and git are read in threads.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 from textual import work
 
 from scout_tui.errors import ScoutError
+from scout_tui.restores import Restore, next_step, rewind_to
+from scout_tui.widgets.chat_view import ChatView
+
+_UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
+_REDO_WORDS = {"added": "create again", "deleted": "remove again"}
 
 
-@dataclass(frozen=True)
-class Undo:
-    """What ``/undo`` (``redo`` False) or ``/redo`` would do: write ``tree`` (the turn's snapshot
-    before or after it) for ``paths``, those ``others`` changed since by someone else."""
-
-    turn: int
-    tree: str
-    paths: list[str]
-    redo: bool
-    others: list[str]
-
-
-def next_step(events: list[tuple[str, dict]], redo: bool) -> dict | None:
-    """The checkpoint ``/undo`` (or ``/redo``) acts on, from a session's ``(type, data)`` events in
-    order: undo takes the newest turn not undone; redo the turn undone last, if not redone."""
-    checkpoints = {d["turn"]: d for kind, d in events if kind == "checkpoint"}
-    undone: list[int] = []  # turns undone, in the order they were
-    for kind, data in events:
-        if kind == "checkpoint.restore":
-            if data["redo"]:
-                undone = [t for t in undone if t != data["turn"]]
-            else:
-                undone.append(data["turn"])
-        elif kind == "checkpoint":
-            undone = [t for t in undone if t < data["turn"]]  # a new turn: what was undone stays so
-    if redo:
-        return checkpoints.get(undone[-1]) if undone else None
-    left = [t for t in checkpoints if t not in undone]
-    return checkpoints[max(left)] if left else None
+def restore_lines(plan: Restore, others: list[str]) -> list[str]:
+    """What ``plan`` will do to each file, one line each, and who else changed them since."""
+    words = _REDO_WORDS if plan.redo else _UNDO_WORDS
+    lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {f['path']}"
+             for f in plan.files]
+    if others:
+        lines += ["", f"Changed since by someone else, and overwritten: {', '.join(others)}"]
+    return lines
 
 
 class CheckpointsMixin:
-    """``/undo`` and ``/redo`` for ``ScoutApp``."""
+    """``/diff``, ``/undo``, ``/redo`` and rewinding for ``ScoutApp``."""
+
+    def _checkpoint_events(self) -> list[tuple[str, dict]]:
+        return self.store.checkpoint_events(self.session_id) if self.session_id else []
 
     def _diff_command(self, _: str) -> None:
         self.show_diffs()
 
     @work(thread=True, exclusive=True, group="checkpoint")
-    def show_diffs(self) -> None:
+    def show_diffs(self, turn: int | None = None) -> None:
         """``/diff``: the session's changed files by turn and in total, each with its diff (read in
-        a thread: the store and git), in ``DiffView``."""
-        from scout_tui.checkpoint_commands import session_checkpoints
+        a thread: the store and git), in ``DiffView``, opened at ``turn``'s files if given."""
         from scout_tui.runtime import checkpoint_store
         from scout_tui.widgets.diff_view import DiffView, FileDiff
 
         store = checkpoint_store(self.config, self.cwd)
-        found = session_checkpoints(self.store, self.session_id) if self.session_id else []
+        found = [data for kind, data in self._checkpoint_events() if kind == "checkpoint"]
         if not found or store is None:
             self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
             return
         rows: list[FileDiff] = []
+        start = 0
         try:
             for c in found:
+                if c["turn"] == turn:
+                    start = len(rows)
                 rows.append(FileDiff(f"Turn at message {c['turn']} · {len(c['files'])} file(s)"))
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
@@ -83,13 +72,28 @@ class CheckpointsMixin:
             self.call_from_thread(self.chat.add_notice, str(e), "error")
             return
         title = f"Files changed in this session: {len(total)} over {len(found)} turn(s)"
-        self.call_from_thread(self.push_screen, DiffView(rows, title))
+        self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:
         self.plan_restore(redo=False)
 
     def _redo_command(self, _: str) -> None:
         self.plan_restore(redo=True)
+
+    def _changed_by_others(self, plan: Restore) -> list[str] | None:
+        """``plan``'s paths someone else changed since (in a thread), or None after saying why
+        they could not be read."""
+        from scout_tui.runtime import checkpoint_store
+
+        store = checkpoint_store(self.config, self.cwd)
+        if store is None:
+            self.call_from_thread(self.chat.add_notice, "Checkpoints are off (checkpoints = \"off\").", "warning")
+            return None
+        try:
+            return store.changed_since(plan.since, plan.paths)
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return None
 
     @work(thread=True, exclusive=True, group="checkpoint")
     def plan_restore(self, redo: bool) -> None:
@@ -98,39 +102,20 @@ class CheckpointsMixin:
             self.call_from_thread(self.chat.add_notice, "Nothing to undo yet." if not self.busy
                                   else "A turn is running: press Esc first.", "warning")
             return
-        from scout_tui.runtime import checkpoint_store
-
-        events = [(kind, data) for _, _, kind, data, _ in self.store.events(self.session_id)]
-        step = next_step(events, redo)
-        store = checkpoint_store(self.config, self.cwd)
-        if step is None or store is None:
+        plan = next_step(self._checkpoint_events(), redo)
+        if plan is None:
             what = "redo" if redo else "undo"
             self.call_from_thread(self.chat.add_notice, f"Nothing to {what}: no turn of this session changed files"
                                   + (" since" if redo else "") + ".", "warning")
             return
-        paths = sorted({p for f in step["files"] for p in (f["path"], f.get("old_path")) if p})
-        try:
-            others = store.changed_since(step["before"] if redo else step["after"], paths)
-        except ScoutError as e:
-            self.call_from_thread(self.chat.add_notice, str(e), "error")
-            return
-        plan = Undo(step["turn"], step["after"] if redo else step["before"], paths, redo, others)
-        self.call_from_thread(self._ask_restore, plan, step["files"])
+        if (others := self._changed_by_others(plan)) is not None:
+            self.call_from_thread(self._ask_restore, plan, others)
 
-    def _ask_restore(self, plan: Undo, files: list[dict]) -> None:
+    def _ask_restore(self, plan: Restore, others: list[str]) -> None:
         from scout_tui.widgets.dialogs import ConfirmScreen
 
         verb = "Redo" if plan.redo else "Undo"
-        lines = [f"{verb} the file changes of the turn at message {plan.turn}?", ""]
-        for f in files:
-            status = f["status"]
-            if plan.redo:
-                shown = {"added": "create again", "deleted": "remove again"}.get(status, "change again")
-            else:
-                shown = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}.get(status, "restore")
-            lines.append(f"  {shown}: {f['path']}")
-        if plan.others:
-            lines += ["", f"Changed since by someone else, and overwritten: {', '.join(plan.others)}"]
+        lines = [f"{verb} the file changes of the turn at message {plan.turn}?", "", *restore_lines(plan, others)]
 
         def done(yes: bool | None) -> None:
             if yes:
@@ -139,8 +124,10 @@ class CheckpointsMixin:
         self.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel"), done)
 
     @work(exclusive=True, group="checkpoint")
-    async def restore_files(self, plan: Undo) -> None:
-        """Write the files back (in a thread) and record it in the session."""
+    async def restore_files(self, plan: Restore, rewind_at: int | None = None, fork: str | None = None) -> None:
+        """Write the files back (in a thread) and record it in the session. ``rewind_at``: this
+        rewinds the files to that message; ``fork`` (the prompt to offer, maybe "") then forks
+        the conversation there too."""
         from scout_tui.bus import CheckpointRestore
         from scout_tui.runtime import checkpoint_store
 
@@ -152,6 +139,53 @@ class CheckpointsMixin:
             self.chat.add_notice(str(e), "error")
             return
         await self.deliver(CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo))
-        done = "Redid" if plan.redo else "Undid"
-        self.chat.add_notice(f"{done} the file changes of the turn at message {plan.turn}: "
-                             f"{', '.join(plan.paths)}. The conversation is unchanged.")
+        files = ", ".join(plan.paths)
+        if rewind_at is None:
+            done = "Redid" if plan.redo else "Undid"
+            self.chat.add_notice(f"{done} the file changes of the turn at message {plan.turn}: {files}. "
+                                 "The conversation is unchanged.")
+        elif fork is None:
+            self.chat.add_notice(f"Rewound the files to message {rewind_at}: {files}. The conversation is "
+                                 "unchanged; /redo makes the turns' changes again, one at a time.")
+        else:
+            self.chat.add_notice(f"Rewound the files to message {rewind_at}: {files}.")
+            self.fork_session(rewind_at, fork)
+
+    # -- rewind at a message ------------------------------------------------------------------
+
+    def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
+        self.plan_rewind(message.at, message.prompt)
+
+    @work(thread=True, exclusive=True, group="checkpoint")
+    def plan_rewind(self, at: int, prompt: str) -> None:
+        """Find which files rewinding to message ``at`` would write back (in a thread), then
+        offer the choice: code and conversation, the conversation only, the code only."""
+        if self.busy:
+            self.call_from_thread(self.chat.add_notice, "A turn is running: press Esc first.", "warning")
+            return
+        plan = rewind_to(self._checkpoint_events(), at)
+        others: list[str] = []
+        if plan is not None and (others := self._changed_by_others(plan)) is None:
+            return
+        self.call_from_thread(self._ask_rewind, at, prompt, plan, others)
+
+    def _ask_rewind(self, at: int, prompt: str, plan: Restore | None, others: list[str]) -> None:
+        from scout_tui.widgets.dialogs import ChoiceScreen
+
+        lines = [f"Rewind to message {at}{' (before this prompt)' if prompt else ''}?", ""]
+        if plan is None:
+            lines.append("No file was changed after this message: only the conversation can go back.")
+            choices = [("conversation", "Fork the conversation here")]
+        else:
+            lines += ["The code goes back as it was then:", *restore_lines(plan, others)]
+            choices = [("both", "Code and conversation: restore the files, fork the conversation here"),
+                       ("conversation", "Conversation only: fork here, keep the files as they are"),
+                       ("code", "Code only: restore the files, keep the conversation")]
+
+        def chosen(choice: str | None) -> None:
+            if choice == "conversation":
+                self.fork_session(at, prompt)
+            elif choice in ("both", "code") and plan is not None:
+                self.restore_files(plan, at, prompt if choice == "both" else None)
+
+        self.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")]), chosen)

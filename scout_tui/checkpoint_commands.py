@@ -11,20 +11,14 @@ from pathlib import Path
 from scout_tui.errors import ScoutError
 
 
-def session_checkpoints(store, session_id: str) -> list[dict]:
-    """The data of session ``session_id``'s own ``checkpoint`` events, oldest first (``bus.Checkpoint``:
-    turn, before, after, files, skipped)."""
-    return [data for _, _, kind, data, _ in store.events(session_id) if kind == "checkpoint"]
-
-
-def _opened(ref: str) -> tuple[str, Path, list[dict]]:
-    """(session id, its folder, its checkpoints) for a session id or unique prefix."""
+def _opened(ref: str) -> tuple[str, Path, list[tuple[str, dict]]]:
+    """(session id, its folder, its branch's checkpoint events) for a session id or unique prefix."""
     from scout_tui.store import Store
 
     with Store() as store:
         info = store.find(ref)
-        found = session_checkpoints(store, info.id)
-    return info.id, Path(info.cwd), found
+        events = store.checkpoint_events(info.id)
+    return info.id, Path(info.cwd), events
 
 
 def diff_command(argv: list[str]) -> int:
@@ -37,7 +31,8 @@ def diff_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from scout_tui.checkpoints import Checkpoints
 
-    session_id, folder, found = _opened(args.id)
+    session_id, folder, events = _opened(args.id)
+    found = [data for kind, data in events if kind == "checkpoint"]
     if not found:
         print(f"session {session_id[:8]} changed no files (no checkpoint)")
         return 0
@@ -74,24 +69,27 @@ def restore_command(argv: list[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
     parser.add_argument("--force", action="store_true", help="also overwrite files changed since by someone else")
     args = parser.parse_args(argv)
+    from scout_tui.bus import CheckpointRestore
     from scout_tui.checkpoints import Checkpoints
+    from scout_tui.restores import rewind_to
+    from scout_tui.store import Store
 
-    session_id, folder, found = _opened(args.id)
-    later = [c for c in found if c["turn"] >= args.to]
-    if not later:
-        turns = ", ".join(str(c["turn"]) for c in found) or "none"
-        raise ScoutError(f"session {session_id[:8]} has no turn that changed files at or after message {args.to} "
-                         f"(turns with changes: {turns})")
-    paths = sorted({p for c in later for f in c["files"] for p in (f["path"], f.get("old_path")) if p})
+    session_id, folder, events = _opened(args.id)
+    plan = rewind_to(events, args.to)
+    if plan is None:
+        turns = ", ".join(str(d["turn"]) for kind, d in events if kind == "checkpoint") or "none"
+        raise ScoutError(f"session {session_id[:8]} has no turn that changed files at or after message {args.to}, "
+                         f"or they are undone already (turns with changes: {turns})")
     store = Checkpoints(folder)
-    target = later[0]["before"]
-    others = store.changed_since(found[-1]["after"], paths)
+    others = store.changed_since(plan.since, plan.paths)
     if others and not args.force:
         raise ScoutError(f"changed since the session's last turn, not by it: {', '.join(others)}; "
                          "check them, then run again with --force to overwrite them")
-    for path in paths:
-        there = store.file(target, path) is not None
+    for path in plan.paths:
+        there = store.file(plan.tree, path) is not None
         print(f"{'would ' if args.dry_run else ''}{'restore' if there else 'remove'} {path}")
     if not args.dry_run:
-        store.restore(target, paths)
+        store.restore(plan.tree, plan.paths)
+        with Store() as sessions:  # as /undo does: the app's /redo can make the turns again
+            sessions.append(session_id, CheckpointRestore(plan.turn, plan.tree, plan.paths))
     return 0

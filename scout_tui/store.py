@@ -361,6 +361,15 @@ class Store:
         with self._reading() as db:
             return queries.compactions(db, session_id)
 
+    def checkpoint_events(self, session_id: str) -> list[tuple[str, dict]]:
+        """The file checkpoints along this branch, oldest first, as ``(type, data)``: the
+        ``checkpoint`` events (``bus.Checkpoint``) and ``checkpoint.restore`` events
+        (``bus.CheckpointRestore``). An ancestor's count for the turns the branch shares (its
+        ``turn`` below the fork point), its restores only when made before the branch was, so
+        ``/undo`` in a fresh fork can take back the parent's last shared turn."""
+        with self._reading() as db:
+            return queries.checkpoint_events(db, session_id)
+
     def model_switch(self, session_id: str, at: int | None = None) -> ModelSwitch | None:
         """The profile and model the session goes on with: its newest ``session.model`` event
         (``bus.ModelSwitch``), or None when it never switched (the configured model then).

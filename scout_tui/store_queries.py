@@ -319,3 +319,26 @@ def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
         out.append((info, depth))
         stack.extend((child, depth + 1) for child in reversed(children.get(info.id, [])))
     return out
+
+
+def checkpoint_events(db: sqlite3.Connection, session_id: str) -> list[tuple[str, dict]]:
+    """``Store.checkpoint_events``: an ancestor's ``checkpoint`` events of the turns the branch
+    shares (``turn`` below the fork point) and its ``checkpoint.restore`` events of those turns
+    made before the branch was, then the session's own; in the order they were written."""
+    found: list[tuple[int, str, dict]] = []
+    before: int | None = None  # an ancestor's restores count only before its branch was made
+    limit: int | None = None
+    for sid, parent, fork_at in chain(db, session_id):
+        rows = db.execute("SELECT id, type, data FROM events WHERE session_id = ? AND type IN"
+                          " ('checkpoint', 'checkpoint.restore') ORDER BY id", (sid,)).fetchall()
+        for event_id, kind, raw in rows:
+            data = json.loads(raw)
+            shared = limit is None or int(data.get("turn", 0)) < limit
+            if shared and (before is None or kind == "checkpoint" or event_id < before):
+                found.append((event_id, kind, data))
+        start = (fork_at or 0) if parent is not None else 0
+        limit = start if limit is None else min(limit, start)
+        made = db.execute("SELECT MIN(id) FROM events WHERE session_id = ?", (sid,)).fetchone()
+        if made is not None and made[0] is not None:
+            before = made[0]
+    return [(kind, data) for _, kind, data in sorted(found, key=lambda row: row[0])]

@@ -52,3 +52,17 @@ def test_restore_to_a_turn_puts_the_files_back_and_dry_run_changes_nothing(repo,
     done = scout(["restore", sid[:8], "--to", "0", "--force"], repo, env)
     assert done.returncode == 0, done.stderr
     assert not (repo / "new.txt").exists() and (repo / "notes.txt").read_text() == "the answer is 42\n"
+    events = Store(Path(env["SCOUT_HOME"]) / "sessions.db").checkpoint_events(sid)
+    assert [(d["turn"], d["redo"]) for kind, d in events if kind == "checkpoint.restore"] == [(0, False)]
+    again = scout(["restore", sid[:8], "--to", "0"], repo, env)  # recorded: nothing is left to take back
+    assert again.returncode == 1 and "undone already" in again.stderr
+
+
+def test_restore_of_a_fork_takes_back_the_parent_s_turns_it_shares(repo, env):
+    sid = _two_turns(repo, env)
+    store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+    branch = store.fork(sid, 4)  # shares the first turn only
+    done = scout(["restore", branch.id[:8], "--to", "0"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["remove new.txt"]  # not notes.txt: the branch did not change it
+    assert not (repo / "new.txt").exists() and "43" in (repo / "notes.txt").read_text()

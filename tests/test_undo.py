@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app_checkpoints import next_step
+from scout_tui.restores import next_step, rewind_to
 from scout_tui.store import Store
 from scout_tui.widgets.chat_messages import Notice
 from scout_tui.widgets.dialogs import ConfirmScreen
@@ -17,15 +17,38 @@ from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 
+def _checkpoint(turn: int, *paths: str) -> tuple[str, dict]:
+    files = [{"status": "modified", "path": p, "old_path": None} for p in paths]
+    return "checkpoint", {"turn": turn, "before": f"b{turn}", "after": f"a{turn}", "files": files}
+
+
 def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
-    events = [("checkpoint", {"turn": 0}), ("checkpoint", {"turn": 4})]
-    assert next_step(events, redo=False)["turn"] == 4 and next_step(events, redo=True) is None
+    events = [_checkpoint(0, "x"), _checkpoint(4, "y")]
+    assert next_step(events, redo=False).turn == 4 and next_step(events, redo=True) is None
     events.append(("checkpoint.restore", {"turn": 4, "redo": False}))
-    assert next_step(events, redo=False)["turn"] == 0 and next_step(events, redo=True)["turn"] == 4
+    assert next_step(events, redo=False).turn == 0 and next_step(events, redo=True).turn == 4
     events.append(("checkpoint.restore", {"turn": 0, "redo": False}))
-    assert next_step(events, redo=False) is None and next_step(events, redo=True)["turn"] == 0
+    assert next_step(events, redo=False) is None and next_step(events, redo=True).turn == 0
     events.append(("checkpoint.restore", {"turn": 0, "redo": True}))
-    assert next_step(events, redo=True)["turn"] == 4
+    assert next_step(events, redo=True).turn == 4
+    undo = next_step([_checkpoint(0, "x")], redo=False)
+    assert (undo.tree, undo.since, undo.paths) == ("b0", "a0", ["x"])
+    redo = next_step([_checkpoint(0, "x"), ("checkpoint.restore", {"turn": 0, "redo": False})], redo=True)
+    assert (redo.tree, redo.since) == ("a0", "b0")
+
+
+def test_a_rewind_takes_back_every_turn_from_the_point_and_redo_makes_them_again_earliest_first():
+    events = [_checkpoint(0, "a"), _checkpoint(2, "b"), _checkpoint(4, "c", "b")]
+    plan = rewind_to(events, 1)
+    assert (plan.turn, plan.tree, plan.since, plan.paths) == (2, "b2", "a4", ["b", "c"])
+    assert rewind_to(events, 5) is None
+    events.append(("checkpoint.restore", {"turn": plan.turn, "redo": False}))
+    assert next_step(events, redo=False).turn == 0  # the turns rewound are undone
+    assert rewind_to(events, 1) is None  # nothing left to rewind there
+    assert next_step(events, redo=True).turn == 2
+    events.append(("checkpoint.restore", {"turn": 2, "redo": True}))
+    assert next_step(events, redo=True).turn == 4
+    assert rewind_to(events, 1).paths == ["b"]  # turn 2 is back, turn 4 still undone
 
 
 @pytest.fixture

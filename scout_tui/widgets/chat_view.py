@@ -52,11 +52,11 @@ FORGET_INTERVAL = 2.0
 class ChatView(VisibleLayout, VerticalScroll):
     """The conversation pane. Methods down, shaped like the agent's events (``user_message``,
     ``assistant_delta``, ``assistant_message``, ``stream_interrupted``, ``tool_call_started``,
-    ``tool_call_ended``); messages up (``Selected``, ``ForkRequested``).
+    ``tool_call_ended``); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
 
     Focused, it keeps a selection among the user and assistant messages (Up/Down or k/j to
-    move, Home/End or g/G for the first and newest) and ``f`` posts ``ForkRequested`` for the
-    selected one. Every message widget knows its ``index`` in the stored conversation (the
+    move, Home/End or g/G for the first and newest); ``f`` posts ``ForkRequested`` and ``r``
+    ``RewindRequested`` for the selected one. Every message widget knows its ``index`` in the stored conversation (the
     order of ``Store.messages``): ``load`` numbers what it shows, live ones take the ``index``
     their event gives. Tool-result messages are not shown, but count.
     """
@@ -92,6 +92,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         Binding("home,g", "select_first", "First message", id="chat.first", show=False),
         Binding("end,G", "select_last", "Newest message", id="chat.follow", show=False),
         Binding("f", "fork", "Fork here", id="chat.fork"),
+        Binding("r", "rewind", "Rewind", id="chat.rewind"),
         Binding("c", "copy", "Copy", id="chat.copy"),
         Binding("b", "copy_code", "Copy code", id="chat.copy_code", show=False),
     ]
@@ -104,6 +105,20 @@ class ChatView(VisibleLayout, VerticalScroll):
         offered for editing; on an answer it starts *after* it (``at`` = its position + 1) and
         ``prompt`` is "".
         """
+
+        at: int
+        prompt: str = ""
+        chat_view: ChatView | None = field(default=None, kw_only=True)
+
+        @property
+        def control(self) -> ChatView | None:
+            return self.chat_view
+
+    @dataclass
+    class RewindRequested(Message):
+        """``r`` on the selected message: the person wants to go back to the point ``at`` (as for
+        ``ForkRequested``: before a prompt, after an answer), the code, the conversation or
+        both; ``prompt`` is the prompt to offer for editing when the conversation forks."""
 
         at: int
         prompt: str = ""
@@ -518,19 +533,29 @@ class ChatView(VisibleLayout, VerticalScroll):
         answers = [w for w in self.children if isinstance(w, AssistantMessage)]
         return answers[-1] if answers else None
 
-    def action_fork(self) -> None:
-        """Post ``ForkRequested`` for the selected message (a bell when none; a bell and a note
-        when it is not stored yet: an answer still being written)."""
+    def _point(self) -> tuple[int, str] | None:
+        """Where the selected message's branch would start, and the prompt to offer (see
+        ``ForkRequested``), or None after a bell: no message selected, or one not stored yet."""
         message = self.selected
         if message is None or message.index is None:
             self.app.bell()
             if message is not None:
-                self.notify("Not stored yet: fork here once the answer is written.", severity="warning", timeout=4)
-            return
+                self.notify("Not stored yet: go back here once the answer is written.", severity="warning", timeout=4)
+            return None
         if isinstance(message, UserMessage):
-            self.post_message(self.ForkRequested(message.index, message.text, chat_view=self))
-        else:
-            self.post_message(self.ForkRequested(message.index + 1, chat_view=self))
+            return message.index, message.text
+        return message.index + 1, ""
+
+    def action_fork(self) -> None:
+        """Post ``ForkRequested`` for the selected message (a bell when none; a bell and a note
+        when it is not stored yet: an answer still being written)."""
+        if (point := self._point()) is not None:
+            self.post_message(self.ForkRequested(*point, chat_view=self))
+
+    def action_rewind(self) -> None:
+        """Post ``RewindRequested`` for the selected message (a bell as for ``f``)."""
+        if (point := self._point()) is not None:
+            self.post_message(self.RewindRequested(*point, chat_view=self))
 
     def older_messages_ready(self) -> None:
         """The entries of the loaded list that were None are filled in: mount older messages now

@@ -1,20 +1,21 @@
-"""Small modal dialogs: a yes/no question and a one-line text prompt.
+"""Small modal dialogs: a yes/no question, a one-line text prompt and a choice of a few.
 
 Push one with ``app.push_screen(screen, callback)``; the callback gets the answer (``bool``, or
-the entered text / None). Their text is shown as given, never parsed as markup.
+the entered text / None, the chosen key / None). Their text is shown as given, never parsed as markup.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 _DIALOG_CSS = """
 {name} {{
@@ -99,3 +100,45 @@ class PromptScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """Ask ``question`` with ``choices`` (``(key, label)`` pairs) in a list: Enter on one, or its
+    number key, dismisses with its key; Esc dismisses with None."""
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="ChoiceScreen") + """
+    ChoiceScreen #choices { margin-top: 1; height: auto; max-height: 12; }
+    ChoiceScreen #dialog { width: 76; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "choose(None)", "Cancel", id="choice.cancel"),
+    ]
+
+    def __init__(self, question: str, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.question = question
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Content(self.question), id="question")
+            yield OptionList(*(Option(Content(f"{n}  {label}"), id=key)
+                               for n, (key, label) in enumerate(self.choices, 1)), id="choices")
+            yield Static(Content("Enter or 1-9: choose · Esc: cancel"), id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character and event.character.isdigit() and 1 <= int(event.character) <= len(self.choices):
+            event.stop()
+            self.dismiss(self.choices[int(event.character) - 1][0])
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_choose(self, key: str | None) -> None:
+        self.dismiss(key)

@@ -33,8 +33,8 @@ _MARKS = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
 
 class DiffView(ModalScreen[None]):
-    """The session's file changes: ``rows`` as ``FileDiff`` (headings and files), the first
-    file's diff shown; ``title`` says how many files and turns."""
+    """The session's file changes: ``rows`` as ``FileDiff`` (headings and files), the diff of
+    the first file at or after row ``start`` shown; ``title`` says how many files and turns."""
 
     DEFAULT_CSS = """
     DiffView {
@@ -59,9 +59,10 @@ class DiffView(ModalScreen[None]):
         Binding("k", "move(-1)", "Previous file", show=False, id="diff_view.previous"),
     ]
 
-    def __init__(self, rows: list[FileDiff], title: str) -> None:
+    def __init__(self, rows: list[FileDiff], title: str, *, start: int = 0) -> None:
         super().__init__()
         self.rows = rows
+        self.start = start
         self.title_text = title
 
     def compose(self) -> ComposeResult:
@@ -79,9 +80,10 @@ class DiffView(ModalScreen[None]):
 
     def on_mount(self) -> None:
         files = self.query_one("#diff-files", OptionList)
-        first = next((n for n, r in enumerate(self.rows) if r.path is not None), None)
+        first = next((n for n, r in enumerate(self.rows) if r.path is not None and n >= self.start), None)
         if first is not None:
             files.highlighted = first
+            files.call_after_refresh(files.scroll_to_highlight, top=True)
             self._show(first)
         files.focus()
 
