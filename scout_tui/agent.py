@@ -134,6 +134,7 @@ class Agent(ContextWindow, ToolRunner):
         """The workspace's snapshot store: a turn that may change files is snapshotted before its
         first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
         self._turn_before: Snapshot | None = None
+        self._turn_at = 0  # the running turn's position: its prompt's index
         self.summary_provider = summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
@@ -186,12 +187,19 @@ class Agent(ContextWindow, ToolRunner):
         files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
         and what changed."""
         self._turn_before = None
-        turn = len(history)
+        self._turn_at = len(history)
         async for event in self._turn(history, text):
             yield event
             if isinstance(event, TurnEnd) and self._turn_before is not None:
-                if (checkpoint := await self._checkpoint(turn)) is not None:
+                if (checkpoint := await self._checkpoint(self._turn_at)) is not None:
                     yield checkpoint
+
+    async def checkpoint_interrupted(self) -> Event | None:
+        """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
+        changing files (what its calls did before Esc can be undone too), else None."""
+        if self._turn_before is None:
+            return None
+        return await self._checkpoint(self._turn_at)
 
     async def _checkpoint(self, turn: int) -> Event | None:
         """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread); a

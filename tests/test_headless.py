@@ -268,6 +268,9 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
     messages = store.messages(session.id)
     assert problems(messages) == [] and messages[-1]["content"][0]["tool_use_id"] == "toolu_1"
     assert messages[-1]["content"][0]["is_error"]
+    # what the stopped turn changed can be undone: its checkpoint is recorded
+    [checkpoint] = [d for kind, d in store.checkpoint_events(session.id) if kind == "checkpoint"]
+    assert [f["path"] for f in checkpoint["files"]] == ["started"]
 
 
 

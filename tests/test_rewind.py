@@ -13,7 +13,7 @@ from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice, UserMessage
 from scout_tui.widgets.chat_view import ChatView
 from scout_tui.widgets.dialogs import ChoiceScreen, ConfirmScreen
-from tests.app_helpers import SIZE, make_app, send, settle
+from tests.app_helpers import SIZE, make_app, running_and_printed, send, settle
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -160,6 +160,25 @@ async def test_a_fork_sees_the_checkpoints_of_the_turns_it_shares_and_can_undo_t
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             assert "turn at message 0" in str(app.screen.question)
+            await pilot.press("y")
+            await wait_until(pilot, lambda: "Undid" in _notices(app))
+            assert not (repo / "a.txt").exists()
+
+
+async def test_a_turn_stopped_with_esc_keeps_a_checkpoint_of_what_it_changed_so_undo_takes_it_back(repo):
+    call = ("toolu_s", "bash", [json.dumps({"command": "printf 'half\\n' > a.txt; echo started; sleep 600"})])
+    with LoopbackServer([Reply(anthropic_stream(["Working."], call))]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "change then sleep")
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_s", "started"))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
+            await settle(app, pilot)
+            [checkpoint] = [d for kind, d in Store().checkpoint_events(app.session_id) if kind == "checkpoint"]
+            assert checkpoint["turn"] == 0 and checkpoint["files"][0]["path"] == "a.txt"
+            await send(app, pilot, "/undo")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("y")
             await wait_until(pilot, lambda: "Undid" in _notices(app))
             assert not (repo / "a.txt").exists()
