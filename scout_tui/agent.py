@@ -185,36 +185,48 @@ class Agent(ContextWindow, ToolRunner):
     async def run(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
         """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
         files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
-        and what changed."""
+        and what changed (and a notice naming files it changed that no snapshot keeps)."""
         self._turn_before = None
         self._turn_at = len(history)
         async for event in self._turn(history, text):
             yield event
             if isinstance(event, TurnEnd) and self._turn_before is not None:
-                if (checkpoint := await self._checkpoint(self._turn_at)) is not None:
-                    yield checkpoint
+                for after in await self._checkpoint(self._turn_at):
+                    yield after
 
-    async def checkpoint_interrupted(self) -> Event | None:
+    async def checkpoint_interrupted(self) -> list[Event]:
         """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
-        changing files (what its calls did before Esc can be undone too), else None."""
+        changing files (what its calls did before Esc can be undone too), as ``run`` gives it."""
         if self._turn_before is None:
-            return None
+            return []
         return await self._checkpoint(self._turn_at)
 
-    async def _checkpoint(self, turn: int) -> Event | None:
-        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread); a
-        failing snapshot is a notice, never a failed turn."""
+    async def _checkpoint(self, turn: int) -> list[Event]:
+        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread) if
+        it changed files, and a notice naming the files it changed that are not kept (too large,
+        or inside a repository of their own: /undo leaves them as they are). A failing snapshot
+        is a notice, never a failed turn."""
+        from scout_tui.checkpoints import why_skipped
+
         before, self._turn_before = self._turn_before, None
         assert before is not None and self.checkpoints is not None
         try:
             after = await asyncio.to_thread(self.checkpoints.snapshot)
             changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
         except ScoutError as e:
-            return Notice(f"No checkpoint of this turn's files: {e}")
-        if not changes:
-            return None  # it could have changed files and did not (a file written as it was): nothing to undo
-        return Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in changes],
-                          sorted(set(before.skipped) | set(after.skipped)))
+            return [Notice(f"No checkpoint of this turn's files: {e}")]
+        left_out = set(before.skipped) | set(after.skipped)
+        # a file that crossed the size limit looks added or deleted between the snapshots: it is neither
+        kept = [c for c in changes if c.path not in left_out and c.old_path not in left_out]
+        crossed = {p for c in changes for p in (c.path, c.old_path) if p in left_out}
+        skipped = sorted(crossed | (set(after.skipped) - set(before.skipped)))  # this turn's, not the workspace's
+        out: list[Event] = []
+        if kept:  # none: it could have changed files and did not (a file written as it was)
+            out.append(Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in kept], skipped))
+        if skipped:
+            out.append(Notice("Not kept in this turn's checkpoint, so /undo leaves them as they are: "
+                              + ", ".join(f"{p} ({why_skipped(p)})" for p in skipped)))
+        return out
 
     async def snapshot_before_change(self) -> Notice | None:
         """Before the turn's first call that may change files: its before-snapshot (in a

@@ -560,8 +560,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             except asyncio.CancelledError:
                 for event in agent.interrupt():
                     await self.deliver(event)
-                if (checkpoint := await agent.checkpoint_interrupted()) is not None:
-                    await self.deliver(checkpoint)
+                for event in await agent.checkpoint_interrupted():
+                    await self.deliver(event)
                 raise
         except ScoutError as e:
             self.query_one(ChatView).add_notice(str(e), "error")

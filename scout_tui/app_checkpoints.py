@@ -45,6 +45,7 @@ class CheckpointsMixin:
     def show_diffs(self, turn: int | None = None) -> None:
         """``/diff``: the session's changed files by turn and in total, each with its diff (read in
         a thread: the store and git), in ``DiffView``, opened at ``turn``'s files if given."""
+        from scout_tui.checkpoints import why_skipped
         from scout_tui.runtime import checkpoint_store
         from scout_tui.widgets.diff_view import DiffView, FileDiff
 
@@ -63,6 +64,7 @@ class CheckpointsMixin:
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
                          for f in c["files"]]
+                rows += [FileDiff(f"  not kept: {p} ({why_skipped(p)})") for p in c.get("skipped", [])]
             total = store.changes(found[0]["before"], found[-1]["after"])
             rows.append(FileDiff(f"Whole session · {len(total)} file(s)"))
             rows += [FileDiff(f.path, f.path, f.status,

@@ -320,7 +320,8 @@ class Error(Event):
 class Checkpoint(Event):
     """The files a turn changed (``checkpoints.py``): workspace snapshots ``before`` its first
     change and ``after`` it ended (git tree ids in scout-tui's checkpoint store), ``files``
-    changed as ``{"status", "path", "old_path"}`` dicts, ``skipped`` paths too large to keep,
+    changed as ``{"status", "path", "old_path"}`` dicts, ``skipped`` the paths the turn made or
+    changed that no snapshot keeps (``checkpoints.why_skipped``: too large, or a repository inside),
     and ``turn``, the position of the prompt that began the turn."""
 
     turn: int

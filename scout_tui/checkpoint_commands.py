@@ -29,7 +29,7 @@ def diff_command(argv: list[str]) -> int:
     parser.add_argument("id", metavar="ID", help="a session id, or a unique prefix of at least 4 characters")
     parser.add_argument("--stat", action="store_true", help="list the changed files only")
     args = parser.parse_args(argv)
-    from scout_tui.checkpoints import Checkpoints
+    from scout_tui.checkpoints import Checkpoints, why_skipped
 
     session_id, folder, events = _opened(args.id)
     found = [data for kind, data in events if kind == "checkpoint"]
@@ -43,7 +43,7 @@ def diff_command(argv: list[str]) -> int:
         out.append(f"# turn at message {checkpoint['turn']}: {len(files)} file{'s' * (len(files) != 1)}")
         out += [f"{f['status']:9} {f['path']}" + (f" (from {f['old_path']})" if f.get("old_path") else "")
                 for f in files]
-        out += [f"skipped   {p} (too large to keep)" for p in checkpoint.get("skipped", [])]
+        out += [f"not kept  {p} ({why_skipped(p)})" for p in checkpoint.get("skipped", [])]
         if not args.stat:
             out.append(store.diff(checkpoint["before"], checkpoint["after"]).rstrip("\n"))
         out.append("")

@@ -6,7 +6,9 @@ holds every snapshot of that workspace as a git *tree* (no commits or refs: noth
 ``git gc`` there, ``gc.auto`` is off). Taking a snapshot is ``git add --all`` into that index
 (files whose size and time did not change are not read again: fast on a large workspace) and
 ``git write-tree``. Git applies the workspace's ``.gitignore`` files; ``.git`` folders are never
-taken; files over ``MAX_FILE_BYTES`` are left out and listed in the snapshot's ``skipped``.
+taken; files over ``MAX_FILE_BYTES`` are left out and listed in the snapshot's ``skipped``, and so
+is a folder that is a git repository of its own (a clone inside the workspace: git would keep
+only its commit id, not its files), listed with a trailing ``/`` (``why_skipped`` says which).
 Bytes are kept exactly (``core.autocrlf`` off, no filters), with the executable bit.
 
 Workspaces that are not git repositories work the same way. Sources: git-add(1),
@@ -45,6 +47,13 @@ class Snapshot:
 
     tree: str
     skipped: tuple[str, ...] = ()
+
+
+def why_skipped(path: str) -> str:
+    """Why ``path`` of a ``Snapshot.skipped`` is not kept, for people to read."""
+    if path.endswith("/"):
+        return "a git repository of its own"
+    return f"over {MAX_FILE_BYTES // 1_000_000} MB"
 
 
 @dataclass(frozen=True)
@@ -122,11 +131,12 @@ class Checkpoints:
         if len(new) > MAX_NEW_FILES:
             raise ScoutError(f"{self.workspace} has {len(new):,} files not in .gitignore, over the {MAX_NEW_FILES:,} a "
                              'checkpoint takes; set checkpoints = "off" in scout.toml for this folder')
-        skipped = [p for p in (*changed, *new) if _size(self.workspace / p) > MAX_FILE_BYTES]
-        if skipped:  # left out; one taken before it grew goes out of the store's index
-            self._git("rm", "--cached", "--force", "--quiet", "--ignore-unmatch", "--pathspec-from-file=-",
+        nested = [p for p in new if p.endswith("/")]  # git lists a repository inside as "folder/"
+        skipped = nested + [p for p in (*changed, *new) if not p.endswith("/") and _size(self.workspace / p) > MAX_FILE_BYTES]
+        if skipped:  # left out; one taken before it grew (or became a repository) goes out of the store's index
+            self._git("rm", "--cached", "-r", "--force", "--quiet", "--ignore-unmatch", "--pathspec-from-file=-",
                       "--pathspec-file-nul", input=_nul(skipped))
-        taken = sorted(set(changed) | set(new) - set(skipped))
+        taken = sorted((set(changed) | set(new)) - set(skipped))
         if taken:  # an unreadable file is left out (--ignore-errors), the others taken
             self._git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                       input=_nul(taken), check=False)

@@ -199,9 +199,9 @@ async def run_headless(
         for event in agent.interrupt():
             bus.emit(event)
             store.append(session_id, event)
-        if (checkpoint := await agent.checkpoint_interrupted()) is not None:  # what ran before can be undone
-            bus.emit(checkpoint)
-            store.append(session_id, checkpoint)
+        for event in await agent.checkpoint_interrupted():  # what ran before Ctrl+C can be undone
+            bus.emit(event)
+            store.append(session_id, event)
         if signalled:
             turn.uncancel()
             return 128 + signalled[0]  # the shell's convention for "ended by signal N"

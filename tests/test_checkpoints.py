@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui import checkpoints as checkpoints_module
-from scout_tui.checkpoints import Change, Checkpoints
+from scout_tui.checkpoints import Change, Checkpoints, why_skipped
 
 
 def git(repo: Path, *args: str) -> str:
@@ -127,7 +127,23 @@ def test_large_files_are_left_out_and_said(workspace, store, monkeypatch):
     first = store.snapshot()
     assert first.skipped == ("big.log",) and store.file(first.tree, "big.log") is None
     (workspace / "a.txt").write_bytes(b"y" * 200)  # grew past the limit after being taken
-    assert "a.txt" in store.snapshot().skipped
+    grown = store.snapshot()
+    assert "a.txt" in grown.skipped and store.file(grown.tree, "a.txt") is None
+    assert why_skipped("a.txt") == "over 0 MB"  # MAX_FILE_BYTES is 100 here
+
+
+def test_a_git_repository_inside_the_workspace_is_said_to_be_left_out_not_kept_as_a_commit_id(workspace, store):
+    nested = workspace / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "--quiet")
+    (nested / "lib.py").write_text("x = 1\n")
+    git(nested, "add", "lib.py")
+    git(nested, "commit", "--quiet", "-m", "lib")
+    first = store.snapshot()
+    assert first.skipped == ("vendor/lib/",) and why_skipped("vendor/lib/") == "a git repository of its own"
+    assert store.file(first.tree, "vendor/lib") is None  # no gitlink: a restore could not bring its files back
+    (workspace / "a.txt").write_text("changed\n")
+    assert store.snapshot().skipped == ("vendor/lib/",)
 
 
 def test_two_workspaces_have_their_own_stores(tmp_path):
@@ -225,3 +241,28 @@ async def test_a_turn_that_writes_a_file_as_it_was_records_no_checkpoint(tmp_pat
         events = await collect(agent, [], "write it as it is")
     assert any(e.type == "tool.end" and not e.data["is_error"] for e in events)
     assert not any(isinstance(e, Checkpoint) for e in events)
+
+
+async def test_a_file_a_turn_grew_past_the_limit_is_named_and_left_out_of_what_undo_touches(tmp_path, monkeypatch):
+    import json
+
+    from scout_tui.bus import Checkpoint, Notice
+    from scout_tui.tools.permissions import Policy
+    from tests.agent_helpers import collect, make_agent
+    from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+    monkeypatch.setattr(checkpoints_module, "MAX_FILE_BYTES", 100)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.log").write_text("small\n")  # taken in the first snapshot, then grown past 100 bytes
+    bash = ("toolu_b", "bash", [json.dumps({"command": "yes log | head -c 500 >> app.log; echo x > note.txt"})])
+    replies = [Reply(anthropic_stream(["Running."], bash)), Reply(anthropic_stream(["Done."]))]
+    store = Checkpoints(work, root=tmp_path / "data")
+    with LoopbackServer(replies) as server:
+        agent = make_agent(server, work, permissions=Policy(mode="yolo", workspace=work), checkpoints=store)
+        events = await collect(agent, [], "log a lot")
+    [checkpoint] = [e for e in events if isinstance(e, Checkpoint)]
+    assert [f["path"] for f in checkpoint.files] == ["note.txt"]  # not app.log "deleted"
+    assert checkpoint.skipped == ["app.log"]
+    [notice] = [e for e in events if isinstance(e, Notice)]
+    assert "so /undo leaves them as they are: app.log (over 0 MB)" in notice.text
