@@ -155,6 +155,25 @@ class CheckpointsMixin:
 
     # -- rewind at a message ------------------------------------------------------------------
 
+    def _rewind_command(self, args: str) -> None:
+        """``/rewind N``: the choice for message N; ``/rewind``: the newest prompt selected in the
+        chat, to move from and press ``r``."""
+        from scout_tui.widgets.chat_messages import UserMessage
+
+        prompts = [m for m in self.chat.query(UserMessage) if m.index is not None]
+        if args:
+            if not (args.isascii() and args.isdigit()):
+                self.chat.add_notice("Use `/rewind` (then pick a message) or `/rewind N` (to message N).", "error")
+                return
+            at = int(args)
+            self.plan_rewind(at, next((m.text for m in prompts if m.index == at), ""))
+        elif not prompts:
+            self.chat.add_notice("Nothing to rewind yet: send a message first.", "warning")
+        else:
+            self.chat.focus()
+            self.chat.select(prompts[-1])
+            self.chat.add_notice("Rewind: ↑/↓ to a message, then r (before a prompt, or after an answer).")
+
     def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
         self.plan_rewind(message.at, message.prompt)
 

@@ -74,6 +74,8 @@ class CommandsMixin:
                     self._undo_command, title="Undo the last turn's file changes"),
             Command("redo", "", "change the files again as the turn last undone left them",
                     self._redo_command, title="Redo the file changes undone"),
+            Command("rewind", "[N]", "go back to message N (or pick one, then r): the code, the conversation, or both",
+                    self._rewind_command, title="Rewind code and conversation"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.show_cost(), title="Cost"),
             Command("model", "[PROVIDER] [MODEL]", "switch model or provider from the next request (a picker when no name)",

@@ -72,5 +72,10 @@ def rewind_to(events: list[tuple[str, dict]], at: int) -> Restore | None:
     if not later:
         return None
     later.sort(key=lambda d: d["turn"])
-    files = [f for d in later for f in d["files"]]
+    files: list[dict] = []  # each path's first change from there: what taking them all back does to it
+    seen: set[str] = set()
+    for f in (f for d in later for f in d["files"]):
+        if f["path"] not in seen:
+            files.append(f)
+            seen.update(p for p in (f["path"], f.get("old_path")) if p)
     return Restore(later[0]["turn"], later[0]["before"], _paths(files), later[-1]["after"], False, files)

@@ -182,3 +182,24 @@ async def test_a_turn_stopped_with_esc_keeps_a_checkpoint_of_what_it_changed_so_
             await pilot.press("y")
             await wait_until(pilot, lambda: "Undid" in _notices(app))
             assert not (repo / "a.txt").exists()
+
+
+async def test_the_rewind_command_selects_the_newest_prompt_or_goes_to_message_n(repo):
+    with LoopbackServer(_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await _two_turns(app, pilot)
+            await send(app, pilot, "/rewind")
+            chat = app.query_one(ChatView)
+            await wait_until(pilot, lambda: chat.has_focus and chat.selected is list(app.query(UserMessage))[-1])
+            await pilot.press("k")  # up to the first turn's answer: after it
+            await pilot.press("r")
+            await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            assert str(app.screen.question).startswith("Rewind to message 4?")
+            await pilot.press("escape")
+            await send(app, pilot, "/rewind 0")
+            await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            assert "Rewind to message 0 (before this prompt)?" in str(app.screen.question)
+            question = str(app.screen.question)
+            assert "remove: a.txt" in question and "remove: b.txt" in question
+            assert "restore: a.txt" not in question  # one line a file: what it comes back as
