@@ -193,14 +193,17 @@ class CheckpointsMixin:
     def _ask_rewind(self, at: int, prompt: str, plan: Restore | None, others: list[str]) -> None:
         from scout_tui.widgets.dialogs import ChoiceScreen
 
-        lines = [f"Rewind to message {at}{' (before this prompt)' if prompt else ''}?", ""]
+        from scout_tui.text import one_line
+
+        where = f"before “{one_line(prompt, 48)}”" if prompt else "after this answer"
+        lines = [f"Rewind to {where} (message {at})?", ""]
         if plan is None:
             lines.append("No file was changed after this message: only the conversation can go back.")
             choices = [("conversation", "Fork the conversation here")]
         else:
             lines += ["The code goes back as it was then:", *restore_lines(plan, others)]
-            choices = [("both", "Code and conversation: restore the files, fork the conversation here"),
-                       ("conversation", "Conversation only: fork here, keep the files as they are"),
+            choices = [("both", "Both: restore the files and fork the conversation here"),
+                       ("conversation", "Conversation only: fork here, keep the files"),
                        ("code", "Code only: restore the files, keep the conversation")]
 
         def chosen(choice: str | None) -> None:

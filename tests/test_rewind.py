@@ -62,7 +62,7 @@ async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo
             session = app.session_id
             screen = await _rewind_at(app, pilot, 1)
             question = str(screen.question)
-            assert "Rewind to message 4 (before this prompt)?" in question
+            assert "Rewind to before “second change” (message 4)?" in question
             assert "restore: a.txt" in question and "remove: b.txt" in question
             assert [key for key, _ in screen.choices] == ["both", "conversation", "code", "cancel"]
             await pilot.press("3")
@@ -100,7 +100,7 @@ async def test_both_at_the_first_prompt_restores_every_file_and_forks_before_it(
             await _two_turns(app, pilot)
             session = app.session_id
             screen = await _rewind_at(app, pilot, 0)
-            assert "Rewind to message 0" in str(screen.question)
+            assert "Rewind to before “first change” (message 0)?" in str(screen.question)
             await pilot.press("enter")  # the first choice: code and conversation
             await wait_until(pilot, lambda: app.session_id != session)
             await settle(app, pilot)
@@ -195,11 +195,26 @@ async def test_the_rewind_command_selects_the_newest_prompt_or_goes_to_message_n
             await pilot.press("k")  # up to the first turn's answer: after it
             await pilot.press("r")
             await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-            assert str(app.screen.question).startswith("Rewind to message 4?")
+            assert str(app.screen.question).startswith("Rewind to after this answer (message 4)?")
             await pilot.press("escape")
             await send(app, pilot, "/rewind 0")
             await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-            assert "Rewind to message 0 (before this prompt)?" in str(app.screen.question)
+            assert "Rewind to before “first change” (message 0)?" in str(app.screen.question)
             question = str(app.screen.question)
             assert "remove: a.txt" in question and "remove: b.txt" in question
             assert "restore: a.txt" not in question  # one line a file: what it comes back as
+
+
+@pytest.mark.usefixtures("fixed_ids", "fixed_clock")
+def test_snapshot_of_the_rewind_choice(snap_compare, repo) -> None:
+    from tests.app_helpers import steady
+
+    with LoopbackServer(_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+
+        async def run_before(pilot) -> None:
+            await _two_turns(app, pilot)
+            await _rewind_at(app, pilot, 1)
+            await steady(app, pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
