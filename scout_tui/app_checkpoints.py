@@ -22,6 +22,10 @@ _UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename ba
 _REDO_WORDS = {"added": "create again", "deleted": "remove again"}
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def restore_lines(plan: Restore, others: list[str]) -> list[str]:
     """What ``plan`` will do to each file, one line each, and who else changed them since."""
     words = _REDO_WORDS if plan.redo else _UNDO_WORDS
@@ -38,6 +42,12 @@ class CheckpointsMixin:
     def _checkpoint_events(self) -> list[tuple[str, dict]]:
         return self.store.checkpoint_events(self.session_id) if self.session_id else []
 
+    def _prompt_texts(self) -> dict[int, str]:
+        """The chat's prompts shown now, by their position in the conversation."""
+        from scout_tui.widgets.chat_messages import UserMessage
+
+        return {m.index: m.text for m in self.chat.query(UserMessage) if m.index is not None}
+
     def _diff_command(self, _: str) -> None:
         self.show_diffs()
 
@@ -47,6 +57,7 @@ class CheckpointsMixin:
         a thread: the store and git), in ``DiffView``, opened at ``turn``'s files if given."""
         from scout_tui.checkpoints import why_skipped
         from scout_tui.runtime import checkpoint_store
+        from scout_tui.text import one_line
         from scout_tui.widgets.diff_view import DiffView, FileDiff
 
         store = checkpoint_store(self.config, self.cwd)
@@ -54,26 +65,28 @@ class CheckpointsMixin:
         if not found or store is None:
             self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
             return
+        prompts = self.call_from_thread(self._prompt_texts)
         rows: list[FileDiff] = []
         start = 0
         try:
             for c in found:
                 if c["turn"] == turn:
                     start = len(rows)
-                rows.append(FileDiff(f"Turn at message {c['turn']} · {len(c['files'])} file(s)"))
+                said = f"“{one_line(prompts[c['turn']], 18)}”" if prompts.get(c["turn"]) else f"Turn at message {c['turn']}"
+                rows.append(FileDiff(f"{said} · {_count(len(c['files']), 'file')}"))
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
                          for f in c["files"]]
                 rows += [FileDiff(f"  not kept: {p} ({why_skipped(p)})") for p in c.get("skipped", [])]
             total = store.changes(found[0]["before"], found[-1]["after"])
-            rows.append(FileDiff(f"Whole session · {len(total)} file(s)"))
+            rows.append(FileDiff(f"Whole session · {_count(len(total), 'file')}"))
             rows += [FileDiff(f.path, f.path, f.status,
                               store.diff(found[0]["before"], found[-1]["after"], [p for p in (f.old_path, f.path) if p]))
                      for f in total]
         except ScoutError as e:
             self.call_from_thread(self.chat.add_notice, str(e), "error")
             return
-        title = f"Files changed in this session: {len(total)} over {len(found)} turn(s)"
+        title = f"Files changed in this session: {len(total)} over {_count(len(found), 'turn')}"
         self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:

@@ -131,8 +131,8 @@ async def test_diff_lists_the_files_by_turn_and_in_total_with_the_highlighted_on
             await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
             view = app.screen
             assert [(r.label, r.status) for r in view.rows] == [
-                ("Turn at message 0 · 2 file(s)", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
-                ("Whole session · 2 file(s)", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
+                ("“make new.txt and …” · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
+                ("Whole session · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
             await pilot.pause()
             assert "+made" in str(view.query_one("#diff-body").render())
             await pilot.press("j")  # the next file: its diff
