@@ -48,6 +48,13 @@ class CheckpointsMixin:
 
         return {m.index: m.text for m in self.chat.query(UserMessage) if m.index is not None}
 
+    def _turn_name(self, turn: int) -> str:
+        """The turn at message ``turn`` as people know it: by its prompt, when shown."""
+        from scout_tui.text import one_line
+
+        prompt = self._prompt_texts().get(turn)
+        return f"“{one_line(prompt, 40)}”" if prompt else f"the turn at message {turn}"
+
     def _diff_command(self, _: str) -> None:
         self.show_diffs()
 
@@ -130,7 +137,7 @@ class CheckpointsMixin:
         from scout_tui.widgets.dialogs import ConfirmScreen
 
         verb = "Redo" if plan.redo else "Undo"
-        lines = [f"{verb} the file changes of the turn at message {plan.turn}?", "", *restore_lines(plan, others)]
+        lines = [f"{verb} the file changes of {self._turn_name(plan.turn)}?", "", *restore_lines(plan, others)]
 
         def done(yes: bool | None) -> None:
             if yes:
@@ -157,7 +164,7 @@ class CheckpointsMixin:
         files = ", ".join(plan.paths)
         if rewind_at is None:
             done = "Redid" if plan.redo else "Undid"
-            self.chat.add_notice(f"{done} the file changes of the turn at message {plan.turn}: {files}. "
+            self.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
                                  "The conversation is unchanged.")
         elif fork is None:
             self.chat.add_notice(f"Rewound the files to message {rewind_at}: {files}. The conversation is "

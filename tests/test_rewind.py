@@ -159,7 +159,7 @@ async def test_a_fork_sees_the_checkpoints_of_the_turns_it_shares_and_can_undo_t
             assert turns == [0]  # the parent's first turn, shared; not its second
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            assert "turn at message 0" in str(app.screen.question)
+            assert "Undo the file changes of “first change”?" in str(app.screen.question)
             await pilot.press("y")
             await wait_until(pilot, lambda: "Undid" in _notices(app))
             assert not (repo / "a.txt").exists()
