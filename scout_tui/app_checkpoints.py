@@ -22,15 +22,28 @@ _UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename ba
 _REDO_WORDS = {"added": "create again", "deleted": "remove again"}
 
 
+LISTED_FILES = 8
+"""Files named in a restore's question; more are counted."""
+
+
+def _names(paths: list[str]) -> str:
+    """``paths`` joined, the first ``LISTED_FILES`` named and the rest counted."""
+    more = len(paths) - LISTED_FILES
+    return ", ".join(paths[:LISTED_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def restore_lines(plan: Restore, others: list[str]) -> list[str]:
-    """What ``plan`` will do to each file, one line each, and who else changed them since."""
+    """What ``plan`` will do to each file, one line each (the first ``LISTED_FILES``), and
+    which files someone else changed since."""
     words = _REDO_WORDS if plan.redo else _UNDO_WORDS
     lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {f['path']}"
-             for f in plan.files]
+             for f in plan.files[:LISTED_FILES]]
+    if len(plan.files) > LISTED_FILES:  # the choice stays on a 24-row screen; /diff lists them all
+        lines.append(f"  and {len(plan.files) - LISTED_FILES} more (/diff lists them)")
     if others:
         lines += ["", f"Changed since by someone else, and overwritten: {', '.join(others)}"]
     return lines
@@ -54,6 +67,13 @@ class CheckpointsMixin:
 
         prompt = self._prompt_texts().get(turn)
         return f"“{one_line(prompt, 40)}”" if prompt else f"the turn at message {turn}"
+
+    def _point_name(self, at: int) -> str:
+        """Message position ``at`` as people know it: before its prompt, when shown."""
+        from scout_tui.text import one_line
+
+        prompt = self._prompt_texts().get(at)
+        return f"before “{one_line(prompt, 40)}”" if prompt else f"message {at}"
 
     def _diff_command(self, _: str) -> None:
         self.show_diffs()
@@ -161,16 +181,16 @@ class CheckpointsMixin:
             self.chat.add_notice(str(e), "error")
             return
         await self.deliver(CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo))
-        files = ", ".join(plan.paths)
+        files = _names(plan.paths)
         if rewind_at is None:
             done = "Redid" if plan.redo else "Undid"
             self.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
                                  "The conversation is unchanged.")
         elif fork is None:
-            self.chat.add_notice(f"Rewound the files to message {rewind_at}: {files}. The conversation is "
+            self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
                                  "unchanged; /redo makes the turns' changes again, one at a time.")
         else:
-            self.chat.add_notice(f"Rewound the files to message {rewind_at}: {files}.")
+            self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}.")
             self.fork_session(rewind_at, fork)
 
     # -- rewind at a message ------------------------------------------------------------------

@@ -66,7 +66,7 @@ async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo
             assert "restore: a.txt" in question and "remove: b.txt" in question
             assert [key for key, _ in screen.choices] == ["both", "conversation", "code", "cancel"]
             await pilot.press("3")
-            await wait_until(pilot, lambda: "Rewound the files to message 4" in _notices(app))
+            await wait_until(pilot, lambda: "Rewound the files to before “second change”: a.txt, b.txt." in _notices(app))
             assert (repo / "a.txt").read_text() == "one\n" and not (repo / "b.txt").exists()
             assert app.session_id == session and len(app.query(UserMessage)) == 2
             restores = [d for kind, d in Store().checkpoint_events(session) if kind == "checkpoint.restore"]

@@ -156,3 +156,14 @@ def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
             await steady(app, pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_a_restore_question_names_the_first_files_and_counts_the_rest():
+    from scout_tui.app_checkpoints import LISTED_FILES, restore_lines
+    from scout_tui.restores import Restore
+
+    files = [{"status": "added", "path": f"f{n:02}.txt"} for n in range(LISTED_FILES + 3)]
+    lines = restore_lines(Restore(0, "t", [f["path"] for f in files], "s", files=files), ["f00.txt"])
+    assert lines[:2] == ["  remove: f00.txt", "  remove: f01.txt"] and len(lines) == LISTED_FILES + 3
+    assert lines[LISTED_FILES] == "  and 3 more (/diff lists them)"
+    assert lines[-1] == "Changed since by someone else, and overwritten: f00.txt"
