@@ -18,11 +18,14 @@ take the same approach (a separate git dir over the project's work tree).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from scout_tui.errors import ScoutError
 
@@ -121,11 +124,27 @@ class Checkpoints:
 
     # -- snapshots ------------------------------------------------------------------------------
 
+    @contextmanager
+    def _alone(self) -> Iterator[None]:
+        """Hold the store's lock: two scout-tui processes in one workspace share its index, and
+        a ``git add`` refused for the other's ``index.lock`` would leave a file out unsaid."""
+        self._ready()
+        with open(self.git_dir / "scout.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def snapshot(self) -> Snapshot:
         """Take the workspace's files as they are now. Cost: one look at the files' stat data
         (``git diff-files``) and one walk for new files (``git ls-files --others``, which applies
-        ``.gitignore``); only the files found changed are read, then ``write-tree``."""
-        self._ready()
+        ``.gitignore``); only the files found changed are read, then ``write-tree``. One
+        process at a time per store (a lock file beside it)."""
+        with self._alone():
+            return self._snapshot()
+
+    def _snapshot(self) -> Snapshot:
         changed = _paths(self._git("diff-files", "--name-only", "-z"))  # modified or deleted since taken
         new = _paths(self._git("ls-files", "--others", "--exclude-standard", "-z"))
         if len(new) > MAX_NEW_FILES:
@@ -186,6 +205,10 @@ class Checkpoints:
         """Make each of ``paths`` in the workspace what it is in snapshot ``tree``: its bytes and
         executable bit written back, or the file removed when the snapshot has none. Other
         files are not touched. Raises ScoutError when git fails."""
+        with self._alone():  # checkout writes the store's index too
+            self._restore(tree, paths)
+
+    def _restore(self, tree: str, paths: list[str]) -> None:
         present = {os.fsdecode(p) for p in self._git("ls-tree", "-r", "-z", "--name-only", tree, "--", *paths)
                    .split(b"\0") if p}
         if present:

@@ -266,3 +266,25 @@ async def test_a_file_a_turn_grew_past_the_limit_is_named_and_left_out_of_what_u
     assert checkpoint.skipped == ["app.log"]
     [notice] = [e for e in events if isinstance(e, Notice)]
     assert "so /undo leaves them as they are: app.log (over 0 MB)" in notice.text
+
+
+def test_two_processes_snapshotting_one_workspace_each_see_their_own_change(workspace, tmp_path):
+    # One store, one index: without the lock, a `git add` refused for the other's index.lock
+    # left the changed file out, and the snapshot said the file was as before.
+    import sys
+
+    script = """
+import sys
+from pathlib import Path
+from scout_tui.checkpoints import Checkpoints
+work, root, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+store = Checkpoints(work, root=root)
+for n in range(25):
+    (work / name).write_text(f"{n}\\n")
+    tree = store.snapshot().tree
+    assert store.file(tree, name) == f"{n}\\n".encode(), (name, n)
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(workspace), str(tmp_path / "data"), f"{who}.txt"],
+                              stderr=subprocess.PIPE, text=True) for who in ("one", "two", "three")]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
