@@ -1,6 +1,8 @@
 """The app's sessions: opening one (its newest messages first, the rest once they are on
 screen), the sessions pane's requests (open, new, rename, delete), forking from the chat or
-``/fork``, and the session list kept fresh while other processes write to the store.
+``/fork``, and the session list kept fresh while other processes write to the store. The open
+session's turns that changed files show as leaves in the sessions pane; a leaf opens ``/diff``
+at its turn.
 
 A mixin of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
 back as messages.
@@ -61,6 +63,14 @@ class ToolDetailsLoaded(Message):
 
 
 @dataclass
+class CheckpointsLoaded(Message):
+    """The file checkpoints of a stored session's branch (``Store.checkpoint_events``)."""
+
+    session_id: str
+    events: list[tuple[str, dict]]
+
+
+@dataclass
 class SessionsListed(Message):
     """The sessions of this directory were read from the store."""
 
@@ -69,6 +79,10 @@ class SessionsListed(Message):
 
 class SessionsMixin:
     """Opening, listing, forking, renaming and deleting sessions for ``ScoutApp``."""
+
+    file_checkpoints: tuple[tuple[str, dict], ...] = ()
+    """The open session's ``checkpoint`` and ``checkpoint.restore`` events as
+    ``Store.checkpoint_events`` gives them: read once it is shown, then those delivered since."""
 
     def open_session(self, session_id: str | None, latest: bool = False) -> None:
         """Read a session (by id or prefix, the latest of this directory, or none) and show it:
@@ -117,6 +131,7 @@ class SessionsMixin:
         if session_id := opened.id:
             self.call_from_thread(self.session_model, session_id, self.store.model_switch(session_id))
             self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
+            self.post_message(CheckpointsLoaded(session_id, self.store.checkpoint_events(session_id)))
             if not opened.complete:
                 self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
 
@@ -135,6 +150,7 @@ class SessionsMixin:
         self.session_id = opened.id
         self.conversation = message.messages
         self.compactions = opened.compactions
+        self.file_checkpoints = ()  # read once it is shown (``_read_rest``)
         self._learnt_window = opened.window
         if self.agent is not None:  # the summary, cache key and window of the session now open
             self.agent.compaction = compaction_of(self.compactions)
@@ -181,13 +197,37 @@ class SessionsMixin:
         self._side_panes_ready.set()
 
     def show_in_side_panes(self) -> None:
-        """Show the open session's tool calls and compactions in the side panes (once they are
-        mounted: ``mount_side_panes`` calls this again)."""
+        """Show the open session's tool calls, compactions and checkpoints in the side panes (once
+        they are mounted: ``mount_side_panes`` calls this again)."""
         if self.tool_pane is None or self._opened is None:
             return
         self.tool_pane.load(self._opened.messages)
         if self._opened.id:
             self.tree_pane.set_compactions(self._opened.id, self.compactions)
+            self.tree_pane.set_checkpoints(self._opened.id, list(self.file_checkpoints))
+
+    def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
+        if message.session_id != self.session_id:
+            return
+        live = [e for e in self.file_checkpoints if e not in message.events]  # delivered while it was read
+        self.file_checkpoints = (*message.events, *live)
+        self.show_checkpoints()
+
+    def add_checkpoint_event(self, kind: str, data: dict) -> None:
+        """A ``checkpoint`` or ``checkpoint.restore`` event (its type and data) was delivered in the
+        open session: the tree marks the turn, or marks it undone or done again."""
+        self.file_checkpoints = (*self.file_checkpoints, (kind, data))
+        self.show_checkpoints()
+
+    def show_checkpoints(self) -> None:
+        if self.session_id and self.tree_pane is not None:
+            self.tree_pane.set_checkpoints(self.session_id, list(self.file_checkpoints))
+
+    def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
+        if message.session_id != self.session_id:
+            self.notify("Open that session first to see its changes.", severity="warning")
+            return
+        self.show_diffs(message.turn)
 
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
         if message.session_id == self.session_id and self.tool_pane is not None:

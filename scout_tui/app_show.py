@@ -10,9 +10,9 @@ from functools import singledispatch
 
 from scout_tui import collector
 from scout_tui.app import ScoutApp  # loaded by then; ``register`` evaluates the annotations
-from scout_tui.bus import (CompactCancelled, Error, Event, MessageAssistant, MessageDelta, MessageUser, ModelSwitch,
-                           Notice, PermissionAsk, PermissionDecision, PromptCompacted, Retry, SessionCompacted, ToolEnd,
-                           ToolOutput, ToolStart, TurnEnd)
+from scout_tui.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
+                           MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
+                           PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
 
 
 @singledispatch
@@ -84,6 +84,11 @@ def _(event: PromptCompacted, app: ScoutApp) -> None:
 def _(event: SessionCompacted, app: ScoutApp) -> None:
     app.show_usage({**event.usage, "cost": event.cost})
     app.show_compaction(event.data)
+
+
+@show.register
+def _(event: Checkpoint | CheckpointRestore, app: ScoutApp) -> None:
+    app.add_checkpoint_event(event.type, event.data)
 
 
 @show.register

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 from rich.cells import cell_len
 
-from scout_tui.widgets.session_rows import CompactionEntry, compaction_label, folded_note, session_label
+from scout_tui.widgets.session_rows import (CheckpointEntry, CompactionEntry, checkpoint_entries, checkpoint_label,
+                                           compaction_label, folded_note, session_label)
 from tests.session_tree_helpers import NOW, info
 
 ROOM = range(0, 121)
@@ -100,6 +101,28 @@ def test_a_compaction_leaf_leaves_out_its_parts_whole_at_every_width():
         assert cell_len(text) <= room
         kept = [piece for piece in pieces if piece in text]
         assert "".join(kept) == text, (room, text)
+
+
+def test_a_checkpoint_leaf_cuts_its_file_names_first_and_keeps_undone_longest_at_every_width():
+    entry = CheckpointEntry("b", 3, ("notes.txt", "scout_tui/app.py"), undone=True)
+    assert checkpoint_label(entry) == "✎ msg 3: 2 files · notes.txt, app.py (undone)"
+    assert checkpoint_label(entry, 40) == "✎ msg 3: 2 files · notes.txt,… (undone)"
+    assert checkpoint_label(entry, 25) == "✎ msg 3: 2 files (undone)"
+    assert checkpoint_label(entry, 24) == "✎ msg 3 (undone)"
+    assert checkpoint_label(CheckpointEntry("b", 12, ("a.py",)), 60) == "✎ msg 12: 1 file · a.py"
+    for room in ROOM:
+        text = checkpoint_label(entry, room)
+        assert cell_len(text) <= room
+        assert text == "" or (text.startswith("✎ msg 3") and text.endswith(" (undone)") == (room >= 16)), (room, text)
+
+
+def test_checkpoint_leaves_are_the_checkpoint_events_marked_undone_as_their_restores_say():
+    files = [{"status": "renamed", "path": "new.py", "old_path": "old.py"}]
+    events = [("checkpoint", {"turn": 0, "files": files}), ("checkpoint", {"turn": 4, "files": []}),
+              ("checkpoint.restore", {"turn": 4, "redo": False})]
+    assert checkpoint_entries("s", events) == [CheckpointEntry("s", 0, ("new.py",)), CheckpointEntry("s", 4, (), True)]
+    redone = [*events, ("checkpoint.restore", {"turn": 4, "redo": True})]
+    assert [e.undone for e in checkpoint_entries("s", redone)] == [False, False]
 
 
 def test_a_branch_without_a_prompt_of_its_own_reads_as_a_fork_of_its_parents_title():

@@ -1,14 +1,17 @@
-"""The sessions pane's lines as plain text: how a session or a compaction leaf reads (title, message
-count, age, tokens and dollars, fitted to a width) and which sessions a title filter keeps. No widget.
+"""The sessions pane's lines as plain text: how a session reads (title, message count, age, tokens
+and dollars, fitted to a width), how its leaves read (compactions, turns that changed files) and
+which sessions a title filter keeps. No widget.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 from rich.cells import cell_len, set_cell_size
 
+from ..restores import undone_turns
 from ..store import SessionInfo
 from ..text import one_line
 from .status_bar import dollars, tokens
@@ -80,6 +83,50 @@ class CompactionEntry:
         """From a ``session.compacted`` event's data (``Store.compactions``); missing figures are 0."""
         return cls(session_id, _int(data.get("count")), _int(data.get("at")), _int(data.get("tokens_before")),
                    _int(data.get("tokens_after")), str(data.get("by") or ""))
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """Where the leaf goes among the session's leaves: before the message at ``count``, as
+        the chat's marker does (so before a turn whose prompt is that message)."""
+        return (self.count, 0)
+
+
+@dataclass(frozen=True)
+class CheckpointEntry:
+    """The data of a checkpoint leaf: one turn of the open session's branch that changed files
+    (a ``checkpoint`` event, ``bus.Checkpoint``).
+
+    ``turn`` is the index of the prompt that began the turn (``/diff`` opens there), ``paths``
+    the files it changed (a renamed file by its new path), ``undone`` whether ``/undo`` or a
+    rewind has taken its changes back (``restores.undone_turns``).
+    """
+
+    session_id: str
+    turn: int
+    paths: tuple[str, ...]
+    undone: bool = False
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """Where the leaf goes among the session's leaves: at its prompt, after a compaction
+        made just before it."""
+        return (self.turn, 1)
+
+
+Leaf = CompactionEntry | CheckpointEntry
+"""A leaf under the open session's line."""
+
+
+def checkpoint_entries(session_id: str, events: Iterable[tuple[str, dict]]) -> list[CheckpointEntry]:
+    """A leaf for each ``checkpoint`` of ``events`` (``(type, data)`` in the order written, as
+    ``Store.checkpoint_events`` gives them), marked undone as the ``checkpoint.restore`` events
+    among them say."""
+    events = list(events)
+    undone = set(undone_turns(events))
+    return [CheckpointEntry(session_id, _int(data.get("turn")),
+                            tuple(str(f.get("path") or "") for f in data.get("files") or ()),
+                            _int(data.get("turn")) in undone)
+            for kind, data in events if kind == "checkpoint"]
 
 
 def cut(text: str, cells: int) -> str:
@@ -162,11 +209,16 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     return parts
 
 
-def folded_note(branches: int, compactions: int) -> str:
-    """What a folded session hides: ``  ▶ 2 branches, 1 compaction``."""
-    hidden = [f"{branches} branch{'es' if branches != 1 else ''}" if branches else "",
-              f"{compactions} compaction{'s' if compactions != 1 else ''}" if compactions else ""]
-    return f"  ▶ {', '.join(h for h in hidden if h)}"
+def folded_note(branches: int, compactions: int, checkpoints: int = 0) -> str:
+    """What a folded session hides: ``  ▶ 2 branches, 1 compaction, 3 checkpoints``."""
+    counts = ((branches, "branch", "branches"), (compactions, "compaction", "compactions"),
+              (checkpoints, "checkpoint", "checkpoints"))
+    return "  ▶ " + ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n)
+
+
+def leaf_label(entry: Leaf, room: int = TITLE_WIDTH * 4) -> str:
+    """A leaf's line in at most ``room`` cells (``compaction_label``, ``checkpoint_label``)."""
+    return compaction_label(entry, room) if isinstance(entry, CompactionEntry) else checkpoint_label(entry, room)
 
 
 def compaction_label(entry: CompactionEntry, room: int = TITLE_WIDTH * 4) -> str:
@@ -183,6 +235,26 @@ def compaction_label(entry: CompactionEntry, room: int = TITLE_WIDTH * 4) -> str
         if cell_len(text) + cell_len(part) <= room:
             text += part
     return text
+
+
+def checkpoint_label(entry: CheckpointEntry, room: int = TITLE_WIDTH * 4) -> str:
+    """A checkpoint leaf's line in at most ``room`` cells:
+    ``✎ msg 3: 2 files · notes.txt, app.py (undone)``. The file names (the last part of each
+    path) are cut to the room left, ending in "…"; when short of room they go first, then the
+    file count, then "(undone)"."""
+    count = len(entry.paths)
+    head, files = f"✎ msg {entry.turn}", f": {count} file{'s' if count != 1 else ''}"
+    mark = " (undone)" if entry.undone else ""
+    if cell_len(head) > room:
+        return ""
+    if cell_len(head + mark) > room:
+        mark = ""
+    if cell_len(head + files + mark) > room:
+        files = ""
+    names = ", ".join(one_line(path.rsplit("/", 1)[-1], 80) for path in entry.paths)
+    left = room - cell_len(head + files + mark) - 3
+    shown = cut(names, left) if files and names and left >= min(cell_len(names), 6) else ""
+    return head + files + (f" · {shown}" if shown else "") + mark
 
 
 def display_parents(ordered: list[tuple[SessionInfo, int]]) -> dict[str, str | None]:

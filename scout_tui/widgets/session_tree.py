@@ -9,13 +9,16 @@ dollars; left out while 0). Siblings are newest first; a branch whose parent is 
 lines' text, fitted to the pane's width (parts left out whole, never cut), comes from
 ``session_rows.py``.
 
-The open session's summary compactions (``set_compactions``) are leaves under its line, oldest
-first, before its branches: ``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``.
+The open session's summary compactions (``set_compactions``) and the turns of it that changed
+files (``set_checkpoints``) are leaves under its line, in message order, before its branches:
+``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``, ``✎ msg 60: 2 files · notes.txt, app.py``
+(``(undone)`` once ``/undo`` or a rewind took them back); their text comes from ``session_rows.py``.
 
 Keys while the tree has focus: Enter opens the highlighted session, ``n`` asks for a new one,
 ``r`` renames (a prompt), ``d`` deletes (after a y/n question), ``j``/``k`` move down/up,
 Space folds or unfolds a branch, ``/`` starts a filter. On a compaction leaf, ``u`` asks to
-undo it (a fork before it); Enter, ``r`` and ``d`` do nothing there.
+undo it (a fork before it); on a checkpoint leaf, Enter opens ``/diff`` at that turn's files;
+``r`` and ``d`` do nothing on a leaf, nor Enter on a compaction.
 
 Typing filters by title (case-insensitive substring; a session stays visible while one of its
 descendants matches). A filter opens with ``/`` or with any printable key that no binding
@@ -42,8 +45,8 @@ from textual.widgets.tree import TreeNode
 
 from ..store import SessionInfo, tree_order
 from ..text import one_line, sanitize
-from .session_rows import (TITLE_WIDTH, CompactionEntry, compaction_label, display_parents, folded_note, session_label,
-                           shown_sessions, title_of)
+from .session_rows import (TITLE_WIDTH, CheckpointEntry, CompactionEntry, Leaf, checkpoint_entries, display_parents,
+                           folded_note, leaf_label, session_label, shown_sessions, title_of)
 
 RELABEL_SECONDS = 30
 """How often the ages ("5m ago") are redrawn."""
@@ -51,16 +54,17 @@ RELABEL_SECONDS = 30
 _NO_LABEL = Text()  # every node's stored label: render_label draws from the session
 _TOGGLE = Style.from_meta({"toggle": True})  # a click here folds/unfolds, as on Tree's own icon
 
-NodeData = SessionInfo | CompactionEntry
-"""What a node of the tree holds: a session, or (a leaf) one of its compactions."""
+NodeData = SessionInfo | CompactionEntry | CheckpointEntry
+"""What a node of the tree holds: a session, or (a leaf) one of its compactions or checkpoints."""
 
 
 class SessionTree(Tree[NodeData]):
     """The sessions of one directory; see the module docstring for what it shows and its keys.
 
-    Feed it with ``set_sessions`` and ``set_compactions``. It tells its parent what the person
-    asked for by posting ``Opened``, ``NewRequested``, ``RenameRequested``, ``DeleteRequested``
-    and ``UndoCompactionRequested``; it never changes the store itself.
+    Feed it with ``set_sessions``, ``set_compactions`` and ``set_checkpoints``. It tells its
+    parent what the person asked for by posting ``Opened``, ``NewRequested``, ``RenameRequested``,
+    ``DeleteRequested``, ``UndoCompactionRequested`` and ``DiffRequested``; it never changes the
+    store itself.
     """
 
     DEFAULT_CSS = """
@@ -154,6 +158,15 @@ class SessionTree(Tree[NodeData]):
             self.session_id = session_id
             self.count = count
 
+    class DiffRequested(Message):
+        """Enter on a checkpoint leaf: show the files the turn at message ``turn`` of
+        ``session_id`` changed (``/diff`` at that turn)."""
+
+        def __init__(self, session_id: str, turn: int) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.turn = turn
+
     def __init__(
         self,
         *,
@@ -172,10 +185,10 @@ class SessionTree(Tree[NodeData]):
         self._ordered: list[tuple[SessionInfo, int]] = []  # (session, depth) in display order
         self._parent_of: dict[str, str | None] = {}  # as displayed: None for a top-level session
         self._session_nodes: dict[str, TreeNode[NodeData]] = {}
-        self._compactions: tuple[str, tuple[CompactionEntry, ...]] | None = None  # (session id, leaves)
+        self._leaves: tuple[str, tuple[Leaf, ...]] | None = None  # (session id, its leaves in order)
         self._collapsed: set[str] = set()  # folded by the person, in the unfiltered view
         self._shape: tuple | None = None  # what the nodes were built from (see _show)
-        self._bindings_state: tuple[bool, bool, bool] | None = None  # see _refresh_bindings
+        self._bindings_state: tuple[bool, type] | None = None  # see _refresh_bindings
 
     def on_mount(self) -> None:
         self.set_interval(RELABEL_SECONDS, self._relabel)
@@ -204,14 +217,26 @@ class SessionTree(Tree[NodeData]):
 
     def set_compactions(self, session_id: str, entries: list[dict]) -> None:
         """Show ``entries`` (``session.compacted`` event data, as ``Store.compactions`` gives
-        them, oldest first) as leaves under ``session_id``'s line; they replace the leaves shown
-        before (of any session). ``[]`` removes them. Cheap when nothing changed; posts nothing.
+        them, oldest first) as leaves under ``session_id``'s line, in message order with its
+        checkpoint leaves; they replace the compaction leaves shown before (and any leaves of
+        another session). ``[]`` removes them. Cheap when nothing changed; posts nothing.
         Leaves are hidden while a filter is open.
         """
-        leaves = tuple(CompactionEntry.from_event(session_id, data) for data in entries)
+        self._set_leaves(session_id, CompactionEntry, [CompactionEntry.from_event(session_id, d) for d in entries])
+
+    def set_checkpoints(self, session_id: str, events: list[tuple[str, dict]]) -> None:
+        """``set_compactions`` for the turns that changed files: ``events`` as
+        ``Store.checkpoint_events`` gives them (a turn its restores took back reads "(undone)")."""
+        self._set_leaves(session_id, CheckpointEntry, checkpoint_entries(session_id, events))
+
+    def _set_leaves(self, session_id: str, kind: type, entries: list[Leaf]) -> None:
+        """Replace the leaves of ``kind``; those of another kind stay if they are ``session_id``'s."""
+        same = self._leaves is not None and self._leaves[0] == session_id
+        kept = [e for e in self._leaves[1] if not isinstance(e, kind)] if same else []  # type: ignore[index]
+        leaves = tuple(sorted(kept + entries, key=lambda e: e.position))
         shown = (session_id, leaves) if leaves else None
-        if shown != self._compactions:
-            self._compactions = shown
+        if shown != self._leaves:
+            self._leaves = shown
             self._show()
 
     @property
@@ -239,7 +264,7 @@ class SessionTree(Tree[NodeData]):
         needle = (self.filter_text or "").casefold()
         rows = shown_sessions(ordered, parent_of, needle)
         shape = (bool(needle), tuple((info.id, parent_of[info.id]) for info in rows),
-                 None if needle else self._compactions)
+                 None if needle else self._leaves)
         if shape == self._shape:
             for info in rows:
                 node = self._session_nodes[info.id]
@@ -266,10 +291,10 @@ class SessionTree(Tree[NodeData]):
         self.clear()
         self.unselect()  # so moving the cursor below always updates Tree's cursor node
         has_children = {self._parent_of[info.id] for info in rows}
-        compacted, leaves = self._compactions if self._compactions and not filtered else (None, ())
-        has_children.add(compacted)
+        with_leaves, leaves = self._leaves if self._leaves and not filtered else (None, ())
+        has_children.add(with_leaves)
         nodes: dict[str, TreeNode[NodeData]] = {}
-        leaf_nodes: dict[CompactionEntry, TreeNode[NodeData]] = {}
+        leaf_nodes: dict[Leaf, TreeNode[NodeData]] = {}
         for info in rows:
             parent = self._parent_of[info.id]
             node = nodes[info.id] = (nodes[parent] if parent is not None else self.root).add(
@@ -278,7 +303,7 @@ class SessionTree(Tree[NodeData]):
                 expand=filtered or info.id not in self._collapsed,
                 allow_expand=info.id in has_children,
             )
-            if info.id == compacted:  # before its branches, which come later in display order
+            if info.id == with_leaves:  # before its branches, which come later in display order
                 for entry in leaves:
                     leaf_nodes[entry] = node.add(_NO_LABEL, data=entry, allow_expand=False)
         self._session_nodes = nodes
@@ -290,7 +315,7 @@ class SessionTree(Tree[NodeData]):
             return node if node is not None and node.line >= 0 else None
 
         target = None
-        if isinstance(was_on, CompactionEntry):
+        if isinstance(was_on, (CompactionEntry, CheckpointEntry)):
             target = shown(leaf_nodes.get(was_on))
         session_id: str | None = (was_on.id if isinstance(was_on, SessionInfo)
                                   else was_on.session_id if was_on is not None else None)
@@ -330,8 +355,8 @@ class SessionTree(Tree[NodeData]):
 
     def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
         session = node.data
-        if isinstance(session, CompactionEntry):
-            return self._compaction_label(node, session, style)
+        if isinstance(session, (CompactionEntry, CheckpointEntry)):
+            return self._leaf_label(node, session, style)
         if session is None:
             return super().render_label(node, base_style, style)
         current = session.id == self.current_id
@@ -345,8 +370,8 @@ class SessionTree(Tree[NodeData]):
         }
         folded = ""
         if node.allow_expand and not node.is_expanded:
-            branches = sum(1 for child in node.children if isinstance(child.data, SessionInfo))
-            folded = folded_note(branches, len(node.children) - branches)
+            kinds = [type(child.data) for child in node.children]
+            folded = folded_note(kinds.count(SessionInfo), kinds.count(CompactionEntry), kinds.count(CheckpointEntry))
         parts = session_label(session, current=current, now=self.clock(), room=self._label_room(node), folded=folded)
         label = Text.assemble(*((text, styles[role]) for text, role in parts))
         label.stylize(style)
@@ -368,11 +393,12 @@ class SessionTree(Tree[NodeData]):
         # Every label is fitted to its room in the pane (render_label), so no line needs a
         # horizontal scroll. Measured, a width taken before a vertical scrollbar appeared
         # would be 2 cells too wide for after, and add a horizontal one.
-        return 0 if isinstance(node.data, (SessionInfo, CompactionEntry)) else super().get_label_width(node)
+        return 0 if node.data is not None else super().get_label_width(node)
 
-    def _compaction_label(self, node: TreeNode[NodeData], entry: CompactionEntry, style: Style) -> Text:
-        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)``, fitted, in the meta colour."""
-        label = Text(compaction_label(entry, self._label_room(node)),
+    def _leaf_label(self, node: TreeNode[NodeData], entry: Leaf, style: Style) -> Text:
+        """``⊟ compacted at msg 57: 142k → 9.0k tokens (auto)`` or ``✎ msg 60: 2 files · a.py,
+        b.py``, fitted, in the meta colour."""
+        label = Text(leaf_label(entry, self._label_room(node)),
                      style=self.get_component_rich_style("session-tree--meta", partial=True))
         label.stylize(style)
         return label
@@ -415,7 +441,7 @@ class SessionTree(Tree[NodeData]):
         # The Footer redraws all its keys on refresh_bindings (~10 ms): only ask when what
         # check_action answers can have changed, not after every message.
         data = self._cursor_data()
-        state = (self.filter_text is None, isinstance(data, SessionInfo), isinstance(data, CompactionEntry))
+        state = (self.filter_text is None, type(data))
         if state != self._bindings_state:
             self._bindings_state = state
             self.refresh_bindings()
@@ -487,6 +513,8 @@ class SessionTree(Tree[NodeData]):
     def on_tree_node_selected(self, event: Tree.NodeSelected[NodeData]) -> None:
         event.stop()
         session = event.node.data
+        if isinstance(session, CheckpointEntry):
+            self.post_message(self.DiffRequested(session.session_id, session.turn))
         if not isinstance(session, SessionInfo):
             return  # a compaction leaf: u undoes it; Enter has nothing to open
         if self.filter_text is not None:
