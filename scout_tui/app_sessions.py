@@ -1,8 +1,8 @@
 """The app's sessions: opening one (its newest messages first, the rest once they are on
 screen), the sessions pane's requests (open, new, rename, delete), forking from the chat or
 ``/fork``, and the session list kept fresh while other processes write to the store. The open
-session's turns that changed files show as leaves in the sessions pane; a leaf opens ``/diff``
-at its turn.
+session's turns that changed files show as leaves in the sessions pane; a leaf, or ``d`` on a
+tool-pane row, opens ``/diff`` at its turn.
 
 A mixin of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
 back as messages.
@@ -26,7 +26,7 @@ from scout_tui.sessions import OpenedSession
 from scout_tui.widgets import ChatView, Composer
 
 if TYPE_CHECKING:
-    from scout_tui.widgets import SessionTree
+    from scout_tui.widgets import SessionTree, ToolActivity
 
 SIDE_PANES = {"tools": "Tool activity", "tree": "Sessions"}
 """The side panes' ids and titles: the stand-ins of the first frame wear them, then the panes."""
@@ -192,6 +192,7 @@ class SessionsMixin:
             await side.remove_children()
             await side.mount(tool_pane, tree)
         await tool_pane.wait_for_refresh()  # laid out: filling them scrolls to the newest rows
+        tool_pane.may_change_files = self.tool_may_change_files
         self.tool_pane, self.tree_pane = tool_pane, tree
         self.show_in_side_panes()
         self._side_panes_ready.set()
@@ -228,6 +229,44 @@ class SessionsMixin:
             self.notify("Open that session first to see its changes.", severity="warning")
             return
         self.show_diffs(message.turn)
+
+    def tool_may_change_files(self, name: str) -> bool:
+        """Whether a call of tool ``name`` may change files, as the agent judges before a turn's
+        snapshot (``tool_runner``): a tool not read-only, or unknown. Before the agent is built,
+        the plugins' tools, then the built-ins, answer."""
+        if self.agent is not None:
+            tool = self.agent.tools.tools.get(name)
+        else:
+            from scout_tui.tools import builtin_registry
+
+            tool = (self.plugins.tools.get(name) if self.plugins else None) or builtin_registry().tools.get(name)
+        return not (tool is not None and tool.read_only)
+
+    def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
+        self.show_diffs_of_call(message.tool_use_id)
+
+    @work(exclusive=True, group="call-diff")
+    async def show_diffs_of_call(self, tool_use_id: str) -> None:
+        """``/diff`` at the turn of call ``tool_use_id`` (once the whole conversation is read), or
+        a notice that its turn changed no files."""
+        from scout_tui.messages import tool_results, turn_of
+
+        await self._history_ready.wait()
+        turn = turn_of(self.conversation, tool_use_id)
+        if turn is None or self.session_id is None:
+            self.notify("That call is not in this session's messages.", severity="warning")
+            return
+        events = await asyncio.to_thread(self.store.checkpoint_events, self.session_id)
+        if any(kind == "checkpoint" and data.get("turn") == turn for kind, data in events):
+            self.show_diffs(turn)
+            return
+        name = self._turn_name(turn)  # its prompt, as /diff and /undo name it
+        name = name[0].upper() + name[1:]
+        if self.busy and not any(m and m.get("role") == "user" and not tool_results(m)
+                                 for m in self.conversation[turn + 1:]):
+            self.notify(f"{name} is still running: the files it changes are recorded when it ends.")
+        else:
+            self.notify(f"{name} changed no files.")
 
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
         if message.session_id == self.session_id and self.tool_pane is not None:

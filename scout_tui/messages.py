@@ -1,4 +1,5 @@
-"""The message shape: the blocks of a message, its text, its tool calls and the text of a result.
+"""The message shape: the blocks of a message, its text, its tool calls (and the turn each belongs
+to) and the text of a result.
 
 A message is a plain dict in the Anthropic Messages content-block shape
 (https://docs.anthropic.com/en/api/messages): ``{"role": "user"|"assistant", "content": str |
@@ -8,7 +9,7 @@ tool result" means the same thing in the prompt, the backends, the panes and the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -28,6 +29,27 @@ def tool_uses(message: dict) -> list[dict]:
 def tool_results(message: dict) -> list[dict]:
     """The ``tool_result`` blocks of a user message, in order."""
     return [b for b in blocks(message) if b.get("type") == "tool_result"]
+
+
+def turn_of(messages: Sequence[dict | None], tool_use_id: str) -> int | None:
+    """The turn of call ``tool_use_id``: the index of the prompt that began it (``bus.Checkpoint``
+    counts turns so), i.e. of the last user message before the assistant message holding the call
+    that carries no ``tool_result`` (a turn's later user messages carry its calls' results, and a
+    prompt sent meanwhile goes with them). The newest such call counts. None when no message
+    holds the call, or when a message looked at is not read yet (None in ``messages``)."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message is None:
+            return None
+        if message.get("role") == "assistant" and any(b.get("id") == tool_use_id for b in tool_uses(message)):
+            for j in range(i - 1, -1, -1):
+                prompt = messages[j]
+                if prompt is None:
+                    return None
+                if prompt.get("role") == "user" and not tool_results(prompt):
+                    return j
+            return None
+    return None
 
 
 def message_text(message: dict) -> str:

@@ -1,6 +1,6 @@
 """The turns that changed files, linked to /diff: a leaf under the open session in the sessions
 pane for each (Enter opens /diff at its turn; "(undone)" once /undo took it back), read again
-when a stored session is opened."""
+when a stored session is opened; and ``d`` on a tool-pane row of a call that may change files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scout_tui.app import ScoutApp
 from scout_tui.bus import Event
 from scout_tui.config import load_config
 from scout_tui.store import Store
-from scout_tui.widgets import SessionTree
+from scout_tui.widgets import SessionTree, ToolActivity
 from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.session_rows import CheckpointEntry
 from tests.app_helpers import SIZE, make_app, send, settle
@@ -50,6 +50,10 @@ async def _turns(app, pilot, count: int) -> None:
 def _checkpoint_leaves(tree: SessionTree) -> list[CheckpointEntry]:
     nodes = (tree.get_node_at_line(line) for line in range(tree.last_line + 1))
     return [node.data for node in nodes if isinstance(node.data, CheckpointEntry)]
+
+
+def _toasts(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
 
 
 def _diff_view_at(app) -> str | None:
@@ -97,3 +101,27 @@ async def test_a_stored_session_s_turns_that_changed_files_are_leaves_once_it_is
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.tree_pane is not None
                          and _checkpoint_leaves(app.tree_pane) == [CheckpointEntry(sid, 0, ("src/a.txt",), True)])
+
+
+async def test_d_on_a_tool_row_opens_diff_at_its_turn_and_is_offered_only_for_calls_that_may_change_files(repo):
+    with LoopbackServer(_replies()) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await _turns(app, pilot, 3)
+            rows = app.query_one(ToolActivity).query_one("#tool-list")
+            rows.focus()
+
+            def offered(row: int) -> bool:
+                rows.highlighted = row
+                binding = app.screen.active_bindings.get("d")
+                return binding is not None and binding.binding.id == "tools.diff"
+
+            await pilot.pause()
+            await wait_until(pilot, lambda: not offered(2))  # read: changes nothing
+            await wait_until(pilot, lambda: offered(3))  # bash, in a turn that changed nothing
+            await pilot.press("d")
+            await wait_until(pilot, lambda: "“read and echo” changed no files." in _toasts(app))
+
+            await wait_until(pilot, lambda: offered(1))  # the write of b.txt
+            await pilot.press("d")
+            await wait_until(pilot, lambda: _diff_view_at(app) == "b.txt")

@@ -3,7 +3,7 @@ result" for the prompt, the backends, the panes and the exports."""
 
 from __future__ import annotations
 
-from scout_tui.messages import blocks, has_text, message_text, result_text, tool_results, tool_uses
+from scout_tui.messages import blocks, has_text, message_text, result_text, tool_results, tool_uses, turn_of
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 
@@ -83,3 +83,19 @@ def test_result_text_does_not_depend_on_is_error() -> None:
     ok = {"type": "tool_result", "tool_use_id": "a", "content": "boom", "is_error": False}
     failed = {**ok, "is_error": True}
     assert result_text(ok["content"]) == result_text(failed["content"]) == "boom"
+
+
+def test_a_call_s_turn_is_its_prompt_s_index_and_a_prompt_sent_with_results_begins_none() -> None:
+    def call(id: str) -> dict:
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "bash", "input": {}}]}
+
+    def results(id: str, *steered: str) -> dict:
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"},
+                                            *({"type": "text", "text": t} for t in steered)]}
+
+    messages = [{"role": "user", "content": "first"}, call("a"), results("a", "and also this"), call("b"),
+                results("b"), {"role": "assistant", "content": "done"}, {"role": "user", "content": "second"},
+                call("c")]
+    assert [turn_of(messages, id) for id in ("a", "b", "c", "unknown")] == [0, 0, 6, None]
+    assert turn_of([None, *messages[1:]], "b") is None  # its prompt is not read yet
+    assert turn_of([None, *messages[1:]], "c") == 6

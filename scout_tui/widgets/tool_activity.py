@@ -6,13 +6,18 @@ append each. Output is kept raw (capped) and sanitized when drawn: an escape seq
 across two fragments is still removed whole. The detail area is a ``Log``: it draws only the
 visible lines, unwrapped, so 2,000 lines or a 200,000-character line cost little per frame,
 and a running call's new output is appended rather than redrawn.
+
+Keys on a row: Enter shows its output, ``o`` the saved whole of a cut output, ``x`` stops a
+running call, Esc closes the output; ``d``, offered only on a call that may change files (a
+tool not read-only: write, edit, bash, a plugin's; ``may_change_files``), asks for the files its
+turn changed (``/diff`` at that turn).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -139,6 +144,7 @@ class ToolActivity(Vertical):
         Binding("escape", "close_detail", "Close output", id="tools.close_detail"),
         Binding("x", "kill", "Stop call", id="tools.kill"),
         Binding("o", "open_output", "Full output", id="tools.open_output"),
+        Binding("d", "diff", "Diff", tooltip="The files this call's turn changed (/diff)", id="tools.diff"),
     ]
 
     @dataclass
@@ -153,6 +159,12 @@ class ToolActivity(Vertical):
 
         tool_use_id: str
 
+    @dataclass
+    class DiffRequested(Message):
+        """The person asked for the files changed by the turn of a call (``d`` on its row)."""
+
+        tool_use_id: str
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._calls: dict[str, ToolCall] = {}  # tool_use_id -> its newest call
@@ -163,6 +175,10 @@ class ToolActivity(Vertical):
         self._detail_written = 0  # raw output characters of the detail's call already shown
         self._frame = 0
         self._detail_parts: tuple[Static, Log] | None = None  # made when first shown (``_detail``)
+        self.may_change_files: Callable[[str], bool] = lambda name: True
+        """Whether a call of the tool of this name may change files (its row offers ``d``); the
+        app answers as its agent does (a tool not read-only). Until told: every tool."""
+        self._diff_offered = False  # whether the Footer was last drawn with d (``_highlighted_changed``)
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="tool-list")
@@ -288,6 +304,7 @@ class ToolActivity(Vertical):
         self._dirty.clear()
         self._list.clear_options()
         self.action_close_detail()
+        self._highlighted_changed()
 
     def status_of(self, tool_use_id: str) -> str:
         """``"running"``, ``"ok"`` or ``"error"``. Raises KeyError for an unknown id."""
@@ -310,7 +327,13 @@ class ToolActivity(Vertical):
         # Esc closes the detail only when it is open; otherwise it reaches the app (interrupt).
         if action == "close_detail":
             return self.has_class("-detail")
+        if action == "diff":
+            return self._offers_diff()
         return True
+
+    def _offers_diff(self) -> bool:
+        call = self._highlighted()
+        return call is not None and self.may_change_files(call.name)
 
     def _highlighted(self) -> ToolCall | None:
         option = self._list.highlighted_option
@@ -326,6 +349,11 @@ class ToolActivity(Vertical):
             self.post_message(self.KillRequested(call.id))
         else:
             self.notify("No call is running.", timeout=3)
+
+    def action_diff(self) -> None:
+        """``d``: the files the highlighted call's turn changed (the app opens ``/diff``)."""
+        if (call := self._highlighted()) is not None:
+            self.post_message(self.DiffRequested(call.id))
 
     def action_open_output(self) -> None:
         """``o``: show the saved whole output of the highlighted call (none highlighted: the
@@ -379,6 +407,13 @@ class ToolActivity(Vertical):
         self.add_class("-detail")
         self._show_detail(call, full=True)
         self.post_message(self.Selected(call.id))
+
+    @on(OptionList.OptionHighlighted, "#tool-list")
+    def _highlighted_changed(self) -> None:
+        # The Footer redraws all its keys on refresh_bindings (~10 ms): only when d comes or goes.
+        if self._offers_diff() != self._diff_offered:
+            self._diff_offered = not self._diff_offered
+            self.refresh_bindings()
 
     def _tick(self) -> None:
         self._frame += 1
