@@ -189,9 +189,8 @@ class CheckpointsMixin:
         elif fork is None:
             self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
                                  "unchanged; /redo makes the turns' changes again, one at a time.")
-        else:
-            self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}.")
-            self.fork_session(rewind_at, fork)
+        else:  # the chat is about to show the branch: the fork says it
+            self.fork_session(rewind_at, fork, rewound=files)
 
     # -- rewind at a message ------------------------------------------------------------------
 

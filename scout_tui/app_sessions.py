@@ -367,9 +367,10 @@ class SessionsMixin:
         self.fork_session(message.at, message.prompt)
 
     @work(exclusive=True, group="fork")
-    async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False) -> None:
+    async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False, rewound: str = "") -> None:
         """Branch the current session at ``at`` (None: all its messages) and open the branch
-        (``undo``: the fork undoes a compaction made at ``at``; say so)."""
+        (``undo``: the fork undoes a compaction made at ``at``; ``rewound``: the files a rewind
+        just wrote back; say so)."""
         if self.session_id is None:
             self.notify("Nothing to fork yet: send a message first.", severity="warning")
             return
@@ -393,6 +394,9 @@ class SessionsMixin:
         if undo:
             self.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
                         "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
+        elif rewound:
+            self.notify(f"Rewound: the files ({rewound}) and the conversation, in a new branch. The branch "
+                        "you left stays in the sessions pane (Ctrl+T).")
         else:
             self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
 

@@ -107,6 +107,8 @@ async def test_both_at_the_first_prompt_restores_every_file_and_forks_before_it(
             assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()
             assert (repo / "keep.txt").read_text() == "kept\n"
             assert Store().session(app.session_id).fork_at == 0 and app.query_one(Composer).text == "first change"
+            assert any("Rewound: the files (a.txt, b.txt) and the conversation, in a new branch" in str(n.message)
+                       for n in app._notifications)
             # the rewind is recorded in the session whose turns it undid; the branch shares none
             assert Store().checkpoint_events(app.session_id) == []
             assert [k for k, _ in Store().checkpoint_events(session)].count("checkpoint.restore") == 1
