@@ -115,18 +115,11 @@ class ChatView(VisibleLayout, VerticalScroll):
             return self.chat_view
 
     @dataclass
-    class RewindRequested(Message):
+    class RewindRequested(ForkRequested):
         """``r`` on the selected message: the person wants to go back to the point ``at`` (as for
         ``ForkRequested``: before a prompt, after an answer), the code, the conversation or
-        both; ``prompt`` is the prompt to offer for editing when the conversation forks."""
-
-        at: int
-        prompt: str = ""
-        chat_view: ChatView | None = field(default=None, kw_only=True)
-
-        @property
-        def control(self) -> ChatView | None:
-            return self.chat_view
+        both; ``prompt`` is the prompt to offer for editing when the conversation forks. Its
+        own handler (``on_chat_view_rewind_requested``), not the fork's."""
 
     @dataclass
     class Selected(Message):
