@@ -3,8 +3,9 @@ events (``Store.checkpoint_events``): pure functions, no git and no store.
 
 A ``checkpoint`` event (``bus.Checkpoint``) holds a turn's snapshots before and after it; a
 ``checkpoint.restore`` event (``bus.CheckpointRestore``) says files were written back: with
-``redo`` False every turn at or after its ``turn`` not undone yet is undone by it (one turn for
-``/undo``, all of them for a rewind), with ``redo`` True its ``turn`` is done again.
+``redo`` False every turn recorded before it, at or after its ``turn``, not undone yet is undone
+by it (one turn for ``/undo``, all of them for a rewind), with ``redo`` True its ``turn`` is done
+again. A turn that changes files after an undo ends what ``/redo`` can make again.
 """
 
 from __future__ import annotations
@@ -29,18 +30,36 @@ class Restore:
 
 
 def undone_turns(events: list[tuple[str, dict]]) -> list[int]:
-    """The turns whose file changes are undone now, in the order redo takes them back (last
-    first), from ``(type, data)`` checkpoint events in order."""
-    turns = [data["turn"] for kind, data in events if kind == "checkpoint"]
+    """The turns whose file changes are undone now, in the order redo would take them back
+    (last first), from ``(type, data)`` checkpoint events in order. A restore undoes the turns
+    recorded before it, never one that came later."""
+    return _replay(events)[0]
+
+
+def redoable_turns(events: list[tuple[str, dict]]) -> list[int]:
+    """The undone turns ``/redo`` may make again, last first: none once a later turn changed
+    files (its work would be overwritten), as in any editor's undo history."""
+    return _replay(events)[1]
+
+
+def _replay(events: list[tuple[str, dict]]) -> tuple[list[int], list[int]]:
+    """(undone turns, redoable turns), replaying the events in order."""
+    seen: list[int] = []
     undone: list[int] = []
+    redoable: list[int] = []
     for kind, data in events:
-        if kind != "checkpoint.restore":
-            continue
-        if data.get("redo"):
-            undone = [t for t in undone if t != data["turn"]]
-        else:  # newest first, so that the earliest is redone first
-            undone += sorted((t for t in turns if t >= data["turn"] and t not in undone), reverse=True)
-    return undone
+        if kind == "checkpoint":
+            seen.append(data["turn"])
+            redoable = []  # a new turn's work: redoing an older one would overwrite it
+        elif kind == "checkpoint.restore":
+            if data.get("redo"):
+                undone = [t for t in undone if t != data["turn"]]
+                redoable = [t for t in redoable if t != data["turn"]]
+            else:  # newest first, so that the earliest is redone first
+                taken = sorted((t for t in seen if t >= data["turn"] and t not in undone), reverse=True)
+                undone += taken
+                redoable += taken
+    return undone, redoable
 
 
 def _paths(files: list[dict]) -> list[str]:
@@ -49,11 +68,12 @@ def _paths(files: list[dict]) -> list[str]:
 
 def next_step(events: list[tuple[str, dict]], redo: bool) -> Restore | None:
     """What ``/undo`` (or ``/redo``) does, or None: undo takes the newest turn not undone back to
-    its before-snapshot; redo makes the turn undone last again (its after-snapshot)."""
+    its before-snapshot; redo makes the turn undone last again (its after-snapshot), unless a
+    turn changed files since (``redoable_turns``)."""
     checkpoints = {d["turn"]: d for kind, d in events if kind == "checkpoint"}
-    undone = undone_turns(events)
+    undone, redoable = _replay(events)
     if redo:
-        step = checkpoints.get(undone[-1]) if undone else None
+        step = checkpoints.get(redoable[-1]) if redoable else None
     else:
         left = [t for t in checkpoints if t not in undone]
         step = checkpoints[max(left)] if left else None

@@ -37,6 +37,18 @@ def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
     assert (redo.tree, redo.since) == ("a0", "b0")
 
 
+def test_a_turn_after_an_undo_is_not_undone_by_it_and_ends_what_redo_can_make_again():
+    # seen by a new user: after /undo, the next turn counted as undone, so /undo skipped it and
+    # /redo wrote the undone turn over its work
+    events = [_checkpoint(0, "f"), ("checkpoint.restore", {"turn": 0, "redo": False}), _checkpoint(4, "f")]
+    assert next_step(events, redo=False).turn == 4
+    assert next_step(events, redo=True) is None
+    assert rewind_to(events, 4).turn == 4
+    events.append(("checkpoint.restore", {"turn": 4, "redo": False}))
+    assert next_step(events, redo=True).turn == 4  # its own undo can be redone
+    assert next_step(events, redo=False) is None  # the first is still undone
+
+
 def test_a_rewind_takes_back_every_turn_from_the_point_and_redo_makes_them_again_earliest_first():
     events = [_checkpoint(0, "a"), _checkpoint(2, "b"), _checkpoint(4, "c", "b")]
     plan = rewind_to(events, 1)
