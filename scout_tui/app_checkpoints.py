@@ -17,6 +17,7 @@ from textual import work
 from scout_tui.errors import ScoutError
 from scout_tui.restores import Restore, next_step, rewind_to
 from scout_tui.widgets.chat_view import ChatView
+from scout_tui.widgets.composer import Composer
 
 _UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
 _REDO_WORDS = {"added": "create again", "deleted": "remove again"}
@@ -246,9 +247,11 @@ class CheckpointsMixin:
                        ("code", "Code only: restore the files, keep the conversation")]
 
         def chosen(choice: str | None) -> None:
+            self.query_one(Composer).focus()  # not the chat, where typed letters are keys (r rewinds)
             if choice == "conversation":
                 self.fork_session(at, prompt)
             elif choice in ("both", "code") and plan is not None:
                 self.restore_files(plan, at, prompt if choice == "both" else None)
 
-        self.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")]), chosen)
+        # Cancel highlighted: an Enter meant for the composer changes nothing
+        self.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")], initial=len(choices)), chosen)

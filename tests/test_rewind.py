@@ -72,10 +72,12 @@ async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo
         screen = await _rewind_at(app, pilot, 1)
         question = str(screen.question)
         assert "Rewind to before “second change” (message 4)?" in question
+        assert screen.query_one("#choices").highlighted == 3  # Cancel: a stray Enter changes nothing
         assert "restore: a.txt" in question and "remove: b.txt" in question
         assert [key for key, _ in screen.choices] == ["both", "conversation", "code", "cancel"]
         await pilot.press("3")
         await wait_until(pilot, lambda: "Rewound the files to before “second change”: a.txt, b.txt." in _notices(app))
+        assert app.query_one(Composer).has_focus  # typing goes to the prompt, not to the chat's keys
         assert (repo / "a.txt").read_text() == "one\n" and not (repo / "b.txt").exists()
         assert app.session_id == session and len(app.query(UserMessage)) == 2
         restores = [d for kind, d in Store().checkpoint_events(session) if kind == "checkpoint.restore"]
@@ -104,7 +106,7 @@ async def test_both_at_the_first_prompt_restores_every_file_and_forks_before_it(
         session = app.session_id
         screen = await _rewind_at(app, pilot, 0)
         assert "Rewind to before “first change” (message 0)?" in str(screen.question)
-        await pilot.press("enter")  # the first choice: code and conversation
+        await pilot.press("1")  # code and conversation
         await wait_until(pilot, lambda: app.session_id != session)
         await settle(app, pilot)
         assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()

@@ -103,8 +103,9 @@ class PromptScreen(ModalScreen[str | None]):
 
 
 class ChoiceScreen(ModalScreen[str | None]):
-    """Ask ``question`` with ``choices`` (``(key, label)`` pairs) in a list: Enter on one, or its
-    number key, dismisses with its key; Esc dismisses with None."""
+    """Ask ``question`` with ``choices`` (``(key, label)`` pairs) in a list, ``initial`` (an
+    index) highlighted: Enter on one, or its number key, dismisses with its key; Esc dismisses
+    with None."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ChoiceScreen") + """
     ChoiceScreen #choices { margin-top: 1; height: auto; max-height: 12; }
@@ -115,10 +116,11 @@ class ChoiceScreen(ModalScreen[str | None]):
         Binding("escape", "choose(None)", "Cancel", id="choice.cancel"),
     ]
 
-    def __init__(self, question: str, choices: list[tuple[str, str]]) -> None:
+    def __init__(self, question: str, choices: list[tuple[str, str]], *, initial: int = 0) -> None:
         super().__init__()
         self.question = question
         self.choices = choices
+        self.initial = initial
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -128,7 +130,9 @@ class ChoiceScreen(ModalScreen[str | None]):
             yield Static(Content("Enter or 1-9: choose · Esc: cancel"), id="hint")
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        options = self.query_one(OptionList)
+        options.highlighted = self.initial
+        options.focus()
 
     def on_key(self, event: events.Key) -> None:
         if event.character and event.character.isdigit() and 1 <= int(event.character) <= len(self.choices):
