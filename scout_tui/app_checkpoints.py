@@ -15,12 +15,20 @@ import asyncio
 from textual import work
 
 from scout_tui.errors import ScoutError
-from scout_tui.restores import Restore, next_step, rewind_to
+from scout_tui.restores import Restore, next_step, rewind_to, undone_turns
 from scout_tui.widgets.chat_view import ChatView
 from scout_tui.widgets.composer import Composer
 
 _UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
-_REDO_WORDS = {"added": "create again", "deleted": "remove again"}
+_REDO_WORDS = {"added": "create again", "deleted": "remove again", "renamed": "rename again"}
+
+
+def _what(change: dict, redo: bool) -> str:
+    """The file a change is about; a rename names both ends, in the direction it goes."""
+    if change["status"] == "renamed" and change.get("old_path"):
+        ends = (change["old_path"], change["path"]) if redo else (change["path"], change["old_path"])
+        return " → ".join(ends)
+    return change["path"]
 
 
 LISTED_FILES = 8
@@ -41,7 +49,7 @@ def restore_lines(plan: Restore, others: list[str]) -> list[str]:
     """What ``plan`` will do to each file, one line each (the first ``LISTED_FILES``), and
     which files someone else changed since."""
     words = _REDO_WORDS if plan.redo else _UNDO_WORDS
-    lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {f['path']}"
+    lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {_what(f, plan.redo)}"
              for f in plan.files[:LISTED_FILES]]
     if len(plan.files) > LISTED_FILES:  # the choice stays on a 24-row screen; /diff lists them all
         lines.append(f"  and {len(plan.files) - LISTED_FILES} more (/diff lists them)")
@@ -89,7 +97,9 @@ class CheckpointsMixin:
         from scout_tui.widgets.diff_view import DiffView, FileDiff
 
         store = checkpoint_store(self.config, self.cwd)
-        found = [data for kind, data in self._checkpoint_events() if kind == "checkpoint"]
+        events = self._checkpoint_events()
+        found = [data for kind, data in events if kind == "checkpoint"]
+        undone = set(undone_turns(events))
         if not found or store is None:
             self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
             return
@@ -101,20 +111,24 @@ class CheckpointsMixin:
                 if c["turn"] == turn:
                     start = len(rows)
                 said = f"“{one_line(prompts[c['turn']], 18)}”" if prompts.get(c["turn"]) else f"Turn at message {c['turn']}"
-                rows.append(FileDiff(f"{said} · {_count(len(c['files']), 'file')}"))
+                rows.append(FileDiff(f"{said} · {_count(len(c['files']), 'file')}"
+                                     + (" (undone)" if c["turn"] in undone else "")))
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
                          for f in c["files"]]
                 rows += [FileDiff(f"  not kept: {p} ({why_skipped(p)})") for p in c.get("skipped", [])]
-            total = store.changes(found[0]["before"], found[-1]["after"])
-            rows.append(FileDiff(f"Whole session · {_count(len(total), 'file')}"))
+            now = store.snapshot().tree  # the files as they are, undone turns and all
+            total = store.changes(found[0]["before"], now)
+            rows.append(FileDiff(f"Net, as now · {_count(len(total), 'file')}"))
             rows += [FileDiff(f.path, f.path, f.status,
-                              store.diff(found[0]["before"], found[-1]["after"], [p for p in (f.old_path, f.path) if p]))
+                              store.diff(found[0]["before"], now, [p for p in (f.old_path, f.path) if p]))
                      for f in total]
         except ScoutError as e:
             self.call_from_thread(self.chat.add_notice, str(e), "error")
             return
-        title = f"Files changed in this session: {len(total)} over {_count(len(found), 'turn')}"
+        title = (f"{_count(len(found), 'turn')} of this session changed files"
+                 + (f", {len(undone)} undone since" if undone else "")
+                 + f" · {_count(len(total), 'file')} differ now from before the first")
         self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:

@@ -99,6 +99,14 @@ async def test_undo_asks_then_restores_and_redo_changes_them_again(repo):
             await pilot.press("y")
             await wait_until(pilot, lambda: "Undid the file changes" in _notices(app))
             assert not (repo / "new.txt").exists() and (repo / "notes.txt").read_text() == "the answer is 42\n"
+            from scout_tui.widgets.diff_view import DiffView
+
+            await send(app, pilot, "/diff")  # the turn is marked undone; nothing differs now
+            await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
+            assert app.screen.rows[0].label.endswith("· 2 files (undone)")
+            assert app.screen.rows[-1].label == "Net, as now · 0 files"
+            assert "1 undone since · 0 files differ now" in app.screen.title_text
+            await pilot.press("escape")
             await send(app, pilot, "/redo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("y")
@@ -144,7 +152,7 @@ async def test_diff_lists_the_files_by_turn_and_in_total_with_the_highlighted_on
             view = app.screen
             assert [(r.label, r.status) for r in view.rows] == [
                 ("“make new.txt and …” · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
-                ("Whole session · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
+                ("Net, as now · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
             await pilot.pause()
             assert "+made" in str(view.query_one("#diff-body").render())
             await pilot.press("j")  # the next file: its diff
@@ -179,3 +187,8 @@ def test_a_restore_question_names_the_first_files_and_counts_the_rest():
     assert lines[:2] == ["  remove: f00.txt", "  remove: f01.txt"] and len(lines) == LISTED_FILES + 3
     assert lines[LISTED_FILES] == "  and 3 more (/diff lists them)"
     assert lines[-1] == "Changed since by someone else, and overwritten: f00.txt"
+    renamed = [{"status": "renamed", "path": "new.py", "old_path": "old.py"}]
+    assert restore_lines(Restore(0, "t", ["new.py", "old.py"], "s", files=renamed), []) == [
+        "  rename back: new.py → old.py"]
+    assert restore_lines(Restore(0, "t", ["new.py", "old.py"], "s", redo=True, files=renamed), []) == [
+        "  rename again: old.py → new.py"]
