@@ -33,6 +33,9 @@ other commands:
                                              the API key's source (never the key), the sandbox
   scout-tui trust [--list] [--yes]           this project's plugins (./.agents/plugins): which are
                                              trusted to run; asks to trust the new and changed ones
+  scout-tui diff ID [--stat]                 the files a session's turns changed, with their diffs
+  scout-tui restore ID --to N [--dry-run]    the files as they were before the session's turn at
+                                             message N (--force: over files changed since)
 """
 
 

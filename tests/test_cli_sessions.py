@@ -232,3 +232,13 @@ def test_sessions_subcommand_runs_as_the_console_script_would(tmp_path: Path, en
     done = scout(["sessions", "--json"], tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert [s["id"] for s in json.loads(done.stdout)] == [sid]
+
+
+def test_help_lists_every_other_command():
+    # `diff` and `restore` worked but --help did not say so (seen by a new user)
+    import re
+
+    from scout_tui.cli import EPILOG, SUBCOMMANDS
+
+    listed = set(re.findall(r"^  scout-tui (\w+)", EPILOG, re.MULTILINE))
+    assert listed == set(SUBCOMMANDS)
