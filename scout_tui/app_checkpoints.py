@@ -41,6 +41,17 @@ def _names(paths: list[str]) -> str:
     return ", ".join(paths[:LISTED_FILES]) + (f" and {more} more" if more > 0 else "")
 
 
+def _why_nothing(events: list[tuple[str, dict]], redo: bool) -> str:
+    """Why ``/undo`` (or ``/redo``) has nothing to do, from the branch's checkpoint events."""
+    if not any(kind == "checkpoint" for kind, _ in events):
+        return f"Nothing to {'redo' if redo else 'undo'}: no turn of this session changed files."
+    if not redo:
+        return "Nothing to undo: every turn's file changes are undone already."
+    if undone_turns(events):
+        return "Nothing to redo: a turn changed files since the last undo, and redoing would overwrite its work."
+    return "Nothing to redo: nothing was undone."
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
@@ -159,11 +170,10 @@ class CheckpointsMixin:
             self.call_from_thread(self.chat.add_notice, "Nothing to undo yet." if not self.busy
                                   else "A turn is running: press Esc first.", "warning")
             return
-        plan = next_step(self._checkpoint_events(), redo)
+        events = self._checkpoint_events()
+        plan = next_step(events, redo)
         if plan is None:
-            what = "redo" if redo else "undo"
-            self.call_from_thread(self.chat.add_notice, f"Nothing to {what}: no turn of this session changed files"
-                                  + (" since" if redo else "") + ".", "warning")
+            self.call_from_thread(self.chat.add_notice, _why_nothing(events, redo), "warning")
             return
         if (others := self._changed_by_others(plan)) is not None:
             self.call_from_thread(self._ask_restore, plan, others)

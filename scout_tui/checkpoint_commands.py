@@ -82,12 +82,13 @@ def restore_command(argv: list[str]) -> int:
                          f"or they are undone already (turns with changes: {turns})")
     store = Checkpoints(folder)
     others = store.changed_since(plan.since, plan.paths)
-    if others and not args.force:
+    if others and not args.force and not args.dry_run:
         raise ScoutError(f"changed since the session's last turn, not by it: {', '.join(others)}; "
                          "check them, then run again with --force to overwrite them")
     for path in plan.paths:
         there = store.file(plan.tree, path) is not None
-        print(f"{'would ' if args.dry_run else ''}{'restore' if there else 'remove'} {path}")
+        print(f"{'would ' if args.dry_run else ''}{'restore' if there else 'remove'} {path}"
+              + (" (changed since by someone else: only --force overwrites it)" if path in others else ""))
     if not args.dry_run:
         store.restore(plan.tree, plan.paths)
         with Store() as sessions:  # as /undo does: the app's /redo can make the turns again

@@ -46,6 +46,9 @@ def test_restore_to_a_turn_puts_the_files_back_and_dry_run_changes_nothing(repo,
     assert dry.stdout.splitlines() == ["would remove new.txt", "would restore notes.txt"]
     assert (repo / "new.txt").exists() and "43" in (repo / "notes.txt").read_text()
     (repo / "new.txt").write_text("edited by me after the session\n")
+    flagged = scout(["restore", sid[:8], "--to", "0", "--dry-run"], repo, env)  # the plan, the edit named
+    assert flagged.returncode == 0 and flagged.stdout.splitlines() == [
+        "would remove new.txt (changed since by someone else: only --force overwrites it)", "would restore notes.txt"]
     refused = scout(["restore", sid[:8], "--to", "0"], repo, env)
     assert refused.returncode == 1 and "changed since the session's last turn, not by it: new.txt" in refused.stderr
     assert (repo / "new.txt").read_text() == "edited by me after the session\n"

@@ -37,6 +37,16 @@ def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
     assert (redo.tree, redo.since) == ("a0", "b0")
 
 
+def test_nothing_to_undo_or_redo_says_why():
+    from scout_tui.app_checkpoints import _why_nothing
+
+    assert "no turn of this session changed files" in _why_nothing([], redo=False)
+    undone = [_checkpoint(0, "f"), ("checkpoint.restore", {"turn": 0, "redo": False})]
+    assert "every turn's file changes are undone already" in _why_nothing(undone, redo=False)
+    assert "a turn changed files since the last undo" in _why_nothing(undone + [_checkpoint(4, "g")], redo=True)
+    assert "nothing was undone" in _why_nothing([_checkpoint(0, "f")], redo=True)
+
+
 def test_a_turn_after_an_undo_is_not_undone_by_it_and_ends_what_redo_can_make_again():
     # seen by a new user: after /undo, the next turn counted as undone, so /undo skipped it and
     # /redo wrote the undone turn over its work
