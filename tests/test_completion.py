@@ -186,3 +186,26 @@ async def test_a_command_and_its_arguments_typed_at_once_with_enter_run(repo):
         app.post_message(event)
         await wait_until(pilot, lambda: ran == ["2"])
         assert app.query_one(Composer).text == ""
+
+
+async def test_enter_typed_with_the_rest_of_a_command_runs_what_was_typed_not_the_list_s_older_choice(repo):
+    # seen by a new user: '/redo' and Enter sent at once ran '/rename', highlighted in the list
+    # still showing the choices for '/re'
+    from tests.app_helpers import type_ahead
+
+    app = make_app(repo, None, api_key="sk-test")
+    ran: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        from scout_tui.commands import Command
+
+        app.commands.add(Command("redo", "", "recorded", lambda args: ran.append("redo")))
+        app.commands.add(Command("rename", "TITLE", "recorded", lambda args: ran.append("rename")))
+        await pilot.press("/", "r", "e")
+        await wait_until(pilot, lambda: "/rename" in _shown(app))
+        type_ahead(app, "d", "o")  # then the rest at once, Enter with them
+        event = events.Key("enter", "\r")
+        event.set_sender(app)
+        app.post_message(event)
+        await wait_until(pilot, lambda: ran == ["redo"])
+        assert app.query_one(Composer).text == ""

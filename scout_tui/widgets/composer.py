@@ -163,6 +163,8 @@ class Composer(MultilineInput):
         completion = self.completion
         if event.key == "enter" and completion is not None and completion.shown and self._typed_whole(completion):
             completion.hide()  # the word is typed out already: Enter sends, as it would with no list
+        if event.key == "enter" and completion is not None and completion.shown and completion.token != self._token:
+            completion.hide()  # the list is for an earlier word ("/re" of "/redo" typed with Enter): send what is typed
         if completion is not None and completion.shown and self._token is not None and \
                 event.key in ("up", "down", "tab", "enter", "escape"):
             event.stop()
