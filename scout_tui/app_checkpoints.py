@@ -188,7 +188,7 @@ class CheckpointsMixin:
             if yes:
                 self.restore_files(plan)
 
-        self.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel"), done)
+        self.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel", enter=not others), done)
 
     @work(exclusive=True, group="checkpoint")
     async def restore_files(self, plan: Restore, rewind_at: int | None = None, fork: str | None = None) -> None:

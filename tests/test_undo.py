@@ -135,6 +135,9 @@ async def test_a_file_changed_after_the_turn_is_named_and_cancel_leaves_it(repo)
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             assert "Changed since by someone else, and overwritten: new.txt" in str(app.screen.question)
+            await pilot.press("enter")  # not enough to overwrite someone's work: only y is
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen) and (repo / "new.txt").read_text() == "my own edit\n"
             await pilot.press("n")
             await settle(app, pilot)
             assert (repo / "new.txt").read_text() == "my own edit\n" and not (repo / "notes.txt").exists()

@@ -37,30 +37,41 @@ _DIALOG_CSS = """
 class ConfirmScreen(ModalScreen[bool]):
     """Ask ``question``; dismiss with True on ``y`` or Enter, False on ``n`` or Esc.
 
-    ``yes`` and ``no`` name the two outcomes in the hint line ("y / Enter: delete · n / Esc:
-    cancel").
+    With ``enter`` False only ``y`` answers yes (Enter does nothing): for a question whose yes
+    overwrites someone's work. ``yes`` and ``no`` name the two outcomes in the hint line
+    ("y / Enter: delete · n / Esc: cancel").
     """
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ConfirmScreen")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("enter", "enter_answer", "Yes", show=False, id="confirm.enter"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, question: str, *, yes: str = "yes", no: str = "cancel") -> None:
+    def __init__(self, question: str, *, yes: str = "yes", no: str = "cancel", enter: bool = True) -> None:
         super().__init__()
         self.question = question
         self.yes = yes
         self.no = no
+        self.enter = enter  # False: only y answers yes (a question where yes loses someone's work)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Content(self.question), id="question")
-            yield Static(Content(f"y / Enter: {self.yes} · n / Esc: {self.no}"), id="hint")
+            yield Static(Content(f"{'y / Enter' if self.enter else 'y'}: {self.yes} · n / Esc: {self.no}"), id="hint")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "enter_answer" and not self.enter:
+            return None  # shown, not run
+        return True
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+    def action_enter_answer(self) -> None:
+        self.dismiss(True)
 
 
 class PromptScreen(ModalScreen[str | None]):
