@@ -20,16 +20,14 @@ from typing import TextIO
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.backends import offloop
-from scout_tui.bus import (Bus, Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
+from scout_tui.bus import (Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
                            ToolEnd, ToolStart)
 from scout_tui.config import Config
-from scout_tui.errors import ScoutError
+from scout_tui.frontend import agent_notes, load_extensions
 from scout_tui.mentions import prompt_content
 from scout_tui.messages import message_text
-from scout_tui.plugins import load_plugins
-from scout_tui.runtime import build_agent, check_provider, model_metadata_asking_the_server, needs_key
+from scout_tui.runtime import build_agent, model_metadata_asking_the_server
 from scout_tui.sessions import open_session
-from scout_tui.skills import discover_skills
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
@@ -70,27 +68,10 @@ async def run_headless(
     def warn(text: str) -> None:
         print(f"scout-tui: {text}", file=err, flush=True)
 
-    for note in config.notes:
-        warn(note)
-    # Before the provider check: a plugin may register the configured provider.
-    skills, problems = discover_skills(cwd)
-    plugins = load_plugins(cwd, config=config)
-    for problem in (*problems, *plugins.problems):
-        warn(problem)
-    bus = Bus()
     # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
-    bus.on("notice", lambda event: print(event.data.get("text", ""), file=err, flush=True))
-    plugins.attach(bus, report=warn)
-    try:
-        check_provider(config)
-    except ScoutError as e:
-        raise ScoutError(f"{config.where('provider')}: {e}") from None
-    # A plugin's provider decides for itself whether it needs a key.
-    if needs_key(config) and config.provider not in plugins.providers:
-        raise ScoutError(
-            f"no API key for provider {config.provider!r}: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-            "pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
-        )
+    extensions = load_extensions(config, cwd, warn,
+                                 on_notice=lambda event: print(event.data.get("text", ""), file=err, flush=True))
+    skills, plugins, bus = extensions.skills, extensions.plugins, extensions.bus
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
     cleaner = StreamSanitizer() if out.isatty() else None
     shared_terminal = out.isatty() and err.isatty()
@@ -117,9 +98,8 @@ async def run_headless(
     # later is stored, and listed as failed (its turn.end's stop_reason "error").
     session_id = agent.cache_key = opened.id or store.create_session(cwd)
     agent.narrow_window(opened.window)
-    if agent.permissions is not None:
-        for note in (*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)):
-            warn(note)
+    for note in agent_notes(agent):
+        warn(note)
     failure: str | None = None
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart
