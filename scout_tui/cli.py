@@ -1,7 +1,7 @@
 """The `scout-tui` command: open the TUI, run one request headless with ``-p``, list or export sessions.
 
-``sessions``, ``export``, ``themes``, ``doctor`` and ``trust`` are subcommands only as the very first argument, so
-``scout-tui -p sessions`` still sends the prompt "sessions".
+``sessions``, ``export``, ``themes``, ``doctor``, ``trust``, ``diff``, ``restore`` and ``acp`` are subcommands only
+as the very first argument, so ``scout-tui -p sessions`` still sends the prompt "sessions".
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ other commands:
   scout-tui diff ID [--stat]                 the files a session's turns changed, with their diffs
   scout-tui restore ID --to N [--dry-run]    the files as they were before the session's turn at
                                              message N (--force: over files changed since)
+  scout-tui acp                              run as an Agent Client Protocol agent on stdin/stdout,
+                                             for an editor (Zed, JetBrains, Toad); same sessions
 """
 
 
@@ -443,7 +445,15 @@ def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
     return run
 
 
+def acp_command(argv: list[str]) -> int:
+    """``scout-tui acp``: scout-tui as an ACP agent on stdio (``acp_agent.acp_command``)."""
+    from scout_tui.acp_agent import acp_command as run
+
+    return run(argv)
+
+
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
     "trust": trust_command, "diff": _checkpoint_command("diff"), "restore": _checkpoint_command("restore"),
+    "acp": acp_command,
 }

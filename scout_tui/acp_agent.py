@@ -1,0 +1,376 @@
+"""``scout-tui acp``: scout-tui as an Agent Client Protocol agent on stdin/stdout, for editors (Zed,
+JetBrains, Toad): the same agent, store and sessions as the TUI and ``-p``.
+
+Methods (ACP protocol version 1, https://agentclientprotocol.com/protocol/overview, as the
+``agent-client-protocol`` package implements it): ``initialize``, ``session/new``,
+``session/load`` (the stored branch replayed as updates), ``session/list``, ``session/prompt``
+(streamed ``session/update``s, ``session/request_permission`` for what would ask),
+``session/cancel`` (as Esc), ``session/set_mode`` (the permission modes), and the unstable
+``session/fork``, ``session/resume`` and ``session/close``. stdout carries only the protocol:
+anything else written there goes to stderr, as do the logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
+from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionResponse, ForkSessionResponse, Implementation,
+                        InitializeResponse, ListSessionsResponse, LoadSessionResponse, NewSessionResponse,
+                        PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
+                        SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities, SessionInfo,
+                        SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
+                        SetSessionModeResponse, StopReason, ToolCallUpdate)
+
+from scout_tui import STOP_SIGNALS, __version__, keys
+from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, prompt_text, replay, stop_reason, text_content,
+                                   tool_kind, tool_locations, tool_title)
+from scout_tui.agent import Agent
+from scout_tui.backends import offloop
+from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
+from scout_tui.config import load_config, resumed_config
+from scout_tui.errors import ScoutError
+from scout_tui.frontend import agent_notes, load_extensions
+from scout_tui.mentions import prompt_content
+from scout_tui.runtime import build_agent, model_metadata_asking_the_server
+from scout_tui.sessions import OpenedSession, read_session
+from scout_tui.store import Store
+from scout_tui.summary import Compaction
+from scout_tui.tools.approvals import Approval, PermissionRequest
+from scout_tui.tools.output import redact
+from scout_tui.tools.permissions import MODES
+
+log = logging.getLogger("scout_tui.acp")
+
+MODE_TEXT = {
+    "ask": ("Ask", "Reads run; edits, commands and plugin tools ask first"),
+    "auto-edit": ("Auto-edit", "Edits inside the project run; commands ask first"),
+    "yolo": ("Yolo", "Nothing asks (deny rules still hold)"),
+}
+"""ACP session modes: scout-tui's permission modes (``tools.permissions.MODES``), named for a client's menu."""
+
+ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
+"""The ``optionId``s of a permission request: the TUI's y, a and n."""
+
+
+def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
+    """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
+    return RequestError(code, redact(str(e), tuple(keys.secrets())))
+
+
+@dataclass
+class _Session:
+    """One open session: its agent, the plugins' bus, the conversation as stored, the turn running."""
+
+    id: str
+    cwd: Path
+    agent: Agent
+    bus: Bus
+    messages: list[dict]
+    live: LiveUpdates
+    turn: asyncio.Task | None = None
+
+    def modes(self) -> SessionModeState:
+        mode = self.agent.permissions.mode if self.agent.permissions is not None else "yolo"
+        return SessionModeState(current_mode_id=mode, available_modes=[
+            SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES])
+
+
+class ScoutAcpAgent:
+    """The ACP ``Agent`` side (``acp.interfaces.Agent``): sessions by id, each a scout-tui agent
+    built as ``-p`` builds one (``frontend``, ``runtime.build_agent``) and stored in ``store``.
+
+    ``flags`` are the command line's settings (``config.load_config``'s ``flags``), applied to
+    every session's config.
+    """
+
+    def __init__(self, flags: dict[str, Any], store: Store | None = None) -> None:
+        self.flags = flags
+        self.store = store or Store()
+        self.client: Any = None  # the AgentSideConnection: session_update, request_permission
+        self.sessions: dict[str, _Session] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.client = conn
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        """Version 1 whatever the client asks (the only one there is; a client that cannot speak
+        it disconnects, as the spec says), and what this agent offers."""
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), fork=SessionForkCapabilities(),
+                    resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()),
+            ),
+            agent_info=Implementation(name="scout-tui", title="scout-tui", version=__version__),
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: list | None = None, **kwargs: Any) -> NewSessionResponse:
+        """A new scout-tui session in ``cwd`` (stored now, so the TUI's session tree lists it)."""
+        session = await self._open(cwd, OpenedSession(), mcp_servers)
+        return NewSessionResponse(session_id=session.id, modes=session.modes())
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        """Open a stored session (an id, or a unique prefix) and replay its branch as updates
+        (``acp_updates.replay``) before answering, as the spec asks."""
+        session = await self._resume(cwd, session_id, mcp_servers)
+        for update in replay(self.store.messages(session.id), self.store.tool_details(session.id), session.cwd):
+            await self._send(session.id, update)
+        return LoadSessionResponse(modes=session.modes())
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
+                             **kwargs: Any) -> ResumeSessionResponse:
+        """Open a stored session without replaying it (the client still shows it)."""
+        session = await self._resume(cwd, session_id, mcp_servers)
+        return ResumeSessionResponse(modes=session.modes())
+
+    async def fork_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
+                           **kwargs: Any) -> ForkSessionResponse:
+        """A new branch sharing all of the session's messages (``Store.fork``), opened in ``cwd``."""
+        try:
+            info = self.store.fork(self.store.find(session_id).id, None, cwd=cwd)
+        except ScoutError as e:
+            raise _error(e, -32602) from None
+        session = await self._open(cwd, read_session(self.store, info), mcp_servers)
+        return ForkSessionResponse(session_id=session.id, modes=session.modes())
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page."""
+        return ListSessionsResponse(sessions=[
+            SessionInfo(session_id=s.id, cwd=s.cwd or "/", title=s.title,
+                        updated_at=datetime.fromtimestamp(s.updated, timezone.utc).isoformat())
+            for s in self.store.sessions(cwd)])
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop the session's turn (closed validly, as by ``cancel``) and forget it here."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await self._stop(session)
+        return CloseSessionResponse()
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """Use permission mode ``mode_id`` from the next tool call on (the running turn's too), as Shift+Tab."""
+        session = self._session(session_id)
+        if mode_id not in MODES or session.agent.permissions is None:
+            raise _error(f"unknown mode {mode_id!r} (known: {', '.join(MODES)})", -32602)
+        session.agent.permissions.mode = mode_id
+        return SetSessionModeResponse()
+
+    # -- a turn ------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list, **kwargs: Any) -> PromptResponse:
+        """Run one turn, streaming its updates; answer its ACP stop reason (``cancelled`` after a
+        ``session/cancel``). A failed request (a refused key, a server error) is a JSON-RPC
+        error with its message; the turn is stored either way."""
+        session = self._session(session_id)
+        if session.turn is not None and not session.turn.done():
+            raise _error("a prompt is already running in this session", -32600)
+        text, notes = prompt_text(prompt, session.cwd)
+        content, more = prompt_content(text, session.cwd, session.agent.permissions)  # @path mentions, as in the app
+        for note in (*notes, *more):
+            log.warning("%s", note)
+        session.turn = asyncio.create_task(self._turn(session, content))
+        reason, failure = await session.turn
+        if failure is not None:
+            raise _error(failure)
+        return PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's running turn as Esc does: the partial answer is kept, calls that
+        did not finish get an "interrupted" result, and its ``session/prompt`` answers
+        ``cancelled``."""
+        session = self.sessions.get(session_id)
+        if session is not None and session.turn is not None:
+            session.turn.cancel()
+
+    async def _turn(self, session: _Session, content: list[dict]) -> tuple[StopReason, str | None]:
+        reason: StopReason = "end_turn"
+        failure: str | None = None
+        try:
+            async for event in session.agent.run(session.messages, content):
+                await self._send_all(session.id, self._record(session, event))
+                if isinstance(event, TurnEnd):
+                    reason = stop_reason(event.stop_reason)
+                elif isinstance(event, Error):
+                    failure = event.message
+        except asyncio.CancelledError:
+            # Stored first: a second cancel (the connection closing) must not leave it half closed.
+            closing = [*session.agent.interrupt(), *await session.agent.checkpoint_interrupted()]
+            updates = [update for event in closing for update in self._record(session, event)]
+            await self._send_all(session.id, updates)
+            return "cancelled", None
+        return reason, failure
+
+    def _record(self, session: _Session, event: Event) -> list[Update]:
+        """Give ``event`` to the plugins and the store, grow the conversation; its updates."""
+        session.bus.emit(event)
+        self.store.append(session.id, event)
+        if (message := added_message(event)) is not None:
+            session.messages.append(message)
+        return session.live.updates(event)
+
+    async def _send_all(self, session_id: str, updates: list[Update]) -> None:
+        for update in updates:
+            await self._send(session_id, update)
+
+    async def _send(self, session_id: str, update: Update) -> None:
+        try:
+            await self.client.session_update(session_id=session_id, update=update)
+        except ConnectionError:
+            pass  # the client went away: what happened is stored all the same
+
+    async def _ask(self, session_id: str, cwd: Path, request: PermissionRequest) -> Approval:
+        """A call the policy would ask about, asked through ``session/request_permission``: allow
+        once, allow always (the rules the TUI's ``a`` adds, for this run), or reject. A
+        cancelled request (the turn was cancelled) stops the turn."""
+        options = [PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once")]
+        if request.suggestions or request.sandbox == "none":
+            always = ", ".join(request.suggestions) or "commands unsandboxed"
+            options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=f"Allow always ({always}, this run)",
+                                            kind="allow_always"))
+        options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
+        call = ToolCallUpdate(
+            tool_call_id=request.id, title=tool_title(request.tool, request.input), kind=tool_kind(request.tool),
+            status="pending", locations=tool_locations(request.input, cwd), raw_input=request.input,
+            content=[text_content(f"Asks because {request.reason}."),
+                     *diff_contents(request.diff, request.input, cwd)])
+        answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        chosen = getattr(answer.outcome, "option_id", None)
+        if chosen == ALLOW:
+            return Approval("allow")
+        if chosen == ALLOW_ALWAYS:
+            return Approval("allow_session")
+        if chosen == REJECT:
+            return Approval("deny")
+        return Approval("stop")
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> _Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise _error(f"no open session {session_id}: session/new or session/load it first", -32602)
+        return session
+
+    async def _resume(self, cwd: str, session_id: str, mcp_servers: list | None) -> _Session:
+        if (open_ := self.sessions.get(session_id)) is not None:
+            if open_.turn is not None and not open_.turn.done():
+                raise _error(f"session {session_id} is running a prompt", -32600)
+            return open_
+        try:
+            opened = read_session(self.store, self.store.find(session_id))
+        except ScoutError as e:
+            raise _error(e, -32602) from None
+        return await self._open(cwd, opened, mcp_servers)
+
+    async def _open(self, cwd: str, opened: OpenedSession, mcp_servers: list | None) -> _Session:
+        """Build the agent for ``opened`` (a new session: ``OpenedSession()``) in ``cwd`` as
+        ``-p`` does, store a new session, and keep it open by its id."""
+        where = Path(cwd)
+        if not where.is_absolute() or not where.is_dir():
+            raise _error(f"cwd {cwd!r} is not an absolute path to a folder", -32602)
+        if mcp_servers:
+            log.warning("the client's MCP servers are not used: scout-tui reads its own from scout.toml")
+        try:
+            config = load_config(where, flags=self.flags)
+            if opened.id is not None:  # it goes on with the model it last switched to
+                config = resumed_config(config, self.store.model_switch(opened.id))
+            extensions = load_extensions(config, where, partial(log.warning, "%s"),
+                                         on_notice=lambda e: log.warning("%s", e.data.get("text", "")))
+            info = await model_metadata_asking_the_server(config)
+            compaction = Compaction.from_event(opened.compactions[-1]) if opened.compactions else None
+            agent = await asyncio.to_thread(build_agent, config, where, skills=extensions.skills,
+                                            plugins=extensions.plugins, info=info, compaction=compaction)
+        except ScoutError as e:
+            raise _error(e) from None
+        session_id = opened.id or self.store.create_session(where)
+        agent.cache_key = session_id
+        agent.approve = partial(self._ask, session_id, where)
+        agent.narrow_window(opened.window)
+        for note in agent_notes(agent):
+            log.warning("%s", note)
+        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages), LiveUpdates(where))
+        self.sessions[session_id] = session
+        return session
+
+    async def _stop(self, session: _Session) -> None:
+        if session.turn is not None and not session.turn.done():
+            session.turn.cancel()
+            await asyncio.gather(session.turn, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Stop every running turn (closed validly in the store), close the backends and the store."""
+        for session in list(self.sessions.values()):
+            await self._stop(session)
+            await offloop.aclose(session.agent.backend)
+        self.sessions.clear()
+        self.store.close()
+
+
+async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and stdout as the protocol's streams; from here on whatever else writes to file
+    descriptor 1 (a plugin's print, a library) lands on stderr, not in the JSON-RPC stream."""
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    saved, sys.stdout = sys.stdout, protocol_out  # type: ignore[assignment]
+    try:
+        return await stdio_streams(limit=50 * 1024 * 1024)
+    finally:
+        sys.stdout = saved
+
+
+async def serve(flags: dict[str, Any]) -> int:
+    """Answer ACP requests on stdin/stdout until the client closes stdin (or SIGTERM, SIGHUP);
+    running turns are then closed validly. Returns the exit code, 0."""
+    agent = ScoutAcpAgent(flags)
+    reader, writer = await _protocol_streams()
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, main.cancel)
+    try:
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+    except asyncio.CancelledError:
+        pass  # a signal: stop as at the end of stdin
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        await agent.aclose()
+    return 0
+
+
+def acp_command(argv: list[str]) -> int:
+    """``scout-tui acp [--provider P] [--model M] [--base-url URL] [--permission-mode MODE]``."""
+    parser = argparse.ArgumentParser(
+        prog="scout-tui acp",
+        description="Run scout-tui as an Agent Client Protocol agent on stdin/stdout, for an editor (Zed, "
+                    "JetBrains, Toad) to start. Sessions are the TUI's: a session begun in the editor shows in "
+                    "the sessions pane. Logs go to stderr.",
+    )
+    parser.add_argument("--provider", help="a provider profile (as for scout-tui)")
+    parser.add_argument("--model", help="model id")
+    parser.add_argument("--base-url", help="API root of the provider")
+    parser.add_argument("--max-turns", type=int, help="model calls allowed per prompt")
+    parser.add_argument("--permission-mode", choices=MODES, help="the sessions' first mode (the editor may switch it)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="scout-tui acp: %(message)s")
+    flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url, "max_turns": args.max_turns,
+             "permission_mode": args.permission_mode}
+    return asyncio.run(serve(flags))

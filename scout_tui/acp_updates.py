@@ -1,0 +1,209 @@
+"""The agent's events (``bus.py``) and stored messages as Agent Client Protocol session updates:
+message and thought chunks, tool calls with their kind, status, locations and diffs. No I/O.
+
+Shapes follow the ACP schema (https://agentclientprotocol.com/protocol/schema, as the
+``agent-client-protocol`` package's ``acp.schema`` models it): ``session/update`` notifications
+(https://agentclientprotocol.com/protocol/prompt-turn), tool calls
+(https://agentclientprotocol.com/protocol/tool-calls) and stop reasons.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Union
+
+from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, FileEditToolCallContent,
+                        StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind,
+                        UserMessageChunk)
+
+from scout_tui.bus import Event, MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
+from scout_tui.diffs import diff_lines
+from scout_tui.mentions import typed_text
+from scout_tui.messages import blocks, result_text
+from scout_tui.text import tool_summary
+
+Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress]
+"""One ``session/update`` payload (the ``update`` field of a ``SessionNotification``)."""
+
+TOOL_KINDS: dict[str, ToolKind] = {
+    "read": "read", "skill": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
+    "glob": "search",
+}
+"""ACP's ``ToolKind`` of each built-in tool; any other tool (a plugin's, an MCP server's) is ``other``."""
+
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn", "stop_sequence": "end_turn", "pause_turn": "end_turn", "tool_use": "end_turn",
+    "max_tokens": "max_tokens", "refusal": "refusal", "max_turns": "max_turn_requests",
+    "interrupted": "cancelled", "stopped": "cancelled",
+}
+"""A ``turn.end`` stop reason (the model's, or scout-tui's own: ``bus.TurnEnd``) as ACP's
+``StopReason``; one not listed is ``end_turn``. ``error`` is not a stop reason: the prompt fails."""
+
+
+def stop_reason(reason: str) -> StopReason:
+    """``reason`` (a ``turn.end``'s ``stop_reason``) as ACP's ``StopReason`` (``STOP_REASONS``)."""
+    return STOP_REASONS.get(reason, "end_turn")
+
+
+def tool_kind(name: str) -> ToolKind:
+    """ACP's kind of tool ``name`` (``TOOL_KINDS``), which clients use for an icon."""
+    return TOOL_KINDS.get(name, "other")
+
+
+def tool_title(name: str, input: Any) -> str:
+    """A call's one-line title: the tool and its path, command or pattern (``text.tool_summary``)."""
+    return f"{name} {tool_summary(input)}".strip()
+
+
+def _absolute(path: str, cwd: Path) -> str:
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def tool_locations(input: Any, cwd: Path) -> list[ToolCallLocation]:
+    """The file a call reads or changes (its ``path`` argument) as an absolute path, for a
+    client's "follow along"; none for a call without one (bash, a glob without a path)."""
+    path = input.get("path") if isinstance(input, dict) else None
+    return [ToolCallLocation(path=_absolute(path, cwd))] if isinstance(path, str) and path.strip() else []
+
+
+def diff_contents(diff: str | None, input: Any, cwd: Path) -> list[FileEditToolCallContent]:
+    """A unified diff (``diffs.unified_diff``: what a write or edit made) as ACP ``diff`` contents,
+    one per hunk: ``oldText`` the hunk's context and removed lines, ``newText`` its context and
+    added lines, ``path`` absolute; ``oldText`` None for a new file (``--- /dev/null``). Empty
+    without a diff or a ``path`` argument."""
+    path = input.get("path") if isinstance(input, dict) else None
+    if not diff or not isinstance(path, str):
+        return []
+    created = diff.startswith("--- /dev/null")
+    hunks: list[tuple[list[str], list[str]]] = []
+    for kind, line in diff_lines(diff):
+        if kind == "hunk":
+            hunks.append(([], []))
+        elif hunks and kind in ("context", "remove", "add"):
+            old, new = hunks[-1]
+            if kind != "add":
+                old.append(line[1:])
+            if kind != "remove":
+                new.append(line[1:])
+    where = _absolute(path, cwd)
+    return [FileEditToolCallContent(type="diff", path=where, old_text=None if created else "\n".join(old) + "\n",
+                                    new_text="\n".join(new) + "\n") for old, new in hunks]
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    """``text`` as a tool call's ``content`` item."""
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def _text(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)
+
+
+def tool_call(call_id: str, name: str, input: Any, cwd: Path) -> ToolCallStart:
+    """The ``tool_call`` update announcing a call, ``pending`` (not running yet)."""
+    return ToolCallStart(session_update="tool_call", tool_call_id=call_id, title=tool_title(name, input),
+                         kind=tool_kind(name), status="pending", locations=tool_locations(input, cwd),
+                         raw_input=input)
+
+
+def tool_result(call_id: str, content: Any, is_error: bool, diff: str | None, input: Any, cwd: Path) -> ToolCallProgress:
+    """The ``tool_call_update`` that ends a call: ``completed`` or ``failed``, its result's text
+    (what the model reads) and the diffs it made."""
+    return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
+                            status="failed" if is_error else "completed",
+                            content=[text_content(result_text(content)), *diff_contents(diff, input, cwd)])
+
+
+class LiveUpdates:
+    """Maps one session's events to updates as a turn runs (``updates``). It remembers each
+    call's arguments (a ``tool.end`` carries none) and which calls were said to be running."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._inputs: dict[str, Any] = {}
+        self._running: set[str] = set()
+
+    def updates(self, event: Event) -> list[Update]:
+        """The updates ``event`` makes: a streamed delta a message or thought chunk; ``tool.start``
+        a pending ``tool_call``; an allowed permission or the first output ``in_progress``;
+        ``tool.end`` the call's end (``tool_result``). Others (usage, notices, turn.end) none."""
+        match event:
+            case MessageDelta(kind="text", text=text) if text:
+                return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))]
+            case MessageDelta(kind="thinking", text=text) if text:
+                return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))]
+            case ToolStart(id=call_id, name=name, input=input):
+                self._inputs[call_id] = input
+                return [tool_call(call_id, name, input, self.cwd)]
+            case PermissionDecision(id=call_id, decision=decision) if decision.startswith("allow"):
+                return self._started(call_id)
+            case ToolOutput(id=call_id):
+                return self._started(call_id)
+            case ToolEnd(id=call_id, content=content, is_error=is_error, diff=diff):
+                self._running.discard(call_id)
+                return [tool_result(call_id, content, is_error, diff, self._inputs.pop(call_id, None), self.cwd)]
+        return []
+
+    def _started(self, call_id: str) -> list[Update]:
+        if call_id in self._running:
+            return []
+        self._running.add(call_id)
+        return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
+
+
+def replay(messages: list[dict], details: dict[str, dict[str, str]], cwd: Path) -> list[Update]:
+    """A stored conversation (``Store.messages``) as the updates that show it again
+    (``session/load``): what the person typed as user chunks (attached ``@`` mentions left
+    out), thinking and text as thought and message chunks, each tool call as a ``tool_call``
+    then its final ``tool_call_update`` from its result (``details``: ``Store.tool_details``,
+    for the diffs)."""
+    out: list[Update] = []
+    inputs: dict[str, Any] = {}
+    for message in messages:
+        if message.get("role") == "user":
+            if text := typed_text(message):
+                out.append(UserMessageChunk(session_update="user_message_chunk", content=_text(text)))
+            for block in blocks(message):
+                if block.get("type") == "tool_result":
+                    call_id = str(block.get("tool_use_id"))
+                    out.append(tool_result(call_id, block.get("content"), bool(block.get("is_error")),
+                                           details.get(call_id, {}).get("diff"), inputs.get(call_id), cwd))
+            continue
+        for block in blocks(message):
+            kind = block.get("type")
+            if kind == "thinking" and block.get("thinking"):
+                out.append(AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(block["thinking"])))
+            elif kind == "text" and block.get("text"):
+                out.append(AgentMessageChunk(session_update="agent_message_chunk", content=_text(block["text"])))
+            elif kind == "tool_use":
+                inputs[block["id"]] = block.get("input")
+                out.append(tool_call(block["id"], block.get("name", ""), block.get("input"), cwd))
+    return out
+
+
+def prompt_text(prompt: list[Any], cwd: Path) -> tuple[str, list[str]]:
+    """A ``session/prompt``'s content blocks as scout-tui's prompt text, and notes on what was
+    left out. Text blocks as they are; a ``resource_link`` to a file inside ``cwd`` as an
+    ``@path`` mention (attached as the TUI attaches one, ``mentions.prompt_content``), another
+    by its URI; an embedded text ``resource`` in a fence headed by its URI. Images, audio and
+    binary resources are left out (``initialize`` does not offer them), each with a note."""
+    parts: list[str] = []
+    notes: list[str] = []
+    root = cwd.resolve()
+    for block in prompt:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            uri = block.uri
+            path = Path(uri.removeprefix("file://")) if uri.startswith("file://") else None
+            if path is not None and path.resolve().is_relative_to(root) and " " not in str(path):
+                parts.append(f"@{path.resolve().relative_to(root)}")
+            else:
+                parts.append(uri)
+        elif kind == "resource" and isinstance(getattr(block.resource, "text", None), str):
+            parts.append(f"{block.resource.uri}:\n```\n{block.resource.text}\n```")
+        else:
+            notes.append(f"a {kind} block is not supported: left out of the prompt")
+    return "\n\n".join(parts), notes
