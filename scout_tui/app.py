@@ -35,6 +35,7 @@ from scout_tui.app_queue import Pending, QueueMixin
 from scout_tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
+from scout_tui.app_mcp import McpMixin
 from scout_tui.app_themes import ThemesMixin
 from scout_tui.commands import Commands, literal
 from scout_tui.errors import ScoutError
@@ -95,7 +96,7 @@ NARROW = 100
 
 
 class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin,
-               CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, App):
+               CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -303,6 +304,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.mount_side_panes()
         self.show_sandbox()
         self.load_extensions()
+        self.start_mcp()  # MCP servers, on a thread of their own
         self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
         self.warm_markdown(code_theme_of(self))
         self.warn_setup()
@@ -317,6 +319,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     def on_unmount(self) -> None:
         for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_DFL)
+        self.stop_mcp()
 
     def _stop_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
         """SIGHUP or SIGTERM, in the main thread, even while the event loop is blocked: quit as
@@ -460,7 +463,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                     agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
                                         permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
                                         info=self.model_info, compaction=compaction_of(self.compactions),
-                                        cache_key=self.session_id)
+                                        cache_key=self.session_id, mcp=self.mcp)
                     agent.narrow_window(self._learnt_window)
                     agent.strategies = self.strategies
                     self.agent = agent
@@ -545,6 +548,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                 return
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
+            await self.wait_for_mcp()  # and the MCP servers' tools
             await self._model_ready.wait()  # the window and prices belong in the first request too
             await self._side_panes_ready.wait()  # the tool calls' pane
             if self.session_id is None:

@@ -86,7 +86,8 @@ class CommandsMixin:
                     lambda _: self._skills_command(), title="Skills"),
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self._plugins_command(), title="Plugins"),
-            Command("trust", "", "review this project's new or changed plugins and trust them to run",
+            Command("mcp", "", "the MCP servers: their state, tools and prompts", self.mcp_command, title="MCP servers"),
+            Command("trust", "", "review this project's new or changed plugins and MCP servers and trust them",
                     lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.exit(), aliases=("exit",)),
@@ -224,19 +225,24 @@ class CommandsMixin:
 
     @work(thread=True, exclusive=True, group="trust")
     def review_plugins(self) -> None:
-        """``/trust``: read the project plugins (in a thread) and ask about the untrusted ones."""
+        """``/trust``: read the project plugins and MCP servers (in a thread) and ask about the
+        untrusted ones."""
+        from scout_tui.mcp.config import project_server_trust
         from scout_tui.plugins import project_plugin_trust
 
         files, problems = project_plugin_trust(self.cwd)
-        self.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems)
+        servers, server_problems = project_server_trust(self.cwd)
+        what = "project plugin and MCP server" if servers else "project plugin"
+        files, problems = files + servers, problems + server_problems
+        self.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems, what)
 
-    def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str]) -> None:
+    def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str], what: str = "project plugin") -> None:
         from scout_tui.plugins import PLUGINS_DIR
 
         for problem in problems:
             self.chat.add_notice(problem, "error")
         if not pending:
-            self.chat.add_notice(f"Every project plugin here is trusted ({found})." if found
+            self.chat.add_notice(f"Every {what} here is trusted ({found})." if found
                                  else f"No project plugins in `{self.cwd / PLUGINS_DIR}`.")
             return
         from scout_tui.widgets.dialogs import ConfirmScreen
@@ -261,6 +267,11 @@ class CommandsMixin:
         except ScoutError as e:
             self.call_from_thread(self.chat.add_notice, str(e), "error")
             return
+        if any(f.label for f in files):  # MCP servers: started now
+            self.call_from_thread(self.start_trusted_servers)
+            files = [f for f in files if not f.label]
+            if not files:
+                return
         names = ", ".join(f"`{f.path.name}`" for f in files)
         if (self.plugins is not None and self.plugins.loaded) or self.busy:
             self.call_from_thread(self.chat.add_notice, f"Trusted {names}: restart scout-tui to load "
@@ -289,10 +300,11 @@ TRUST_SHOWN_FILES, TRUST_HEAD_LINES = 6, 4
 def trust_question(files: list[PluginFile]) -> str:
     """The ``/trust`` dialog's text: what trusting means, then each file with its state, size
     and first lines (control characters written out: ``PluginFile.head``)."""
-    lines = [f"Trust {len(files)} project plugin{'s' * (len(files) != 1)}? Each runs as Python with your rights, "
-             "outside the sandbox, every time scout-tui starts here. Read them first.", ""]
+    things = "project plugin" if not any(f.label for f in files) else "project plugin or MCP server"
+    lines = [f"Trust {len(files)} {things}{'s' * (len(files) != 1)}? Each runs with your rights, outside the "
+             "sandbox, every time scout-tui starts here. Read them first.", ""]
     for n, f in enumerate(files):
-        lines.append(f"{f.state}: {f.path} ({f.summary()})")
+        lines.append(f"{f.state}: {f.shown} ({f.summary()})")
         if n < TRUST_SHOWN_FILES:
             head = f.head(TRUST_HEAD_LINES, width=52)  # with "  │ ", within the dialog's 58 columns
             lines += [f"  │ {line}" for line in head]

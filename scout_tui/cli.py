@@ -387,12 +387,15 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="only list the plugins and their state; trust nothing")
     parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
     args = parser.parse_args(argv)
+    from scout_tui.mcp.config import project_server_trust
     from scout_tui.plugins import PLUGINS_DIR, project_plugin_trust
     from scout_tui.trust import record_trust
 
     stdin = sys.stdin if stdin is None else stdin
     cwd = Path.cwd()
     files, problems = project_plugin_trust(cwd)
+    servers, server_problems = project_server_trust(cwd)  # .mcp.json and ./scout.toml's [mcp.servers]
+    files, problems = files + servers, problems + server_problems
     for problem in problems:
         print(f"scout-tui: {problem}", file=sys.stderr)
     if not files:
@@ -401,7 +404,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
         return 0
     print(f"{'STATE':<8}  {'SIZE':<20}  FILE")
     for f in files:
-        print(f"{f.state:<8}  {f.summary():<20}  {_one_line(str(f.path))}")
+        print(f"{f.state:<8}  {f.summary():<20}  {_one_line(f.shown)}")
     pending = [f for f in files if not f.trusted]
     if args.list or not pending:
         return 0
@@ -415,7 +418,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     else:
         chosen = []
         for f in pending:
-            print(f"\n--- {_one_line(str(f.path))} ({f.state}, {f.summary()}, sha256 {f.sha256[:12]}) ---")
+            print(f"\n--- {_one_line(f.shown)} ({f.state}, {f.summary()}, sha256 {f.sha256[:12]}) ---")
             head = f.head(TRUST_HEAD_LINES)
             for n, line in enumerate(head, 1):
                 print(f"{n:>4}  {line}")
@@ -431,7 +434,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
         print("nothing trusted")
         return 0
     where = record_trust(chosen)
-    names = ", ".join(f.path.name for f in chosen)
+    names = ", ".join(f.label.split(" (")[0] if f.label else f.path.name for f in chosen)
     print(f"trusted {names} (recorded in {where}): loaded at the next start of scout-tui here")
     return 0
 

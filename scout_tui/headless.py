@@ -16,7 +16,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.backends import offloop
@@ -26,12 +26,15 @@ from scout_tui.config import Config
 from scout_tui.frontend import agent_notes, load_extensions
 from scout_tui.mentions import prompt_content
 from scout_tui.messages import message_text
-from scout_tui.runtime import build_agent, model_metadata_asking_the_server
+from scout_tui.runtime import build_agent, model_metadata_asking_the_server, tool_environment
 from scout_tui.sessions import open_session
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
+
+if TYPE_CHECKING:
+    from scout_tui.mcp.client import McpClient
 
 
 
@@ -91,8 +94,15 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id, info=info,
-                        compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+    mcp = await start_mcp(config, cwd, warn)  # before the first request: their tools belong in it
+    try:
+        agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id,
+                            info=info, mcp=mcp,
+                            compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+    except BaseException:
+        if mcp is not None:
+            await asyncio.to_thread(mcp.close)
+        raise
     # Made once the agent is: a run stopped by a bad permission rule or [sandbox] value never
     # reached the model, and leaves no empty session in the sessions pane. A run that fails
     # later is stored, and listed as failed (its turn.end's stop_reason "error").
@@ -197,6 +207,8 @@ async def run_headless(
                 pass
         await offloop.aclose(agent.backend)
         store.close()
+        if mcp is not None:
+            await asyncio.to_thread(mcp.close)
     if output_format != "text":
         out.write(result_json(session_id, failure, "\n\n".join(answers), cost) + "\n")
         out.flush()
@@ -205,6 +217,32 @@ async def run_headless(
         return 1
     return 0
 
+
+
+async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None]) -> McpClient | None:
+    """The configured MCP servers (``mcp.config.mcp_settings``), started and waited for before
+    the first request; a project's server not trusted yet, and one that fails, are said through
+    ``warn`` and left out. None when no server is configured.
+
+    Raises:
+        ScoutError: a bad ``[mcp]`` table or ``.mcp.json``, naming the file and line.
+    """
+    from scout_tui.mcp.config import mcp_settings
+
+    settings = mcp_settings(config, cwd)
+    for note in settings.notes:
+        warn(note)
+    if not settings.servers:
+        return None
+    from scout_tui.mcp.client import McpClient
+
+    client = McpClient(settings.startable(), cwd=cwd, env=tool_environment(config))
+    client.start()
+    await client.wait_started()
+    for status in client.status():
+        if status.state == "failed":
+            warn(f"MCP server {status.name} {status.why()}")
+    return client
 
 
 def result_json(session: str | None, error: str | None, text: str = "", cost: float | None = None) -> str:

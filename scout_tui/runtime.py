@@ -29,6 +29,7 @@ from scout_tui.tools.sandbox_config import sandbox_from_config
 
 if TYPE_CHECKING:
     from scout_tui.checkpoints import Checkpoints
+    from scout_tui.mcp.client import McpClient
     from scout_tui.plugins import Plugins
 
 SETUP_HELP = """\
@@ -175,6 +176,7 @@ def build_agent(
     compaction: Compaction | None = None,
     cache_key: str | None = None,
     checkpoints: Checkpoints | None = None,
+    mcp: McpClient | None = None,
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -187,7 +189,9 @@ def build_agent(
     Results cut to fit the model are saved whole under ``tool_output_dir()``. ``info`` is the
     model's metadata (None: ``model_metadata(config)``, read now); ``compaction`` the summary in
     force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache;
-    ``checkpoints`` the workspace's snapshot store (None: ``checkpoint_store(config, cwd)``).
+    ``checkpoints`` the workspace's snapshot store (None: ``checkpoint_store(config, cwd)``);
+    ``mcp`` the running MCP servers, whose ready servers' tools join last (``mcp.tools.mcp_tools``)
+    and whose env and header values are redacted like keys.
     First the provider key variables leave this process's environment (``keys.withhold``); the
     agent redacts every known key (``keys.secrets``) from what it passes on.
 
@@ -206,6 +210,13 @@ def build_agent(
         tools.add(skill_tool(skills))
     for tool in (plugins.tools.values() if plugins is not None else ()):
         tools.add(tool)
+    mcp_secrets: list[str] = []
+    if mcp is not None:
+        from scout_tui.mcp.tools import mcp_tools
+
+        for tool in mcp_tools(mcp):
+            tools.add(tool)
+        mcp_secrets = [value for status in mcp.status() for value in status.config.secrets]
     system = system_prompt(cwd, list(tools.tools), skills=skills or (),
                            extra=plugins.prompts if plugins is not None else ())
     return Agent(
@@ -217,7 +228,7 @@ def build_agent(
         max_tokens=config.max_tokens,
         tool_env=tool_environment(config),
         sandbox=sandbox if sandbox is not None else sandbox_from_config(config, cwd),
-        secrets=list(keys.secrets(secret_settings(config))),
+        secrets=list(keys.secrets([*secret_settings(config), *mcp_secrets])),
         permissions=permissions if permissions is not None else policy_from_config(config, cwd),
         approve=approve,
         output_dir=tool_output_dir(),

@@ -43,6 +43,13 @@ class PluginFile:
     sha256: str
     state: str
     source: bytes = field(repr=False)
+    label: str = ""
+    """What the person is shown for it (an MCP server's name and file); "" for a plugin file."""
+
+    @property
+    def shown(self) -> str:
+        """``label``, else the path."""
+        return self.label or str(self.path)
 
     @property
     def trusted(self) -> bool:
@@ -118,6 +125,17 @@ def check_file(path: Path, trusted: dict[str, str]) -> PluginFile:
     known = trusted.get(key)
     state = "new" if known is None else "trusted" if known == digest else "changed"
     return PluginFile(Path(path), key, digest, state, source)
+
+
+def check_entry(path: Path, entry: str, source: bytes, trusted: dict[str, str], label: str = "") -> PluginFile:
+    """Like ``check_file`` for one entry ``entry`` of config file ``path`` (an MCP server of a
+    project's ``.mcp.json``), ``source`` being the entry's own text: its key is
+    ``"<trust_key(path)>#<entry>"``, so each server is trusted on its own and a change to one
+    leaves the others trusted."""
+    key, digest = f"{trust_key(path)}#{entry}", hashlib.sha256(source).hexdigest()
+    known = trusted.get(key)
+    state = "new" if known is None else "trusted" if known == digest else "changed"
+    return PluginFile(Path(path), key, digest, state, source, label)
 
 
 def record_trust(files: Iterable[PluginFile], path: Path | None = None) -> Path:

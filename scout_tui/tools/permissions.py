@@ -65,7 +65,8 @@ class Rule:
     (``git status *`` matches ``git status``). For other tools it is a glob over the path
     relative to the workspace (``*`` within a folder, ``**`` across folders, ``{a,b}``), or
     over the absolute path when it starts with ``/`` or ``~``. An empty pattern matches
-    every call of the tool.
+    every call of the tool. A rule for ``mcp__SERVER`` matches every tool of that MCP server
+    (``mcp__SERVER__TOOL``).
     """
 
     tool: str
@@ -77,8 +78,9 @@ class Rule:
         return f"{self.tool}:{self.pattern}" if self.pattern else self.tool
 
     def matches(self, tool: str, subject: str | None) -> bool:
-        if tool != self.tool:
-            return False
+        if tool != self.tool and not (self.tool.startswith("mcp__") and "__" not in self.tool[5:]
+                                      and tool.startswith(self.tool + "__")):
+            return False  # ``mcp__SERVER`` is every tool of that MCP server
         if not self.pattern:
             return True
         if subject is None:
@@ -176,7 +178,8 @@ class Policy:
         """A line for each config rule naming a tool not in ``known`` (a typo does nothing)."""
         names = {*known, "read", "write"}  # bash redirections are checked as read and write
         return [f"{r.origin}: the permission rule {r.text!r} names no tool (known: {', '.join(sorted(names))})"
-                for r in (*self.allow, *self.deny) if r.tool not in names]
+                for r in (*self.allow, *self.deny)
+                if r.tool not in names and not r.tool.startswith("mcp__")]  # MCP servers' tools come later
 
     def allow_for_session(self, rules: Iterable[str]) -> None:
         """Add rules (``"tool:pattern"``) that allow matching calls until the app closes."""

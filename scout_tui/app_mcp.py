@@ -1,0 +1,228 @@
+"""The app's MCP half: servers started after the first frame and ended with the app, their state
+in the chat and in ``/mcp``, their prompts as ``/mcp__SERVER__PROMPT`` commands.
+
+A mixin of ``ScoutApp`` (app.py). The servers run on their own thread (``mcp.client``); this
+only draws what they report and hands prompts to the turn worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.message import Message
+
+from scout_tui.commands import Command
+from scout_tui.errors import ScoutError
+from scout_tui.text import sanitize
+
+if TYPE_CHECKING:
+    from scout_tui.mcp.client import McpClient, ServerStatus
+    from scout_tui.mcp.config import McpSettings
+
+
+@dataclass
+class McpChanged(Message):
+    """A server's state changed (posted from the ``scout-mcp`` thread)."""
+
+    status: ServerStatus
+    state: str
+
+
+class McpMixin:
+    """MCP servers for ``ScoutApp``: ``start_mcp``, ``wait_for_mcp``, ``/mcp``, prompts."""
+
+    mcp: McpClient | None = None
+    mcp_settings: McpSettings | None = None
+    _mcp_ready: asyncio.Event | None = None
+
+    def _mcp_started_event(self) -> asyncio.Event:
+        if self._mcp_ready is None:
+            self._mcp_ready = asyncio.Event()
+        return self._mcp_ready
+
+    @work(exclusive=True, group="mcp-start")
+    async def start_mcp(self) -> None:
+        """Read the configured servers (in a thread: files) and start the trusted ones on the
+        ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``."""
+        ready = self._mcp_started_event()
+        try:
+            from scout_tui.mcp.config import mcp_settings
+
+            try:
+                settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
+            except ScoutError as e:
+                self.chat.add_notice(f"MCP servers not started: {e}", "error")
+                return
+            self.mcp_settings = settings
+            for note in settings.notes:
+                self.chat.add_notice(sanitize(note), "warning")
+            if not settings.servers:
+                return
+            client = await asyncio.to_thread(self._mcp_client, settings)
+            self.mcp = client
+            client.start()
+            await client.wait_started()
+        finally:
+            ready.set()
+
+    def _mcp_client(self, settings: McpSettings) -> McpClient:
+        from scout_tui.mcp.client import McpClient
+        from scout_tui.runtime import tool_environment
+
+        return McpClient(settings.startable(), cwd=self.cwd, env=tool_environment(self.config),
+                         on_change=lambda status: self.post_message(McpChanged(status, status.state)))
+
+    async def wait_for_mcp(self) -> None:
+        """Before a turn: wait until the servers started (or failed), saying so when it waits."""
+        ready = self._mcp_started_event()
+        if ready.is_set() or not self._background_started:
+            return
+        starting = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
+        if starting:
+            self.chat.add_notice(f"Waiting for MCP server{'s' * (len(starting) > 1)} {', '.join(starting)} to start "
+                                 "(Esc stops the turn).")
+        await ready.wait()
+
+    def on_mcp_changed(self, message: McpChanged) -> None:
+        status, state = message.status, message.state
+        if state == "ready":
+            self.notify(f"MCP server {status.name}: {len(status.tools)} tool{'s' * (len(status.tools) != 1)}"
+                        f"{f', {len(status.prompts)} prompts' if status.prompts else ''}", timeout=4)
+            self._add_prompt_commands(status)
+            self._mcp_tools_changed(status)
+        elif state == "failed":
+            self.chat.add_notice(sanitize(f"MCP server {status.name} {status.why()}\n\nThe session goes on "
+                                          "without it (`/mcp` lists the servers)."), "error")
+
+    def _mcp_tools_changed(self, status: ServerStatus) -> None:
+        if not self.busy:
+            self.agent = None  # built again with the server's tools
+        elif self.agent is not None and self.mcp is not None:  # the next request of this turn has them
+            from scout_tui.mcp.tools import mcp_tools, server_of
+
+            for tool in mcp_tools(self.mcp):
+                if server_of(tool.name) == status.name:
+                    self.agent.tools.add(tool)
+
+    def stop_mcp(self) -> None:
+        """End every server (blocks up to ``client.CLOSE_TIMEOUT`` s: the app is closing)."""
+        if self.mcp is not None:
+            self.mcp.close()
+
+    @work(exclusive=True, group="mcp-start")
+    async def start_trusted_servers(self) -> None:
+        """After ``/trust``: read the servers again and start those trusted now."""
+        from scout_tui.mcp.config import mcp_settings
+
+        try:
+            settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
+        except ScoutError as e:
+            self.chat.add_notice(f"MCP servers not started: {e}", "error")
+            return
+        self.mcp_settings = settings
+        if self.mcp is None:
+            self.mcp = await asyncio.to_thread(self._mcp_client, settings)
+            self.mcp.start()
+        running = {s.name for s in self.mcp.status() if s.state in ("starting", "ready")}
+        for server in settings.startable():
+            if server.name not in running:
+                self.chat.add_notice(f"Starting MCP server {server.name}.")
+                self.mcp.launch(server)
+
+    # -- /mcp and the prompts -----------------------------------------------------------------
+
+    def mcp_command(self, _: str = "") -> None:
+        """``/mcp``: every server, its state and tools (prompts too)."""
+        self.chat.add_notice(sanitize(describe_servers(self.mcp, self.mcp_settings, self._mcp_started_event().is_set())))
+
+    def _add_prompt_commands(self, status: ServerStatus) -> None:
+        from scout_tui.mcp.tools import tool_name
+
+        for prompt in status.prompts:
+            args = " ".join(f"{a.name.upper()}" if a.required else f"[{a.name.upper()}]" for a in prompt.arguments or [])
+            self.commands.add(Command(
+                tool_name(status.name, prompt.name), args,
+                sanitize(f"MCP prompt of {status.name}: {prompt.description or prompt.name}")[:120],
+                lambda text, server=status.name, prompt=prompt: self.run_mcp_prompt(server, prompt, text),
+                owner=f"MCP server {status.name}"))
+
+    @work(group="mcp-prompt")
+    async def run_mcp_prompt(self, server: str, prompt: Any, text: str) -> None:
+        """``/mcp__SERVER__PROMPT ARGS``: the prompt's messages, got from the server, are sent
+        as the person's prompt (queued while a turn runs)."""
+        from scout_tui.mcp.tools import prompt_text
+
+        try:
+            arguments = prompt_arguments(prompt, text)
+            result = await self.mcp.get_prompt(server, prompt.name, arguments) if self.mcp else None
+        except Exception as e:  # the server's error, a bad argument, a dead server
+            self.chat.add_notice(sanitize(f"/{server} prompt {prompt.name}: {e}"), "error")
+            return
+        if result is None:
+            return
+        body = prompt_text(result)
+        if self.busy:
+            self.hold(body, steer=False)
+        else:
+            self.run_turn(body)
+
+
+def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
+    """The arguments of an MCP ``prompt`` from the text typed after its command: ``name=value``
+    words (shell quoting), else words in the order of the prompt's arguments, the last taking
+    the rest.
+
+    Raises:
+        ValueError: a required argument is missing, or a name the prompt does not have.
+    """
+    declared = [a.name for a in prompt.arguments or []]
+    words = shlex.split(text) if text.strip() else []
+    arguments: dict[str, str] = {}
+    if words and all("=" in w and w.split("=", 1)[0] in declared for w in words):
+        arguments = dict(w.split("=", 1) for w in words)
+    elif words:
+        if not declared:
+            raise ValueError(f"the prompt takes no arguments, got {text!r}")
+        for name, word in zip(declared, words):
+            arguments[name] = word
+        if len(words) > len(declared):
+            arguments[declared[-1]] = " ".join(words[len(declared) - 1:])
+    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in arguments]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)} (usage: NAME=VALUE or the values in order: "
+                         f"{' '.join(declared)})")
+    return arguments
+
+
+def describe_servers(client: McpClient | None, settings: McpSettings | None, started: bool) -> str:
+    """``/mcp``'s Markdown: each server with its state, how it runs, its tools and prompts; a
+    failed one's error and stderr tail; a project server not trusted yet."""
+    if settings is None:
+        return "MCP servers are still being read." if not started else "No MCP servers are configured."
+    if not settings.servers:
+        return ("No MCP servers are configured: add `[mcp.servers.NAME]` to scout.toml (a `command` and `args`, or a "
+                "`url`), or a project's `.mcp.json`.")
+    from scout_tui.mcp.tools import tool_name
+
+    running = {s.name: s for s in (client.status() if client else [])}
+    lines = ["**MCP servers**", ""]
+    for name, server in settings.servers.items():
+        status = running.get(name)
+        state = status.state if status else ("not trusted" if not server.trusted else "stopped")
+        lines.append(f"- **{name}** · {state} · {server.describe()} · {server.origin}")
+        if status is None and not server.trusted:
+            lines.append("  - a project's server: not started until you trust it (`/trust`)")
+        if status is not None and status.state == "failed":
+            lines.append(f"  - {status.error}")
+            if status.stderr_tail:
+                lines.append("  - stderr: " + " ⏎ ".join(status.stderr_tail.splitlines()[-4:]))
+        for tool in status.tools if status and status.state == "ready" else []:
+            ro = " (read-only)" if tool.annotations is not None and tool.annotations.readOnlyHint else ""
+            lines.append(f"  - `{tool_name(name, tool.name)}`{ro}: {(tool.description or '').strip().splitlines()[0][:80] if tool.description else ''}")
+        for prompt in status.prompts if status and status.state == "ready" else []:
+            lines.append(f"  - prompt `/{tool_name(name, prompt.name)}`: {(prompt.description or '')[:80]}")
+    return "\n".join(lines)

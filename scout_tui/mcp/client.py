@@ -1,0 +1,328 @@
+"""MCP servers running for the life of the app: each one's session lives in one task on a thread
+of its own (``scout-mcp``, an asyncio loop), so the SDK's anyio context managers stay open, and
+tool calls and prompts from any other loop go there and back (``asyncio.run_coroutine_threadsafe``).
+
+The SDK is the official ``mcp`` package, line 1.x: it uses httpx and httpx-sse, which scout-tui
+already depends on, and supports Python 3.10+; the 2.x line brings httpx2 and opentelemetry.
+It is imported when the first server starts, never at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from scout_tui.mcp.config import ServerConfig
+
+STATES = ("starting", "ready", "failed", "stopped")
+STDERR_TAIL_BYTES = 2000
+STDERR_TAIL_LINES = 8
+CLOSE_TIMEOUT = 5.0
+"""Seconds ``McpClient.close`` waits for the servers to end (a stdio server gets its stdin
+closed, then SIGTERM, then SIGKILL: the SDK's shutdown sequence)."""
+
+
+class McpUnavailable(Exception):
+    """A call to a server that is not running (failed, crashed, stopped, still starting)."""
+
+
+@dataclass
+class ServerStatus:
+    """What ``/mcp`` shows of one server: its ``state`` (one of ``STATES``), the ``tools`` and
+    ``prompts`` it offered (the SDK's ``Tool`` and ``Prompt`` objects), and for a failed one the
+    ``error`` and the last lines of its stderr (``stderr_tail``, a stdio server's only)."""
+
+    config: ServerConfig
+    state: str = "starting"
+    tools: list[Any] = field(default_factory=list)
+    prompts: list[Any] = field(default_factory=list)
+    error: str = ""
+    stderr_tail: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def why(self) -> str:
+        """"failed: <error>; stderr: <tail>" for a failed server, else its state."""
+        if self.state != "failed":
+            return self.state
+        tail = f"; its stderr ended with:\n{self.stderr_tail}" if self.stderr_tail else ""
+        return f"failed: {self.error}{tail}"
+
+
+class McpClient:
+    """The configured MCP servers, started by ``start`` and ended by ``close``.
+
+    ``env``: the environment a stdio server starts with (each server's own ``env`` over it; the
+    caller leaves API keys out); ``cwd``: where it starts. ``on_change(status)`` is called on the
+    ``scout-mcp`` thread whenever a server's state changes: keep it quick and thread-safe
+    (Textual's ``post_message`` is).
+    """
+
+    def __init__(self, servers: list[ServerConfig], *, cwd: Path, env: Mapping[str, str] | None = None,
+                 on_change: Callable[[ServerStatus], None] | None = None) -> None:
+        self.cwd = Path(cwd)
+        self.env = dict(os.environ if env is None else env)
+        self.on_change = on_change or (lambda status: None)
+        self.servers = {s.name: ServerStatus(s) for s in servers}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: dict[str, concurrent.futures.Future] = {}
+        self._runners: dict[str, _Runner] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start every server in the background (the thread first); returns at once. Once."""
+        with self._lock:
+            if self._loop is not None:
+                return
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="scout-mcp")
+            self._thread.start()
+        for status in self.servers.values():
+            self.launch(status.config)
+
+    def launch(self, config: ServerConfig) -> None:
+        """Start server ``config`` (one trusted since ``start``, or one to try again) unless it
+        is starting or ready."""
+        assert self._loop is not None, "start() first"
+        current = self.servers.get(config.name)
+        if current is not None and current.state == "ready" and config.name in self._tasks:
+            return
+        status = self.servers[config.name] = ServerStatus(config)
+        runner = self._runners[config.name] = _Runner(status, self)
+        self._tasks[config.name] = asyncio.run_coroutine_threadsafe(runner.serve(), self._loop)
+
+    async def wait_started(self) -> None:
+        """Wait (on any loop) until no server is still starting."""
+        waits = [asyncio.wrap_future(asyncio.run_coroutine_threadsafe(r.started.wait(), self._loop))
+                 for r in list(self._runners.values())] if self._loop else []
+        await asyncio.gather(*waits)
+
+    def status(self) -> list[ServerStatus]:
+        """Every server's status, in configuration order."""
+        return list(self.servers.values())
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call ``tool`` of ``server`` with ``arguments``; returns the SDK's ``CallToolResult``.
+        Cancelling the awaiting task cancels the call on the server's loop. Runs from any loop.
+
+        Raises:
+            McpUnavailable: the server is not ready (``ServerStatus.why`` says why).
+            mcp.shared.exceptions.McpError: the server answered with an error, timed out
+                (``tool_timeout``) or its connection closed.
+        """
+        runner = self._ready(server)
+        return await self._there(runner.session.call_tool(
+            tool, arguments, read_timeout_seconds=timedelta(seconds=runner.status.config.tool_timeout)))
+
+    async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> Any:
+        """The SDK's ``GetPromptResult`` of ``prompt`` of ``server``. Raises as ``call_tool``."""
+        return await self._there(self._ready(server).session.get_prompt(prompt, arguments))
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """End every server (at most ``timeout`` seconds in all), then the thread. Blocks: call
+        it from a thread or at exit. Idempotent."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self._close_all(timeout), loop).result(timeout + 1)
+        except (concurrent.futures.TimeoutError, RuntimeError):
+            pass  # a server that would not end dies with the process (its stdin is closed)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(1.0)
+
+    async def _close_all(self, timeout: float) -> None:
+        for runner in self._runners.values():
+            runner.stop.set()
+        tasks = [asyncio.wrap_future(t) for t in self._tasks.values()]
+        if tasks:
+            done, pending = await asyncio.wait(tasks, timeout=timeout)
+            for task in pending:
+                task.cancel()
+
+    def _ready(self, server: str) -> _Runner:
+        runner = self._runners.get(server)
+        if runner is None or runner.status.state != "ready" or runner.session is None:
+            status = self.servers.get(server)
+            raise McpUnavailable(f"MCP server {server!r} is not running ("
+                                 f"{status.why() if status else 'not configured'})")
+        return runner
+
+    async def _there(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    def _changed(self, status: ServerStatus) -> None:
+        try:
+            self.on_change(status)
+        except Exception:  # a front end's handler must not end a server
+            pass
+
+
+class _Runner:
+    """One server's long-lived task on the ``scout-mcp`` loop: connect, initialize, list tools
+    and prompts, then hold the session open until ``stop`` or until the server's stream ends."""
+
+    def __init__(self, status: ServerStatus, client: McpClient) -> None:
+        self.status = status
+        self.client = client
+        self.session: Any = None
+        self.stop = asyncio.Event()
+        self.started = asyncio.Event()  # ready or failed
+        self._errlog: Any = None
+
+    async def serve(self) -> None:
+        config = self.status.config
+        self.client._changed(self.status)
+        try:
+            if config.problem:
+                raise RuntimeError(config.problem)
+            from contextlib import AsyncExitStack
+
+            from mcp import ClientSession
+
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                ended = asyncio.Event()
+                read = _watched(read, ended)
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, read_timeout_seconds=timedelta(seconds=config.startup_timeout)))
+                info = await session.initialize()
+                self.status.tools = await _all(session.list_tools, "tools")
+                if info.capabilities.prompts is not None:
+                    self.status.prompts = await _all(session.list_prompts, "prompts")
+                self.session = session
+                self._set("ready")
+                waits = [asyncio.create_task(self.stop.wait()), asyncio.create_task(ended.wait())]
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                for wait in waits:
+                    wait.cancel()
+                if not self.stop.is_set():
+                    self.session = None
+                    self._fail("the server closed its connection (it exited or crashed)")
+        except asyncio.CancelledError:
+            self._set("stopped")
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure is the server's state, not ours
+            if not isinstance(exc, Exception) and not isinstance(exc, BaseExceptionGroup):
+                raise
+            if self.status.state != "failed":
+                self._fail(_describe(exc, config))
+        finally:
+            self.session = None
+            if self.status.state == "ready" or self.status.state == "starting":
+                self._set("stopped")
+            self.started.set()
+            if self._errlog is not None:
+                self._errlog.close()
+
+    def _transport(self) -> Any:
+        config = self.status.config
+        if config.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            self._errlog = tempfile.TemporaryFile()  # the server's stderr; its tail is shown when it fails
+            env = {**self.client.env, **config.env}
+            return stdio_client(StdioServerParameters(command=config.command, args=list(config.args), env=env,
+                                                      cwd=self.client.cwd), errlog=self._errlog)
+        from mcp.client.streamable_http import streamablehttp_client
+
+        return _http(streamablehttp_client(config.url, headers=config.headers or None,
+                                           timeout=config.startup_timeout))
+
+    def _set(self, state: str) -> None:
+        self.status.state = state
+        if state != "starting":
+            self.started.set()
+        self.client._changed(self.status)
+
+    def _fail(self, error: str) -> None:
+        self.status.error = error
+        self.status.stderr_tail = self._stderr_tail()
+        self._set("failed")
+
+    def _stderr_tail(self) -> str:
+        """The last lines of the server's stderr, read without moving the offset the server
+        writes at (the file description is shared)."""
+        if self._errlog is None or self._errlog.closed:
+            return ""
+        fd = self._errlog.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, STDERR_TAIL_BYTES, max(0, size - STDERR_TAIL_BYTES))
+        lines = [" ".join(line.split()) for line in data.decode("utf-8", "replace").splitlines()]
+        lines = [line for line in lines if line]
+        return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+
+def _http(manager: Any) -> Any:
+    """``streamablehttp_client``'s ``(read, write, session_id)`` as ``(read, write)``."""
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def two():
+        async with manager as (read, write, _):
+            yield read, write
+
+    return two()
+
+
+def _watched(read: Any, ended: asyncio.Event) -> Any:
+    """``read`` (the transport's receive stream) forwarded through a stream of our own whose
+    sender sets ``ended`` when the transport's stream ends: the server exited or hung up."""
+    import anyio
+
+    send, receive = anyio.create_memory_object_stream(0)
+
+    async def forward() -> None:
+        try:
+            async with send:
+                async for item in read:
+                    await send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            ended.set()
+
+    asyncio.get_running_loop().create_task(forward())
+    return receive
+
+
+async def _all(list_page: Callable[..., Any], attribute: str) -> list[Any]:
+    """Every item of a paginated list request (``list_tools``, ``list_prompts``)."""
+    items: list[Any] = []
+    cursor = None
+    for _ in range(100):  # a server that pages for ever is cut off
+        page = await list_page(cursor) if cursor else await list_page()
+        items += getattr(page, attribute)
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    return items
+
+
+def _describe(exc: BaseException, config: ServerConfig) -> str:
+    """One sentence for a server's failure, from the first leaf of an exception group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
+        return f"cannot run {config.command!r}: no such command"
+    text = str(exc) or type(exc).__name__
+    if text == "Connection closed":
+        return "it exited, or closed its connection, before it answered"
+    if "Timed out while waiting for response" in text:
+        return f"it did not answer within {config.startup_timeout:g} s"
+    if type(exc).__module__.startswith("httpx"):
+        return f"{config.url}: {type(exc).__name__}: {text}"
+    return text if type(exc).__name__ in ("McpError", "RuntimeError") else f"{type(exc).__name__}: {text}"

@@ -1,0 +1,293 @@
+"""The MCP servers a run may start: ``[mcp.servers.NAME]`` tables of the scout.toml files and the
+``mcpServers`` of a project's ``.mcp.json`` (the shape Claude Code and other agents read), checked
+with file and line, and which of the project's servers the person trusted (``trust.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from scout_tui.config import CONFIG_FILE, ConfigFile, in_project
+from scout_tui.errors import ScoutError
+from scout_tui.tomlpos import key_line
+from scout_tui.trust import PluginFile, check_entry, read_trusted
+
+MCP_JSON = ".mcp.json"
+TOML_KEYS = ("command", "args", "env", "url", "headers", "startup_timeout", "tool_timeout")
+JSON_KEYS = ("type", "command", "args", "env", "url", "headers")
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+STARTUP_TIMEOUT = 30.0
+"""Seconds a server has to start, answer ``initialize`` and list its tools."""
+TOOL_TIMEOUT = 600.0
+"""Seconds a tool call may take before it fails (the person can stop it earlier with Esc)."""
+NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+UNTRUSTED_SERVER = ("not started: it is new or changed since you trusted it; read it, then run "
+                    "`scout-tui trust` (or /trust) to start it")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server.
+
+    Attributes:
+        name: its name in the config (letters, digits, ``_``, ``-``), as in ``mcp__NAME__TOOL``.
+        transport: ``"stdio"`` (``command`` with ``args`` and ``env``) or ``"http"`` (streamable
+            HTTP at ``url`` with ``headers``).
+        origin: "<file>:<line>" of its definition.
+        startup_timeout, tool_timeout: seconds.
+        trust: for a project's server (``.mcp.json``, or the project's own scout.toml), its trust
+            entry (``trust.check_entry``); None for the person's own servers, always trusted.
+        problem: why it cannot start although its shape is right (an unset ``${VAR}``), or "".
+    """
+
+    name: str
+    transport: str
+    origin: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    startup_timeout: float = STARTUP_TIMEOUT
+    tool_timeout: float = TOOL_TIMEOUT
+    trust: PluginFile | None = field(default=None, repr=False)
+    problem: str = ""
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust is None or self.trust.trusted
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values never to show: every env and header value (tokens, as often as not)."""
+        return [*self.env.values(), *self.headers.values()]
+
+    def describe(self) -> str:
+        """"stdio: npx -y server" or "http: https://host/mcp" (never env or header values)."""
+        if self.transport == "stdio":
+            return "stdio: " + " ".join([self.command, *self.args])
+        return f"http: {self.url}"
+
+
+@dataclass
+class McpSettings:
+    """``servers`` by name (a later file's server replaces an earlier one of its name) and
+    ``notes`` for the front end (a project server not trusted yet, one replaced)."""
+
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def startable(self) -> list[ServerConfig]:
+        """The servers that may start: trusted ones."""
+        return [s for s in self.servers.values() if s.trusted]
+
+
+def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) -> McpSettings:
+    """The MCP servers of a ``Config`` run in ``cwd``: ``config.layers``' ``[mcp.servers.NAME]``
+    (user file < project file), then ``cwd/.mcp.json``'s ``mcpServers`` (a name the scout.toml
+    files define keeps theirs). A project's servers (``.mcp.json``, or the project's own
+    scout.toml: ``config.in_project``) carry their trust state; an untrusted one has a note.
+
+    Raises:
+        ScoutError: a bad ``[mcp]`` table or ``.mcp.json`` (not JSON, an unknown key, a value of
+            the wrong type, neither or both of ``command`` and ``url``), naming the file and line.
+    """
+    environ = os.environ if environ is None else environ
+    settings = McpSettings()
+    trusted: dict[str, str] | None = None
+
+    def trust_table() -> dict[str, str]:
+        nonlocal trusted
+        if trusted is None:
+            trusted, problem = read_trusted()
+            if problem:
+                settings.notes.append(problem)
+        return trusted
+
+    for layer in config.layers:
+        project = in_project(layer.path, cwd)
+        for server in _toml_servers(layer, environ, trust_table if project else None):
+            settings.servers[server.name] = server
+    path = Path(cwd) / MCP_JSON
+    for server in json_servers(path, environ, trust_table):
+        if server.name in settings.servers:
+            settings.notes.append(f"{server.origin}: MCP server {server.name!r} is not used: "
+                                  f"{settings.servers[server.name].origin} defines one of that name")
+            continue
+        settings.servers[server.name] = server
+    for server in settings.servers.values():
+        if not server.trusted:
+            settings.notes.append(f"{server.origin}: MCP server {server.name!r} {UNTRUSTED_SERVER}")
+    return settings
+
+
+def project_server_trust(cwd: Path) -> tuple[list[PluginFile], list[str]]:
+    """Each MCP server of the project in ``cwd`` (``./scout.toml``'s ``[mcp.servers]``,
+    ``./.mcp.json``'s ``mcpServers``) as a trust entry with its state, and the problems met (a
+    file that does not parse or check, an unreadable trust file), for ``scout-tui trust`` and
+    ``/trust``. Never raises."""
+    trusted, problem = read_trusted()
+    problems = [problem] if problem else []
+    entries: list[PluginFile] = []
+    toml_path = Path(cwd) / CONFIG_FILE
+    try:
+        if toml_path.is_file():
+            text = toml_path.read_text(encoding="utf-8")
+            layer = ConfigFile(toml_path, text, tomllib.loads(text))
+            entries += [s.trust for s in _toml_servers(layer, os.environ, lambda: trusted) if s.trust]
+        entries += [s.trust for s in json_servers(Path(cwd) / MCP_JSON, os.environ, lambda: trusted) if s.trust]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ScoutError) as exc:
+        problems.append(str(exc))
+    return entries, problems
+
+
+def _toml_servers(layer: ConfigFile, environ: Any, trust: Any) -> list[ServerConfig]:
+    table = layer.table.get("mcp")
+    if table is None:
+        return []
+    path, text = layer.path, layer.text
+
+    def where(*key: str) -> str:
+        line = key_line(text, ("mcp", *key)) or key_line(text, ("mcp",))
+        return f"{path}:{line}" if line else str(path)
+
+    if not isinstance(table, dict):
+        raise ScoutError(f"{where()}: [mcp] must be a table, with servers in [mcp.servers.NAME]")
+    for unknown in sorted(set(table) - {"servers"}):
+        raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [mcp] (servers go in [mcp.servers.NAME])")
+    servers = table.get("servers", {})
+    if not isinstance(servers, dict):
+        raise ScoutError(f"{where('servers')}: mcp.servers must be a table of servers ([mcp.servers.NAME])")
+    found = []
+    for name, entry in servers.items():
+        found.append(_server(name, entry, lambda *key, name=name: where("servers", name, *key), TOML_KEYS,
+                             f"[mcp.servers.{name}]", environ, trust, path))
+    return found
+
+
+def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:
+    """The ``mcpServers`` of the ``.mcp.json`` at ``path`` (none when it does not exist), each
+    with its trust entry from ``trust()`` (the trusted table). Raises ``ScoutError`` as
+    ``mcp_settings``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScoutError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScoutError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
+        raise ScoutError(f"{path}:1: expected {{\"mcpServers\": {{NAME: {{\"command\": …}} or {{\"url\": …}}}}}}")
+
+    def where(name: str, *key: str) -> str:
+        return f"{path}:{_json_line(text, ('mcpServers', name, *key))}"
+
+    return [_server(name, entry, lambda *key, name=name: where(name, *key), JSON_KEYS, f"mcpServers.{name}",
+                    environ, trust, path, expand=True)
+            for name, entry in document.get("mcpServers", {}).items()]
+
+
+def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str, environ: Any, trust: Any,
+            path: Path, *, expand: bool = False) -> ServerConfig:
+    if not NAME.fullmatch(name) or "__" in name:
+        raise ScoutError(f"{where()}: MCP server name {name!r}: use letters, digits, '_' or '-' (not '__', which "
+                         "separates the server from the tool in mcp__SERVER__TOOL)")
+    if not isinstance(entry, dict):
+        raise ScoutError(f"{where()}: {what} must be a table with a command or a url")
+    for unknown in sorted(set(entry) - set(known)):
+        raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in {what} (known: {', '.join(known)})")
+    if ("command" in entry) == ("url" in entry):
+        raise ScoutError(f"{where()}: {what} needs either a command (stdio) or a url (streamable HTTP)")
+    kind = entry.get("type", "stdio" if "command" in entry else "http")
+    if kind not in ("stdio", *HTTP_TYPES):
+        raise ScoutError(f"{where('type')}: {what}.type must be \"stdio\" or \"http\", got {kind!r} "
+                         "(an SSE server is not supported: use its streamable HTTP endpoint)")
+    if (kind == "stdio") != ("command" in entry):
+        raise ScoutError(f"{where('type')}: {what}.type {kind!r} does not go with "
+                         f"{'a url' if 'url' in entry else 'a command'}")
+    problems: list[str] = []
+
+    def text(key: str, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ScoutError(f"{where(key)}: {what}.{key} must be a non-empty string, got {value!r}")
+        return _expand(value, environ, problems) if expand else value
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ScoutError(f"{where(key)}: {what}.{key} must be a list of strings")
+        return tuple(_expand(v, environ, problems) if expand else v for v in value)
+
+    def table(key: str) -> dict[str, str]:
+        value = entry.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ScoutError(f"{where(key)}: {what}.{key} must be a table of strings")
+        return {k: _expand(v, environ, problems) if expand else v for k, v in value.items()}
+
+    def seconds(key: str, default: float) -> float:
+        value = entry.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise ScoutError(f"{where(key)}: {what}.{key} must be a positive number of seconds, got {value!r}")
+        return float(value)
+
+    stdio = "command" in entry
+    server = ServerConfig(
+        name, "stdio" if stdio else "http", where(),
+        command=text("command", entry["command"]) if stdio else "",
+        args=strings("args") if stdio else (),
+        env=table("env") if stdio else {},
+        url=text("url", entry["url"]) if not stdio else "",
+        headers=table("headers") if not stdio else {},
+        startup_timeout=seconds("startup_timeout", STARTUP_TIMEOUT),
+        tool_timeout=seconds("tool_timeout", TOOL_TIMEOUT),
+        problem="; ".join(dict.fromkeys(problems)),
+    )
+    for key in ("args", "env") if not stdio else ("headers",):
+        if key in entry:
+            raise ScoutError(f"{where(key)}: {what}.{key} is for {'stdio' if key != 'headers' else 'HTTP'} servers")
+    if trust is None:
+        return server
+    source = json.dumps({name: entry}, indent=2, sort_keys=True).encode()
+    entry_trust = check_entry(path, f"mcpServers.{name}", source, trust(),
+                              label=f"MCP server {name} ({server.describe()[:60]}) in {path}")
+    return replace(server, trust=entry_trust)
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _expand(value: str, environ: Any, problems: list[str]) -> str:
+    """``${VAR}`` and ``${VAR:-default}`` replaced from ``environ`` (as Claude Code reads
+    ``.mcp.json``); an unset one without a default adds to ``problems`` and reads as ""."""
+    def one(match: re.Match[str]) -> str:
+        name, default = match[1], match[2]
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        problems.append(f"${{{name}}} is not set")
+        return ""
+
+    return _VARIABLE.sub(one, value)
+
+
+def _json_line(text: str, keys: tuple[str, ...]) -> int:
+    """The 1-based line of the last of ``keys`` in JSON ``text``, found in order (each after the
+    one before); the line of the last found when one is missing."""
+    position = 0
+    for key in keys:
+        match = re.compile(r'"%s"\s*:' % re.escape(json.dumps(key)[1:-1])).search(text, position)
+        if match is None:
+            break
+        position = match.start()
+    return text.count("\n", 0, position) + 1

@@ -1,0 +1,157 @@
+"""MCP servers' tools as ``Tool`` objects named ``mcp__SERVER__TOOL``, their results as
+``ToolResult``s, and their prompts as slash-command text.
+
+Result content (https://modelcontextprotocol.io/specification/2025-06-18/server/tools#tool-result):
+text as it is; an image or audio as a placeholder with its mime type and size; an embedded
+resource's text, or a placeholder for its blob; a resource link as its URI; ``structuredContent``
+as JSON when no text block already holds it; ``isError`` as the result's ``is_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+import re
+from typing import Any
+
+from scout_tui.mcp.client import McpClient, McpUnavailable, ServerStatus
+from scout_tui.tools.base import Tool, ToolContext, ToolResult
+
+PREFIX = "mcp__"
+MAX_NAME = 64
+"""The providers' limit on a tool's name: Anthropic and OpenAI take ``^[a-zA-Z0-9_-]{1,64}$``."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``mcp__SERVER__TOOL`` within the providers' tool-name rules: characters other than
+    letters, digits, ``_`` and ``-`` become ``_``; a name over 64 characters keeps its first 55
+    and a hash of the whole (so two long names stay apart)."""
+    name = f"{PREFIX}{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def server_of(name: str) -> str | None:
+    """The server part of an ``mcp__SERVER__TOOL`` name (None for another tool's name)."""
+    if not name.startswith(PREFIX):
+        return None
+    server, sep, _ = name[len(PREFIX):].partition("__")
+    return server if sep else None
+
+
+def mcp_tools(client: McpClient) -> list[Tool]:
+    """A ``Tool`` for each tool of each ready server (``read_only`` when the server's
+    annotations say ``readOnlyHint``); a call goes through ``client.call_tool``."""
+    tools = []
+    for status in client.status():
+        if status.state != "ready":
+            continue
+        for spec in status.tools:
+            tools.append(_adapter(client, status, spec))
+    return tools
+
+
+def _adapter(client: McpClient, status: ServerStatus, spec: Any) -> Tool:
+    server, remote = status.name, spec.name
+    schema = dict(spec.inputSchema or {})
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    description = (spec.description or spec.title or f"The tool {remote!r}").strip()
+    annotations = getattr(spec, "annotations", None)
+    read_only = bool(annotations is not None and annotations.readOnlyHint)
+
+    async def run(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await call(client, server, remote, input, ctx)
+
+    return Tool(tool_name(server, remote), f"{description}\n\n(From the MCP server {server!r}.)", schema, run,
+                read_only=read_only)
+
+
+async def call(client: McpClient, server: str, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Run one call; every failure is an error result naming the server. The person stopping
+    the call (``ctx.stop``) cancels it on the server's side too."""
+    work = asyncio.ensure_future(client.call_tool(server, tool, arguments))
+    stop = asyncio.ensure_future(ctx.stop.wait())
+    try:
+        await asyncio.wait([work, stop], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+        stop.cancel()
+    if not work.done() or work.cancelled():
+        return ToolResult(f"[stopped by the user: the MCP server {server!r} was told to stop]", True)
+    try:
+        result = work.result()
+    except McpUnavailable as exc:
+        return ToolResult(str(exc), True)
+    except Exception as exc:  # the SDK's McpError, a closed connection, a validation error
+        status = client.servers.get(server)
+        if status is not None and status.state == "failed":
+            return ToolResult(f"MCP server {server!r} {status.why()}", True)
+        return ToolResult(f"MCP server {server!r}: {tool} failed: {exc or type(exc).__name__}", True)
+    return tool_result(result)
+
+
+def tool_result(result: Any) -> ToolResult:
+    """A ``CallToolResult`` (content blocks, ``structuredContent``, ``isError``) as a
+    ``ToolResult`` whose text holds every block (see the module docstring)."""
+    parts = [block_text(block) for block in result.content]
+    structured = getattr(result, "structuredContent", None)
+    # FastMCP wraps a plain return value as {"result": value}; its text block already says it.
+    wrapped = structured.get("result") if isinstance(structured, dict) and len(structured) == 1 else None
+    if structured is not None and not any(_same_json(p, structured) or p == wrapped for p in parts):
+        parts.append(json.dumps(structured, indent=2, ensure_ascii=False))
+    text = "\n".join(p for p in parts if p) or "(no output)"
+    return ToolResult(text, bool(result.isError))
+
+
+def block_text(block: Any) -> str:
+    """One content block (text, image, audio, resource, resource link) as text."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.mimeType}, {_size(_decoded_length(block.data))}]"
+    if kind == "resource":
+        resource = block.resource
+        if getattr(resource, "text", None) is not None:
+            return f"[resource {resource.uri}]\n{resource.text}"
+        return (f"[resource {resource.uri}: {resource.mimeType or 'binary'}, "
+                f"{_size(_decoded_length(getattr(resource, 'blob', '')))}]")
+    if kind == "resource_link":
+        return f"[resource link: {block.uri}{f' ({block.name})' if block.name else ''}]"
+    return f"[{kind or type(block).__name__} content]"
+
+
+def prompt_text(result: Any) -> str:
+    """A ``GetPromptResult``'s messages as one prompt: each message's text (placeholders for
+    other content), a blank line between; an assistant message is marked as one."""
+    texts = []
+    for message in result.messages:
+        text = block_text(message.content)
+        texts.append(text if message.role == "user" else f"(assistant) {text}")
+    return "\n\n".join(texts)
+
+
+def _decoded_length(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data) * 3 // 4
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MB"
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return json.loads(text) == value
+    except (ValueError, TypeError):
+        return False

@@ -1,0 +1,73 @@
+"""A small MCP server written with the SDK's own server API (FastMCP), for the MCP client tests.
+
+``python fast_server.py`` serves over stdio; ``python fast_server.py http PORT`` serves
+streamable HTTP on 127.0.0.1:PORT at ``/mcp``. ``MCP_TEST_CRASH_AFTER_START=1`` makes the
+``crash`` tool end the process; ``MCP_TEST_FAIL_AT_START`` makes it exit before answering,
+printing that text on stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import sys
+
+if os.environ.get("MCP_TEST_FAIL_AT_START"):
+    print(os.environ["MCP_TEST_FAIL_AT_START"], file=sys.stderr, flush=True)
+    sys.exit(3)
+
+from mcp.server.fastmcp import FastMCP  # noqa: E402
+from mcp.server.fastmcp.utilities.types import Image  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
+server = FastMCP("notes", host="127.0.0.1")
+NOTES: list[str] = []
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+@server.tool(description="Add a note; returns how many notes there are.")
+def add_note(text: str) -> str:
+    NOTES.append(text)
+    return f"noted ({len(NOTES)}): {text}"
+
+
+@server.tool(description="Add two numbers.", annotations=ToolAnnotations(readOnlyHint=True))
+def add(a: int, b: int) -> dict:
+    return {"sum": a + b}
+
+
+@server.tool(description="A one-pixel picture.", annotations=ToolAnnotations(readOnlyHint=True))
+def picture() -> Image:
+    return Image(data=PNG, format="png")
+
+
+@server.tool(description="Always fails.")
+def fail(why: str) -> str:
+    raise ValueError(f"failing as asked: {why}")
+
+
+@server.tool(description="Waits for ever (until cancelled).")
+async def slow() -> str:
+    print("slow: started", file=sys.stderr, flush=True)
+    await asyncio.sleep(3600)
+    return "never"
+
+
+@server.tool(description="Ends the server process.")
+def crash() -> str:
+    print("crash: the server is going down", file=sys.stderr, flush=True)
+    os._exit(7)
+
+
+@server.prompt(description="Review a file.")
+def review(path: str, focus: str = "bugs") -> str:
+    return f"Please review {path}, looking for {focus}."
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        server.settings.port = int(sys.argv[2])
+        server.run("streamable-http")
+    else:
+        server.run("stdio")
