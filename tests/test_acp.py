@@ -1,0 +1,190 @@
+"""`scout-tui acp` driven as an editor drives it: the ``agent-client-protocol`` package's client over
+a real subprocess's stdio, the model a loopback server, HOME a temporary folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from scout_tui.history import problems
+from scout_tui.store import Store
+from tests.acp_helpers import RecordingClient, acp_process, fold, text, transcript_lines
+from tests.conftest import wait_until
+from tests.headless_helpers import SECRET, env, repo  # noqa: F401 — fixtures
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.process_helpers import processes_with
+
+
+def write_call(path: str = "hello.py", content: str = "print('hello')\n") -> Reply:
+    return Reply(anthropic_stream(["Writing it."], ("toolu_w", "write", [json.dumps({"path": path, "content": content})])))
+
+
+def store_of(env: dict[str, str]) -> Store:
+    return Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+
+
+async def test_a_prompt_streams_the_models_chunks_and_ends_with_end_turn(repo, env):
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["Hello", " from", " the model."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, transcript):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("say hello"))
+    assert done.stop_reason == "end_turn"
+    chunks = [u for u in client.of(session.session_id) if u.session_update == "agent_message_chunk"]
+    assert "".join(c.content.text for c in chunks) == "Hello from the model."
+    assert server.requests[0].json()["messages"][0]["content"][0]["text"] == "say hello"
+    # the session is the TUI's: stored in the same sqlite file, in the session tree of the folder
+    [stored] = store_of(env).sessions(repo)
+    assert stored.id == session.session_id and stored.message_count == 2 and stored.title == "say hello"
+    assert SECRET not in "\n".join(transcript_lines(transcript))  # the key never reaches the client
+
+
+async def test_initialize_says_the_protocol_version_and_what_the_agent_offers(repo, env):
+    async with acp_process(repo, env, RecordingClient()) as (conn, _, transcript):
+        pass
+    answer = next(e.message["result"] for e in transcript if e.message.get("id") == 0 and "result" in e.message)
+    assert answer["protocolVersion"] == 1
+    assert answer["agentCapabilities"]["loadSession"] is True
+    assert answer["agentCapabilities"]["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
+    assert set(answer["agentCapabilities"]["sessionCapabilities"]) == {"list", "fork", "resume", "close"}
+
+
+async def test_a_write_asks_permission_and_once_allowed_reports_its_diff(repo, env):
+    client = RecordingClient(answer="allow_once")
+    with LoopbackServer([write_call(), Reply(anthropic_stream(["Done."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, transcript):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("write hello.py"))
+    assert done.stop_reason == "end_turn"
+    assert (repo / "hello.py").read_text() == "print('hello')\n"
+    [asked] = client.asked
+    assert [o.kind for o in asked["options"]] == ["allow_once", "allow_always", "reject_once"]
+    assert asked["tool_call"].tool_call_id == "toolu_w" and asked["tool_call"].kind == "edit"
+    [diff] = [c for c in asked["tool_call"].content if c.type == "diff"]
+    assert (diff.path, diff.old_text, diff.new_text) == (str(repo / "hello.py"), None, "print('hello')\n")
+    calls = [u for u in client.of(session.session_id) if getattr(u, "tool_call_id", None) == "toolu_w"]
+    assert [u.status for u in calls] == ["pending", "in_progress", "completed"]
+    assert calls[0].kind == "edit" and [loc.path for loc in calls[0].locations] == [str(repo / "hello.py")]
+    [written] = [c for c in calls[-1].content if c.type == "diff"]
+    assert (written.path, written.old_text, written.new_text) == (str(repo / "hello.py"), None, "print('hello')\n")
+    for line in transcript_lines(transcript):  # the note's transcript: pytest -s shows it
+        print(line)
+
+
+async def test_a_rejected_write_leaves_the_file_unwritten_and_the_model_is_told(repo, env):
+    client = RecordingClient(answer="reject_once")
+    with LoopbackServer([write_call(), Reply(anthropic_stream(["Fine, I won't."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("write hello.py"))
+    assert done.stop_reason == "end_turn"
+    assert not (repo / "hello.py").exists()
+    last = [u for u in client.of(session.session_id) if getattr(u, "tool_call_id", None) == "toolu_w"][-1]
+    assert last.status == "failed"
+    [result] = server.requests[1].json()["messages"][-1]["content"]
+    assert result["is_error"] and "denied" in json.dumps(result)
+
+
+async def test_allow_always_adds_the_rule_for_the_run_so_the_next_write_runs_unasked(repo, env):
+    client = RecordingClient(answer="allow_always")
+    replies = [write_call("a.txt", "a\n"), Reply(anthropic_stream(["One."])),
+               write_call("a.txt", "b\n"), Reply(anthropic_stream(["Two."]))]
+    with LoopbackServer(replies) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("write a"))
+            await conn.prompt(session_id=session.session_id, prompt=text("again"))
+    assert len(client.asked) == 1 and (repo / "a.txt").read_text() == "b\n"
+
+
+async def test_set_mode_yolo_runs_a_command_unasked_and_cancel_stops_it_validly(repo, env):
+    token = f"600.{uuid.uuid4().int % 10**9}"  # found by command line, to see the process start and go
+    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep {token}"})])
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["Running it."], call)), Reply(anthropic_stream(["Still here."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+            turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("run it")))
+            await wait_until(None, lambda: processes_with(token), what="the command to start")
+            await conn.cancel(session_id=session.session_id)
+            done = await turn
+            assert processes_with(token) == []
+            again = await conn.prompt(session_id=session.session_id, prompt=text("are you there?"))
+    assert client.asked == [] and done.stop_reason == "cancelled" and again.stop_reason == "end_turn"
+    last = [u for u in client.of(session.session_id) if getattr(u, "tool_call_id", None) == "toolu_b"][-1]
+    assert last.status == "failed"
+    messages = store_of(env).messages(session.session_id)
+    # the cancelled turn is closed as Esc closes it: every call answered, so the next request is valid
+    assert problems(messages[:3]) == [] and len(messages) == 5  # prompt, call, interrupted result; prompt, answer
+    assert messages[2]["content"][0]["tool_use_id"] == "toolu_b" and messages[2]["content"][0]["is_error"]
+    sent = server.requests[1].json()["messages"]
+    assert problems(sent) == [] and sent[2]["content"][0]["tool_use_id"] == "toolu_b"
+
+
+async def test_cancel_during_a_slow_stream_keeps_the_partial_answer(repo, env):
+    body = anthropic_stream(["first words ", "never sent"])
+    cut = body.index(b"event: content_block_delta", body.index(b"first words"))
+    client = RecordingClient()
+    # the rest of the answer waits far longer than any test: the cancel comes first, whatever the load
+    with LoopbackServer([Reply([body[:cut], body[cut:]], delay=600)]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("talk")))
+            await wait_until(None, lambda: client.of(session.session_id), what="the first chunk")
+            await conn.cancel(session_id=session.session_id)
+            done = await turn
+    assert done.stop_reason == "cancelled"
+    messages = store_of(env).messages(session.session_id)
+    assert problems(messages) == [] and messages[-1].get("incomplete") is True
+    assert messages[-1]["content"][0]["text"] == "first words "
+
+
+async def test_load_replays_the_stored_session_as_it_was_shown(repo, env):
+    live = RecordingClient(answer="allow_once")
+    with LoopbackServer([write_call(), Reply(anthropic_stream(["Done."]))]) as server:
+        async with acp_process(repo, env, live, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("write hello.py"))
+    later = RecordingClient()
+    async with acp_process(repo, env, later) as (conn, _, _):
+        listed = await conn.list_sessions(cwd=str(repo))
+        await conn.load_session(cwd=str(repo), session_id=session.session_id)
+    assert [s.session_id for s in listed.sessions] == [session.session_id]
+    shown_live = [("user_message_chunk", "write hello.py"), *fold(live.of(session.session_id))]
+    replayed = fold(later.of(session.session_id))
+    assert replayed == shown_live
+    assert [kind for kind, _ in replayed] == ["user_message_chunk", "agent_message_chunk", "tool_call",
+                                              "agent_message_chunk"]
+    assert replayed[2][1]["status"] == "completed" and replayed[2][1]["content"][1]["type"] == "diff"
+
+
+async def test_fork_makes_a_branch_the_session_tree_shows_under_its_parent(repo, env):
+    with LoopbackServer([Reply(anthropic_stream(["First."])), Reply(anthropic_stream(["Second."]))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("one"))
+            branch = await conn.fork_session(session_id=session.session_id, cwd=str(repo))
+            await conn.prompt(session_id=branch.session_id, prompt=text("two"))
+    store = store_of(env)
+    forked = store.session(branch.session_id)
+    assert forked.parent == session.session_id and forked.fork_at == 2
+    assert [m["content"][0]["text"] for m in store.messages(branch.session_id)] == ["one", "First.", "two", "Second."]
+    assert len(server.requests[1].json()["messages"]) == 3  # the branch's request carries the shared history
+
+
+@pytest.mark.parametrize("mode", ["auto-edit", "nonsense"])
+async def test_set_mode_takes_the_permission_modes_only(repo, env, mode):
+    from acp import RequestError
+
+    async with acp_process(repo, env, RecordingClient()) as (conn, _, _):
+        session = await conn.new_session(cwd=str(repo))
+        if mode == "nonsense":
+            with pytest.raises(RequestError):
+                await conn.set_session_mode(session_id=session.session_id, mode_id=mode)
+        else:
+            await conn.set_session_mode(session_id=session.session_id, mode_id=mode)
