@@ -237,10 +237,7 @@ class _Runner:
             env = {**self.client.env, **config.env}
             return stdio_client(StdioServerParameters(command=config.command, args=list(config.args), env=env,
                                                       cwd=self.client.cwd), errlog=self._errlog)
-        from mcp.client.streamable_http import streamablehttp_client
-
-        return _http(streamablehttp_client(config.url, headers=config.headers or None,
-                                           timeout=config.startup_timeout))
+        return _http(config)
 
     def _set(self, state: str) -> None:
         self.status.state = state
@@ -266,14 +263,20 @@ class _Runner:
         return "\n".join(lines[-STDERR_TAIL_LINES:])
 
 
-def _http(manager: Any) -> Any:
-    """``streamablehttp_client``'s ``(read, write, session_id)`` as ``(read, write)``."""
+def _http(config: ServerConfig) -> Any:
+    """The SDK's ``streamable_http_client`` for ``config.url`` with its headers (an httpx
+    client closed with it), yielding ``(read, write)``."""
     from contextlib import asynccontextmanager
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
 
     @asynccontextmanager
     async def two():
-        async with manager as (read, write, _):
-            yield read, write
+        # The SDK's defaults: 30 s to connect and write, 300 s to read (a stream may stay open).
+        async with httpx.AsyncClient(headers=config.headers or None, timeout=httpx.Timeout(30, read=300)) as http:
+            async with streamable_http_client(config.url, http_client=http) as (read, write, _):
+                yield read, write
 
     return two()
 

@@ -1,0 +1,303 @@
+"""The MCP client against real MCP servers started by the tests: a FastMCP server (the SDK's own
+server API) over stdio and over streamable HTTP on loopback, and, where Node is, the reference
+server ``@modelcontextprotocol/server-everything`` from the npm registry. Config reading, tool
+names, results, failures, cancellation and the permission rules for MCP tools."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scout_tui.config import load_config
+from scout_tui.errors import ScoutError
+from scout_tui.mcp.client import McpClient
+from scout_tui.mcp.config import ServerConfig, mcp_settings
+from scout_tui.mcp.tools import mcp_tools, tool_name
+from scout_tui.tools.base import ToolContext
+from scout_tui.tools.permissions import Policy, parse_rule
+from scout_tui.trust import record_trust
+from tests.conftest import until
+
+FAST_SERVER = Path(__file__).parent / "mcp_servers" / "fast_server.py"
+
+
+def stdio(name: str = "notes", **env: str) -> ServerConfig:
+    return ServerConfig(name, "stdio", "test:1", command=sys.executable, args=(str(FAST_SERVER),), env=env)
+
+
+async def started(*servers: ServerConfig, cwd: Path) -> McpClient:
+    client = McpClient(list(servers), cwd=cwd)
+    client.start()
+    await client.wait_started()
+    return client
+
+
+def tools_of(client: McpClient) -> dict:
+    return {t.name: t for t in mcp_tools(client)}
+
+
+def user_toml(home: Path, text: str) -> Path:
+    folder = home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text(text)
+    return folder / "scout.toml"
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def test_servers_come_from_scout_toml_and_a_projects_mcp_json(tmp_home, workdir):
+    user_toml(tmp_home, '[mcp.servers.notes]\ncommand = "python"\nargs = ["server.py"]\nenv = { TOKEN = "t" }\n'
+                        'tool_timeout = 5\n')
+    (workdir / ".mcp.json").write_text('{"mcpServers": {\n  "docs": {"type": "http", "url": "http://127.0.0.1:1/mcp",'
+                                       ' "headers": {"Authorization": "Bearer ${DOCS_TOKEN:-none}"}}\n}}\n')
+    settings = mcp_settings(load_config(workdir), workdir, environ={})
+    notes, docs = settings.servers["notes"], settings.servers["docs"]
+    assert (notes.transport, notes.command, notes.args, notes.env, notes.tool_timeout) == ("stdio", "python", ("server.py",), {"TOKEN": "t"}, 5.0)
+    assert notes.trusted and notes.origin.endswith("scout.toml:1")
+    assert (docs.transport, docs.url, docs.headers) == ("http", "http://127.0.0.1:1/mcp", {"Authorization": "Bearer none"})
+    assert not docs.trusted and docs.origin == f"{workdir / '.mcp.json'}:2"
+    assert [s.name for s in settings.startable()] == ["notes"]
+    assert any("'docs'" in n and "scout-tui trust" in n for n in settings.notes)
+
+
+def test_a_trusted_project_server_starts_until_its_entry_changes(tmp_home, workdir):
+    mcp_json = workdir / ".mcp.json"
+    mcp_json.write_text('{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}')
+    settings = mcp_settings(load_config(workdir), workdir)
+    record_trust([s.trust for s in settings.servers.values()])
+    assert [s.name for s in mcp_settings(load_config(workdir), workdir).startable()] == ["a", "b"]
+    mcp_json.write_text('{"mcpServers": {"a": {"command": "x", "args": ["--evil"]}, "b": {"command": "y"}}}')
+    again = mcp_settings(load_config(workdir), workdir)
+    assert [s.name for s in again.startable()] == ["b"] and again.servers["a"].trust.state == "changed"
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ('[mcp.servers.x]\ncommand = "a"\nargz = []\n', 3, "unknown key 'argz'"),
+    ('x = 1\n[mcp.servers.x]\nargs = ["a"]\n', 2, "either a command"),
+    ('[mcp.servers.x]\nurl = "http://h"\nheaders = { A = 1 }\n', 3, "table of strings"),
+    ('[mcp.servers.x]\ncommand = "a"\ntool_timeout = 0\n', 3, "positive number"),
+    ('[mcp]\nserver = {}\n', 2, "unknown key 'server'"),
+])
+def test_a_bad_mcp_table_stops_with_its_file_and_line(tmp_home, workdir, text, line, words):
+    path = user_toml(tmp_home, text)
+    with pytest.raises(ScoutError) as caught:
+        mcp_settings(load_config(workdir), workdir)
+    assert f"{path}:{line}:" in str(caught.value) and words in str(caught.value)
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ('{\n  "mcpServers": {\n    "x": {"url": 3}\n  }\n}', 3, "non-empty string"),
+    ('{\n  "mcpServers": {\n    "x": {"command": "a",\n "cwd": "/"}\n  }\n}', 4, "unknown key 'cwd'"),
+    ('{\n  "mcpServers": {\n    "x": {"type": "sse", "url": "http://h"}\n  }\n}', 3, "SSE"),
+    ('{\n  "mcpServers": {,\n}', 2, "not JSON"),
+])
+def test_a_bad_mcp_json_stops_with_its_line(tmp_home, workdir, text, line, words):
+    (workdir / ".mcp.json").write_text(text)
+    with pytest.raises(ScoutError) as caught:
+        mcp_settings(load_config(workdir), workdir)
+    assert f"{workdir / '.mcp.json'}:{line}:" in str(caught.value) and words in str(caught.value)
+
+
+def test_tool_names_follow_the_providers_rules():
+    assert tool_name("notes", "add_note") == "mcp__notes__add_note"
+    assert tool_name("my-server", "files/read.v2") == "mcp__my-server__files_read_v2"
+    long = tool_name("s", "x" * 100)
+    assert len(long) == 64 and long != tool_name("s", "x" * 99)
+
+
+def test_a_rule_for_mcp_server_covers_each_of_its_tools(tmp_path):
+    policy = Policy(deny=[parse_rule("mcp__notes")], allow=[parse_rule("mcp__docs__search")], workspace=tmp_path)
+    assert policy.check("mcp__notes__add_note", {}, tmp_path).verdict == "deny"
+    assert policy.check("mcp__notes2__add", {}, tmp_path).verdict == "ask"
+    assert policy.check("mcp__docs__search", {}, tmp_path).verdict == "allow"
+    assert policy.check("mcp__docs__delete", {}, tmp_path).verdict == "ask"
+    assert policy.check("mcp__docs__lookup", {}, tmp_path, read_only=True).verdict == "allow"
+    assert policy.unknown_tools(["bash"]) == []  # MCP tools are known only once servers start
+
+
+# -- a FastMCP server over stdio --------------------------------------------------------------
+
+
+async def test_a_stdio_servers_tools_run_with_their_results_mapped(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        tools = tools_of(client)
+        assert {"mcp__notes__add_note", "mcp__notes__add", "mcp__notes__picture"} <= set(tools)
+        assert tools["mcp__notes__add"].read_only and not tools["mcp__notes__add_note"].read_only
+        ctx = ToolContext(cwd=tmp_path)
+        noted = await tools["mcp__notes__add_note"].run({"text": "buy milk"}, ctx)
+        assert (noted.content, noted.is_error) == ("noted (1): buy milk", False)
+        assert '"sum": 5' in (await tools["mcp__notes__add"].run({"a": 2, "b": 3}, ctx)).content  # structured
+        assert (await tools["mcp__notes__picture"].run({}, ctx)).content == "[image: image/png, 70 bytes]"
+        failed = await tools["mcp__notes__fail"].run({"why": "testing"}, ctx)
+        assert failed.is_error and "failing as asked: testing" in failed.content
+        assert [p.name for p in client.servers["notes"].prompts] == ["review"]
+    finally:
+        await asyncio.to_thread(client.close)
+    assert client.servers["notes"].state == "stopped"
+
+
+async def test_a_server_that_fails_to_start_is_reported_with_its_stderr(tmp_path):
+    client = await started(stdio("broken", MCP_TEST_FAIL_AT_START="config file missing: /etc/x"), stdio("ok"),
+                           cwd=tmp_path)
+    try:
+        broken = client.servers["broken"]
+        assert broken.state == "failed" and "config file missing: /etc/x" in broken.stderr_tail
+        assert "config file missing" in broken.why()
+        assert client.servers["ok"].state == "ready"  # the others go on
+        assert all(t.startswith("mcp__ok__") for t in tools_of(client))
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_missing_command_fails_naming_it(tmp_path):
+    client = await started(ServerConfig("gone", "stdio", "test:1", command="no-such-mcp-server-xyz"), cwd=tmp_path)
+    try:
+        assert client.servers["gone"].state == "failed"
+        assert "no-such-mcp-server-xyz" in client.servers["gone"].error
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_call_to_a_server_that_died_is_an_error_naming_it(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        tools, ctx = tools_of(client), ToolContext(cwd=tmp_path)
+        crashed = await tools["mcp__notes__crash"].run({}, ctx)
+        assert crashed.is_error and "'notes'" in crashed.content
+        await asyncio.to_thread(until, lambda: client.servers["notes"].state == "failed", what="the crash noticed")
+        assert "the server is going down" in client.servers["notes"].stderr_tail
+        later = await tools["mcp__notes__add"].run({"a": 1, "b": 1}, ctx)
+        assert later.is_error and "MCP server 'notes' is not running" in later.content
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_cancelling_a_slow_call_leaves_the_server_usable(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        tools, ctx = tools_of(client), ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools["mcp__notes__slow"].run({}, ctx))
+        runner = client._runners["notes"]
+        await asyncio.to_thread(until, lambda: "slow: started" in runner._stderr_tail(), what="the slow call running")
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert (await tools["mcp__notes__add"].run({"a": 1, "b": 2}, ctx)).content.count("3") == 1
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_stopping_a_call_from_the_tool_pane_returns_at_once(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools_of(client)["mcp__notes__slow"].run({}, ctx))
+        await asyncio.to_thread(until, lambda: "slow: started" in client._runners["notes"]._stderr_tail(),
+                                what="the slow call running")
+        ctx.stop.set()
+        stopped = await call
+        assert stopped.is_error and "stopped by the user" in stopped.content
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+# -- the same server over streamable HTTP on loopback -----------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def http_server():
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(FAST_SERVER), "http", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        until(lambda: answers(port) or process.poll() is not None, what="the HTTP MCP server to listen")
+        assert process.poll() is None, "the HTTP MCP server exited"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_streamable_http_servers_tools_run(tmp_path, http_server):
+    server = ServerConfig("web", "http", "test:1", url=http_server, headers={"X-Test": "1"})
+    client = await started(server, cwd=tmp_path)
+    try:
+        assert client.servers["web"].state == "ready", client.servers["web"].why()
+        tools, ctx = tools_of(client), ToolContext(cwd=tmp_path)
+        assert (await tools["mcp__web__add_note"].run({"text": "over http"}, ctx)).content == "noted (1): over http"
+        assert (await tools["mcp__web__picture"].run({}, ctx)).content.startswith("[image: image/png")
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_an_http_server_that_does_not_answer_fails_naming_its_url(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    client = await started(ServerConfig("down", "http", "test:1", url=url, startup_timeout=10), cwd=tmp_path)
+    try:
+        assert client.servers["down"].state == "failed" and url in client.servers["down"].error
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+# -- the reference server from the npm registry -------------------------------------------------
+
+
+async def test_the_reference_server_everything(tmp_path):
+    npx = shutil.which("npx")
+    if npx is None:
+        print("skipped: npx (Node) is not installed")
+        pytest.skip("npx (Node) is not installed")
+    server = ServerConfig("everything", "stdio", "test:1", command=npx,
+                          args=("-y", "@modelcontextprotocol/server-everything"), startup_timeout=120)
+    client = await started(server, cwd=tmp_path)
+    try:
+        status = client.servers["everything"]
+        if status.state != "ready":
+            reason = f"@modelcontextprotocol/server-everything could not start (offline?): {status.why()[:300]}"
+            print(f"skipped: {reason}")
+            pytest.skip(reason)
+        tools, ctx = tools_of(client), ToolContext(cwd=tmp_path)
+        echoed = await tools["mcp__everything__echo"].run({"message": "hello MCP"}, ctx)
+        assert not echoed.is_error and "hello MCP" in echoed.content
+        image = next((t for name, t in tools.items() if "image" in name.lower() and "tiny" in name.lower()), None)
+        if image is not None:
+            shown = await image.run({}, ctx)
+            assert "[image: image/png" in shown.content
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+# -- start-up does not pay for it ---------------------------------------------------------------
+
+
+def test_the_app_and_the_engine_import_no_mcp_sdk_and_the_client_no_textual():
+    code = ("import sys, scout_tui.app, scout_tui.headless, scout_tui.runtime\n"
+            "assert 'mcp' not in sys.modules, 'mcp imported'\n"
+            "for name in [m for m in sys.modules if m.startswith('textual')]: del sys.modules[name]\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    engine = ("import sys, scout_tui.mcp.config, scout_tui.mcp.client, scout_tui.mcp.tools\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'mcp')))")
+    done = subprocess.run([sys.executable, "-c", engine], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
