@@ -112,7 +112,7 @@ async def test_set_mode_yolo_runs_a_command_unasked_and_cancel_stops_it_validly(
             turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("run it")))
             await wait_until(None, lambda: processes_with(token), what="the command to start")
             await conn.cancel(session_id=session.session_id)
-            done = await turn
+            done = await asyncio.wait_for(turn, 60)  # only a guard against a hang
             assert processes_with(token) == []
             again = await conn.prompt(session_id=session.session_id, prompt=text("are you there?"))
     assert client.asked == [] and done.stop_reason == "cancelled" and again.stop_reason == "end_turn"
@@ -137,7 +137,7 @@ async def test_cancel_during_a_slow_stream_keeps_the_partial_answer(repo, env):
             turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("talk")))
             await wait_until(None, lambda: client.of(session.session_id), what="the first chunk")
             await conn.cancel(session_id=session.session_id)
-            done = await turn
+            done = await asyncio.wait_for(turn, 60)  # only a guard against a hang
     assert done.stop_reason == "cancelled"
     messages = store_of(env).messages(session.session_id)
     assert problems(messages) == [] and messages[-1].get("incomplete") is True
@@ -188,3 +188,34 @@ async def test_set_mode_takes_the_permission_modes_only(repo, env, mode):
                 await conn.set_session_mode(session_id=session.session_id, mode_id=mode)
         else:
             await conn.set_session_mode(session_id=session.session_id, mode_id=mode)
+
+
+async def test_a_failed_request_is_a_json_rpc_error_naming_it_without_the_key(repo, env):
+    from acp import RequestError
+
+    refused = Reply(json.dumps({"type": "error", "error": {"type": "authentication_error",
+                                                          "message": f"invalid x-api-key {SECRET}"}}).encode(),
+                    401, {"content-type": "application/json"})
+    with LoopbackServer([refused]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            with pytest.raises(RequestError) as failed:
+                await conn.prompt(session_id=session.session_id, prompt=text("hi"))
+    assert "401" in str(failed.value) and "invalid x-api-key" in str(failed.value)
+    assert SECRET not in str(failed.value)  # a server echoing the key does not pass it on
+    [stored] = store_of(env).sessions(repo)
+    assert stored.failed  # listed as failed, as a -p run that failed is
+
+
+async def test_what_a_plugin_prints_goes_to_stderr_not_into_the_protocol(repo, env):
+    plugins = Path(env["HOME"]) / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "loud.py").write_text("def scout(api):\n    print('loaded')\n"
+                                     "    api.on('message.user', lambda event: print('heard it'))\n")
+    stderr = repo.parent / "loud-stderr.txt"
+    with LoopbackServer([Reply(anthropic_stream(["Quiet."]))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url, stderr=stderr) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("hi"))
+    assert done.stop_reason == "end_turn"
+    assert "loaded" in stderr.read_text() and "heard it" in stderr.read_text()
