@@ -172,28 +172,33 @@ class McpMixin:
 
 
 def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
-    """The arguments of an MCP ``prompt`` from the text typed after its command: ``name=value``
-    words (shell quoting), else words in the order of the prompt's arguments, the last taking
-    the rest.
+    """The arguments of an MCP ``prompt`` from the text typed after its command (shell quoting):
+    ``name=value`` words for the names the prompt declares, the other words in the order of
+    the arguments not named that way, the last of them taking the words left over.
 
     Raises:
-        ValueError: a required argument is missing, or a name the prompt does not have.
+        ValueError: a required argument is missing, or words are left for a prompt without
+            arguments.
     """
     declared = [a.name for a in prompt.arguments or []]
-    words = shlex.split(text) if text.strip() else []
     arguments: dict[str, str] = {}
-    if words and all("=" in w and w.split("=", 1)[0] in declared for w in words):
-        arguments = dict(w.split("=", 1) for w in words)
-    elif words:
-        if not declared:
-            raise ValueError(f"the prompt takes no arguments, got {text!r}")
-        for name, word in zip(declared, words):
-            arguments[name] = word
-        if len(words) > len(declared):
-            arguments[declared[-1]] = " ".join(words[len(declared) - 1:])
+    positional: list[str] = []
+    for word in shlex.split(text) if text.strip() else []:
+        name, eq, value = word.partition("=")
+        if eq and name in declared:
+            arguments[name] = value
+        else:
+            positional.append(word)
+    open_names = [name for name in declared if name not in arguments]
+    if positional and not open_names:
+        raise ValueError(f"no argument is left for {' '.join(positional)!r} (arguments: {' '.join(declared) or 'none'})")
+    for name, word in zip(open_names, positional):
+        arguments[name] = word
+    if len(positional) > len(open_names):
+        arguments[open_names[-1]] = " ".join(positional[len(open_names) - 1:])
     missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in arguments]
     if missing:
-        raise ValueError(f"missing {', '.join(missing)} (usage: NAME=VALUE or the values in order: "
+        raise ValueError(f"missing {', '.join(missing)} (usage: NAME=VALUE, or the values in order: "
                          f"{' '.join(declared)})")
     return arguments
 

@@ -1,0 +1,205 @@
+"""MCP servers in the running app, driven with Pilot against a loopback model and a FastMCP server
+over stdio configured in scout.toml: a tool call whose result the next request carries, a deny
+rule, a crash, Esc during a slow call, /mcp, prompts as commands, and consent to a project's
+.mcp.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from scout_tui.history import problems
+from scout_tui.mcp.tools import mcp_tools
+from scout_tui.store import Store
+from scout_tui.widgets import ToolActivity
+from scout_tui.widgets.approval import ApprovalScreen
+from scout_tui.widgets.chat_messages import Notice
+from scout_tui.widgets.dialogs import ConfirmScreen
+from tests.app_helpers import SIZE, make_app, send, settle
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+FAST_SERVER = Path(__file__).parent / "mcp_servers" / "fast_server.py"
+
+
+def configure(home: Path, *, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> None:
+    folder = home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text(
+        f"[mcp.servers.notes]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FAST_SERVER))}]\n"
+        f"[permissions]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n")
+
+
+def call(tool_id: str, name: str, arguments: dict) -> Reply:
+    return Reply(anthropic_stream([], (tool_id, name, [json.dumps(arguments)])))
+
+
+def answer(text: str = "Done.") -> Reply:
+    return Reply(anthropic_stream([text]))
+
+
+def results(request) -> list[dict]:
+    """The tool_result blocks of the last user message a request sent."""
+    last = [m for m in request.json()["messages"] if m["role"] == "user"][-1]
+    return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(block: dict) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+
+
+def notices(app) -> str:
+    return "\n".join(n.text for n in app.query(Notice))
+
+
+async def ready(app, pilot, name: str = "notes") -> None:
+    await wait_until(pilot, lambda: app.mcp is not None and name in app.mcp.servers
+                     and app.mcp.servers[name].state != "starting", what=f"MCP server {name} started")
+    assert app.mcp.servers[name].state == "ready", app.mcp.servers[name].why()
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    return workdir
+
+
+async def test_a_turn_calls_an_mcp_tool_and_the_next_request_carries_its_result(tmp_home, repo):
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__add_note", {"text": "buy milk"}), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "note that I need milk")
+            await settle(app, pilot)
+            first, second = server.requests
+            assert "mcp__notes__add_note" in [t["name"] for t in first.json()["tools"]]
+            [block] = results(second)
+            assert result_text(block) == "noted (1): buy milk" and not block.get("is_error")
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("toolu_1") == "ok"
+        assert app.mcp.servers["notes"].state == "stopped"  # ended with the app
+
+
+async def test_an_mcp_tool_asks_by_default_naming_its_server(tmp_home, repo):
+    configure(tmp_home)
+    with LoopbackServer([call("toolu_1", "mcp__notes__add_note", {"text": "asked"}), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "note it")
+            await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
+            assert app.screen.request.tool == "mcp__notes__add_note"
+            await wait_until(pilot, lambda: app.screen.armed, what="the prompt to take keys")
+            await pilot.press("y")
+            await settle(app, pilot)
+            [block] = results(server.requests[1])
+            assert result_text(block) == "noted (1): asked"
+
+
+async def test_a_deny_rule_for_the_server_refuses_its_tools(tmp_home, repo):
+    configure(tmp_home, deny=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__add_note", {"text": "x"}), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "note x")
+            await settle(app, pilot)
+            [block] = results(server.requests[1])
+            assert block["is_error"] and "denied by the rule 'mcp__notes'" in result_text(block)
+
+
+async def test_a_crashing_server_is_reported_and_the_session_goes_on(tmp_home, repo):
+    configure(tmp_home, allow=("mcp__notes",))
+    replies = [call("toolu_1", "mcp__notes__crash", {}), answer("It crashed."), answer("Still here.")]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "crash it")
+            await settle(app, pilot)
+            [block] = results(server.requests[1])
+            assert block["is_error"] and "'notes'" in result_text(block)
+            await wait_until(pilot, lambda: "MCP server notes failed" in notices(app), what="the crash in the chat")
+            assert "the server is going down" in notices(app)  # the tail of its stderr
+            await send(app, pilot, "are you there?")
+            await settle(app, pilot)
+            assert len(server.requests) == 3 and app.conversation[-1]["content"][0]["text"] == "Still here."
+
+
+async def test_esc_during_a_slow_mcp_call_cancels_it_and_closes_the_turn(tmp_home, repo):
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__slow", {}), call("toolu_2", "mcp__notes__add",
+                                                                        {"a": 1, "b": 2}), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "be slow")
+            runner = None
+
+            def slow_running() -> bool:
+                nonlocal runner
+                runner = app.mcp._runners.get("notes") if app.mcp else None
+                return runner is not None and "slow: started" in runner._stderr_tail()
+
+            await wait_until(pilot, slow_running, what="the slow call running on the server")
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert not app.busy and app.mcp.servers["notes"].state == "ready"
+            store = Store()
+            assert problems(store.messages(app.session_id)) == []
+            # The server still answers: the next turn's call runs.
+            await send(app, pilot, "add")
+            await settle(app, pilot)
+            [block] = results(server.requests[2])
+            assert '"sum": 3' in result_text(block)
+
+
+async def test_slash_mcp_lists_servers_with_their_state_and_tools(tmp_home, repo):
+    configure(tmp_home)
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "/mcp")
+        await settle(app, pilot)
+        shown = notices(app)
+        assert "**notes** · ready · stdio:" in shown or "notes · ready · stdio:" in shown
+        assert "mcp__notes__add_note" in shown and "mcp__notes__add` (read-only)" in shown
+        assert "/mcp__notes__review" in shown
+
+
+async def test_an_mcp_prompt_is_a_slash_command_whose_messages_are_sent(tmp_home, repo):
+    configure(tmp_home)
+    with LoopbackServer([answer("Reviewed.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(app, pilot)
+            await wait_until(pilot, lambda: app.commands.get("mcp__notes__review") is not None,
+                             what="the prompt's command")
+            await send(app, pilot, "/mcp__notes__review app.py focus=style")
+            await wait_until(pilot, lambda: server.requests, what="the request")
+            await settle(app, pilot)
+            last = server.requests[0].json()["messages"][-1]
+            text = json.dumps(last["content"])
+            assert "Please review app.py, looking for style." in text
+
+
+async def test_a_projects_mcp_json_server_starts_only_once_trusted(tmp_home, repo):
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
+        "command": sys.executable, "args": [str(FAST_SERVER)]}}}))
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "MCP server 'proj' not started" in notices(app), what="the consent notice")
+        assert app.mcp is None or "proj" not in app.mcp.servers
+        await send(app, pilot, "/mcp")
+        await settle(app, pilot)
+        assert "proj** · not trusted" in notices(app)
+        await send(app, pilot, "/trust")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the trust dialog")
+        assert "MCP server proj" in app.screen.question and sys.executable in app.screen.question
+        await pilot.press("y")
+        await ready(app, pilot, "proj")
+        assert "mcp__proj__add_note" in {t.name for t in mcp_tools(app.mcp)}
+    # Trusted now: the next start runs it without asking.
+    again = make_app(repo, None)
+    async with again.run_test(size=SIZE) as pilot:
+        await ready(again, pilot, "proj")
+        assert "not started" not in notices(again)
