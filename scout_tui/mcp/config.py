@@ -5,6 +5,7 @@ with file and line, and which of the project's servers the person trusted (``tru
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -257,10 +258,25 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
             raise ScoutError(f"{where(key)}: {what}.{key} is for {'stdio' if key != 'headers' else 'HTTP'} servers")
     if trust is None:
         return server
-    source = json.dumps({name: entry}, indent=2, sort_keys=True).encode()
+    source = json.dumps({name: _hiding_credentials(entry)}, indent=2, sort_keys=True).encode()
     entry_trust = check_entry(path, f"mcpServers.{name}", source, trust(),
                               label=f"MCP server {name} ({server.describe()[:60]}) in {path}")
     return replace(server, trust=entry_trust)
+
+
+_CREDENTIAL = re.compile(r"auth|key|token|secret|cookie|password|session|signature", re.IGNORECASE)
+
+
+def _hiding_credentials(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with each header or env value whose name says it holds a credential replaced by
+    a hash of it: what trust is asked for and shown never holds a token, and a new token still
+    changes what was trusted."""
+    shown = dict(entry)
+    for key in ("headers", "env"):
+        if isinstance(shown.get(key), dict):
+            shown[key] = {k: f"[hidden, sha256 {hashlib.sha256(str(v).encode()).hexdigest()[:12]}]"
+                          if _CREDENTIAL.search(k) and "${" not in str(v) else v for k, v in shown[key].items()}
+    return shown
 
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -1,0 +1,76 @@
+"""MCP servers outside the TUI: ``scout-tui -p`` starts them before the first request (a failed
+one said on stderr, the run goes on), and ``scout-tui trust`` lists and trusts a project's
+``.mcp.json`` servers."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+from scout_tui.cli import trust_command
+from scout_tui.mcp.config import project_server_trust
+from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+FAST_SERVER = Path(__file__).parent / "mcp_servers" / "fast_server.py"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def servers_toml(env: dict[str, str], servers: dict[str, dict], extra: str = "") -> None:
+    folder = Path(env["XDG_CONFIG_HOME"]) / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    def toml(value: object) -> str:
+        if isinstance(value, dict):
+            return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items()) + " }"
+        return json.dumps(value)
+
+    text = "".join(f"[mcp.servers.{name}]\n" + "".join(f"{k} = {toml(v)}\n" for k, v in entry.items())
+                   for name, entry in servers.items())
+    (folder / "scout.toml").write_text(text + extra)
+
+
+def test_print_mode_starts_the_servers_before_the_first_request(repo, env):
+    servers_toml(env, {
+        "notes": {"command": sys.executable, "args": [str(FAST_SERVER)]},
+        "broken": {"command": sys.executable, "args": [str(FAST_SERVER)], "env": {"MCP_TEST_FAIL_AT_START": "no db"}},
+    }, '[permissions]\nallow = ["mcp__notes__add_note"]\n')
+    replies = [Reply(anthropic_stream([], ("toolu_1", "mcp__notes__add_note", ['{"text": "from -p"}']))),
+               Reply(anthropic_stream(["Noted."]))]
+    with LoopbackServer(replies) as server:
+        done = scout(["-p", "note it", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert "mcp__notes__add_note" in [t["name"] for t in server.requests[0].json()["tools"]]
+    assert "noted (1): from -p" in json.dumps(server.requests[1].json()["messages"][-1])
+    assert "scout-tui: MCP server broken failed" in done.stderr and "no db" in done.stderr
+    assert done.stdout == "Noted.\n"
+
+
+def test_print_mode_does_not_start_an_untrusted_project_server(repo, env):
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": sys.executable,
+                                                                        "args": [str(FAST_SERVER)]}}}))
+    with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
+        done = scout(["-p", "hi", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert "MCP server 'proj' not started" in done.stderr and "scout-tui trust" in done.stderr
+    assert not any(t["name"].startswith("mcp__") for t in server.requests[0].json()["tools"])
+
+
+def test_scout_tui_trust_lists_and_trusts_mcp_json_servers_one_by_one(tmp_home, workdir, capsys):
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "a": {"command": "server-a"},
+        "b": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer sk-literal-token-123"}}}}))
+    assert trust_command(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "new" in listed and "MCP server a (stdio: server-a)" in listed and "MCP server b (http:" in listed
+    assert trust_command([], stdin=Terminal("y\nn\n")) == 0
+    out = capsys.readouterr().out
+    assert "sk-literal-token-123" not in listed + out and '"Authorization": "[hidden, sha256' in out
+    assert '"command": "server-a"' in out and "trusted MCP server a (recorded in" in out
+    assert [(f.label.split(" (")[0], f.state) for f in project_server_trust(workdir)[0]] == [
+        ("MCP server a", "trusted"), ("MCP server b", "new")]
