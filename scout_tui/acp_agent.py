@@ -188,6 +188,8 @@ class ScoutAcpAgent:
             log.warning("%s", note)
         session.turn = asyncio.create_task(self._turn(session, content))
         reason, failure = await session.turn
+        if (task := asyncio.current_task()) is not None and task.cancelling():
+            raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
         if failure is not None:
             raise _error(failure)
         return PromptResponse(stop_reason=reason)

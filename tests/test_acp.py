@@ -219,3 +219,21 @@ async def test_what_a_plugin_prints_goes_to_stderr_not_into_the_protocol(repo, e
             done = await conn.prompt(session_id=session.session_id, prompt=text("hi"))
     assert done.stop_reason == "end_turn"
     assert "loaded" in stderr.read_text() and "heard it" in stderr.read_text()
+
+
+@pytest.mark.parametrize("how", ["sigterm", "stdin closed"])
+async def test_sigterm_or_the_editor_going_away_kills_the_command_and_closes_the_turn(repo, env, how):
+    token = f"600.{uuid.uuid4().int % 10**9}"
+    call = ("toolu_b", "bash", [json.dumps({"command": f"sleep {token}"})])
+    with LoopbackServer([Reply(anthropic_stream(["Running it."], call))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url,
+                               "--permission-mode", "yolo") as (conn, proc, _):
+            session = await conn.new_session(cwd=str(repo))
+            turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("run it")))
+            await wait_until(None, lambda: processes_with(token), what="the command to start")
+            proc.terminate() if how == "sigterm" else proc.stdin.close()
+            assert await asyncio.wait_for(proc.wait(), 60) == 0  # the wait only guards against a hang
+            await asyncio.gather(turn, return_exceptions=True)
+    assert processes_with(token) == []
+    messages = store_of(env).messages(session.session_id)
+    assert problems(messages) == [] and messages[-1]["content"][0]["tool_use_id"] == "toolu_b"
