@@ -91,7 +91,8 @@ class McpMixin:
         status, state = message.status, message.state
         if state == "ready":
             self.notify(f"MCP server {status.name}: {len(status.tools)} tool{'s' * (len(status.tools) != 1)}"
-                        f"{f', {len(status.prompts)} prompts' if status.prompts else ''}", timeout=4)
+                        f"{f', {len(status.prompts)} prompt' + 's' * (len(status.prompts) != 1) if status.prompts else ''}",
+                        timeout=4)
             self._add_prompt_commands(status)
             self._mcp_tools_changed(status)
         elif state == "failed":

@@ -91,6 +91,7 @@ async def test_an_mcp_tool_asks_by_default_naming_its_server(tmp_home, repo):
             await send(app, pilot, "note it")
             await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval prompt")
             assert app.screen.request.tool == "mcp__notes__add_note"
+            assert "its MCP server does not mark it read-only" in app.screen.request.reason
             await wait_until(pilot, lambda: app.screen.armed, what="the prompt to take keys")
             await pilot.press("y")
             await settle(app, pilot)

@@ -355,6 +355,8 @@ class Policy:
             if self.mode == "auto-edit":
                 return "bash asks in auto-edit mode unless an allow rule matches every command"
             return "bash asks in ask mode unless an allow rule matches every command"
+        if tool.startswith("mcp__"):
+            return f"{tool} asks in {self.mode} mode: its MCP server does not mark it read-only"
         return f"{tool} asks in {self.mode} mode"
 
 

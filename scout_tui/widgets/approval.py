@@ -69,6 +69,9 @@ def _subject(request: PermissionRequest) -> str:
     if isinstance(path, str):
         verb = {"edit": "Edit", "write": "Write", "read": "Read"}.get(request.tool, f"{request.tool}:")
         return f"{verb} {path}?"
+    if request.tool.startswith("mcp__") and "__" in request.tool[5:]:
+        server = request.tool[5:].split("__", 1)[0]
+        return f"Run the tool {request.tool} of the MCP server {server}?"
     return f"Run the tool {request.tool}?"
 
 
