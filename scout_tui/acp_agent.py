@@ -6,8 +6,9 @@ Methods (ACP protocol version 1, https://agentclientprotocol.com/protocol/overvi
 ``session/load`` (the stored branch replayed as updates), ``session/list``, ``session/prompt``
 (streamed ``session/update``s, ``session/request_permission`` for what would ask),
 ``session/cancel`` (as Esc), ``session/set_mode`` (the permission modes), and the unstable
-``session/fork``, ``session/resume`` and ``session/close``. stdout carries only the protocol:
-anything else written there goes to stderr, as do the logs.
+``session/fork``, ``session/resume`` and ``session/close``. A session starts the MCP servers of
+scout.toml and ``.mcp.json`` and those the client passes (stdio and HTTP), as ``-p`` does. stdout
+carries only the protocol: anything else written there goes to stderr, as do the logs.
 """
 
 from __future__ import annotations
@@ -25,21 +26,24 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
 from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionResponse, ForkSessionResponse, Implementation,
-                        InitializeResponse, ListSessionsResponse, LoadSessionResponse, NewSessionResponse,
+                        InitializeResponse, ListSessionsResponse, LoadSessionResponse, McpCapabilities,
+                        NewSessionResponse,
                         PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
                         SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities, SessionInfo,
                         SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
                         SetSessionModeResponse, StopReason, ToolCallUpdate)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
-from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, prompt_text, replay, stop_reason, text_content,
-                                   tool_kind, tool_locations, tool_title)
+from scout_tui.acp_inputs import prompt_text, server_configs
+from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, replay, stop_reason, text_content, tool_kind,
+                                   tool_locations, tool_title)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
 from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
 from scout_tui.config import load_config, resumed_config
 from scout_tui.errors import ScoutError
 from scout_tui.frontend import agent_notes, load_extensions
+from scout_tui.headless import start_mcp
 from scout_tui.mentions import prompt_content
 from scout_tui.runtime import build_agent, model_metadata_asking_the_server
 from scout_tui.sessions import OpenedSession, read_session
@@ -77,6 +81,7 @@ class _Session:
     bus: Bus
     messages: list[dict]
     live: LiveUpdates
+    mcp: Any = None  # the McpClient of its MCP servers (scout.toml's, .mcp.json's, the ACP client's), or None
     turn: asyncio.Task | None = None
 
     def modes(self) -> SessionModeState:
@@ -113,6 +118,7 @@ class ScoutAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(), fork=SessionForkCapabilities(),
                     resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()),
@@ -282,14 +288,16 @@ class ScoutAcpAgent:
             raise _error(e, -32602) from None
         return await self._open(cwd, opened, mcp_servers)
 
-    async def _open(self, cwd: str, opened: OpenedSession, mcp_servers: list | None) -> _Session:
+    async def _open(self, cwd: str, opened: OpenedSession, servers: list | None) -> _Session:
         """Build the agent for ``opened`` (a new session: ``OpenedSession()``) in ``cwd`` as
         ``-p`` does, store a new session, and keep it open by its id."""
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
             raise _error(f"cwd {cwd!r} is not an absolute path to a folder", -32602)
-        if mcp_servers:
-            log.warning("the client's MCP servers are not used: scout-tui reads its own from scout.toml")
+        extra, notes = server_configs(list(servers or ()))
+        for note in notes:
+            log.warning("%s", note)
+        mcp = None
         try:
             config = load_config(where, flags=self.flags)
             if opened.id is not None:  # it goes on with the model it last switched to
@@ -298,30 +306,38 @@ class ScoutAcpAgent:
                                          on_notice=lambda e: log.warning("%s", e.data.get("text", "")))
             info = await model_metadata_asking_the_server(config)
             compaction = Compaction.from_event(opened.compactions[-1]) if opened.compactions else None
+            mcp = await start_mcp(config, where, partial(log.warning, "%s"), extra)  # their tools join the agent's
             agent = await asyncio.to_thread(build_agent, config, where, skills=extensions.skills,
-                                            plugins=extensions.plugins, info=info, compaction=compaction)
-        except ScoutError as e:
-            raise _error(e) from None
+                                            plugins=extensions.plugins, info=info, compaction=compaction, mcp=mcp)
+        except BaseException as e:
+            if mcp is not None:
+                await asyncio.to_thread(mcp.close)
+            if isinstance(e, ScoutError):
+                raise _error(e) from None
+            raise
         session_id = opened.id or self.store.create_session(where)
         agent.cache_key = session_id
         agent.approve = partial(self._ask, session_id, where)
         agent.narrow_window(opened.window)
         for note in agent_notes(agent):
             log.warning("%s", note)
-        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages), LiveUpdates(where))
+        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages), LiveUpdates(where), mcp)
         self.sessions[session_id] = session
         return session
 
     async def _stop(self, session: _Session) -> None:
+        """Stop the session's turn (closed validly), its MCP servers and its backend."""
         if session.turn is not None and not session.turn.done():
             session.turn.cancel()
             await asyncio.gather(session.turn, return_exceptions=True)
+        if session.mcp is not None:
+            await asyncio.to_thread(session.mcp.close)
+        await offloop.aclose(session.agent.backend)
 
     async def aclose(self) -> None:
         """Stop every running turn (closed validly in the store), close the backends and the store."""
         for session in list(self.sessions.values()):
             await self._stop(session)
-            await offloop.aclose(session.agent.backend)
         self.sessions.clear()
         self.store.close()
 

@@ -181,29 +181,3 @@ def replay(messages: list[dict], details: dict[str, dict[str, str]], cwd: Path) 
                 out.append(tool_call(block["id"], block.get("name", ""), block.get("input"), cwd))
     return out
 
-
-def prompt_text(prompt: list[Any], cwd: Path) -> tuple[str, list[str]]:
-    """A ``session/prompt``'s content blocks as scout-tui's prompt text, and notes on what was
-    left out. Text blocks as they are; a ``resource_link`` to a file inside ``cwd`` as an
-    ``@path`` mention (attached as the TUI attaches one, ``mentions.prompt_content``), another
-    by its URI; an embedded text ``resource`` in a fence headed by its URI. Images, audio and
-    binary resources are left out (``initialize`` does not offer them), each with a note."""
-    parts: list[str] = []
-    notes: list[str] = []
-    root = cwd.resolve()
-    for block in prompt:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource_link":
-            uri = block.uri
-            path = Path(uri.removeprefix("file://")) if uri.startswith("file://") else None
-            if path is not None and path.resolve().is_relative_to(root) and " " not in str(path):
-                parts.append(f"@{path.resolve().relative_to(root)}")
-            else:
-                parts.append(uri)
-        elif kind == "resource" and isinstance(getattr(block.resource, "text", None), str):
-            parts.append(f"{block.resource.uri}:\n```\n{block.resource.text}\n```")
-        else:
-            notes.append(f"a {kind} block is not supported: left out of the prompt")
-    return "\n\n".join(parts), notes

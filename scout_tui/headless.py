@@ -16,7 +16,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TextIO
+from typing import TYPE_CHECKING, Callable, Sequence, TextIO
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.backends import offloop
@@ -35,6 +35,7 @@ from scout_tui.tools.approvals import Approval, PermissionRequest
 
 if TYPE_CHECKING:
     from scout_tui.mcp.client import McpClient
+    from scout_tui.mcp.config import ServerConfig
 
 
 
@@ -219,10 +220,12 @@ async def run_headless(
 
 
 
-async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None]) -> McpClient | None:
-    """The configured MCP servers (``mcp.config.mcp_settings``), started and waited for before
-    the first request; a project's server not trusted yet, and one that fails, are said through
-    ``warn`` and left out. None when no server is configured.
+async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
+                    extra: Sequence[ServerConfig] = ()) -> McpClient | None:
+    """The configured MCP servers (``mcp.config.mcp_settings``), and ``extra`` ones (an ACP
+    client's, ``acp_agent``), started and waited for before the first request; a project's
+    server not trusted yet, and one that fails, are said through ``warn`` and left out. None
+    when no server is configured.
 
     Raises:
         ScoutError: a bad ``[mcp]`` table or ``.mcp.json``, naming the file and line.
@@ -232,11 +235,11 @@ async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None]) -> M
     settings = mcp_settings(config, cwd)
     for note in settings.notes:
         warn(note)
-    if not settings.servers:
+    if not settings.servers and not extra:
         return None
     from scout_tui.mcp.client import McpClient
 
-    client = McpClient(settings.startable(), cwd=cwd, env=tool_environment(config))
+    client = McpClient([*settings.startable(), *extra], cwd=cwd, env=tool_environment(config))
     client.start()
     await client.wait_started()
     for status in client.status():

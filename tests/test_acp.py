@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
 from pathlib import Path
 
@@ -237,3 +238,24 @@ async def test_sigterm_or_the_editor_going_away_kills_the_command_and_closes_the
     assert processes_with(token) == []
     messages = store_of(env).messages(session.session_id)
     assert problems(messages) == [] and messages[-1]["content"][0]["tool_use_id"] == "toolu_b"
+
+
+async def test_the_editors_mcp_server_is_started_and_its_tool_runs_once_allowed(repo, env):
+    from acp.schema import McpServerStdio
+
+    server_file = Path(__file__).parent / "mcp_servers" / "fast_server.py"
+    call = ("toolu_m", "mcp__notes__add_note", [json.dumps({"text": "buy milk"})])
+    client = RecordingClient(answer="allow_once")
+    with LoopbackServer([Reply(anthropic_stream(["Noting."], call)), Reply(anthropic_stream(["Noted."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo), mcp_servers=[
+                McpServerStdio(name="notes", command=sys.executable, args=[str(server_file)], env=[])])
+            done = await conn.prompt(session_id=session.session_id, prompt=text("note: buy milk"))
+    assert done.stop_reason == "end_turn"
+    assert "mcp__notes__add_note" in {t["name"] for t in server.requests[0].json()["tools"]}
+    [asked] = client.asked
+    assert asked["tool_call"].title.startswith("mcp__notes__add_note") and asked["tool_call"].kind == "other"
+    last = [u for u in client.of(session.session_id) if getattr(u, "tool_call_id", None) == "toolu_m"][-1]
+    assert last.status == "completed" and "1" in last.content[0].content.text
+    [result] = server.requests[1].json()["messages"][-1]["content"]
+    assert result["tool_use_id"] == "toolu_m" and not result.get("is_error")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextContentBlock, TextResourceContents
 
-from scout_tui.acp_updates import LiveUpdates, diff_contents, prompt_text, stop_reason, tool_kind
+from scout_tui.acp_inputs import prompt_text
+from scout_tui.acp_updates import LiveUpdates, diff_contents, stop_reason, tool_kind
 from scout_tui.bus import MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
 from scout_tui.diffs import unified_diff
 
