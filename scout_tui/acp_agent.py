@@ -258,7 +258,7 @@ class ScoutAcpAgent:
             tool_call_id=request.id, title=tool_title(request.tool, request.input), kind=tool_kind(request.tool),
             status="pending", locations=tool_locations(request.input, cwd), raw_input=request.input,
             content=[text_content(f"Asks because {request.reason}."),
-                     *diff_contents(request.diff, request.input, cwd)])
+                     *diff_contents(self._session(session_id).agent.redact(request.diff or ""), request.input, cwd)])
         answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
         chosen = getattr(answer.outcome, "option_id", None)
         if chosen == ALLOW:

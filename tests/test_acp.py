@@ -259,3 +259,19 @@ async def test_the_editors_mcp_server_is_started_and_its_tool_runs_once_allowed(
     assert last.status == "completed" and "1" in last.content[0].content.text
     [result] = server.requests[1].json()["messages"][-1]["content"]
     assert result["tool_use_id"] == "toolu_m" and not result.get("is_error")
+
+
+async def test_a_key_in_a_file_being_edited_is_redacted_from_the_diffs_the_editor_sees(repo, env):
+    (repo / "settings.txt").write_text(f"key={SECRET}\nname=a\n")
+    edit = {"path": "settings.txt", "old_string": "name=a", "new_string": "name=b"}
+    replies = [Reply(anthropic_stream(["Editing."], ("toolu_e", "edit", [json.dumps(edit)]))),
+               Reply(anthropic_stream(["Done."]))]
+    client = RecordingClient(answer="allow_once")
+    with LoopbackServer(replies) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, transcript):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("rename"))
+    assert (repo / "settings.txt").read_text() == f"key={SECRET}\nname=b\n"
+    [diff] = [c for c in client.asked[0]["tool_call"].content if c.type == "diff"]
+    assert "name=a" in diff.old_text and "name=b" in diff.new_text and "[redacted]" in diff.old_text
+    assert SECRET not in "\n".join(transcript_lines(transcript))
