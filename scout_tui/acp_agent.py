@@ -30,6 +30,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionRespo
                         NewSessionResponse,
                         PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
                         SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities, SessionInfo,
+                        SessionInfoUpdate,
                         SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
                         SetSessionModeResponse, StopReason, ToolCallUpdate)
 
@@ -69,6 +70,11 @@ ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
     """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
     return RequestError(code, redact(str(e), tuple(keys.secrets())))
+
+
+def _iso(seconds: float) -> str:
+    """Unix seconds as ISO 8601 in UTC, as ACP's ``updatedAt`` is."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
 
 
 @dataclass
@@ -160,8 +166,7 @@ class ScoutAcpAgent:
                             **kwargs: Any) -> ListSessionsResponse:
         """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page."""
         return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=s.id, cwd=s.cwd or "/", title=s.title,
-                        updated_at=datetime.fromtimestamp(s.updated, timezone.utc).isoformat())
+            SessionInfo(session_id=s.id, cwd=s.cwd or "/", title=s.title, updated_at=_iso(s.updated))
             for s in self.store.sessions(cwd)])
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
@@ -182,8 +187,9 @@ class ScoutAcpAgent:
     # -- a turn ------------------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: list, **kwargs: Any) -> PromptResponse:
-        """Run one turn, streaming its updates; answer its ACP stop reason (``cancelled`` after a
-        ``session/cancel``). A failed request (a refused key, a server error) is a JSON-RPC
+        """Run one turn, streaming its updates, then a ``session_info_update`` with the session's
+        title (its first prompt's line, as the TUI's tree shows it); answer the turn's ACP stop
+        reason (``cancelled`` after a ``session/cancel``). A failed request (a refused key, a server error) is a JSON-RPC
         error with its message; the turn is stored either way."""
         session = self._session(session_id)
         if session.turn is not None and not session.turn.done():
@@ -196,6 +202,9 @@ class ScoutAcpAgent:
         reason, failure = await session.turn
         if (task := asyncio.current_task()) is not None and task.cancelling():
             raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
+        if (info := self.store.session(session.id)) is not None:  # the title is the first prompt's line
+            await self._send(session.id, SessionInfoUpdate(session_update="session_info_update", title=info.title,
+                                                           updated_at=_iso(info.updated)))
         if failure is not None:
             raise _error(failure)
         return PromptResponse(stop_reason=reason)

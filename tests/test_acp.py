@@ -42,6 +42,8 @@ async def test_a_prompt_streams_the_models_chunks_and_ends_with_end_turn(repo, e
     [stored] = store_of(env).sessions(repo)
     assert stored.id == session.session_id and stored.message_count == 2 and stored.title == "say hello"
     assert SECRET not in "\n".join(transcript_lines(transcript))  # the key never reaches the client
+    [titled] = [u for u in client.of(session.session_id) if u.session_update == "session_info_update"]
+    assert titled.title == "say hello"  # the editor's session list shows what the TUI's tree shows
 
 
 async def test_initialize_says_the_protocol_version_and_what_the_agent_offers(repo, env):
