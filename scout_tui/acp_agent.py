@@ -31,13 +31,13 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionRespo
                         PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
                         SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities, SessionInfo,
                         SessionInfoUpdate,
-                        SessionListCapabilities, SessionMode, SessionModeState, SessionResumeCapabilities,
+                        SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
                         SetSessionModeResponse, StopReason, ToolCallUpdate)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
 from scout_tui.acp_inputs import prompt_text, server_configs
-from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, replay, stop_reason, text_content, tool_kind,
-                                   tool_locations, tool_title)
+from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, replay, session_modes, stop_reason, text_content,
+                                   tool_kind, tool_locations, tool_title)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
 from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
@@ -55,13 +55,6 @@ from scout_tui.tools.output import redact
 from scout_tui.tools.permissions import MODES
 
 log = logging.getLogger("scout_tui.acp")
-
-MODE_TEXT = {
-    "ask": ("Ask", "Reads run; edits, commands and plugin tools ask first"),
-    "auto-edit": ("Auto-edit", "Edits inside the project run; commands ask first"),
-    "yolo": ("Yolo", "Nothing asks (deny rules still hold)"),
-}
-"""ACP session modes: scout-tui's permission modes (``tools.permissions.MODES``), named for a client's menu."""
 
 ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 """The ``optionId``s of a permission request: the TUI's y, a and n."""
@@ -91,9 +84,7 @@ class _Session:
     turn: asyncio.Task | None = None
 
     def modes(self) -> SessionModeState:
-        mode = self.agent.permissions.mode if self.agent.permissions is not None else "yolo"
-        return SessionModeState(current_mode_id=mode, available_modes=[
-            SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES])
+        return session_modes(self.agent.permissions.mode if self.agent.permissions is not None else "yolo")
 
 
 class ScoutAcpAgent:

@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any, Union
 
 from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, FileEditToolCallContent,
-                        StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind,
-                        UserMessageChunk)
+                        SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
+                        ToolCallStart, ToolKind, UserMessageChunk)
 
 from scout_tui.bus import Event, MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
 from scout_tui.diffs import diff_lines
 from scout_tui.mentions import typed_text
 from scout_tui.messages import blocks, result_text
 from scout_tui.text import tool_summary
+from scout_tui.tools.permissions import MODES
 
 Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress]
 """One ``session/update`` payload (the ``update`` field of a ``SessionNotification``)."""
@@ -39,6 +40,21 @@ STOP_REASONS: dict[str, StopReason] = {
 }
 """A ``turn.end`` stop reason (the model's, or scout-tui's own: ``bus.TurnEnd``) as ACP's
 ``StopReason``; one not listed is ``end_turn``. ``error`` is not a stop reason: the prompt fails."""
+
+
+MODE_TEXT = {
+    "ask": ("Ask", "Reads run; edits, commands and plugin tools ask first"),
+    "auto-edit": ("Auto-edit", "Edits inside the project run; commands ask first"),
+    "yolo": ("Yolo", "Nothing asks (deny rules still hold)"),
+}
+"""ACP session modes: scout-tui's permission modes (``tools.permissions.MODES``), named for a client's menu."""
+
+
+def session_modes(current: str) -> SessionModeState:
+    """The session modes a client offers (https://agentclientprotocol.com/protocol/session-modes):
+    the permission modes in Shift+Tab's order, ``current`` the one in force."""
+    return SessionModeState(current_mode_id=current, available_modes=[
+        SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES])
 
 
 def stop_reason(reason: str) -> StopReason:
