@@ -277,3 +277,26 @@ async def test_a_key_in_a_file_being_edited_is_redacted_from_the_diffs_the_edito
     [diff] = [c for c in client.asked[0]["tool_call"].content if c.type == "diff"]
     assert "name=a" in diff.old_text and "name=b" in diff.new_text and "[redacted]" in diff.old_text
     assert SECRET not in "\n".join(transcript_lines(transcript))
+
+
+class CancellingClient(RecordingClient):
+    """An editor whose person presses its stop button while a permission request is up: it sends
+    ``session/cancel`` and answers the request ``cancelled``, as the spec asks of a client."""
+
+    conn = None
+
+    async def request_permission(self, options, session_id, tool_call, **kwargs):
+        await self.conn.cancel(session_id=session_id)
+        return await super().request_permission(options, session_id, tool_call, **kwargs)
+
+
+async def test_cancel_while_a_permission_request_is_up_leaves_the_file_unwritten_and_the_turn_closed(repo, env):
+    client = CancellingClient(answer=None)
+    with LoopbackServer([write_call()]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            client.conn = conn
+            session = await conn.new_session(cwd=str(repo))
+            done = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text("write")), 60)
+    assert len(client.asked) == 1 and done.stop_reason == "cancelled" and not (repo / "hello.py").exists()
+    messages = store_of(env).messages(session.session_id)
+    assert problems(messages) == [] and messages[-1]["content"][0]["is_error"]
