@@ -190,6 +190,8 @@ async def test_cancelling_a_slow_call_leaves_the_server_usable(tmp_path):
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
+        await asyncio.to_thread(until, lambda: "slow: cancelled" in runner._stderr_tail(),
+                                what="the server told to cancel the call (notifications/cancelled)")
         assert (await tools["mcp__notes__add"].run({"a": 1, "b": 2}, ctx)).content.count("3") == 1
     finally:
         await asyncio.to_thread(client.close)
@@ -205,6 +207,20 @@ async def test_stopping_a_call_from_the_tool_pane_returns_at_once(tmp_path):
         ctx.stop.set()
         stopped = await call
         assert stopped.is_error and "stopped by the user" in stopped.content
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_changed_tool_list_is_read_again(tmp_path):
+    changes = []
+    client = McpClient([stdio()], cwd=tmp_path, on_change=lambda status: changes.append(len(status.tools)))
+    client.start()
+    await client.wait_started()
+    try:
+        assert "mcp__notes__extra" not in tools_of(client)
+        assert (await tools_of(client)["mcp__notes__grow"].run({}, ToolContext(cwd=tmp_path))).content == "grown"
+        await asyncio.to_thread(until, lambda: "mcp__notes__extra" in tools_of(client), what="the new tool listed")
+        assert changes[-1] == len(client.servers["notes"].tools)  # the front end was told
     finally:
         await asyncio.to_thread(client.close)
 

@@ -122,8 +122,7 @@ class McpClient:
                 (``tool_timeout``) or its connection closed.
         """
         runner = self._ready(server)
-        return await self._there(runner.session.call_tool(
-            tool, arguments, read_timeout_seconds=timedelta(seconds=runner.status.config.tool_timeout)))
+        return await self._there(runner.call_tool(tool, arguments))
 
     async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> Any:
         """The SDK's ``GetPromptResult`` of ``prompt`` of ``server``. Raises as ``call_tool``."""
@@ -198,7 +197,8 @@ class _Runner:
                 ended = asyncio.Event()
                 read = _watched(read, ended)
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, read_timeout_seconds=timedelta(seconds=config.startup_timeout)))
+                    ClientSession(read, write, read_timeout_seconds=timedelta(seconds=config.startup_timeout),
+                                  message_handler=self._on_message))
                 info = await session.initialize()
                 self.status.tools = await _all(session.list_tools, "tools")
                 if info.capabilities.prompts is not None:
@@ -227,6 +227,43 @@ class _Runner:
             self.started.set()
             if self._errlog is not None:
                 self._errlog.close()
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """``tools/call`` on this loop; when cancelled, the server is told
+        (``notifications/cancelled``, as the spec asks) so it can stop the work too."""
+        from mcp import types
+
+        session = self.session
+        request_id = session._request_id  # the id send_request takes before its first await
+        try:
+            return await session.call_tool(tool, arguments,
+                                           read_timeout_seconds=timedelta(seconds=self.status.config.tool_timeout))
+        except asyncio.CancelledError:
+            notice = types.CancelledNotification(params=types.CancelledNotificationParams(
+                requestId=request_id, reason="the user stopped the call"))
+            try:
+                await asyncio.shield(session.send_notification(types.ClientNotification(notice)))
+            except Exception:  # the server may be gone already
+                pass
+            raise
+
+    async def _on_message(self, message: Any) -> None:
+        """The server's notifications: a changed tool list is read again (``on_change`` says so)."""
+        from mcp import types
+
+        if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+            asyncio.get_running_loop().create_task(self._list_tools_again())
+
+    async def _list_tools_again(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            self.status.tools = await _all(session.list_tools, "tools")
+        except Exception:  # the server went away meanwhile: its runner says so
+            return
+        if self.status.state == "ready":
+            self.client._changed(self.status)
 
     def _transport(self) -> Any:
         config = self.status.config

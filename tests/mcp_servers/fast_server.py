@@ -17,7 +17,7 @@ if os.environ.get("MCP_TEST_FAIL_AT_START"):
     print(os.environ["MCP_TEST_FAIL_AT_START"], file=sys.stderr, flush=True)
     sys.exit(3)
 
-from mcp.server.fastmcp import FastMCP  # noqa: E402
+from mcp.server.fastmcp import Context, FastMCP  # noqa: E402
 from mcp.server.fastmcp.utilities.types import Image  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
@@ -50,7 +50,11 @@ def fail(why: str) -> str:
 @server.tool(description="Waits for ever (until cancelled).")
 async def slow() -> str:
     print("slow: started", file=sys.stderr, flush=True)
-    await asyncio.sleep(3600)
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        print("slow: cancelled", file=sys.stderr, flush=True)
+        raise
     return "never"
 
 
@@ -58,6 +62,13 @@ async def slow() -> str:
 def crash() -> str:
     print("crash: the server is going down", file=sys.stderr, flush=True)
     os._exit(7)
+
+
+@server.tool(description="Adds the tool 'extra' to the list and tells the client.")
+async def grow(ctx: Context) -> str:
+    server.add_tool(lambda: "extra here", name="extra", description="Appears once grow ran.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.prompt(description="Review a file.")
