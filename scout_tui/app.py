@@ -238,8 +238,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         super().notify(redact(message, self.secrets), **kwargs)
 
     def keys_withheld(self, secrets: tuple[str, ...]) -> None:
-        """The key variables are out of the environment: keep their values off the screen too."""
-        self.secrets = self.chat.secrets = secrets
+        """The key variables are out of the environment: keep their values off the screen too
+        (and the MCP servers' header and env values, ``McpMixin.mcp_secrets``)."""
+        self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_secrets}, key=len, reverse=True))
 
     # -- layout -----------------------------------------------------------------------------
 

@@ -37,6 +37,8 @@ class McpMixin:
 
     mcp: McpClient | None = None
     mcp_settings: McpSettings | None = None
+    mcp_secrets: tuple[str, ...] = ()
+    """The servers' header and env values, kept off the screen like keys (``keys_withheld``)."""
     _mcp_ready: asyncio.Event | None = None
 
     def _mcp_started_event(self) -> asyncio.Event:
@@ -58,6 +60,7 @@ class McpMixin:
                 self.chat.add_notice(f"MCP servers not started: {e}", "error")
                 return
             self.mcp_settings = settings
+            self._hide_values(settings)
             for note in settings.notes:
                 self.chat.add_notice(sanitize(note), "warning")
             if not settings.servers:
@@ -68,6 +71,13 @@ class McpMixin:
             await client.wait_started()
         finally:
             ready.set()
+
+    def _hide_values(self, settings: McpSettings) -> None:
+        from scout_tui import keys
+
+        values = [v for server in settings.servers.values() for v in server.secrets]
+        self.mcp_secrets = keys.secrets(values, {}) if values else ()
+        self.keys_withheld(self.secrets)
 
     def _mcp_client(self, settings: McpSettings) -> McpClient:
         from scout_tui.mcp.client import McpClient
@@ -125,6 +135,7 @@ class McpMixin:
             self.chat.add_notice(f"MCP servers not started: {e}", "error")
             return
         self.mcp_settings = settings
+        self._hide_values(settings)
         if self.mcp is None:
             self.mcp = await asyncio.to_thread(self._mcp_client, settings)
             self.mcp.start()

@@ -204,3 +204,16 @@ async def test_a_projects_mcp_json_server_starts_only_once_trusted(tmp_home, rep
     async with again.run_test(size=SIZE) as pilot:
         await ready(again, pilot, "proj")
         assert "not started" not in notices(again)
+
+
+async def test_a_servers_env_values_never_reach_the_screen(tmp_home, repo):
+    folder = tmp_home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text(
+        f"[mcp.servers.leaky]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FAST_SERVER))}]\n"
+        'env = { MCP_TEST_FAIL_AT_START = "token tok-abcdefgh-1234567" }\n')
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "MCP server leaky failed" in notices(app), what="the failure in the chat")
+        shown = notices(app)  # the text each notice shows
+        assert "[redacted]" in shown and "tok-abcdefgh-1234567" not in shown
