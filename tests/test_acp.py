@@ -300,3 +300,18 @@ async def test_cancel_while_a_permission_request_is_up_leaves_the_file_unwritten
     assert len(client.asked) == 1 and done.stop_reason == "cancelled" and not (repo / "hello.py").exists()
     messages = store_of(env).messages(session.session_id)
     assert problems(messages) == [] and messages[-1]["content"][0]["is_error"]
+
+
+async def test_resume_goes_on_with_the_stored_conversation_without_replaying_it(repo, env):
+    with LoopbackServer([Reply(anthropic_stream(["First."])), Reply(anthropic_stream(["Second."]))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("one"))
+        later = RecordingClient()
+        async with acp_process(repo, env, later, "--base-url", server.url) as (conn, _, _):
+            await conn.resume_session(session_id=session.session_id, cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("two"))
+            await conn.close_session(session_id=session.session_id)
+    assert [u.session_update for u in later.of(session.session_id)] == ["agent_message_chunk", "session_info_update"]
+    sent = server.requests[1].json()["messages"]
+    assert [m["content"][0]["text"] for m in sent] == ["one", "First.", "two"]
