@@ -242,9 +242,13 @@ async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
     client = McpClient([*settings.startable(), *extra], cwd=cwd, env=tool_environment(config))
     client.start()
     await client.wait_started()
+    from scout_tui import keys
+    from scout_tui.tools.output import redact
+
+    hidden = keys.secrets([v for server in settings.servers.values() for v in server.secrets], {})
     for status in client.status():
         if status.state == "failed":
-            warn(f"MCP server {status.name} {status.why()}")
+            warn(redact(f"MCP server {status.name} {status.why()}", hidden))
     return client
 
 
