@@ -217,3 +217,13 @@ async def test_a_servers_env_values_never_reach_the_screen(tmp_home, repo):
         await wait_until(pilot, lambda: "MCP server leaky failed" in notices(app), what="the failure in the chat")
         shown = notices(app)  # the text each notice shows
         assert "[redacted]" in shown and "tok-abcdefgh-1234567" not in shown
+
+
+async def test_a_bad_mcp_table_is_reported_with_its_file_and_line(tmp_home, repo):
+    folder = tmp_home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text('[mcp.servers.notes]\ncomand = "x"\n')
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "MCP servers not started" in notices(app), what="the config error")
+        assert f"{folder / 'scout.toml'}:2: unknown key 'comand'" in notices(app)

@@ -317,3 +317,10 @@ def test_the_app_and_the_engine_import_no_mcp_sdk_and_the_client_no_textual():
               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'mcp')))")
     done = subprocess.run([sys.executable, "-c", engine], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_projects_own_scout_toml_servers_need_trust_too(tmp_home, workdir):
+    (workdir / "scout.toml").write_text('[mcp.servers.local]\ncommand = "run-me"\n')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert not settings.servers["local"].trusted and settings.startable() == []
+    assert settings.servers["local"].origin == f"{workdir / 'scout.toml'}:1"
