@@ -324,3 +324,14 @@ def test_a_projects_own_scout_toml_servers_need_trust_too(tmp_home, workdir):
     settings = mcp_settings(load_config(workdir), workdir)
     assert not settings.servers["local"].trusted and settings.startable() == []
     assert settings.servers["local"].origin == f"{workdir / 'scout.toml'}:1"
+
+
+async def test_a_server_that_never_answers_fails_once_its_startup_timeout_passes(tmp_path):
+    silent = ServerConfig("silent", "stdio", "test:1", command=sys.executable,
+                          args=("-c", "import sys; sys.stdin.read()"), startup_timeout=0.5)
+    client = await started(silent, cwd=tmp_path)
+    try:
+        assert client.servers["silent"].state == "failed"
+        assert client.servers["silent"].error == "it did not answer within 0.5 s"
+    finally:
+        await asyncio.to_thread(client.close)

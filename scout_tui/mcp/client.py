@@ -215,9 +215,7 @@ class _Runner:
         except asyncio.CancelledError:
             self._set("stopped")
             raise
-        except BaseException as exc:  # noqa: BLE001 - every failure is the server's state, not ours
-            if not isinstance(exc, Exception) and not isinstance(exc, BaseExceptionGroup):
-                raise
+        except (Exception, BaseExceptionGroup) as exc:  # every failure is the server's state, not ours
             if self.status.state != "failed":
                 self._fail(_describe(exc, config))
         finally:
