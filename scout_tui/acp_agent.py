@@ -130,8 +130,12 @@ class ScoutAcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        """Open a stored session (an id, or a unique prefix) and replay its branch as updates
-        (``acp_updates.replay``) before answering, as the spec asks."""
+        """Open a stored session and replay its branch (its ancestors' shared messages too) as
+        updates (``acp_updates.replay``) before answering, as the spec asks.
+
+        Raises:
+            RequestError: no such session, or it is running a prompt here.
+        """
         session = await self._resume(cwd, session_id, mcp_servers)
         for update in replay(self.store.messages(session.id), self.store.tool_details(session.id), session.cwd):
             await self._send(session.id, update)
@@ -180,8 +184,12 @@ class ScoutAcpAgent:
     async def prompt(self, session_id: str, prompt: list, **kwargs: Any) -> PromptResponse:
         """Run one turn, streaming its updates, then a ``session_info_update`` with the session's
         title (its first prompt's line, as the TUI's tree shows it); answer the turn's ACP stop
-        reason (``cancelled`` after a ``session/cancel``). A failed request (a refused key, a server error) is a JSON-RPC
-        error with its message; the turn is stored either way."""
+        reason (``cancelled`` after a ``session/cancel``). A failed request (a refused key, a
+        server error) is a JSON-RPC error with its message; the turn is stored either way.
+
+        Raises:
+            RequestError: the session is not open, a prompt already runs in it, or the request failed.
+        """
         session = self._session(session_id)
         if session.turn is not None and not session.turn.done():
             raise _error("a prompt is already running in this session", -32600)
