@@ -245,7 +245,7 @@ async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
     from scout_tui import keys
     from scout_tui.tools.output import redact
 
-    hidden = keys.secrets([v for server in settings.servers.values() for v in server.secrets], {})
+    hidden = keys.secrets([v for server in [*settings.servers.values(), *extra] for v in server.secrets], {})
     for status in client.status():
         if status.state == "failed":
             warn(redact(f"MCP server {status.name} {status.why()}", hidden))
