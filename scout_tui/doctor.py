@@ -29,7 +29,7 @@ from scout_tui.tools.permission_config import policy_from_config
 def report(cwd: Path) -> Iterator[str]:
     """The doctor's lines for a run in ``cwd``, each without its newline, in the order to print:
     versions and platform and whether bwrap works here (none of which needs the configuration),
-    then the sections ``config``, ``model``, ``sandbox`` and ``permissions``.
+    then the sections ``config``, ``model``, ``sandbox``, ``permissions`` and ``mcp servers``.
 
     Every line has the configured keys (every profile's), the profiles' header values and the
     values of every provider key variable (``keys.secrets``) replaced by ``[redacted]``: none
@@ -37,8 +37,8 @@ def report(cwd: Path) -> Iterator[str]:
     report is made to be pasted.
 
     Raises:
-        ScoutError: a bad config file, ``[sandbox]``, ``[permissions]`` or ``[models."ID"]``
-            (naming the file and line), after the lines that could be made without it.
+        ScoutError: a bad config file, ``[sandbox]``, ``[permissions]``, ``[models."ID"]``, ``[mcp]``
+            or ``.mcp.json`` (naming the file and line), after the lines that could be made without it.
     """
     configured: list[str] = []
     for line in _report(Path(cwd).resolve(), configured):
@@ -97,6 +97,18 @@ def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
             yield _row(kind, "no rules")
     for note in policy.notes:
         yield _row("note", note)
+
+    from scout_tui.mcp.config import mcp_settings
+
+    servers = mcp_settings(config, cwd)
+    configured += [value for server in servers.servers.values() for value in server.secrets]
+    yield ""
+    yield "mcp servers (started after the first frame; header and env values never shown)"
+    for name, server in servers.servers.items():
+        trust = "" if server.trusted else "; a project's, not trusted yet: `scout-tui trust`"
+        yield _row(name, f"{server.describe()} ({_source(server.origin)}{trust})")
+    if not servers.servers:
+        yield _row("none", "no [mcp.servers.NAME] in scout.toml, no .mcp.json here")
 
 
 def _model(config: Config) -> Iterator[str]:

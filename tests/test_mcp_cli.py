@@ -76,3 +76,15 @@ def test_scout_tui_trust_lists_and_trusts_mcp_json_servers_one_by_one(tmp_home, 
     assert '"command": "server-a"' in out and "trusted MCP server a (recorded in" in out
     assert [(f.label.split(" (")[0], f.state) for f in project_server_trust(workdir)[0]] == [
         ("MCP server a", "trusted"), ("MCP server b", "new")]
+
+
+def test_doctor_lists_the_mcp_servers_without_their_header_values(tmp_home, workdir):
+    from scout_tui.doctor import report
+
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": {
+        "url": "http://127.0.0.1:1/mcp", "headers": {"X-Api-Key": "hdr-secret-value-123"}}}}))
+    lines = list(report(workdir))
+    at = lines.index("mcp servers (started after the first frame; header and env values never shown)")
+    assert lines[at + 1].split()[:3] == ["docs", "http:", "http://127.0.0.1:1/mcp"]
+    assert "not trusted yet: `scout-tui trust`" in lines[at + 1]
+    assert not any("hdr-secret-value-123" in line for line in lines)
