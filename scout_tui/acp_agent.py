@@ -188,12 +188,15 @@ class ScoutAcpAgent:
         server error) is a JSON-RPC error with its message; the turn is stored either way.
 
         Raises:
-            RequestError: the session is not open, a prompt already runs in it, or the request failed.
+            RequestError: the session is not open, a prompt already runs in it, the prompt has no
+                text, or the request failed.
         """
         session = self._session(session_id)
         if session.turn is not None and not session.turn.done():
             raise _error("a prompt is already running in this session", -32600)
         text, notes = prompt_text(prompt, session.cwd)
+        if not text.strip():
+            raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
         content, more = prompt_content(text, session.cwd, session.agent.permissions)  # @path mentions, as in the app
         for note in (*notes, *more):
             log.warning("%s", note)

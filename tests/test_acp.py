@@ -315,3 +315,15 @@ async def test_resume_goes_on_with_the_stored_conversation_without_replaying_it(
     assert [u.session_update for u in later.of(session.session_id)] == ["agent_message_chunk", "session_info_update"]
     sent = server.requests[1].json()["messages"]
     assert [m["content"][0]["text"] for m in sent] == ["one", "First.", "two"]
+
+
+async def test_a_prompt_of_only_an_image_is_refused_with_why(repo, env):
+    from acp import RequestError
+    from acp.schema import ImageContentBlock
+
+    async with acp_process(repo, env, RecordingClient()) as (conn, _, _):
+        session = await conn.new_session(cwd=str(repo))
+        with pytest.raises(RequestError) as refused:
+            await conn.prompt(session_id=session.session_id,
+                              prompt=[ImageContentBlock(type="image", data="aGk=", mime_type="image/png")])
+    assert "image block is not supported" in str(refused.value)
