@@ -106,8 +106,10 @@ class McpMixin:
             self._add_prompt_commands(status)
             self._mcp_tools_changed(status)
         elif state == "failed":
-            self.chat.add_notice(sanitize(f"MCP server {status.name} {status.why()}\n\nThe session goes on "
-                                          "without it (`/mcp` lists the servers)."), "error")
+            tail = status.stderr_tail.replace("```", "'''")
+            shown = f"; its stderr ended with:\n\n```\n{tail}\n```" if tail else "."
+            self.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
+                                          "goes on without it (`/mcp` lists the servers)."), "error")
 
     def _mcp_tools_changed(self, status: ServerStatus) -> None:
         if not self.busy:
