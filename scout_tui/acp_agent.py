@@ -332,7 +332,8 @@ class ScoutAcpAgent:
         agent.narrow_window(opened.window)
         for note in agent_notes(agent):
             log.warning("%s", note)
-        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages), LiveUpdates(where), mcp)
+        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),
+                           LiveUpdates(where, opened.cost), mcp)
         self.sessions[session_id] = session
         return session
 

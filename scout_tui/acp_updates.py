@@ -13,18 +13,20 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
-from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, FileEditToolCallContent,
+from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, Cost, FileEditToolCallContent,
                         SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
-                        ToolCallStart, ToolKind, UserMessageChunk)
+                        ToolCallStart, ToolKind, UsageUpdate, UserMessageChunk)
 
-from scout_tui.bus import Event, MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
+from scout_tui.bus import (Event, MessageAssistant, MessageDelta, PermissionDecision, PromptCompacted, SessionCompacted,
+                           ToolEnd, ToolOutput, ToolStart)
 from scout_tui.diffs import diff_lines
 from scout_tui.mentions import typed_text
 from scout_tui.messages import blocks, result_text
+from scout_tui.models import prompt_tokens
 from scout_tui.text import tool_summary
 from scout_tui.tools.permissions import MODES
 
-Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress]
+Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress, UsageUpdate]
 """One ``session/update`` payload (the ``update`` field of a ``SessionNotification``)."""
 
 TOOL_KINDS: dict[str, ToolKind] = {
@@ -133,17 +135,24 @@ def tool_result(call_id: str, content: Any, is_error: bool, diff: str | None, in
 
 class LiveUpdates:
     """Maps one session's events to updates as a turn runs (``updates``). It remembers each
-    call's arguments (a ``tool.end`` carries none) and which calls were said to be running."""
+    call's arguments (a ``tool.end`` carries none), which calls were said to be running, the
+    context window the last request was fitted to, and ``cost``: the session's dollars so far
+    (start it at the branch's, ``OpenedSession.cost``; None while nothing was priced)."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, cost: float | None = None) -> None:
         self.cwd = cwd
+        self.cost = cost
         self._inputs: dict[str, Any] = {}
         self._running: set[str] = set()
+        self._window: int | None = None
 
     def updates(self, event: Event) -> list[Update]:
         """The updates ``event`` makes: a streamed delta a message or thought chunk; ``tool.start``
         a pending ``tool_call``; an allowed permission or the first output ``in_progress``;
-        ``tool.end`` the call's end (``tool_result``). Others (usage, notices, turn.end) none."""
+        ``tool.end`` the call's end (``tool_result``); a finished answer a ``usage_update``
+        (https://agentclientprotocol.com/protocol/prompt-turn#session-usage-updates: the tokens
+        its request read and wrote, of the window, and the session's cost in USD) once the
+        window is known. Others (notices, turn.end) none."""
         match event:
             case MessageDelta(kind="text", text=text) if text:
                 return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))]
@@ -159,6 +168,17 @@ class LiveUpdates:
             case ToolEnd(id=call_id, content=content, is_error=is_error, diff=diff):
                 self._running.discard(call_id)
                 return [tool_result(call_id, content, is_error, diff, self._inputs.pop(call_id, None), self.cwd)]
+            case PromptCompacted(context_window=window) if window:
+                self._window = window
+            case SessionCompacted(cost=cost) if cost is not None:
+                self.cost = (self.cost or 0.0) + cost
+            case MessageAssistant(usage=usage, cost=cost, interrupted=False):
+                if cost is not None:
+                    self.cost = (self.cost or 0.0) + cost
+                if self._window:
+                    used = prompt_tokens(usage) + int(usage.get("output_tokens") or 0)
+                    return [UsageUpdate(session_update="usage_update", used=used, size=self._window,
+                                        cost=Cost(amount=self.cost, currency="USD") if self.cost is not None else None)]
         return []
 
     def _started(self, call_id: str) -> list[Update]:

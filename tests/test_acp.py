@@ -312,7 +312,8 @@ async def test_resume_goes_on_with_the_stored_conversation_without_replaying_it(
             await conn.resume_session(session_id=session.session_id, cwd=str(repo))
             await conn.prompt(session_id=session.session_id, prompt=text("two"))
             await conn.close_session(session_id=session.session_id)
-    assert [u.session_update for u in later.of(session.session_id)] == ["agent_message_chunk", "session_info_update"]
+    shown = fold(later.of(session.session_id))
+    assert shown == [("agent_message_chunk", "Second.")]  # nothing of the first turn is replayed
     sent = server.requests[1].json()["messages"]
     assert [m["content"][0]["text"] for m in sent] == ["one", "First.", "two"]
 
@@ -327,3 +328,20 @@ async def test_a_prompt_of_only_an_image_is_refused_with_why(repo, env):
             await conn.prompt(session_id=session.session_id,
                               prompt=[ImageContentBlock(type="image", data="aGk=", mime_type="image/png")])
     assert "image block is not supported" in str(refused.value)
+
+
+async def test_each_answer_reports_the_context_used_of_the_window(repo, env):
+    env = {**env, "SCOUT_CONTEXT_WINDOW": "200000"}
+    client = RecordingClient()
+    replies = [Reply(anthropic_stream(["One."], input_tokens=1200, output_tokens=30)),
+               Reply(anthropic_stream(["Two."], input_tokens=1300, output_tokens=40))]
+    with LoopbackServer(replies) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=text("one"))
+            await conn.prompt(session_id=session.session_id, prompt=text("two"))
+    usage = [u for u in client.of(session.session_id) if u.session_update == "usage_update"]
+    assert [(u.used, u.size) for u in usage] == [(1230, 200000), (1340, 200000)]
+    spent = sum(row["cost"] for row in store_of(env).spending(session.session_id).values())
+    assert 0 < usage[0].cost.amount < usage[1].cost.amount == pytest.approx(spent)  # summed as /cost sums it
+    assert usage[1].cost.currency == "USD"
