@@ -19,7 +19,6 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,14 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionRespo
                         InitializeResponse, ListSessionsResponse, LoadSessionResponse, McpCapabilities,
                         NewSessionResponse,
                         PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
-                        SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities, SessionInfo,
-                        SessionInfoUpdate,
+                        SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
                         SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
                         SetSessionModeResponse, StopReason, ToolCallUpdate)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
 from scout_tui.acp_inputs import prompt_text, server_configs
-from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, replay, session_modes, stop_reason, text_content,
-                                   tool_kind, tool_locations, tool_title)
+from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, info_update, listed, replay, session_modes,
+                                   stop_reason, text_content, tool_kind, tool_locations, tool_title)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
 from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
@@ -63,11 +61,6 @@ ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
     """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
     return RequestError(code, redact(str(e), tuple(keys.secrets())))
-
-
-def _iso(seconds: float) -> str:
-    """Unix seconds as ISO 8601 in UTC, as ACP's ``updatedAt`` is."""
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
 
 
 @dataclass
@@ -160,9 +153,7 @@ class ScoutAcpAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
         """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page."""
-        return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=s.id, cwd=s.cwd or "/", title=s.title, updated_at=_iso(s.updated))
-            for s in self.store.sessions(cwd)])
+        return ListSessionsResponse(sessions=[listed(s) for s in self.store.sessions(cwd)])
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Stop the session's turn (closed validly, as by ``cancel``) and forget it here."""
@@ -205,8 +196,7 @@ class ScoutAcpAgent:
         if (task := asyncio.current_task()) is not None and task.cancelling():
             raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
         if (info := self.store.session(session.id)) is not None:  # the title is the first prompt's line
-            await self._send(session.id, SessionInfoUpdate(session_update="session_info_update", title=info.title,
-                                                           updated_at=_iso(info.updated)))
+            await self._send(session.id, info_update(info))
         if failure is not None:
             raise _error(failure)
         return PromptResponse(stop_reason=reason)

@@ -10,11 +10,12 @@ Shapes follow the ACP schema (https://agentclientprotocol.com/protocol/schema, a
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Union
 
 from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, Cost, FileEditToolCallContent,
-                        SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
+                        SessionInfo, SessionInfoUpdate, SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
                         ToolCallStart, ToolKind, UsageUpdate, UserMessageChunk)
 
 from scout_tui.bus import (Event, MessageAssistant, MessageDelta, PermissionDecision, PromptCompacted, SessionCompacted,
@@ -23,6 +24,7 @@ from scout_tui.diffs import diff_lines
 from scout_tui.mentions import typed_text
 from scout_tui.messages import blocks, result_text
 from scout_tui.models import prompt_tokens
+from scout_tui.store_queries import SessionInfo as StoredSession
 from scout_tui.text import tool_summary
 from scout_tui.tools.permissions import MODES
 
@@ -57,6 +59,22 @@ def session_modes(current: str) -> SessionModeState:
     the permission modes in Shift+Tab's order, ``current`` the one in force."""
     return SessionModeState(current_mode_id=current, available_modes=[
         SessionMode(id=m, name=MODE_TEXT[m][0], description=MODE_TEXT[m][1]) for m in MODES])
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
+
+
+def listed(session: StoredSession) -> SessionInfo:
+    """A stored session as ``session/list`` gives it: id, folder, title, and its last activity
+    (Unix seconds) as ISO 8601 in UTC."""
+    return SessionInfo(session_id=session.id, cwd=session.cwd or "/", title=session.title,
+                       updated_at=_iso(session.updated))
+
+
+def info_update(session: StoredSession) -> SessionInfoUpdate:
+    """The ``session_info_update`` that tells a client a session's title and last activity."""
+    return SessionInfoUpdate(session_update="session_info_update", title=session.title, updated_at=_iso(session.updated))
 
 
 def stop_reason(reason: str) -> StopReason:
