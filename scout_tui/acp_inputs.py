@@ -1,5 +1,5 @@
 """What an ACP client sends, in scout-tui's terms: a ``session/prompt``'s content blocks as a prompt, and
-the MCP servers of ``session/new`` as ``mcp.config.ServerConfig``s. No I/O.
+the MCP servers of ``session/new`` as ``mcp.config.ServerConfig``s. Nothing is read but paths resolved.
 
 Shapes: the ACP schema (https://agentclientprotocol.com/protocol/schema: ``ContentBlock``,
 ``McpServer``), as the ``agent-client-protocol`` package's ``acp.schema`` models them.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from scout_tui.mcp.config import NAME, ServerConfig
 
@@ -29,7 +30,7 @@ def prompt_text(prompt: list[Any], cwd: Path) -> tuple[str, list[str]]:
             parts.append(block.text)
         elif kind == "resource_link":
             uri = block.uri
-            path = Path(uri.removeprefix("file://")) if uri.startswith("file://") else None
+            path = Path(unquote(urlsplit(uri).path)) if uri.startswith("file://") else None  # RFC 8089
             if path is not None and path.resolve().is_relative_to(root) and " " not in str(path):
                 parts.append(f"@{path.resolve().relative_to(root)}")
             else:

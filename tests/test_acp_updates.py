@@ -58,3 +58,27 @@ def test_a_prompt_attaches_a_linked_project_file_as_a_mention_and_embeds_resourc
               EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(uri="file:///x/b.md", text="B"))]
     words, notes = prompt_text(blocks, tmp_path)
     assert words == "look at\n\n@a.py\n\nfile:///x/b.md:\n```\nB\n```" and notes == []
+
+
+def test_a_percent_encoded_file_link_is_a_mention_too(tmp_path):
+    (tmp_path / "my notes.md").write_text("x")
+    (tmp_path / "b.md").write_text("y")
+    link = [ResourceContentBlock(type="resource_link", uri=f"file://{tmp_path}/b%2Emd", name="b"),
+            ResourceContentBlock(type="resource_link", uri=f"file://{tmp_path}/my%20notes.md", name="n")]
+    words, _ = prompt_text(link, tmp_path)
+    assert words == f"@b.md\n\nfile://{tmp_path}/my%20notes.md"  # a mention cannot hold a space: the URI stays
+
+
+def test_the_editors_mcp_servers_become_server_configs_and_sse_is_left_out_with_a_note():
+    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
+
+    from scout_tui.acp_inputs import server_configs
+
+    servers = [McpServerStdio(name="my docs", command="docs-server", args=["--x"], env=[EnvVariable(name="T", value="v")]),
+               HttpMcpServer(type="http", name="web", url="http://127.0.0.1:1/mcp",
+                             headers=[HttpHeader(name="Authorization", value="Bearer z")]),
+               SseMcpServer(type="sse", name="old", url="http://127.0.0.1:2/sse", headers=[])]
+    configs, notes = server_configs(servers)
+    assert [(c.name, c.transport, c.trusted) for c in configs] == [("my_docs", "stdio", True), ("web", "http", True)]
+    assert configs[0].env == {"T": "v"} and configs[1].headers == {"Authorization": "Bearer z"}
+    assert len(notes) == 1 and "old" in notes[0] and "sse" in notes[0]
