@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -26,16 +27,15 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
 from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionResponse, ForkSessionResponse, Implementation,
                         InitializeResponse, ListSessionsResponse, LoadSessionResponse, McpCapabilities,
-                        NewSessionResponse,
-                        PermissionOption, PromptCapabilities, PromptResponse, ResumeSessionResponse,
+                        NewSessionResponse, PromptCapabilities, PromptResponse, ResumeSessionResponse,
                         SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
                         SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
-                        SetSessionModeResponse, StopReason, ToolCallUpdate)
+                        SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
 from scout_tui.acp_inputs import prompt_text, server_configs
-from scout_tui.acp_updates import (LiveUpdates, Update, diff_contents, info_update, listed, replay, session_modes,
-                                   stop_reason, text_content, tool_kind, tool_locations, tool_title)
+from scout_tui.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, permission_request,
+                                   replay, session_modes, stop_reason)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
 from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
@@ -44,7 +44,8 @@ from scout_tui.errors import ScoutError
 from scout_tui.frontend import agent_notes, load_extensions
 from scout_tui.headless import start_mcp
 from scout_tui.mentions import prompt_content
-from scout_tui.runtime import build_agent, model_metadata_asking_the_server
+from scout_tui.providers import configured_models
+from scout_tui.runtime import build_agent, model_metadata_asking_the_server, model_name, switch_agent
 from scout_tui.sessions import OpenedSession, read_session
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
@@ -53,10 +54,6 @@ from scout_tui.tools.output import redact
 from scout_tui.tools.permissions import MODES
 
 log = logging.getLogger("scout_tui.acp")
-
-ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
-"""The ``optionId``s of a permission request: the TUI's y, a and n."""
-
 
 def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
     """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
@@ -73,8 +70,13 @@ class _Session:
     bus: Bus
     messages: list[dict]
     live: LiveUpdates
+    config: Any  # the session's Config: the model in use; a switch is made from it (Config.for_provider)
     mcp: Any = None  # the McpClient of its MCP servers (scout.toml's, .mcp.json's, the ACP client's), or None
     turn: asyncio.Task | None = None
+
+    def options(self) -> list:
+        """The session's config options (``acp_updates.model_option``): its model."""
+        return [model_option(configured_models(self.config), (self.config.provider, model_name(self.config)))]
 
     def modes(self) -> SessionModeState:
         return session_modes(self.agent.permissions.mode if self.agent.permissions is not None else "yolo")
@@ -119,7 +121,7 @@ class ScoutAcpAgent:
     async def new_session(self, cwd: str, mcp_servers: list | None = None, **kwargs: Any) -> NewSessionResponse:
         """A new scout-tui session in ``cwd`` (stored now, so the TUI's session tree lists it)."""
         session = await self._open(cwd, OpenedSession(), mcp_servers)
-        return NewSessionResponse(session_id=session.id, modes=session.modes())
+        return NewSessionResponse(session_id=session.id, modes=session.modes(), config_options=session.options())
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
@@ -132,13 +134,13 @@ class ScoutAcpAgent:
         session = await self._resume(cwd, session_id, mcp_servers)
         for update in replay(self.store.messages(session.id), self.store.tool_details(session.id), session.cwd):
             await self._send(session.id, update)
-        return LoadSessionResponse(modes=session.modes())
+        return LoadSessionResponse(modes=session.modes(), config_options=session.options())
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
                              **kwargs: Any) -> ResumeSessionResponse:
         """Open a stored session without replaying it (the client still shows it)."""
         session = await self._resume(cwd, session_id, mcp_servers)
-        return ResumeSessionResponse(modes=session.modes())
+        return ResumeSessionResponse(modes=session.modes(), config_options=session.options())
 
     async def fork_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
                            **kwargs: Any) -> ForkSessionResponse:
@@ -148,7 +150,7 @@ class ScoutAcpAgent:
         except ScoutError as e:
             raise _error(e, -32602) from None
         session = await self._open(cwd, read_session(self.store, info), mcp_servers)
-        return ForkSessionResponse(session_id=session.id, modes=session.modes())
+        return ForkSessionResponse(session_id=session.id, modes=session.modes(), config_options=session.options())
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
@@ -169,6 +171,27 @@ class ScoutAcpAgent:
             raise _error(f"unknown mode {mode_id!r} (known: {', '.join(MODES)})", -32602)
         session.agent.permissions.mode = mode_id
         return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """``model`` = ``PROFILE/MODEL``: the session's next requests go to that model, as ``/model``
+        does (``runtime.switch_agent``; the switch is stored, so the session reopens with it).
+
+        Raises:
+            RequestError: another option, a value not ``PROFILE/MODEL``, or an unknown provider.
+        """
+        session = self._session(session_id)
+        provider, _, model = str(value).partition("/")
+        if config_id != "model" or not provider or not model:
+            raise _error(f"unknown option {config_id}={value!r} (known: model=PROFILE/MODEL)", -32602)
+        try:
+            config = session.config.for_provider(provider, model)
+            event = switch_agent(session.agent, config, await model_metadata_asking_the_server(config))
+        except ScoutError as e:
+            raise _error(e, -32602) from None
+        session.config = config
+        self._record(session, event)
+        return SetSessionConfigOptionResponse(config_options=session.options())
 
     # -- a turn ------------------------------------------------------------------------------
 
@@ -246,29 +269,12 @@ class ScoutAcpAgent:
             pass  # the client went away: what happened is stored all the same
 
     async def _ask(self, session_id: str, cwd: Path, request: PermissionRequest) -> Approval:
-        """A call the policy would ask about, asked through ``session/request_permission``: allow
-        once, allow always (the rules the TUI's ``a`` adds, for this run), or reject. A
-        cancelled request (the turn was cancelled) stops the turn."""
-        options = [PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once")]
-        if request.suggestions or request.sandbox == "none":
-            always = ", ".join(request.suggestions) or "commands unsandboxed"
-            options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=f"Allow always ({always}, this run)",
-                                            kind="allow_always"))
-        options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
-        call = ToolCallUpdate(
-            tool_call_id=request.id, title=tool_title(request.tool, request.input), kind=tool_kind(request.tool),
-            status="pending", locations=tool_locations(request.input, cwd), raw_input=request.input,
-            content=[text_content(f"Asks because {request.reason}."),
-                     *diff_contents(self._session(session_id).agent.redact(request.diff or ""), request.input, cwd)])
+        """A call the policy would ask about, asked through ``session/request_permission``
+        (``acp_updates.permission_request``; its diff redacted as results are)."""
+        request = dataclasses.replace(request, diff=self._session(session_id).agent.redact(request.diff or ""))
+        call, options = permission_request(request, cwd)
         answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
-        chosen = getattr(answer.outcome, "option_id", None)
-        if chosen == ALLOW:
-            return Approval("allow")
-        if chosen == ALLOW_ALWAYS:
-            return Approval("allow_session")
-        if chosen == REJECT:
-            return Approval("deny")
-        return Approval("stop")
+        return approval(getattr(answer.outcome, "option_id", None))
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -323,7 +329,7 @@ class ScoutAcpAgent:
         for note in agent_notes(agent):
             log.warning("%s", note)
         session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),
-                           LiveUpdates(where, opened.cost), mcp)
+                           LiveUpdates(where, opened.cost), config, mcp)
         self.sessions[session_id] = session
         return session
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, Union
 
 from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallContent, Cost, FileEditToolCallContent,
-                        SessionInfo, SessionInfoUpdate, SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
+                        PermissionOption, ToolCallUpdate,
+                        SessionConfigOptionSelect, SessionConfigSelectOption, SessionInfo, SessionInfoUpdate,
+                        SessionMode, SessionModeState, StopReason, TextContentBlock, ToolCallLocation, ToolCallProgress,
                         ToolCallStart, ToolKind, UsageUpdate, UserMessageChunk)
 
 from scout_tui.bus import (Event, MessageAssistant, MessageDelta, PermissionDecision, PromptCompacted, SessionCompacted,
@@ -26,6 +28,7 @@ from scout_tui.messages import blocks, result_text
 from scout_tui.models import prompt_tokens
 from scout_tui.store_queries import SessionInfo as StoredSession
 from scout_tui.text import tool_summary
+from scout_tui.tools.approvals import Approval, PermissionRequest
 from scout_tui.tools.permissions import MODES
 
 Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress, UsageUpdate]
@@ -75,6 +78,19 @@ def listed(session: StoredSession) -> SessionInfo:
 def info_update(session: StoredSession) -> SessionInfoUpdate:
     """The ``session_info_update`` that tells a client a session's title and last activity."""
     return SessionInfoUpdate(session_update="session_info_update", title=session.title, updated_at=_iso(session.updated))
+
+
+def model_option(choices: list[tuple[str, str]], current: tuple[str, str]) -> SessionConfigOptionSelect:
+    """The session's model as an ACP config option (https://agentclientprotocol.com/protocol/session-config-options,
+    category ``model``): each ``(provider profile, model id)`` choice (``providers.configured_models``)
+    as the value ``PROFILE/MODEL``, ``current`` the one in use."""
+    def value(choice: tuple[str, str]) -> str:
+        return f"{choice[0]}/{choice[1]}"
+
+    options = [SessionConfigSelectOption(value=value(c), name=c[1], description=f"provider {c[0]}")
+               for c in dict.fromkeys([current, *choices])]
+    return SessionConfigOptionSelect(type="select", id="model", name="Model", category="model",
+                                     current_value=value(current), options=options)
 
 
 def stop_reason(reason: str) -> StopReason:
@@ -149,6 +165,35 @@ def tool_result(call_id: str, content: Any, is_error: bool, diff: str | None, in
     return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id,
                             status="failed" if is_error else "completed",
                             content=[text_content(result_text(content)), *diff_contents(diff, input, cwd)])
+
+
+ALLOW, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
+"""The ``optionId``s of a permission request: the TUI's y, a and n."""
+
+
+def permission_request(request: PermissionRequest, cwd: Path) -> tuple[ToolCallUpdate, list[PermissionOption]]:
+    """A call waiting for the person's answer as ``session/request_permission`` asks about it
+    (https://agentclientprotocol.com/protocol/tool-calls#requesting-permission): the call (why it
+    asks, and the diff it would make) and the options: allow once, allow always (the rules the
+    TUI's ``a`` adds, for this run; offered when there are some) and reject."""
+    options = [PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once")]
+    if request.suggestions or request.sandbox == "none":
+        always = ", ".join(request.suggestions) or "commands unsandboxed"
+        options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=f"Allow always ({always}, this run)",
+                                        kind="allow_always"))
+    options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
+    call = ToolCallUpdate(
+        tool_call_id=request.id, title=tool_title(request.tool, request.input), kind=tool_kind(request.tool),
+        status="pending", locations=tool_locations(request.input, cwd), raw_input=request.input,
+        content=[text_content(f"Asks because {request.reason}."), *diff_contents(request.diff, request.input, cwd)])
+    return call, options
+
+
+def approval(option_id: str | None) -> Approval:
+    """The answer a chosen ``optionId`` gives; None (the request was cancelled: the turn is being
+    cancelled) stops the turn."""
+    return {ALLOW: Approval("allow"), ALLOW_ALWAYS: Approval("allow_session"), REJECT: Approval("deny")}.get(
+        option_id or "", Approval("stop"))
 
 
 class LiveUpdates:

@@ -345,3 +345,18 @@ async def test_each_answer_reports_the_context_used_of_the_window(repo, env):
     spent = sum(row["cost"] for row in store_of(env).spending(session.session_id).values())
     assert 0 < usage[0].cost.amount < usage[1].cost.amount == pytest.approx(spent)  # summed as /cost sums it
     assert usage[1].cost.currency == "USD"
+
+
+async def test_the_model_option_switches_the_next_request_and_the_session_keeps_it(repo, env):
+    with LoopbackServer([Reply(anthropic_stream(["Hi."]))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            [offered] = session.config_options
+            assert offered.id == "model" and offered.category == "model"
+            changed = await conn.set_config_option(config_id="model", session_id=session.session_id,
+                                                   value="anthropic/claude-haiku-4-5")
+            await conn.prompt(session_id=session.session_id, prompt=text("hi"))
+    assert changed.config_options[0].current_value == "anthropic/claude-haiku-4-5"
+    assert server.requests[0].json()["model"] == "claude-haiku-4-5"
+    switch = store_of(env).model_switch(session.session_id)
+    assert (switch.provider, switch.model) == ("anthropic", "claude-haiku-4-5")  # a reopened session goes on with it
