@@ -5,10 +5,11 @@ Methods (ACP protocol version 1, https://agentclientprotocol.com/protocol/overvi
 ``agent-client-protocol`` package implements it): ``initialize``, ``session/new``,
 ``session/load`` (the stored branch replayed as updates), ``session/list``, ``session/prompt``
 (streamed ``session/update``s, ``session/request_permission`` for what would ask),
-``session/cancel`` (as Esc), ``session/set_mode`` (the permission modes), and the unstable
-``session/fork``, ``session/resume`` and ``session/close``. A session starts the MCP servers of
-scout.toml and ``.mcp.json`` and those the client passes (stdio and HTTP), as ``-p`` does. stdout
-carries only the protocol: anything else written there goes to stderr, as do the logs.
+``session/cancel`` (as Esc), ``session/set_mode`` (the permission modes),
+``session/set_config_option`` (the model), and the unstable ``session/fork``, ``session/resume``
+and ``session/close``. A session starts the MCP servers of scout.toml and ``.mcp.json`` and those
+the client passes (stdio and HTTP), as ``-p`` does. stdout carries only the protocol: anything
+else written there goes to stderr, as do the logs.
 """
 
 from __future__ import annotations
