@@ -95,7 +95,7 @@ def test_a_bad_mcp_table_stops_with_its_file_and_line(tmp_home, workdir, text, l
 @pytest.mark.parametrize("text, line, words", [
     ('{\n  "mcpServers": {\n    "x": {"url": 3}\n  }\n}', 3, "non-empty string"),
     ('{\n  "mcpServers": {\n    "x": {"command": "a",\n "cwd": "/"}\n  }\n}', 4, "unknown key 'cwd'"),
-    ('{\n  "mcpServers": {\n    "x": {"type": "sse", "url": "http://h"}\n  }\n}', 3, "SSE"),
+    ('{\n  "mcpServers": {\n    "x": {"type": "websocket", "url": "ws://h"}\n  }\n}', 3, "\"sse\", got 'websocket'"),
     ('{\n  "mcpServers": {,\n}', 2, "not JSON"),
 ])
 def test_a_bad_mcp_json_stops_with_its_line(tmp_home, workdir, text, line, words):
@@ -242,15 +242,17 @@ def answers(port: int) -> bool:
         return False
 
 
-@pytest.fixture
-def http_server():
+@pytest.fixture(params=["http"])
+def http_server(request):
+    """The FastMCP server in a subprocess on a free loopback port: its URL (``/mcp`` for
+    streamable HTTP, ``/sse`` for the older SSE transport, by the fixture's param)."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(FAST_SERVER), "http", str(port)],
+    process = subprocess.Popen([sys.executable, str(FAST_SERVER), request.param, str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         until(lambda: answers(port) or process.poll() is not None, what="the HTTP MCP server to listen")
         assert process.poll() is None, "the HTTP MCP server exited"
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'mcp' if request.param == 'http' else 'sse'}"
     finally:
         process.terminate()
         process.wait(10)
@@ -266,6 +268,23 @@ async def test_a_streamable_http_servers_tools_run(tmp_path, http_server):
         assert (await tools["mcp__web__picture"].run({}, ctx)).content.startswith("[image: image/png")
     finally:
         await asyncio.to_thread(client.close)
+
+
+@pytest.mark.parametrize("http_server", ["sse"], indirect=True)
+async def test_an_sse_servers_tools_run(tmp_path, http_server):
+    client = await started(ServerConfig("old", "sse", "test:1", url=http_server), cwd=tmp_path)
+    try:
+        assert client.servers["old"].state == "ready", client.servers["old"].why()
+        tool = tools_of(client)["mcp__old__add_note"]
+        assert (await tool.run({"text": "over sse"}, ToolContext(cwd=tmp_path))).content == "noted (1): over sse"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+def test_an_sse_server_in_mcp_json_is_read(tmp_home, workdir):
+    (workdir / ".mcp.json").write_text('{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}')
+    old = mcp_settings(load_config(workdir), workdir).servers["old"]
+    assert (old.transport, old.describe()) == ("sse", "sse: http://127.0.0.1:1/sse")
 
 
 async def test_an_http_server_that_does_not_answer_fails_naming_its_url(tmp_path):

@@ -272,6 +272,10 @@ class _Runner:
             env = {**self.client.env, **config.env}
             return stdio_client(StdioServerParameters(command=config.command, args=list(config.args), env=env,
                                                       cwd=self.client.cwd), errlog=self._errlog)
+        if config.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(config.url, headers=config.headers or None, timeout=30)
         return _http(config)
 
     def _set(self, state: str) -> None:

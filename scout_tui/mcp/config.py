@@ -20,7 +20,7 @@ from scout_tui.tomlpos import key_line
 from scout_tui.trust import PluginFile, check_entry, read_trusted
 
 MCP_JSON = ".mcp.json"
-TOML_KEYS = ("command", "args", "env", "url", "headers", "startup_timeout", "tool_timeout")
+TOML_KEYS = ("type", "command", "args", "env", "url", "headers", "startup_timeout", "tool_timeout")
 JSON_KEYS = ("type", "command", "args", "env", "url", "headers")
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
 STARTUP_TIMEOUT = 30.0
@@ -39,8 +39,9 @@ class ServerConfig:
 
     Attributes:
         name: its name in the config (letters, digits, ``_``, ``-``), as in ``mcp__NAME__TOOL``.
-        transport: ``"stdio"`` (``command`` with ``args`` and ``env``) or ``"http"`` (streamable
-            HTTP at ``url`` with ``headers``).
+        transport: ``"stdio"`` (``command`` with ``args`` and ``env``), ``"http"`` (streamable
+            HTTP at ``url`` with ``headers``) or ``"sse"`` (the older HTTP+SSE transport, for a
+            server that offers nothing else: ``"type": "sse"``).
         origin: "<file>:<line>" of its definition.
         startup_timeout, tool_timeout: seconds.
         trust: for a project's server (``.mcp.json``, or the project's own scout.toml), its trust
@@ -71,10 +72,10 @@ class ServerConfig:
         return [*self.env.values(), *self.headers.values()]
 
     def describe(self) -> str:
-        """"stdio: npx -y server" or "http: https://host/mcp" (never env or header values)."""
+        """"stdio: npx -y server", "http: https://host/mcp" or "sse: …" (never env or header values)."""
         if self.transport == "stdio":
             return "stdio: " + " ".join([self.command, *self.args])
-        return f"http: {self.url}"
+        return f"{self.transport}: {self.url}"
 
 
 @dataclass
@@ -210,9 +211,8 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     if ("command" in entry) == ("url" in entry):
         raise ScoutError(f"{where()}: {what} needs either a command (stdio) or a url (streamable HTTP)")
     kind = entry.get("type", "stdio" if "command" in entry else "http")
-    if kind not in ("stdio", *HTTP_TYPES):
-        raise ScoutError(f"{where('type')}: {what}.type must be \"stdio\" or \"http\", got {kind!r} "
-                         "(an SSE server is not supported: use its streamable HTTP endpoint)")
+    if kind not in ("stdio", "sse", *HTTP_TYPES):
+        raise ScoutError(f"{where('type')}: {what}.type must be \"stdio\", \"http\" or \"sse\", got {kind!r}")
     if (kind == "stdio") != ("command" in entry):
         raise ScoutError(f"{where('type')}: {what}.type {kind!r} does not go with "
                          f"{'a url' if 'url' in entry else 'a command'}")
@@ -243,7 +243,7 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
 
     stdio = "command" in entry
     server = ServerConfig(
-        name, "stdio" if stdio else "http", where(),
+        name, "stdio" if stdio else "sse" if kind == "sse" else "http", where(),
         command=text("command", entry["command"]) if stdio else "",
         args=strings("args") if stdio else (),
         env=table("env") if stdio else {},

@@ -1,7 +1,7 @@
 """A small MCP server written with the SDK's own server API (FastMCP), for the MCP client tests.
 
 ``python fast_server.py`` serves over stdio; ``python fast_server.py http PORT`` serves
-streamable HTTP on 127.0.0.1:PORT at ``/mcp``. ``MCP_TEST_CRASH_AFTER_START=1`` makes the
+streamable HTTP on 127.0.0.1:PORT at ``/mcp``, ``sse PORT`` the older HTTP+SSE transport at ``/sse``. ``MCP_TEST_CRASH_AFTER_START=1`` makes the
 ``crash`` tool end the process; ``MCP_TEST_FAIL_AT_START`` makes it exit before answering,
 printing that text on stderr.
 """
@@ -77,8 +77,8 @@ def review(path: str, focus: str = "bugs") -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "http":
+    if len(sys.argv) > 2 and sys.argv[1] in ("http", "sse"):
         server.settings.port = int(sys.argv[2])
-        server.run("streamable-http")
+        server.run("streamable-http" if sys.argv[1] == "http" else "sse")
     else:
         server.run("stdio")
