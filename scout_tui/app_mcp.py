@@ -126,7 +126,7 @@ class McpMixin:
         if self.mcp is not None:
             self.mcp.close()
 
-    @work(exclusive=True, group="mcp-start")
+    @work(exclusive=True, group="mcp-trust")  # not start_mcp's group: that would cancel its wait
     async def start_trusted_servers(self) -> None:
         """After ``/trust``: read the servers again and start those trusted now."""
         from scout_tui.mcp.config import mcp_settings
