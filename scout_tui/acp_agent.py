@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import os
 import sys
@@ -271,8 +270,7 @@ class ScoutAcpAgent:
 
     async def _ask(self, session_id: str, cwd: Path, request: PermissionRequest) -> Approval:
         """A call the policy would ask about, asked through ``session/request_permission``
-        (``acp_updates.permission_request``; its diff redacted as results are)."""
-        request = dataclasses.replace(request, diff=self._session(session_id).agent.redact(request.diff or ""))
+        (``acp_updates.permission_request``; its diff comes redacted, as the TUI's does)."""
         call, options = permission_request(request, cwd)
         answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
         return approval(getattr(answer.outcome, "option_id", None))

@@ -224,6 +224,7 @@ class ToolRunner:
                 return None, ToolResult(f"{name}: {e}", True)
             except Exception as e:  # a plugin's preview bug: ask without a diff
                 diff = f"(no preview: {type(e).__name__}: {e})"
+            diff = self.redact(diff) if diff else diff  # shown when asking: a key in the file stays off the screen
         if check is None or check.verdict == "allow":
             return diff, None
         async with self._asking:

@@ -173,6 +173,40 @@ def test_the_agent_redacts_a_key_split_across_deltas(tmp_path) -> None:
     assert agent.messages[0]["content"][0]["text"] == "remember [redacted]"
 
 
+def test_the_diff_shown_when_asking_has_keys_redacted(tmp_path) -> None:
+    # The preview diff went to the approval prompt as it was; only the result's was redacted.
+    import asyncio
+
+    from scout_tui.agent import Agent
+    from scout_tui.backends import make_backend
+    from scout_tui.tools import builtin_registry
+    from scout_tui.tools.permissions import Policy
+    from scout_tui.tools.approvals import Approval
+
+    (tmp_path / ".env").write_text(f"KEY={USED}\nDEBUG=0\n")  # a key in a file being edited
+    read = ("toolu_r", "read", [json.dumps({"path": ".env"})])
+    edit = ("toolu_e", "edit", [json.dumps({"path": ".env", "old_string": "DEBUG=0", "new_string": "DEBUG=1"})])
+    asked = []
+
+    async def approve(request):
+        asked.append(request)
+        return Approval("deny", "test")
+
+    replies = [Reply(anthropic_stream(["Reading."], read)), Reply(anthropic_stream(["Editing."], edit)),
+               Reply(anthropic_stream(["Ok."]))]
+    with LoopbackServer(replies) as server:
+        backend = make_backend("anthropic", model="m", api_key="x", base_url=server.url, max_retries=0)
+        agent = Agent(backend, builtin_registry(), cwd=tmp_path, secrets=[USED], approve=approve,
+                      permissions=Policy(mode="ask", workspace=tmp_path))
+
+        async def run() -> list:
+            return [e async for e in agent.run([], "turn debug on")]
+
+        asyncio.run(run())
+    [request] = [r for r in asked if r.tool == "edit"]
+    assert " KEY=[redacted]" in request.diff and leaked(request.diff) == []
+
+
 # -- the TUI -----------------------------------------------------------------------------------------
 
 
