@@ -127,11 +127,13 @@ class Checkpoints:
     @contextmanager
     def _alone(self) -> Iterator[None]:
         """Hold the store's lock: two scout-tui processes in one workspace share its index, and
-        a ``git add`` refused for the other's ``index.lock`` would leave a file out unsaid."""
-        self._ready()
-        with open(self.git_dir / "scout.lock", "a") as lock:
+        a ``git add`` refused for the other's ``index.lock`` would leave a file out unsaid, and
+        two first snapshots would both ``git init`` the store."""
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.git_dir.with_name(self.git_dir.name + ".lock"), "a") as lock:  # beside it: init too
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
+                self._ready()
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
