@@ -219,11 +219,17 @@ async def test_a_servers_env_values_never_reach_the_screen(tmp_home, repo):
         assert "[redacted]" in shown and "tok-abcdefgh-1234567" not in shown
 
 
-async def test_a_bad_mcp_table_is_reported_with_its_file_and_line(tmp_home, repo):
-    folder = tmp_home / ".config" / "scout"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "scout.toml").write_text('[mcp.servers.notes]\ncomand = "x"\n')
+async def test_a_bad_server_entry_fails_with_its_file_and_line_and_the_others_start(tmp_home, repo):
+    # seen by a new user: one typo stopped every server ("No MCP servers are configured")
+    configure(tmp_home)
+    toml = tmp_home / ".config" / "scout" / "scout.toml"
+    toml.write_text(toml.read_text() + '[mcp.servers.typo]\ncomand = "x"\n')
+    (repo / ".mcp.json").write_text('{"mcpServers": {"proj": {"command": "x",}}}')  # a project's broken file
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "MCP servers not started" in notices(app), what="the config error")
-        assert f"{folder / 'scout.toml'}:2: unknown key 'comand'" in notices(app)
+        await ready(app, pilot)  # the good one starts all the same
+        await wait_until(pilot, lambda: app.mcp.servers["typo"].state == "failed", what="the typo fails")
+        line = toml.read_text().splitlines().index('comand = "x"') + 1
+        assert f"{toml}:{line}: unknown key 'comand'" in app.mcp.servers["typo"].why()
+        await wait_until(pilot, lambda: f"{repo / '.mcp.json'}:1:" in notices(app) and "not JSON" in notices(app),
+                         what="the project file's error")

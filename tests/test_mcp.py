@@ -78,31 +78,47 @@ def test_a_trusted_project_server_starts_until_its_entry_changes(tmp_home, workd
     assert [s.name for s in again.startable()] == ["b"] and again.servers["a"].trust.state == "changed"
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ('[mcp.servers.x]\ncommand = "a"\nargz = []\n', 3, "unknown key 'argz'"),
-    ('x = 1\n[mcp.servers.x]\nargs = ["a"]\n', 2, "either a command"),
-    ('[mcp.servers.x]\nurl = "http://h"\nheaders = { A = 1 }\n', 3, "table of strings"),
-    ('[mcp.servers.x]\ncommand = "a"\ntool_timeout = 0\n', 3, "positive number"),
-    ('[mcp]\nserver = {}\n', 2, "unknown key 'server'"),
+def _said(settings) -> str:
+    return "\n".join([*settings.notes, *(s.problem for s in settings.servers.values())])
+
+
+GOOD = '[mcp.servers.ok]\ncommand = "ok"\n'
+
+
+@pytest.mark.parametrize("text, line, words, others_start", [
+    (GOOD + '[mcp.servers.x]\ncommand = "a"\nargz = []\n', 5, "unknown key 'argz'", True),
+    ('x = 1\n' + GOOD + '[mcp.servers.x]\nargs = ["a"]\n', 4, "either a command", True),
+    (GOOD + '[mcp.servers.x]\nurl = "http://h"\nheaders = { A = 1 }\n', 5, "table of strings", True),
+    (GOOD + '[mcp.servers.x]\ncommand = "a"\ntool_timeout = 0\n', 5, "positive number", True),
+    ('[mcp]\nserver = {}\n', 2, "unknown key 'server'", False),
 ])
-def test_a_bad_mcp_table_stops_with_its_file_and_line(tmp_home, workdir, text, line, words):
+def test_a_bad_mcp_entry_fails_with_its_file_and_line_and_the_others_stay(tmp_home, workdir, text, line, words,
+                                                                         others_start):
     path = user_toml(tmp_home, text)
-    with pytest.raises(ScoutError) as caught:
-        mcp_settings(load_config(workdir), workdir)
-    assert f"{path}:{line}:" in str(caught.value) and words in str(caught.value)
+    settings = mcp_settings(load_config(workdir), workdir)  # never raises: one entry does not stop the rest
+    assert f"{path}:{line}:" in _said(settings) and words in _said(settings)
+    if others_start:
+        assert settings.servers["ok"].problem == "" and settings.servers["x"].problem
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ('{\n  "mcpServers": {\n    "x": {"url": 3}\n  }\n}', 3, "non-empty string"),
-    ('{\n  "mcpServers": {\n    "x": {"command": "a",\n "cwd": "/"}\n  }\n}', 4, "unknown key 'cwd'"),
-    ('{\n  "mcpServers": {\n    "x": {"type": "websocket", "url": "ws://h"}\n  }\n}', 3, "\"sse\", got 'websocket'"),
-    ('{\n  "mcpServers": {,\n}', 2, "not JSON"),
+@pytest.mark.parametrize("text, where, words", [
+    ('{\n  "mcpServers": {\n    "x": {"url": 3}\n  }\n}', ":3:", "non-empty string"),
+    ('{\n  "mcpServers": {\n    "x": {"type": "websocket", "url": "ws://h"}\n  }\n}', ":3:", "\"sse\", got 'websocket'"),
+    ('{\n  "mcpServers": {,\n}', ":2:18:", "not JSON"),
 ])
-def test_a_bad_mcp_json_stops_with_its_line(tmp_home, workdir, text, line, words):
+def test_a_bad_mcp_json_is_said_with_its_line_and_the_person_s_servers_stay(tmp_home, workdir, text, where, words):
+    user_toml(tmp_home, GOOD)
     (workdir / ".mcp.json").write_text(text)
-    with pytest.raises(ScoutError) as caught:
-        mcp_settings(load_config(workdir), workdir)
-    assert f"{workdir / '.mcp.json'}:{line}:" in str(caught.value) and words in str(caught.value)
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert f"{workdir / '.mcp.json'}{where}" in _said(settings) and words in _said(settings)
+    assert settings.servers["ok"].problem == ""
+
+
+def test_keys_other_agents_write_in_mcp_json_are_left_alone_and_a_disabled_server_is_not_started(tmp_home, workdir):
+    (workdir / ".mcp.json").write_text('{"mcpServers": {"a": {"command": "x", "cwd": "/", "autoApprove": []},'
+                                       ' "b": {"command": "y", "disabled": true}}}')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert list(settings.servers) == ["a"] and settings.servers["a"].problem == ""
 
 
 def test_tool_names_follow_the_providers_rules():

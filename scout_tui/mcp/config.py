@@ -97,9 +97,10 @@ def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) 
     files define keeps theirs). A project's servers (``.mcp.json``, or the project's own
     scout.toml: ``config.in_project``) carry their trust state; an untrusted one has a note.
 
-    Raises:
-        ScoutError: a bad ``[mcp]`` table or ``.mcp.json`` (not JSON, an unknown key, a value of
-            the wrong type, neither or both of ``command`` and ``url``), naming the file and line.
+    Never raises for what the files say: a server whose entry is wrong (an unknown key in
+    scout.toml, a value of the wrong type, neither or both of ``command`` and ``url``) is kept
+    with that error as its ``problem`` (it fails, naming file and line; the others start), and
+    a file that cannot be read at all (``.mcp.json`` not JSON, ``[mcp]`` not a table) is a note.
     """
     environ = os.environ if environ is None else environ
     settings = McpSettings()
@@ -115,10 +116,20 @@ def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) 
 
     for layer in config.layers:
         project = in_project(layer.path, cwd)
-        for server in _toml_servers(layer, environ, trust_table if project else None):
+        try:
+            found = _toml_servers(layer, environ, trust_table if project else None)
+        except ScoutError as exc:  # the [mcp] table itself: its servers are left out, the others start
+            settings.notes.append(f"MCP servers of this file not started: {exc}")
+            found = []
+        for server in found:
             settings.servers[server.name] = server
     path = Path(cwd) / MCP_JSON
-    for server in json_servers(path, environ, trust_table):
+    try:
+        found = json_servers(path, environ, trust_table)
+    except ScoutError as exc:  # a project's broken file must not take the person's own servers with it
+        settings.notes.append(f"MCP servers of this file not started: {exc}")
+        found = []
+    for server in found:
         if server.name in settings.servers:
             settings.notes.append(f"{server.origin}: MCP server {server.name!r} is not used: "
                                   f"{settings.servers[server.name].origin} defines one of that name")
@@ -167,11 +178,9 @@ def _toml_servers(layer: ConfigFile, environ: Any, trust: Any) -> list[ServerCon
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
         raise ScoutError(f"{where('servers')}: mcp.servers must be a table of servers ([mcp.servers.NAME])")
-    found = []
-    for name, entry in servers.items():
-        found.append(_server(name, entry, lambda *key, name=name: where("servers", name, *key), TOML_KEYS,
-                             f"[mcp.servers.{name}]", environ, trust, path))
-    return found
+    return [_checked(name, entry, lambda *key, name=name: where("servers", name, *key), TOML_KEYS,
+                     f"[mcp.servers.{name}]", environ, trust, path)
+            for name, entry in servers.items()]
 
 
 def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:
@@ -187,16 +196,29 @@ def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScoutError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+        raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
     if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
         raise ScoutError(f"{path}:1: expected {{\"mcpServers\": {{NAME: {{\"command\": …}} or {{\"url\": …}}}}}}")
 
     def where(name: str, *key: str) -> str:
         return f"{path}:{_json_line(text, ('mcpServers', name, *key))}"
 
-    return [_server(name, entry, lambda *key, name=name: where(name, *key), JSON_KEYS, f"mcpServers.{name}",
-                    environ, trust, path, expand=True)
-            for name, entry in document.get("mcpServers", {}).items()]
+    # Other agents share the file and add keys of their own ("disabled", "autoApprove", ...): those
+    # are left alone, and a server another agent has disabled is not started here either.
+    return [_checked(name, {k: v for k, v in entry.items() if k in JSON_KEYS} if isinstance(entry, dict) else entry,
+                     lambda *key, name=name: where(name, *key), JSON_KEYS, f"mcpServers.{name}", environ, trust,
+                     path, expand=True)
+            for name, entry in document.get("mcpServers", {}).items()
+            if not (isinstance(entry, dict) and entry.get("disabled") is True)]
+
+
+def _checked(name: str, entry: Any, where: Any, *args: Any, **kwargs: Any) -> ServerConfig:
+    """``_server``, or, for an entry it refuses, a server that fails with that error (naming
+    its file and line) while the others start."""
+    try:
+        return _server(name, entry, where, *args, **kwargs)
+    except ScoutError as exc:
+        return ServerConfig(name, "stdio", where(), problem=str(exc))
 
 
 def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str, environ: Any, trust: Any,
