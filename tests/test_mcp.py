@@ -370,3 +370,15 @@ async def test_a_server_that_never_answers_fails_once_its_startup_timeout_passes
         assert client.servers["silent"].error == "it did not answer within 0.5 s"
     finally:
         await asyncio.to_thread(client.close)
+
+
+async def test_a_server_that_exits_at_once_is_said_to_have_exited_not_with_an_exception_name(tmp_path):
+    # seen by a new user: "BrokenResourceError: BrokenResourceError" for `sh -c 'echo … >&2; exit 1'`
+    quick = ServerConfig("quick", "stdio", "test:1", command="sh", args=("-c", "echo 'no database here' >&2; exit 1"))
+    client = await started(quick, cwd=tmp_path)
+    try:
+        server = client.servers["quick"]
+        assert server.state == "failed" and "Error" not in server.why()
+        assert "it exited" in server.why() and "no database here" in server.stderr_tail
+    finally:
+        await asyncio.to_thread(client.close)

@@ -361,7 +361,8 @@ def _describe(exc: BaseException, config: ServerConfig) -> str:
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"cannot run {config.command!r}: no such command"
     text = str(exc) or type(exc).__name__
-    if text == "Connection closed":
+    if text == "Connection closed" or type(exc).__name__ in ("BrokenResourceError", "ClosedResourceError"):
+        # the second: its stdin already closed when the client wrote the first request
         return "it exited, or closed its connection, before it answered"
     if "Timed out while waiting for response" in text:
         return f"it did not answer within {config.startup_timeout:g} s"
