@@ -211,12 +211,15 @@ async def test_a_servers_env_values_never_reach_the_screen(tmp_home, repo):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scout.toml").write_text(
         f"[mcp.servers.leaky]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(FAST_SERVER))}]\n"
-        'env = { MCP_TEST_FAIL_AT_START = "token tok-abcdefgh-1234567" }\n')
+        'env = { API_TOKEN = "tok-abcdefgh-1234567", '
+        'MCP_TEST_FAIL_AT_START = "token tok-abcdefgh-1234567 refused for /home/me/notes" }\n')
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "MCP server leaky failed" in notices(app), what="the failure in the chat")
         shown = notices(app)  # the text each notice shows
         assert "[redacted]" in shown and "tok-abcdefgh-1234567" not in shown
+        # an env value that is not a credential stays: it is what explains the failure (seen by a new user)
+        assert "refused for /home/me/notes" in shown
 
 
 async def test_a_bad_server_entry_fails_with_its_file_and_line_and_the_others_start(tmp_home, repo):

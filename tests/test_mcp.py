@@ -382,3 +382,15 @@ async def test_a_server_that_exits_at_once_is_said_to_have_exited_not_with_an_ex
         assert "it exited" in server.why() and "no database here" in server.stderr_tail
     finally:
         await asyncio.to_thread(client.close)
+
+
+def test_only_env_values_that_name_or_look_like_a_credential_are_kept_secret():
+    from scout_tui.mcp.config import looks_secret
+
+    assert looks_secret("GITHUB_TOKEN", "x") and looks_secret("OPENAI_API_KEY", "x")
+    assert looks_secret("DATABASE_URL", "postgres://u:p@h/db") and looks_secret("X", "ghp_" + "a" * 36)
+    assert not looks_secret("NOTES_DIR", "/home/me/notes") and not looks_secret("PATH", "/usr/bin:/bin")
+    assert not looks_secret("MODE", "read only please")
+    server = ServerConfig("s", "stdio", "t:1", command="x", env={"NOTES_DIR": "/n", "API_KEY": "k"},
+                          )
+    assert server.secrets == ["k"]

@@ -39,7 +39,7 @@ def test_print_mode_starts_the_servers_before_the_first_request(repo, env):
     servers_toml(env, {
         "notes": {"command": sys.executable, "args": [str(FAST_SERVER)]},
         "broken": {"command": sys.executable, "args": [str(FAST_SERVER)],
-                   "env": {"MCP_TEST_FAIL_AT_START": "no db for tok-abcdefgh-1234567"}},
+                   "env": {"DB_TOKEN": "tok-abcdefgh-1234567", "MCP_TEST_FAIL_AT_START": "no db for tok-abcdefgh-1234567"}},
     }, '[permissions]\nallow = ["mcp__notes__add_note"]\n')
     replies = [Reply(anthropic_stream([], ("toolu_1", "mcp__notes__add_note", ['{"text": "from -p"}']))),
                Reply(anthropic_stream(["Noted."]))]
@@ -48,8 +48,8 @@ def test_print_mode_starts_the_servers_before_the_first_request(repo, env):
     assert done.returncode == 0, done.stderr
     assert "mcp__notes__add_note" in [t["name"] for t in server.requests[0].json()["tools"]]
     assert "noted (1): from -p" in json.dumps(server.requests[1].json()["messages"][-1])
-    assert "scout-tui: MCP server broken failed" in done.stderr and "its stderr ended with:\n[redacted]" in done.stderr
-    assert "tok-abcdefgh-1234567" not in done.stderr  # what it printed was an env value: kept off the screen
+    assert "scout-tui: MCP server broken failed" in done.stderr and "its stderr ended with:\nno db for [redacted]" in done.stderr
+    assert "tok-abcdefgh-1234567" not in done.stderr  # what it printed was a credential in its env: kept off the screen
     assert done.stdout == "Noted.\n"
 
 

@@ -68,8 +68,10 @@ class ServerConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values never to show: every env and header value (tokens, as often as not)."""
-        return [*self.env.values(), *self.headers.values()]
+        """Values never to show: every header value (tokens, as often as not), and the env values
+        that name or look like a credential (``looks_secret``). A folder or a setting in env
+        stays readable in the server's stderr, where it is what explains a failure."""
+        return [*(v for k, v in self.env.items() if looks_secret(k, v)), *self.headers.values()]
 
     def describe(self) -> str:
         """"stdio: npx -y server", "http: https://host/mcp" or "sse: …" (never env or header values)."""
@@ -286,7 +288,15 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     return replace(server, trust=entry_trust)
 
 
-_CREDENTIAL = re.compile(r"auth|key|token|secret|cookie|password|session|signature", re.IGNORECASE)
+_CREDENTIAL = re.compile(r"auth|key|token|secret|cookie|pass|session|signature|credential|dsn|url",
+                         re.IGNORECASE)
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """Whether an env or header entry may hold a credential: its name says so (``*_TOKEN``,
+    ``API_KEY``, ``DATABASE_URL``...), or its value reads like one (20 characters or more with
+    no space or slash: a token, not a path or a sentence)."""
+    return bool(_CREDENTIAL.search(name)) or (len(value) >= 20 and not re.search(r"[\s/]", value))
 
 
 def _hiding_credentials(entry: dict[str, Any]) -> dict[str, Any]:
@@ -297,7 +307,7 @@ def _hiding_credentials(entry: dict[str, Any]) -> dict[str, Any]:
     for key in ("headers", "env"):
         if isinstance(shown.get(key), dict):
             shown[key] = {k: f"[hidden, sha256 {hashlib.sha256(str(v).encode()).hexdigest()[:12]}]"
-                          if _CREDENTIAL.search(k) and "${" not in str(v) else v for k, v in shown[key].items()}
+                          if looks_secret(k, str(v)) and "${" not in str(v) else v for k, v in shown[key].items()}
     return shown
 
 
