@@ -239,7 +239,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     def keys_withheld(self, secrets: tuple[str, ...]) -> None:
         """The key variables are out of the environment: keep their values off the screen too
-        (and the MCP servers' header and env values, ``McpMixin.mcp_secrets``)."""
+        (and the MCP servers' header values and credential-like env values, ``McpMixin.mcp_secrets``)."""
         self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_secrets}, key=len, reverse=True))
 
     # -- layout -----------------------------------------------------------------------------

@@ -38,7 +38,8 @@ class McpMixin:
     mcp: McpClient | None = None
     mcp_settings: McpSettings | None = None
     mcp_secrets: tuple[str, ...] = ()
-    """The servers' header and env values, kept off the screen like keys (``keys_withheld``)."""
+    """The servers' header values and credential-like env values (``ServerConfig.secrets``),
+    kept off the screen like keys (``keys_withheld``)."""
     _mcp_ready: asyncio.Event | None = None
 
     def _mcp_started_event(self) -> asyncio.Event:

@@ -191,7 +191,7 @@ def build_agent(
     force (``Store.compactions``); ``cache_key`` the branch id for OpenAI's prompt cache;
     ``checkpoints`` the workspace's snapshot store (None: ``checkpoint_store(config, cwd)``);
     ``mcp`` the running MCP servers, whose ready servers' tools join last (``mcp.tools.mcp_tools``)
-    and whose env and header values are redacted like keys.
+    and whose header values and credential-like env values are redacted like keys.
     First the provider key variables leave this process's environment (``keys.withhold``); the
     agent redacts every known key (``keys.secrets``) from what it passes on.
 
