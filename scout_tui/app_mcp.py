@@ -17,7 +17,7 @@ from textual.message import Message
 
 from scout_tui.commands import Command
 from scout_tui.errors import ScoutError
-from scout_tui.text import sanitize
+from scout_tui.text import one_line, sanitize
 
 if TYPE_CHECKING:
     from scout_tui.mcp.client import McpClient, ServerStatus
@@ -169,13 +169,13 @@ class McpMixin:
     async def run_mcp_prompt(self, server: str, prompt: Any, text: str) -> None:
         """``/mcp__SERVER__PROMPT ARGS``: the prompt's messages, got from the server, are sent
         as the person's prompt (queued while a turn runs)."""
-        from scout_tui.mcp.tools import prompt_text
+        from scout_tui.mcp.tools import prompt_text, tool_name
 
         try:
             arguments = prompt_arguments(prompt, text)
             result = await self.mcp.get_prompt(server, prompt.name, arguments) if self.mcp else None
         except Exception as e:  # the server's error, a bad argument, a dead server
-            self.chat.add_notice(sanitize(f"/{server} prompt {prompt.name}: {e}"), "error")
+            self.chat.add_notice(sanitize(f"/{tool_name(server, prompt.name)}: {e}"), "error")
             return
         if result is None:
             return
@@ -192,8 +192,8 @@ def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
     the arguments not named that way, the last of them taking the words left over.
 
     Raises:
-        ValueError: a required argument is missing, or words are left for a prompt without
-            arguments.
+        ValueError: a required argument is missing, a ``name=value`` word names no argument
+            of the prompt, or words are left for a prompt without arguments.
     """
     declared = [a.name for a in prompt.arguments or []]
     arguments: dict[str, str] = {}
@@ -202,6 +202,8 @@ def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
         name, eq, value = word.partition("=")
         if eq and name in declared:
             arguments[name] = value
+        elif eq and name.isidentifier() and declared:  # a misspelt name, not a value with "=" in it
+            raise ValueError(f"no argument {name!r} (arguments: {' '.join(declared)})")
         else:
             positional.append(word)
     open_names = [name for name in declared if name not in arguments]
@@ -216,6 +218,11 @@ def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
         raise ValueError(f"missing {', '.join(missing)} (usage: NAME=VALUE, or the values in order: "
                          f"{' '.join(declared)})")
     return arguments
+
+
+def _first_line(text: str | None, width: int = 80) -> str:
+    """A description's first line, cut to ``width`` with "…" (never mid-word unsaid)."""
+    return one_line(text or "", width)
 
 
 def describe_servers(client: McpClient | None, settings: McpSettings | None, started: bool) -> str:
@@ -242,7 +249,9 @@ def describe_servers(client: McpClient | None, settings: McpSettings | None, sta
                 lines.append("  - stderr: " + " ⏎ ".join(status.stderr_tail.splitlines()[-4:]))
         for tool in status.tools if status and status.state == "ready" else []:
             ro = " (read-only)" if tool.annotations is not None and tool.annotations.readOnlyHint else ""
-            lines.append(f"  - `{tool_name(name, tool.name)}`{ro}: {(tool.description or '').strip().splitlines()[0][:80] if tool.description else ''}")
+            lines.append(f"  - `{tool_name(name, tool.name)}`{ro}: {_first_line(tool.description)}")
         for prompt in status.prompts if status and status.state == "ready" else []:
-            lines.append(f"  - prompt `/{tool_name(name, prompt.name)}`: {(prompt.description or '')[:80]}")
+            args = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in prompt.arguments or [])
+            lines.append(f"  - prompt `/{tool_name(name, prompt.name)}{' ' + args if args else ''}`: "
+                         f"{_first_line(prompt.description)}")
     return "\n".join(lines)

@@ -236,3 +236,19 @@ async def test_a_bad_server_entry_fails_with_its_file_and_line_and_the_others_st
         assert f"{toml}:{line}: unknown key 'comand'" in app.mcp.servers["typo"].why()
         await wait_until(pilot, lambda: f"{repo / '.mcp.json'}:1:" in notices(app) and "not JSON" in notices(app),
                          what="the project file's error")
+
+def test_prompt_arguments_by_name_in_order_and_a_misspelt_name_refused():
+    # seen by a new user: `city=Paris bogus=1` sent "What's weather in Paris, bogus=1?"
+    from types import SimpleNamespace
+
+    from scout_tui.app_mcp import _first_line, prompt_arguments
+
+    prompt = SimpleNamespace(arguments=[SimpleNamespace(name="city", required=True),
+                                        SimpleNamespace(name="state", required=False)])
+    assert prompt_arguments(prompt, "city=Paris state=TX") == {"city": "Paris", "state": "TX"}
+    assert prompt_arguments(prompt, "Paris TX") == {"city": "Paris", "state": "TX"}
+    with pytest.raises(ValueError, match="no argument 'bogus' \\(arguments: city state\\)"):
+        prompt_arguments(prompt, "city=Paris bogus=1")
+    with pytest.raises(ValueError, match="missing city"):
+        prompt_arguments(prompt, "state=TX")
+    assert _first_line("word " * 30).endswith("…") and len(_first_line("word " * 30)) == 80
