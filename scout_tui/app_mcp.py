@@ -111,13 +111,19 @@ class McpMixin:
             shown = f"; its stderr ended with:\n\n```\n{tail}\n```" if tail else "."
             self.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
                                           "goes on without it (`/mcp` lists the servers)."), "error")
+            self._mcp_tools_changed(status)  # its tools go: the model would call them in vain
 
     def _mcp_tools_changed(self, status: ServerStatus) -> None:
+        """Offer server ``status``'s tools as they are now (none once it failed) from the next
+        request: the agent is built again, or, during a turn, its tools are changed."""
         if not self.busy:
-            self.agent = None  # built again with the server's tools
+            self.agent = None  # built again with the ready servers' tools
         elif self.agent is not None and self.mcp is not None:  # the next request of this turn has them
             from scout_tui.mcp.tools import mcp_tools, server_of
 
+            tools = self.agent.tools.tools
+            for name in [n for n in tools if server_of(n) == status.name]:
+                del tools[name]
             for tool in mcp_tools(self.mcp):
                 if server_of(tool.name) == status.name:
                     self.agent.tools.add(tool)

@@ -125,6 +125,8 @@ async def test_a_crashing_server_is_reported_and_the_session_goes_on(tmp_home, r
             await send(app, pilot, "are you there?")
             await settle(app, pilot)
             assert len(server.requests) == 3 and app.conversation[-1]["content"][0]["text"] == "Still here."
+            # its tools are no longer offered: the model would only call them in vain (seen by a new user)
+            assert not [t for t in server.requests[2].json()["tools"] if t["name"].startswith("mcp__notes__")]
 
 
 async def test_esc_during_a_slow_mcp_call_cancels_it_and_closes_the_turn(tmp_home, repo):
