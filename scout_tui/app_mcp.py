@@ -16,7 +16,6 @@ from textual import work
 from textual.message import Message
 
 from scout_tui.commands import Command
-from scout_tui.errors import ScoutError
 from scout_tui.text import one_line, sanitize
 
 if TYPE_CHECKING:
@@ -53,15 +52,7 @@ class McpMixin:
         ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``."""
         ready = self._mcp_started_event()
         try:
-            from scout_tui.mcp.config import mcp_settings
-
-            try:
-                settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
-            except ScoutError as e:
-                self.chat.add_notice(f"MCP servers not started: {e}", "error")
-                return
-            self.mcp_settings = settings
-            self._hide_values(settings)
+            settings = await self._read_mcp_settings()
             for note in settings.notes:
                 self.chat.add_notice(sanitize(note), "warning")
             if not settings.servers:
@@ -72,6 +63,16 @@ class McpMixin:
             await client.wait_started()
         finally:
             ready.set()
+
+    async def _read_mcp_settings(self) -> McpSettings:
+        """The configured servers, read in a thread (files; ``mcp_settings`` never raises for
+        what they say: a bad entry is a failing server, a bad file a note), their values hidden."""
+        from scout_tui.mcp.config import mcp_settings
+
+        settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
+        self.mcp_settings = settings
+        self._hide_values(settings)
+        return settings
 
     def _hide_values(self, settings: McpSettings) -> None:
         from scout_tui import keys
@@ -136,15 +137,7 @@ class McpMixin:
     @work(exclusive=True, group="mcp-trust")  # not start_mcp's group: that would cancel its wait
     async def start_trusted_servers(self) -> None:
         """After ``/trust``: read the servers again and start those trusted now."""
-        from scout_tui.mcp.config import mcp_settings
-
-        try:
-            settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
-        except ScoutError as e:
-            self.chat.add_notice(f"MCP servers not started: {e}", "error")
-            return
-        self.mcp_settings = settings
-        self._hide_values(settings)
+        settings = await self._read_mcp_settings()
         if self.mcp is None:
             self.mcp = await asyncio.to_thread(self._mcp_client, settings)
             self.mcp.start()

@@ -224,11 +224,9 @@ async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
                     extra: Sequence[ServerConfig] = ()) -> McpClient | None:
     """The configured MCP servers (``mcp.config.mcp_settings``), and ``extra`` ones (an ACP
     client's, ``acp_agent``), started and waited for before the first request; a project's
-    server not trusted yet, and one that fails, are said through ``warn`` and left out. None
-    when no server is configured.
-
-    Raises:
-        ScoutError: a bad ``[mcp]`` table or ``.mcp.json``, naming the file and line.
+    server not trusted yet, one that fails (a bad entry too, naming its file and line), and a
+    file that cannot be read are said through ``warn`` and left out. None when no server is
+    configured.
     """
     from scout_tui.mcp.config import mcp_settings
 
