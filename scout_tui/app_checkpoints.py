@@ -81,19 +81,21 @@ class CheckpointsMixin:
 
         return {m.index: m.text for m in self.chat.query(UserMessage) if m.index is not None}
 
-    def _turn_name(self, turn: int) -> str:
-        """The turn at message ``turn`` as people know it: by its prompt, when shown."""
-        from scout_tui.text import one_line
-
-        prompt = self._prompt_texts().get(turn)
-        return f"“{one_line(prompt, 40)}”" if prompt else f"the turn at message {turn}"
-
-    def _point_name(self, at: int) -> str:
-        """Message position ``at`` as people know it: before its prompt, when shown."""
+    def _quoted_prompt(self, at: int, width: int = 40) -> str | None:
+        """The prompt at message ``at`` as shown in the chat, quoted and cut to ``width``, or None."""
         from scout_tui.text import one_line
 
         prompt = self._prompt_texts().get(at)
-        return f"before “{one_line(prompt, 40)}”" if prompt else f"message {at}"
+        return f"“{one_line(prompt, width)}”" if prompt else None
+
+    def _turn_name(self, turn: int) -> str:
+        """The turn at message ``turn`` as people know it: by its prompt, when shown."""
+        return self._quoted_prompt(turn) or f"the turn at message {turn}"
+
+    def _point_name(self, at: int) -> str:
+        """Message position ``at`` as people know it: before its prompt, when shown."""
+        quoted = self._quoted_prompt(at)
+        return f"before {quoted}" if quoted else f"message {at}"
 
     def _diff_command(self, _: str) -> None:
         self.show_diffs()

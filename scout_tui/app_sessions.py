@@ -234,13 +234,15 @@ class SessionsMixin:
         """Whether a call of tool ``name`` may change files, as the agent judges before a turn's
         snapshot (``tool_runner``): a tool not read-only, or unknown. Before the agent is built,
         the plugins' tools, then the built-ins, answer."""
+        from scout_tui.tools.base import may_change_files
+
         if self.agent is not None:
             tool = self.agent.tools.tools.get(name)
         else:
             from scout_tui.tools import builtin_registry
 
             tool = (self.plugins.tools.get(name) if self.plugins else None) or builtin_registry().tools.get(name)
-        return not (tool is not None and tool.read_only)
+        return may_change_files(tool)
 
     def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
         self.show_diffs_of_call(message.tool_use_id)

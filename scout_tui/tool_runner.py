@@ -12,7 +12,7 @@ from typing import AsyncIterator, Callable
 
 from scout_tui.backends.failures import UNPARSED_ARGUMENTS
 from scout_tui.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
-from scout_tui.tools.base import ToolContext, ToolError, ToolResult
+from scout_tui.tools.base import ToolContext, ToolError, ToolResult, may_change_files
 from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, StreamRedactor, cut_to_fit, redact, save_output
 from scout_tui.tools.approvals import Approval, PermissionRequest
@@ -79,8 +79,7 @@ class ToolRunner:
     def _batches(self, uses: list[dict]) -> list[list[dict]]:
         batches: list[list[dict]] = []
         for use in uses:
-            tool = self.tools.tools.get(use["name"])
-            read_only = bool(tool and tool.read_only)
+            read_only = not may_change_files(self.tools.tools.get(use["name"]))
             if read_only and batches and batches[-1][-1].get("_ro"):
                 batches[-1].append({**use, "_ro": True})
             else:

@@ -91,6 +91,12 @@ class Tool:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
+def may_change_files(tool: Tool | None) -> bool:
+    """Whether a call of ``tool`` may change files: any tool not marked read-only, an unknown
+    one too (what takes a checkpoint before it and what runs alone, not in a read-only batch)."""
+    return not (tool is not None and tool.read_only)
+
+
 @dataclass
 class Registry:
     """Tools by name; a later registration replaces an earlier one of the same name."""
