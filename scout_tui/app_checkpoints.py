@@ -123,9 +123,10 @@ class CheckpointsMixin:
             for c in found:
                 if c["turn"] == turn:
                     start = len(rows)
-                said = f"“{one_line(prompts[c['turn']], 18)}”" if prompts.get(c["turn"]) else f"Turn at message {c['turn']}"
-                rows.append(FileDiff(f"{said} · {_count(len(c['files']), 'file')}"
-                                     + (" (undone)" if c["turn"] in undone else "")))
+                # what to read first, first: the list cuts a long label with "…" (its CSS)
+                said = f"“{one_line(prompts[c['turn']], 40)}”" if prompts.get(c["turn"]) else f"at message {c['turn']}"
+                rows.append(FileDiff(f"{_count(len(c['files']), 'file')}{' (undone)' if c['turn'] in undone else ''}"
+                                     f" · {said}"))
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
                          for f in c["files"]]
@@ -141,7 +142,7 @@ class CheckpointsMixin:
             return
         title = (f"{_count(len(found), 'turn')} of this session changed files"
                  + (f", {len(undone)} undone since" if undone else "")
-                 + f" · {_count(len(total), 'file')} differ now from before the first")
+                 + f" · {_count(len(total), 'file')} {'differs' if len(total) == 1 else 'differ'} now from before the first")
         self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:

@@ -113,7 +113,7 @@ async def test_undo_asks_then_restores_and_redo_changes_them_again(repo):
 
             await send(app, pilot, "/diff")  # the turn is marked undone; nothing differs now
             await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
-            assert app.screen.rows[0].label.endswith("· 2 files (undone)")
+            assert app.screen.rows[0].label.startswith("2 files (undone) · ")
             assert app.screen.rows[-1].label == "Net, as now · 0 files"
             assert "1 undone since · 0 files differ now" in app.screen.title_text
             await pilot.press("escape")
@@ -164,7 +164,7 @@ async def test_diff_lists_the_files_by_turn_and_in_total_with_the_highlighted_on
             await wait_until(pilot, lambda: isinstance(app.screen, DiffView))
             view = app.screen
             assert [(r.label, r.status) for r in view.rows] == [
-                ("“make new.txt and …” · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
+                ("2 files · “make new.txt and remove notes.txt”", ""), ("new.txt", "added"), ("notes.txt", "deleted"),
                 ("Net, as now · 2 files", ""), ("new.txt", "added"), ("notes.txt", "deleted")]
             await pilot.pause()
             assert "+made" in str(view.query_one("#diff-body").render())

@@ -47,7 +47,8 @@ class DiffView(ModalScreen[None]):
         }
         & #diff-title { height: auto; text-style: bold; padding: 0 1; }
         & Horizontal { height: 1fr; }
-        & #diff-files { width: 34%; min-width: 24; max-width: 40; height: 1fr; border-right: solid $panel; }
+        & #diff-files { width: 34%; min-width: 24; max-width: 40; height: 1fr; border-right: solid $panel;
+                         text-wrap: nowrap; text-overflow: ellipsis; }
         & #diff-body-scroll { width: 1fr; height: 1fr; padding: 0 1; }
         & #diff-keys { height: auto; color: $text-muted; padding: 0 1; border-top: solid $panel; }
     }
