@@ -45,15 +45,16 @@ class RecordingClient:
 
 @asynccontextmanager
 async def acp_process(repo: Path, env: dict[str, str], client: RecordingClient, *args: str,
-                      stderr: Path | None = None) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process,
+                      stderr: Path | None = None, python: str = sys.executable) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process,
                                                                           list[StreamEvent]]]:
-    """``python -m scout_tui acp ARGS`` in ``repo`` with ``env``, initialized; yields the client
+    """``python -m scout_tui acp ARGS`` (``python``: this test's interpreter unless given) in ``repo``
+    with ``env``, initialized; yields the client
     connection, the process and the transcript (every JSON-RPC message, both ways, as seen by
     the client). The agent's stderr goes to the file ``stderr`` (default: the repo's parent)."""
     transcript: list[StreamEvent] = []
     log = (stderr or repo.parent / "acp-stderr.txt").open("ab")
     try:
-        async with spawn_agent_process(client, sys.executable, "-m", "scout_tui", "acp", *args, env=env, cwd=repo,
+        async with spawn_agent_process(client, python, "-m", "scout_tui", "acp", *args, env=env, cwd=repo,
                                        transport_kwargs={"stderr": log.fileno()}, observers=[transcript.append],
                                        use_unstable_protocol=True) as (conn, proc):
             await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
