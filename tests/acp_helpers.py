@@ -45,12 +45,12 @@ class RecordingClient:
 
 @asynccontextmanager
 async def acp_process(repo: Path, env: dict[str, str], client: RecordingClient, *args: str,
-                      stderr: Path | None = None, python: str = sys.executable) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process,
-                                                                          list[StreamEvent]]]:
-    """``python -m scout_tui acp ARGS`` (``python``: this test's interpreter unless given) in ``repo``
-    with ``env``, initialized; yields the client
-    connection, the process and the transcript (every JSON-RPC message, both ways, as seen by
-    the client). The agent's stderr goes to the file ``stderr`` (default: the repo's parent)."""
+                      stderr: Path | None = None, python: str = sys.executable
+                      ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process, list[StreamEvent]]]:
+    """``python -m scout_tui acp ARGS`` in ``repo`` with ``env``, initialized (``python``: this
+    test's interpreter unless given); yields the client connection, the process and the
+    transcript (every JSON-RPC message, both ways, as seen by the client). The agent's stderr
+    goes to the file ``stderr`` (default: the repo's parent)."""
     transcript: list[StreamEvent] = []
     log = (stderr or repo.parent / "acp-stderr.txt").open("ab")
     try:
