@@ -29,7 +29,8 @@ other commands:
   scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
   scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
   scout-tui themes                           list every theme and the file it comes from
-  scout-tui doctor                           what a run here would use: config files, provider,
+  scout-tui doctor [FLAGS]                   what a run here with the same flags (--model,
+                                             --base-url, …) would use: config files, provider,
                                              the API key's source (never the key), the sandbox
   scout-tui trust [--list] [--yes]           this project's plugins (./.agents/plugins): which are
                                              trusted to run; asks to trust the new and changed ones
@@ -59,6 +60,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough)")
     parser.add_argument("--fork", metavar="ID[:N]",
                         help="start a new branch of session ID sharing its first N messages (all if N is omitted)")
+    add_run_flags(parser)
+    parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
+    return parser.parse_args(argv)
+
+
+RUN_FLAGS = ("provider", "model", "base_url", "api_key", "max_turns", "theme", "permission_mode")
+"""The settings a run takes as flags (``--base-url`` sets ``base_url``), above every other layer."""
+
+
+def add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that set a run's settings (``RUN_FLAGS``), for the app, ``-p`` and ``doctor``."""
     parser.add_argument("--provider", help="a provider profile: anthropic (default), openai (any OpenAI-compatible "
                                            "server), or a [providers.NAME] of scout.toml")
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-5, gpt-4.1, llama3.1")
@@ -69,8 +81,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--permission-mode", choices=("ask", "auto-edit", "yolo"),
                         help="ask (default: changes ask first), auto-edit (edits in this folder run; bash asks), "
                              "yolo (nothing asks)")
-    parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
-    return parser.parse_args(argv)
+
+
+def run_flags(args: argparse.Namespace) -> dict[str, object]:
+    """``args``' run flags (``add_run_flags``) as ``load_config``'s ``flags``: setting -> value or None."""
+    return {key: getattr(args, key) for key in RUN_FLAGS}
 
 
 def parse_fork(spec: str) -> tuple[str, int | None]:
@@ -133,18 +148,7 @@ def _start(args: argparse.Namespace) -> int:
         raise ScoutError("--fork starts a new branch: it cannot be combined with --resume or -c")
     from scout_tui.config import load_config
 
-    config = load_config(
-        cwd,
-        flags={
-            "provider": args.provider,
-            "model": args.model,
-            "base_url": args.base_url,
-            "api_key": args.api_key,
-            "max_turns": args.max_turns,
-            "theme": args.theme,
-            "permission_mode": args.permission_mode,
-        },
-    )
+    config = load_config(cwd, flags=run_flags(args))
     if args.prompt is not None:
         from scout_tui.headless import run_headless
 
@@ -346,18 +350,21 @@ def themes_command(argv: list[str]) -> int:
 
 
 def doctor_command(argv: list[str]) -> int:
-    """``scout-tui doctor``: what a run in this directory would use (``doctor.report``), to stdout.
+    """``scout-tui doctor [RUN FLAGS]``: what a run in this directory with those flags would use
+    (``doctor.report``), to stdout.
     A config error ends it as any other: ``scout-tui: <error>`` on stderr, exit code 1."""
     parser = argparse.ArgumentParser(
         prog="scout-tui doctor",
         description="Show what a run in this directory would use: versions, the config files read, provider, "
                     "model and where the API key comes from (never the key), the sandbox in force (and why "
-                    "not), the permission rules. Plain lines to paste into a bug report.",
+                    "not), the permission rules. Plain lines to paste into a bug report. It takes the flags a "
+                    "run takes, to describe that run.",
     )
-    parser.parse_args(argv)
+    add_run_flags(parser)
+    args = parser.parse_args(argv)
     from scout_tui.doctor import report
 
-    for line in report(Path.cwd()):
+    for line in report(Path.cwd(), flags=run_flags(args)):
         print(line, flush=True)  # each line out before a config error reaches stderr
     return 0
 

@@ -10,7 +10,7 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from scout_tui import __version__, keys
@@ -26,8 +26,9 @@ from scout_tui.tools.output import redact
 from scout_tui.tools.permission_config import policy_from_config
 
 
-def report(cwd: Path) -> Iterator[str]:
-    """The doctor's lines for a run in ``cwd``, each without its newline, in the order to print:
+def report(cwd: Path, flags: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """The doctor's lines for a run in ``cwd`` with the command line's ``flags`` (``load_config``'s:
+    setting -> value, None for a flag not given), each without its newline, in the order to print:
     versions and platform and whether bwrap works here (none of which needs the configuration),
     then the sections ``config``, ``model``, ``sandbox``, ``permissions`` and ``mcp servers``.
 
@@ -41,11 +42,11 @@ def report(cwd: Path) -> Iterator[str]:
             or ``.mcp.json`` (naming the file and line), after the lines that could be made without it.
     """
     configured: list[str] = []
-    for line in _report(Path(cwd).resolve(), configured):
+    for line in _report(Path(cwd).resolve(), configured, flags):
         yield redact(line, keys.secrets(configured))
 
 
-def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
+def _report(cwd: Path, configured: list[str], flags: Mapping[str, Any] | None) -> Iterator[str]:
     """``report``'s lines; appends the configured key to ``secrets`` once it is known."""
     yield "scout-tui doctor"
     yield _row("scout-tui", __version__)
@@ -58,7 +59,7 @@ def _report(cwd: Path, configured: list[str]) -> Iterator[str]:
     yield ""
     yield "config (later files win)"
     try:
-        config = load_config(cwd)
+        config = load_config(cwd, flags=flags)
         check_models_tables(config)
     except ScoutError:
         for path in places:

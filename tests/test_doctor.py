@@ -25,8 +25,8 @@ def user_config(home: Path, text: str) -> Path:
     return path
 
 
-def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = cli.main(["doctor"])
+def doctor(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str]:
+    code = cli.main(["doctor", *flags])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -99,6 +99,18 @@ def test_doctor_shows_each_model_setting_with_its_source(tmp_home: Path, workdir
     assert row(out, "model") == "gpt-4.1 (default: the provider's)"
     assert row(out, "base_url") == f"http://user:***@localhost:11434/v1 (from {workdir / 'scout.toml'}:2)"
     assert "hunter2" not in out
+
+
+def test_doctor_describes_the_run_its_flags_make(tmp_home: Path, workdir: Path, capsys) -> None:
+    code, out, err = doctor(capsys, "--provider", "openai", "--model", "llama3.1", "--base-url",
+                            "http://localhost:11434/v1", "--api-key", KEY, "--permission-mode", "yolo")
+    assert code == 0, err
+    assert row(out, "provider") == "openai (from flag --provider)"
+    assert row(out, "model") == "llama3.1 (from flag --model)"
+    assert row(out, "base_url") == "http://localhost:11434/v1 (from flag --base-url)"
+    assert row(out, "api_key") == "set, from flag --api-key (the key itself is never shown)"
+    assert row(out, "mode").startswith("yolo (from flag --permission-mode)")
+    assert_no_part_of_the_key(out + err)
 
 
 # -- the API key: its source, never the key ------------------------------------------------------
