@@ -404,15 +404,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     def _setup_problem(self) -> str:
         """Why no turn can run with this configuration ("" when one can)."""
-        from scout_tui.runtime import check_provider, needs_key
+        from scout_tui.runtime import check_provider, key_problem
 
         try:
             check_provider(self.config)
         except ScoutError as e:
             return f"{self.config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
-        if needs_key(self.config) and self.config.provider not in (self.plugins.providers if self.plugins else ()):
-            return "no API key is configured; see how to set one up above."
-        return ""
+        if self.config.provider in (self.plugins.providers if self.plugins else ()):
+            return ""  # a plugin's provider decides for itself whether it needs a key
+        return key_problem(self.config)
 
     def _unsent(self, text: str, problem: str) -> None:
         """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer

@@ -18,6 +18,7 @@ from scout_tui.backends import PROVIDERS
 from scout_tui.config import CONFIG_FILE, Config, load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.models import check_models_tables
+from scout_tui.runtime import how_to_set_key
 from scout_tui.tomlpos import key_line
 from scout_tui.tools import sandbox
 from scout_tui.tools.sandbox_after import missing_protected
@@ -145,9 +146,7 @@ def _key_source(config: Config) -> str:
     source = config.sources.get("api_key")
     if config.api_key and source:
         return f"set, {_source(config.where('api_key'))} (the key itself is never shown)"
-    variable = config.profile.api_key_env
-    how = f"export {variable}=…, or set " if variable else "set "
-    how += f"api_key in {user_config_dir() / CONFIG_FILE} (or SCOUT_API_KEY)"
+    how = how_to_set_key(config)
     if config.base_url:
         return f"none (a server of your own at base_url may need none; if it does: {how})"
     return f"none: {how}"

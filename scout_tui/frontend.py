@@ -13,7 +13,7 @@ from scout_tui.bus import Bus, Event
 from scout_tui.config import Config
 from scout_tui.errors import ScoutError
 from scout_tui.plugins import Plugins, load_plugins
-from scout_tui.runtime import check_provider, needs_key
+from scout_tui.runtime import check_provider, key_problem
 from scout_tui.skills import Skill, discover_skills
 
 
@@ -54,11 +54,9 @@ def load_extensions(config: Config, cwd: Path, warn: Callable[[str], None],
     except ScoutError as e:
         raise ScoutError(f"{config.where('provider')}: {e}") from None
     # A plugin's provider decides for itself whether it needs a key.
-    if needs_key(config) and config.provider not in plugins.providers:
-        raise ScoutError(
-            f"no API key for provider {config.provider!r}: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-            "pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
-        )
+    if config.provider not in plugins.providers and (problem := key_problem(config)):
+        raise ScoutError(f"{problem}; or pass --api-key, or use a local server "
+                         "(--provider openai --base-url http://localhost:11434/v1)")
     return Extensions(skills, plugins, bus)
 
 

@@ -6,6 +6,7 @@ switching to that provider and model.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -28,10 +29,14 @@ class ModelPicker(Provider):
 
         app = self.app
         config = app.config  # type: ignore[attr-defined]
+        choices = configured_models(config)
+        # In a thread: it imports the engine (runtime), which a thread may be importing already.
+        unset = await asyncio.to_thread(_keys_missing, app, choices)
         seen = set()
-        for n, (provider, model) in enumerate(configured_models(config)):
+        for n, (provider, model) in enumerate(choices):
             seen.add((provider, model))
-            yield f"{provider} · {model}", provider, model, "in use" if n == 0 else "configured"
+            state = "in use" if n == 0 else "configured"
+            yield f"{provider} · {model}", provider, model, f"{state} · no key: {unset[n]}" if unset[n] else state
         listed = app.server_models.get(config.provider)  # type: ignore[attr-defined]
         if listed is None:
             listed = app.server_models[config.provider] = await _ask(config)  # type: ignore[attr-defined]
@@ -55,6 +60,17 @@ class ModelPicker(Provider):
         async for label, provider, model, help in self._choices():
             if (score := matcher.match(label)) > 0:
                 yield Hit(score, highlighted(matcher, label), self._command(provider, model), text=label, help=help)
+
+
+def _keys_missing(app, choices: list[tuple[str, str]]) -> list[str]:
+    """For each ``(profile, model)`` of ``choices``, what a switch to it would lack
+    (``runtime.missing_key``: "OPENAI_API_KEY is not set"), or "": it has a key, needs none, or
+    is a plugin's provider (which decides for itself)."""
+    from scout_tui.runtime import missing_key
+
+    plugins = app.plugins.providers if app.plugins else ()
+    return ["" if provider in plugins else missing_key(app.start_config.for_provider(provider, model))
+            for provider, model in choices]
 
 
 async def _ask(config) -> list[str] | str:

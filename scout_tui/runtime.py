@@ -13,7 +13,7 @@ from scout_tui.agent import Agent
 from scout_tui.backends import PROVIDERS, Backend, make_backend
 from scout_tui.bus import ModelSwitch
 from scout_tui.compaction import configured_settings
-from scout_tui.config import Config, data_dir, share_setting
+from scout_tui.config import CONFIG_FILE, Config, data_dir, share_setting, user_config_dir
 from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
@@ -119,6 +119,31 @@ def needs_key(config: Config) -> bool:
     A custom ``base_url`` (Ollama, vLLM, llama.cpp on localhost) may need no key at all.
     """
     return not config.api_key and not config.base_url
+
+
+def missing_key(config: Config) -> str:
+    """What keeps ``config`` from its provider for want of a key, naming the variable its profile
+    reads ("OPENAI_API_KEY is not set"); "" when it needs none (``needs_key``). Plugin providers
+    decide for themselves: the caller skips them."""
+    if not needs_key(config):
+        return ""
+    variable = config.profile.api_key_env
+    return f"{variable} is not set" if variable else f"provider {config.provider!r} has no API key"
+
+
+def how_to_set_key(config: Config) -> str:
+    """How to give ``config``'s profile a key: "export VAR=…, or set api_key in <the user's
+    scout.toml> (or SCOUT_API_KEY)"; never a key."""
+    variable = config.profile.api_key_env
+    how = f"export {variable}=…, or set " if variable else "set "
+    return how + f"api_key in {user_config_dir() / CONFIG_FILE} (or SCOUT_API_KEY)"
+
+
+def key_problem(config: Config) -> str:
+    """``missing_key`` and how to set one, for an error ("OPENAI_API_KEY is not set: export
+    OPENAI_API_KEY=…, or set api_key in …"); "" when no key is needed."""
+    missing = missing_key(config)
+    return f"{missing}: {how_to_set_key(config)}" if missing else ""
 
 
 def tool_environment(config: Config, environ: dict[str, str] | None = None) -> dict[str, str]:

@@ -132,7 +132,8 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
         # The prompt is kept, in the composer, to send once a key is set.
         assert app.query_one(Composer).text == "hello?" and not app.query(UserMessage)
         last = list(app.query(Notice))[-1].text
-        assert last.startswith("Not sent (kept in the composer): no API key") and len(last) < 120  # not the help again
+        assert last.startswith("Not sent (kept in the composer): ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=")
+        assert "Ollama" not in last and "above" not in last  # not the help again, nor a pointer to it
 
 
 async def test_choosing_a_session_in_the_tree_opens_it(repo):

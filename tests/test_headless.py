@@ -163,7 +163,7 @@ def test_no_api_key_is_a_clear_error(repo, env):
     env.pop("ANTHROPIC_API_KEY")
     done = scout(["-p", "hi"], repo, env)
     assert done.returncode == 1
-    assert "no API key" in done.stderr and "11434" in done.stderr
+    assert "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=…" in done.stderr and "11434" in done.stderr
 
 
 def test_malformed_config_names_the_file_and_line(repo, env):

@@ -70,6 +70,20 @@ async def test_an_unknown_provider_is_refused_and_nothing_changes(repo):
         assert app.config.provider == "anthropic"
 
 
+async def test_a_prompt_to_a_profile_without_a_key_names_the_variable_to_set(repo, tmp_home):
+    with LoopbackServer([]) as server:
+        app = make_app(repo, server)  # a key for anthropic (--api-key), none for openai
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "/model openai")
+            await wait_until(pilot, lambda: "Model: openai · gpt-4.1" in _notices(app))
+            await send(app, pilot, "hello")
+            await wait_until(pilot, lambda: "Not sent" in _notices(app), what="the prompt is refused")
+            last = list(app.query(Notice))[-1].text
+            assert last.startswith("Not sent (kept in the composer): OPENAI_API_KEY is not set: export OPENAI_API_KEY=…")
+            assert "above" not in last  # the start-up help is not shown after a switch
+            assert not server.requests
+
+
 @pytest.mark.usefixtures("fixed_ids", "fixed_clock")
 def test_snapshot_of_the_model_picker_with_the_server_s_models(snap_compare, repo, tmp_home) -> None:
     with LoopbackServer([], models=["small-1", "served-3", "served-4"]) as server:
