@@ -258,7 +258,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                     stand_in = Static(id=f"{pane}-stand-in")
                     stand_in.border_title = title
                     yield stand_in
-        yield Composer(id="composer")
+        composer = Composer(id="composer")
+        composer.command_choices = self.command_choices  # Enter typed with a command's first letters
+        yield composer
         yield self.status
         # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
         self.footer = KeysFooter()

@@ -209,3 +209,37 @@ async def test_enter_typed_with_the_rest_of_a_command_runs_what_was_typed_not_th
         app.post_message(event)
         await wait_until(pilot, lambda: ran == ["redo"])
         assert app.query_one(Composer).text == ""
+
+
+@pytest.mark.parametrize("list_before", [False, True], ids=["first-keys-of-the-run", "list-open-for-an-earlier-word"])
+async def test_a_command_s_first_letters_and_enter_sent_at_once_run_the_highlighted_completion(repo, list_before):
+    # seen by a new user: '/cos' and Enter sent at once said "Unknown command /cos" (3 of 3);
+    # with a pause between them it ran /cost, the list's highlighted choice
+    from scout_tui.commands import Command
+    from tests.app_helpers import type_ahead
+
+    app = make_app(repo, None, api_key="sk-test")
+    ran: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.commands.add(Command("cost", "", "recorded", lambda args: ran.append("cost")))
+        if list_before:
+            await pilot.press("/")
+            await wait_until(pilot, lambda: "/cost" in _shown(app))
+        type_ahead(app, *("cos" if list_before else "/cos"))
+        event = events.Key("enter", "\r")
+        event.set_sender(app)
+        app.post_message(event)
+        await wait_until(pilot, lambda: ran == ["cost"])
+        assert app.query_one(Composer).text == ""
+        assert "Unknown command" not in " ".join(n.text for n in app.query(Notice))
+
+
+async def test_enter_after_esc_closed_the_list_sends_the_command_as_typed(repo):
+    app = make_app(repo, None, api_key="sk-test")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("/", "c", "o", "s")
+        await wait_until(pilot, lambda: "/cost" in _shown(app))
+        await pilot.press("escape", "enter")
+        await wait_until(pilot, lambda: "Unknown command" in " ".join(n.text for n in app.query(Notice)))

@@ -8,7 +8,7 @@ as Ctrl+J (a bare line feed). Both ``shift+enter`` and ``ctrl+j`` insert a newli
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -106,6 +106,9 @@ class Composer(MultilineInput):
 
     completion: CompletionList | None = None
     """The completion list this box drives (set by the app once mounted)."""
+    command_choices: Callable[[str], list[Choice]] | None = None
+    """The commands matching a typed name, best first, as the list shows them (set by the app):
+    for Enter typed before the list caught up with the word (``_burst_choice``)."""
     _token: Token | None = None
 
     @dataclass
@@ -161,6 +164,13 @@ class Composer(MultilineInput):
 
     async def _on_key(self, event: events.Key) -> None:
         completion = self.completion
+        if event.key == "enter" and (choice := self._burst_choice()) is not None:
+            event.stop()
+            event.prevent_default()
+            if completion is not None:
+                completion.hide()
+            self.accept(choice, send=True)
+            return
         if event.key == "enter" and completion is not None and completion.shown and self._typed_whole(completion):
             completion.hide()  # the word is typed out already: Enter sends, as it would with no list
         if event.key == "enter" and completion is not None and completion.shown and completion.token != self._token:
@@ -182,6 +192,22 @@ class Composer(MultilineInput):
             self.action_submit(later=True)
             return
         await super()._on_key(event)
+
+    def _burst_choice(self) -> Choice | None:
+        """For Enter typed with the command word before it, before the list caught up (keys sent
+        at once: "/cos" and Enter, by a fast typist or a paste), the choice the list would
+        highlight for that word (``command_choices``' best). None when the list is there for
+        this word (it decides, or it was closed with Esc), the word is typed out whole, or no
+        command matches: Enter then sends what is typed."""
+        token, completion = self._token, self.completion
+        if token is None or token.kind != "command" or self.command_choices is None:
+            return None
+        if completion is not None and completion.token == token:
+            return None
+        choices = self.command_choices(token.query)
+        if not choices or self.document.get_line(token.row)[token.start:token.end] == choices[0].value:
+            return None
+        return choices[0]
 
     def _typed_whole(self, completion: CompletionList) -> bool:
         """Whether the word being completed already reads as the highlighted choice."""
