@@ -7,7 +7,6 @@ as the very first argument, so ``scout-tui -p sessions`` still sends the prompt 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import os
@@ -125,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return _run(lambda: SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    if args.prompt is None:  # the TUI: keys typed while it starts must reach it as keys
+        from scout_tui.line_mode import leave_line_mode, restore_line_mode
+
+        leave_line_mode()
+        try:
+            return _run(lambda: _main(args))
+        finally:
+            restore_line_mode()  # the app's driver restored it already, unless the app never ran
     return _run(lambda: _main(args))
 
 
@@ -150,6 +157,8 @@ def _start(args: argparse.Namespace) -> int:
 
     config = load_config(cwd, flags=run_flags(args))
     if args.prompt is not None:
+        import asyncio
+
         from scout_tui.headless import run_headless
 
         prompt = with_piped_input(args.prompt, sys.stdin)

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable
 from textual import events
 from textual.screen import Screen
 
-from scout_tui import urgency
+from scout_tui import line_mode, urgency
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -164,7 +164,8 @@ def noting_input(base: type[Driver]) -> type[Driver]:
     """A subclass of the driver class ``base`` whose ``process_message`` (run on its input thread
     for each event it parsed) calls the app's ``input_arrived`` for typed keys first; where
     ``base`` writes through a file (a writer thread's), it writes through a ``FlushNotice``,
-    kept as the app's ``frame_out``."""
+    kept as the app's ``frame_out``; it restores the terminal's mode from before the CLI left
+    line mode (``line_mode.saved_mode``), where it did."""
 
     class NotingInput(base):  # type: ignore[valid-type,misc]
         def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
@@ -172,6 +173,13 @@ def noting_input(base: type[Driver]) -> type[Driver]:
             self._notice: FlushNotice | None = None
             if getattr(self, "_file", None) is not None:  # Textual's Linux driver: its writer thread's file
                 self._file = self._notice = app.frame_out = FlushNotice(self._file)
+
+        def start_application_mode(self) -> None:
+            super().start_application_mode()
+            # The CLI left line mode before the app ran (``line_mode``): what Textual found
+            # then is not the person's mode, which it must restore at exit and on Ctrl+Z.
+            if getattr(self, "attrs_before", None) is not None and (mode := line_mode.saved_mode()) is not None:
+                self.attrs_before = mode
 
         def write(self, data: str) -> None:
             if self._notice is not None:
