@@ -133,8 +133,12 @@ def missing_key(config: Config) -> str:
 
 def how_to_set_key(config: Config) -> str:
     """How to give ``config``'s profile a key: "export VAR=…, or set api_key in <the user's
-    scout.toml> (or SCOUT_API_KEY)"; never a key."""
+    scout.toml> (or SCOUT_API_KEY)"; for a profile switched to (``Config.for_provider``), whom a
+    top-level api_key does not reach, "export VAR=… and start scout-tui again". Never a key."""
     variable = config.profile.api_key_env
+    if "model switch" in config.sources.get("provider", ""):
+        return (f"export {variable}=… and start scout-tui again" if variable else
+                f"give [providers.{config.provider}] an api_key_env in scout.toml and start scout-tui again")
     how = f"export {variable}=…, or set " if variable else "set "
     return how + f"api_key in {user_config_dir() / CONFIG_FILE} (or SCOUT_API_KEY)"
 

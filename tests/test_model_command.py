@@ -79,7 +79,8 @@ async def test_a_prompt_to_a_profile_without_a_key_names_the_variable_to_set(rep
             await send(app, pilot, "hello")
             await wait_until(pilot, lambda: "Not sent" in _notices(app), what="the prompt is refused")
             last = list(app.query(Notice))[-1].text
-            assert last.startswith("Not sent (kept in the composer): OPENAI_API_KEY is not set: export OPENAI_API_KEY=…")
+            assert last == ("Not sent (kept in the composer): OPENAI_API_KEY is not set: export OPENAI_API_KEY=… and "
+                            "start scout-tui again")
             assert "above" not in last  # the start-up help is not shown after a switch
             assert not server.requests
 
