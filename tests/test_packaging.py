@@ -11,10 +11,11 @@ module missing from the wheel is a ModuleNotFoundError, as it would be for a use
 
 from __future__ import annotations
 
+import os
 import shutil
+import site
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -27,6 +28,12 @@ from tests.loopback import LoopbackServer, Reply, anthropic_stream
 ROOT = Path(__file__).resolve().parent.parent
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*cache",
                                      ".hypothesis", "tests", "benchmarks", "docs")
+
+
+def without_pythonpath(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as a user's shell has it: no PYTHONPATH that could lead to the checkout (pip
+    would find the checkout's own metadata there and install nothing)."""
+    return {k: v for k, v in env.items() if k != "PYTHONPATH"}
 
 
 def checkout_modules() -> list[str]:
@@ -49,7 +56,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = where / "source"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(where), str(source)],
-                   check=True, capture_output=True, timeout=300)
+                   check=True, capture_output=True, timeout=300, env=without_pythonpath(dict(os.environ)))
     [built] = where.glob("scout_tui-*.whl")
     return built
 
@@ -60,13 +67,18 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    ours = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
-    (Path(site) / "third_party_deps.pth").write_text("".join(f"{path}\n" for path in ours))
+    new_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    ours = dict.fromkeys(site.getsitepackages())  # this venv's (and the system's, where this venv sees them)
+    (Path(new_site) / "third_party_deps.pth").write_text("".join(f"{path}\n" for path in ours))
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
-                    str(wheel)], check=True, capture_output=True, timeout=300)
+                    str(wheel)], check=True, capture_output=True, timeout=300, env=without_pythonpath(dict(os.environ)))
     return venv
+
+
+@pytest.fixture
+def user_env(env: dict[str, str]) -> dict[str, str]:
+    return without_pythonpath(env)
 
 
 def test_wheel_includes_the_default_theme_and_the_console_script(wheel):
@@ -94,18 +106,18 @@ def test_every_module_of_the_checkout_imports_from_the_installed_wheel(installed
     assert files[-1].is_file()  # the shipped themes, read where the wheel put them
 
 
-def test_print_mode_answers_from_the_installed_wheel(installed, repo, env):
+def test_print_mode_answers_from_the_installed_wheel(installed, repo, user_env):
     with LoopbackServer([Reply(anthropic_stream(["Installed ", "and answering."]))]) as server:
         done = subprocess.run([installed / "bin" / "scout-tui", "-p", "hello", "--base-url", server.url], cwd=repo,
-                              env=env, capture_output=True, text=True, timeout=120)
+                              env=user_env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Installed and answering.\n"
 
 
-async def test_acp_initializes_and_answers_a_prompt_from_the_installed_wheel(installed, repo, env):
+async def test_acp_initializes_and_answers_a_prompt_from_the_installed_wheel(installed, repo, user_env):
     client = RecordingClient()
     with LoopbackServer([Reply(anthropic_stream(["Installed ", "and answering."]))]) as server:
-        async with acp_process(repo, env, client, "--base-url", server.url, python=str(installed / "bin" / "python")
+        async with acp_process(repo, user_env, client, "--base-url", server.url, python=str(installed / "bin" / "python")
                                ) as (conn, _, _):
             session = await conn.new_session(cwd=str(repo))
             done = await conn.prompt(session_id=session.session_id, prompt=text("hello"))
