@@ -177,7 +177,7 @@ def noting_input(base: type[Driver]) -> type[Driver]:
         def start_application_mode(self) -> None:
             super().start_application_mode()
             # The CLI left line mode before the app ran (``line_mode``): what Textual found
-            # then is not the person's mode, which it must restore at exit and on Ctrl+Z.
+            # then is not the person's mode, which it must restore at exit and in ``App.suspend``.
             if getattr(self, "attrs_before", None) is not None and (mode := line_mode.saved_mode()) is not None:
                 self.attrs_before = mode
 

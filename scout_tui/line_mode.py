@@ -8,8 +8,9 @@ which the app reads as Ctrl+J; Ctrl+Q and Ctrl+S are flow control (IXON) and nev
 are echoed onto the shell's screen. ``leave_line_mode`` sets those flags as the driver will
 (``LinuxDriver._patch_lflag`` and ``_patch_iflag`` in textual/drivers/linux_driver.py, Textual 8)
 before anything slow runs; Ctrl+C stays a signal until the app runs, so a start-up that hangs
-can still be stopped. The person's own mode is kept, for the driver to restore at exit and on
-Ctrl+Z (``saved_mode``), and ``restore_line_mode`` puts it back should the app never start.
+can still be stopped. The person's own mode is kept, for the driver to restore at exit and
+while the app is suspended (``saved_mode``; ``App.suspend`` hands the terminal to another
+program), and ``restore_line_mode`` puts it back should the app never start.
 POSIX only: elsewhere (no ``termios``) these do nothing.
 """
 
