@@ -38,6 +38,7 @@ from .markdown_render import code_theme_of
 
 if TYPE_CHECKING:
     from .compaction import CompactionMarker
+    from .welcome import Welcome
 
 # Compaction markers (and Textual's Collapsible) are imported when a session that has some is
 # drawn, or a compaction is made: not for a first frame without them.
@@ -219,9 +220,19 @@ class ChatView(VisibleLayout, VerticalScroll):
         ``tool_result`` blocks mark the lines of their calls still running ✓ or ✗.
         """
         if (widget := user_widget(index, message)) is not None:
+            self.query("Welcome").remove()  # the session has begun
             self.mount(widget)
             self.anchor()
         answer_calls(message, self._tool_lines)
+
+    def show_welcome(self, welcome: Welcome) -> bool:
+        """Show ``welcome`` at the top, instead of any shown before, if no message is shown yet
+        (the next prompt removes it). Returns whether it was mounted."""
+        if self._messages() or self._stored:
+            return False
+        self.query("Welcome").remove()
+        self.mount(welcome, before=0 if self.children else None)
+        return True
 
     def assistant_delta(self, kind: str, text: str) -> None:
         """A streamed fragment of the answer being written; ``kind`` is ``"text"`` or
