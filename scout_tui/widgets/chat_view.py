@@ -53,7 +53,7 @@ FORGET_INTERVAL = 2.0
 class ChatView(VisibleLayout, VerticalScroll):
     """The conversation pane. Methods down, shaped like the agent's events (``user_message``,
     ``assistant_delta``, ``assistant_message``, ``stream_interrupted``, ``tool_call_started``,
-    ``tool_call_ended``); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
+    ``tool_call_output``, ``tool_call_ended``; ``show_welcome`` for an empty session); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
 
     Focused, it keeps a selection among the user and assistant messages (Up/Down or k/j to
     move, Home/End or g/G for the first and newest); ``f`` posts ``ForkRequested`` and ``r``
@@ -96,6 +96,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         Binding("r", "rewind", "Rewind", id="chat.rewind"),
         Binding("c", "copy", "Copy", id="chat.copy"),
         Binding("b", "copy_code", "Copy code", id="chat.copy_code", show=False),
+        Binding("o", "tool_output", "Tool output", id="chat.tool_output", show=False),
     ]
 
     @dataclass
@@ -273,10 +274,37 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._tool_lines[tool_use_id] = line
         self.mount(line)
 
-    def tool_call_ended(self, tool_use_id: str, is_error: bool, elapsed: float | None) -> None:
-        """Mark a tool call's line ✓ or ✗ with its elapsed seconds (unknown ids are ignored)."""
+    def tool_call_output(self, tool_use_id: str, text: str) -> None:
+        """A live fragment of a running call's output (shown under its line below 100 columns;
+        O(1) when wide). Unknown ids are ignored."""
+        if (line := self._tool_lines.get(tool_use_id)) is not None:
+            line.add_output(text)
+
+    def tool_call_ended(self, tool_use_id: str, is_error: bool, elapsed: float | None, content: object = None) -> None:
+        """Mark a tool call's line ✓ or ✗ with its elapsed seconds, ``content`` (the result's,
+        when given) as its output (unknown ids are ignored)."""
         if (line := self._tool_lines.get(tool_use_id)) is not None:
             line.finish(is_error, elapsed)
+            if content is not None:
+                line.set_result(content)
+
+    def action_tool_output(self) -> None:
+        """``o``: show all the output of the selected message's turn's tool calls (from its
+        prompt to the next; none selected: the newest turn's), or fold it again. The chat shows
+        tool output below 100 columns only (``ToolCallLine``); a bell when the turn has none."""
+        children = list(self.children)
+        at = children.index(self.selected) if self.selected is not None else len(children) - 1
+        prompts = [i for i, widget in enumerate(children) if isinstance(widget, UserMessage)]
+        start = max((i for i in prompts if i <= at), default=0)
+        end = min((i for i in prompts if i > at), default=len(children))
+        calls = [w for w in children[start:end] if isinstance(w, ToolCallLine) and w.has_class("-output")]
+        if not calls:
+            self.app.bell()
+            return
+        expand = not all(line.expanded for line in calls)
+        for line in calls:
+            if line.expanded != expand:
+                line.toggle_output()
 
     # -- other lines ------------------------------------------------------------------------------
 
