@@ -142,6 +142,14 @@ async def test_a_stored_session_opened_narrow_shows_its_calls_output(home_projec
         assert shown(app)[1:] == ["   ⎿ one", "     two", "     three"]
 
 
+async def test_a_very_long_output_line_takes_one_row_cut_with_an_ellipsis(home_project: Path) -> None:
+    async with after_turn(home_project, "printf 'x%.0s' $(seq 1 20000); echo; echo second") as (app, pilot):
+        line = app.query_one(ToolCallLine)
+        drawn = line.render().plain.split("\n")
+        assert len(drawn) == 3 and line.size.height == 3
+        assert drawn[1] == "  ⎿ " + "x" * (line.size.width - 5) + "…" and drawn[2] == "    second"
+
+
 @pytest.mark.usefixtures("fixed_ids", "fixed_clock")
 def test_snapshot_of_a_tool_turn_at_80_columns(snap_compare, home_project: Path) -> None:
     with LoopbackServer(bash_turn(TEN_LINES, "The loop printed **ten** lines.")) as server:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..mentions import Mention
     from .tool_activity import ToolCall
 
+from rich.cells import cell_len, set_cell_size
 from textual.content import Content
 from textual.widgets import Static
 
@@ -95,6 +96,10 @@ FOLDED_LINES = 4
 
 TAIL_CHARS = 8_192
 """Characters from the end of a running call's output read for its newest lines."""
+
+LINE_CHARS = 400
+"""Characters of an output line drawn at most: a line is one row (cut with "…" at the chat's
+width, under 100 columns), and cropping a 20,000-character line cell by cell costs ~10 ms."""
 
 
 class ToolCallLine(Static):
@@ -217,12 +222,18 @@ class ToolCallLine(Static):
         lines, note = self._output() if self._narrow() and self.has_class("-output") else ([], "")
         self._height = len(lines) + bool(note)
         # A running call's note (lines before its newest) comes first, a finished one's last.
-        rows: list[tuple[str, str]] = [(line, "$text") for line in lines]
+        room = self.size.width - 4 if self.size.width > 4 else LINE_CHARS  # after "  ⎿ "
+        rows = [(_cut(line[:LINE_CHARS], room), "$text") for line in lines]
         if note:
             rows.insert(0 if self.status == "running" else len(rows), (note, "$text-muted italic"))
         for i, row in enumerate(rows):
             parts += ["\n  ", ("⎿ " if i == 0 else "  ", "$text-muted"), row]
         return Content.assemble(*parts)
+
+
+def _cut(line: str, cells: int) -> str:
+    """``line`` cut to ``cells`` cells, its last one "…" when it was longer."""
+    return line if cell_len(line) <= cells else set_cell_size(line, cells - 1) + "…"
 
 
 class Notice(Static):

@@ -288,6 +288,10 @@ class ChatView(VisibleLayout, VerticalScroll):
             if content is not None:
                 line.set_result(content)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Wide, the tool pane shows the output: ``o`` is not the chat's.
+        return action != "tool_output" or self.screen.has_class("-narrow")
+
     def action_tool_output(self) -> None:
         """``o``: show all the output of the selected message's turn's tool calls (from its
         prompt to the next; none selected: the newest turn's), or fold it again. The chat shows
