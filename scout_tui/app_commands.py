@@ -41,7 +41,9 @@ the saved full output of a cut result
 
 **In the chat** (Tab to it): Up/Down or j/k select a message · `f` forks there (on your prompt: a
 new branch before it, with the prompt ready to edit; on an answer: a branch after it) · `c` copies it ·
-`b` copies its code blocks, one per press (to the clipboard by OSC 52: a terminal or tmux may need it allowed)
+`b` copies its code blocks, one per press (to the clipboard by OSC 52: a terminal or tmux may need it allowed) ·
+below 100 columns, where each tool call shows its output folded, `o` (or a click on a call) shows all of the
+selected turn's
 
 **In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
 """

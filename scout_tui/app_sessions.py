@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from scout_tui import sessions
+from scout_tui import sessions, urgency
 from scout_tui.app_long import compaction_of
 from scout_tui.errors import ScoutError
 from scout_tui.sessions import OpenedSession
@@ -120,8 +120,29 @@ class SessionsMixin:
         self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
         await shown
         self.start_background()  # once: the first session shown, the app's own or one replacing it
+        if not opened.messages and not opened.since:
+            await self._welcome()
         await self._side_panes_ready.wait()  # the panes that show what _read_rest reads
         self._read_rest(opened)
+
+    async def _welcome(self) -> None:
+        """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
+        the instructions file is looked for in a thread (``prompt.agents_md``, the one the
+        system prompt reads), and the model shown is the status bar's, as it becomes known."""
+        from scout_tui.widgets.welcome import Welcome, tilde
+
+        def instructions() -> str | None:
+            with urgency.yielding():
+                from scout_tui.prompt import agents_md
+
+            found = agents_md(self.cwd)
+            return None if found is None else found.name if found.parent == self.cwd else tilde(found)
+
+        welcome = Welcome(tilde(self.cwd), await asyncio.to_thread(instructions))
+        if self.chat.show_welcome(welcome):
+            status = self.status
+            for name in ("provider", "model"):
+                welcome.watch(status, name, lambda _: welcome.set_model(status.provider, status.model))
 
     @work(thread=True, exclusive=True, group="store-read-rest")
     def _read_rest(self, opened: OpenedSession) -> None:

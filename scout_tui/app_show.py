@@ -49,11 +49,12 @@ def _(event: ToolStart, app: ScoutApp) -> None:
 @show.register
 def _(event: ToolOutput, app: ScoutApp) -> None:
     app.tool_pane.output(event.id, event.text)
+    app.chat.tool_call_output(event.id, event.text)
 
 
 @show.register
 def _(event: ToolEnd, app: ScoutApp) -> None:
-    app.chat.tool_call_ended(event.id, event.is_error, event.elapsed)
+    app.chat.tool_call_ended(event.id, event.is_error, event.elapsed, event.content)
     app.tool_pane.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff,
                        output_path=event.output_path)
     if event.notice:

@@ -45,6 +45,16 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return repo
 
 
+@pytest.fixture
+def home_project(tmp_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder in the fresh HOME, made the current directory: the welcome shows it as
+    ``~/project`` on every run (a folder beside HOME would show its temporary path)."""
+    repo = tmp_home / "project"
+    repo.mkdir()
+    monkeypatch.chdir(repo)
+    return repo
+
+
 def wire(name: str) -> bytes:
     """The raw bytes of a shared wire fixture."""
     return (WIRE / name).read_bytes()

@@ -45,8 +45,8 @@ def test_completing_replaces_the_whole_word_and_adds_one_space():
 
 
 @pytest.fixture
-def repo(tmp_home: Path, workdir: Path) -> Path:
-    return workdir
+def repo(home_project: Path) -> Path:
+    return home_project
 
 
 def _shown(app) -> list[str]:

@@ -83,6 +83,47 @@ def test_a_nested_ordered_list_keeps_its_own_numbering():
     assert lines == [" 1 one", " 2 two", "    1 inner", "    2 inner too", " 3 three"]
 
 
+# -- text that looks like HTML ------------------------------------------------------------------
+
+HTML_LIKE = ["<<Files staged successfully>>", "<div>", "<script>alert(1)</script>", "a < b > c",
+             "<!-- comment -->", "<br/>", "Use <kbd>Ctrl</kbd>+<kbd>T</kbd> here."]
+
+
+def test_text_that_looks_like_html_shows_as_written():
+    for source in HTML_LIKE:
+        assert shown(source) == [source], source
+
+
+def test_an_html_block_shows_as_written_between_paragraphs():
+    assert shown("Before.\n\n<details>\n<summary>more</summary>\n</details>\n\nAfter.") == [
+        "Before.", "", "<details> <summary>more</summary> </details>", "", "After."]
+
+
+async def test_html_like_text_shows_while_streaming_and_once_finished():
+    source = "Done: <<Files staged successfully>>\n\n<script>alert(1)</script> and <!-- note -->"
+    app = ChatApp()
+    async with app.run_test(size=(70, 20)) as pilot:
+        chat = app.query_one("#chat")
+        chat.assistant_delta("text", source)
+        answer = chat.current
+        await wait_until(pilot, lambda: any(live.source.endswith("-->") for live in answer.query(LiveBlock)),
+                         what="the whole answer in the live block")
+        await pilot.pause()
+        streaming = rendered(answer)
+        chat.assistant_message(None, text("assistant", source))
+        await finished(pilot, answer)
+        for shown_text in (streaming, rendered(answer)):
+            assert "Done: <<Files staged successfully>>" in shown_text
+            assert "<script>alert(1)</script> and <!-- note -->" in shown_text
+
+
+async def test_html_like_text_in_a_stored_answer_shows_as_written():
+    app = ChatApp()
+    async with app.run_test(size=(70, 20)) as pilot:
+        chat = await loaded(app, pilot, [text("user", "stage it"), text("assistant", "<<Files staged successfully>>")])
+        assert "<<Files staged successfully>>" in rendered(chat.query_one(AssistantMessage))
+
+
 # -- ordered lists, streamed and cut into chunks -------------------------------------------------
 
 async def test_a_streamed_list_numbered_one_one_one_counts_up_while_it_streams():

@@ -15,8 +15,8 @@ from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_strea
 
 
 @pytest.fixture
-def repo(tmp_home: Path, workdir: Path) -> Path:
-    return workdir
+def repo(home_project: Path) -> Path:
+    return home_project
 
 
 def _profile(home: Path, url: str) -> None:

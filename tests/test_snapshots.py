@@ -25,8 +25,8 @@ from tests.loopback import LoopbackServer, Reply, anthropic_stream
 pytestmark = pytest.mark.usefixtures("fixed_ids", "fixed_clock")
 
 
-def test_empty_screen(snap_compare, tmp_home: Path, workdir: Path) -> None:
-    app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+def test_empty_screen(snap_compare, home_project: Path) -> None:
+    app = ScoutApp(load_config(home_project, flags={"api_key": "sk-test"}), cwd=home_project)
 
     async def run_before(pilot) -> None:
         await settle(app, pilot)

@@ -20,6 +20,15 @@ async def test_user_text_is_shown_literally_not_as_markup():
         assert "[bold]x[/] and [link=https://evil]y[/link]" in rendered(app.query_one(UserMessage))
 
 
+async def test_user_text_that_looks_like_html_is_shown_as_written():
+    app = ChatApp()
+    async with app.run_test() as pilot:
+        chat = app.query_one(ChatView)
+        chat.user_message(0, text("user", "why <<Files staged successfully>> and <div> <!-- x --> <br/>?"))
+        await pilot.pause()
+        assert "why <<Files staged successfully>> and <div> <!-- x --> <br/>?" in rendered(app.query_one(UserMessage))
+
+
 async def test_streaming_2000_deltas_ends_with_the_whole_text_and_keys_work_meanwhile():
     answer = long_answer(300)
     deltas = [answer[i : i + 20] for i in range(0, len(answer), 20)]

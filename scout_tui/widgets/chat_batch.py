@@ -30,11 +30,14 @@ def user_widget(index: int | None, message: dict) -> UserMessage | None:
 
 def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:
     """Mark the lines of ``lines`` (by ``tool_use_id``) still running ✓ or ✗ for ``message``'s
-    ``tool_result`` blocks, elapsed unknown; a line already finished keeps its elapsed time."""
+    ``tool_result`` blocks, elapsed unknown, and give them the result's content as their output;
+    a line already finished keeps its elapsed time and output."""
     for result in tool_results(message):
         line = lines.get(result.get("tool_use_id"))  # type: ignore[arg-type]
         if line is not None and line.status == "running":
             line.finish(bool(result.get("is_error")), None)
+        if line is not None and not line.has_result:
+            line.set_result(result.get("content"))
 
 
 async def build_batch(

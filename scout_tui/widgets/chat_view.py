@@ -38,6 +38,7 @@ from .markdown_render import code_theme_of
 
 if TYPE_CHECKING:
     from .compaction import CompactionMarker
+    from .welcome import Welcome
 
 # Compaction markers (and Textual's Collapsible) are imported when a session that has some is
 # drawn, or a compaction is made: not for a first frame without them.
@@ -52,7 +53,7 @@ FORGET_INTERVAL = 2.0
 class ChatView(VisibleLayout, VerticalScroll):
     """The conversation pane. Methods down, shaped like the agent's events (``user_message``,
     ``assistant_delta``, ``assistant_message``, ``stream_interrupted``, ``tool_call_started``,
-    ``tool_call_ended``); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
+    ``tool_call_output``, ``tool_call_ended``; ``show_welcome`` for an empty session); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
 
     Focused, it keeps a selection among the user and assistant messages (Up/Down or k/j to
     move, Home/End or g/G for the first and newest); ``f`` posts ``ForkRequested`` and ``r``
@@ -95,6 +96,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         Binding("r", "rewind", "Rewind", id="chat.rewind"),
         Binding("c", "copy", "Copy", id="chat.copy"),
         Binding("b", "copy_code", "Copy code", id="chat.copy_code", show=False),
+        Binding("o", "tool_output", "Tool output", id="chat.tool_output", show=False),
     ]
 
     @dataclass
@@ -219,9 +221,19 @@ class ChatView(VisibleLayout, VerticalScroll):
         ``tool_result`` blocks mark the lines of their calls still running ✓ or ✗.
         """
         if (widget := user_widget(index, message)) is not None:
+            self.query("Welcome").remove()  # the session has begun
             self.mount(widget)
             self.anchor()
         answer_calls(message, self._tool_lines)
+
+    def show_welcome(self, welcome: Welcome) -> bool:
+        """Show ``welcome`` at the top, instead of any shown before, if no message is shown yet
+        (the next prompt removes it). Returns whether it was mounted."""
+        if self._messages() or self._stored:
+            return False
+        self.query("Welcome").remove()
+        self.mount(welcome, before=0 if self.children else None)
+        return True
 
     def assistant_delta(self, kind: str, text: str) -> None:
         """A streamed fragment of the answer being written; ``kind`` is ``"text"`` or
@@ -262,10 +274,41 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._tool_lines[tool_use_id] = line
         self.mount(line)
 
-    def tool_call_ended(self, tool_use_id: str, is_error: bool, elapsed: float | None) -> None:
-        """Mark a tool call's line ✓ or ✗ with its elapsed seconds (unknown ids are ignored)."""
+    def tool_call_output(self, tool_use_id: str, text: str) -> None:
+        """A live fragment of a running call's output (shown under its line below 100 columns;
+        O(1) when wide). Unknown ids are ignored."""
+        if (line := self._tool_lines.get(tool_use_id)) is not None:
+            line.add_output(text)
+
+    def tool_call_ended(self, tool_use_id: str, is_error: bool, elapsed: float | None, content: object = None) -> None:
+        """Mark a tool call's line ✓ or ✗ with its elapsed seconds, ``content`` (the result's,
+        when given) as its output (unknown ids are ignored)."""
         if (line := self._tool_lines.get(tool_use_id)) is not None:
             line.finish(is_error, elapsed)
+            if content is not None:
+                line.set_result(content)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Wide, the tool pane shows the output: ``o`` is not the chat's.
+        return action != "tool_output" or self.screen.has_class("-narrow")
+
+    def action_tool_output(self) -> None:
+        """``o``: show all the output of the selected message's turn's tool calls (from its
+        prompt to the next; none selected: the newest turn's), or fold it again. The chat shows
+        tool output below 100 columns only (``ToolCallLine``); a bell when the turn has none."""
+        children = list(self.children)
+        at = children.index(self.selected) if self.selected is not None else len(children) - 1
+        prompts = [i for i, widget in enumerate(children) if isinstance(widget, UserMessage)]
+        start = max((i for i in prompts if i <= at), default=0)
+        end = min((i for i in prompts if i > at), default=len(children))
+        calls = [w for w in children[start:end] if isinstance(w, ToolCallLine) and w.has_class("-output")]
+        if not calls:
+            self.app.bell()
+            return
+        expand = not all(line.expanded for line in calls)
+        for line in calls:
+            if line.expanded != expand:
+                line.toggle_output()
 
     # -- other lines ------------------------------------------------------------------------------
 

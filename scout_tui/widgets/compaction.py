@@ -25,6 +25,7 @@ from textual.widgets import Collapsible, Static
 
 from ..text import one_line, sanitize
 from .composer import MultilineInput
+from .markdown_render import LeftMarkdown, code_theme_of
 from .status_bar import dollars, tokens
 
 BY = {"user": "by you", "auto": "automatic", "overflow": "context overflow", "plugin": "plugin"}
@@ -53,7 +54,7 @@ def marker_title(data: dict) -> Content:
 
 
 class CompactionSummary(Static):
-    """A compaction's summary, rendered as markdown (rich's renderer: one cheap widget)."""
+    """A compaction's summary, rendered as markdown as answers are (``LeftMarkdown``: one cheap widget)."""
 
     DEFAULT_CSS = """
     CompactionSummary {
@@ -67,9 +68,7 @@ class CompactionSummary(Static):
         """The summary's markdown, sanitized."""
 
     def render(self) -> RichMarkdown:
-        code_theme = self.app.theme_variables.get("syntax-style") or "monokai"
-        from rich.markdown import Markdown as RichMarkdown
-        return RichMarkdown(self.text, code_theme=code_theme, inline_code_lexer="text", inline_code_theme=code_theme)
+        return LeftMarkdown(self.text, code_theme=code_theme_of(self.app))
 
 
 class CompactionMarker(Collapsible):

@@ -36,13 +36,18 @@ TASK_BOXES = {False: "\u2610", True: "\u2611"}
 def _parser() -> MarkdownIt:
     """The markdown-it parser of answer text, made once (it is ~0.2 ms to make, and parsing
     reads it only, so worker threads share it): Rich's own (CommonMark, strikethrough, tables)
-    plus GFM task lists (``mdit_py_plugins.tasklists``, https://github.github.com/gfm/#task-list-items-extension-)
+    without raw HTML, plus GFM task lists (``mdit_py_plugins.tasklists``, https://github.github.com/gfm/#task-list-items-extension-)
     with their checkboxes as glyphs (``_task_boxes``), and each link's target shown after its
-    text (``_link_targets``)."""
+    text (``_link_targets``).
+
+    Raw HTML is off (markdown-it's ``html`` option): Rich draws no HTML token, so with it on a
+    model's ``<<Files staged successfully>>`` (a valid open tag inside ``<>``), ``<div>`` or
+    ``<!-- note -->`` vanished from the chat. Off, they are text and show as written, as GitHub
+    shows them escaped; autolinks (``<https://x.org>``) are a rule of their own and stay links."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.tasklists import tasklists_plugin
 
-    parser = MarkdownIt().enable("strikethrough").enable("table").use(tasklists_plugin)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").use(tasklists_plugin)
     parser.core.ruler.after("github-tasklists", "task_boxes", _task_boxes)
     parser.core.ruler.push("link_targets", _link_targets)
     return parser

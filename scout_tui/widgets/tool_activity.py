@@ -88,6 +88,21 @@ class ToolCall:
             text += f"\n… {self.dropped:,} more characters of output not kept"
         return text
 
+    def set_result(self, content: object) -> None:
+        """Keep a ``tool_result``'s ``content`` (its text: ``messages.result_text``) as the whole
+        output, instead of the fragments kept while the call ran."""
+        self.parts, self.kept, self.dropped = [], 0, 0
+        self.add(result_text(content))
+
+    def shown(self) -> str:
+        """The output as it is shown (the pane's detail area; the chat's fold below 100 columns):
+        the diff of an edit or write first, the output, where the whole of a cut output is
+        saved; sanitized, clipped to ``DETAIL_LINES`` and ``DETAIL_CHARS``."""
+        output = f"{self.diff}\n{self.output}" if self.diff else self.output
+        if self.output_path:
+            output += f"\n\n(full output: {self.output_path}; o opens it)"
+        return clip(sanitize(output), DETAIL_LINES, DETAIL_CHARS)
+
     def add(self, text: str) -> None:
         room = OUTPUT_CAP - self.kept
         if room > 0:
@@ -253,8 +268,7 @@ class ToolActivity(Vertical):
         call.diff = diff
         call.output_path = output_path
         self._follow()  # the finished row may be taller (its diff, the saved-output line)
-        call.parts, call.kept, call.dropped = [], 0, 0
-        call.add(result_text(content))
+        call.set_result(content)
         self._redraw(call, full=True)
 
     def load(self, messages: list[dict]) -> None:
@@ -273,7 +287,7 @@ class ToolActivity(Vertical):
                     call.status = "error"
                 elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
                     call.status = "error" if block.get("is_error") else "ok"
-                    call.add(result_text(block.get("content")))
+                    call.set_result(block.get("content"))
         # Rows for every call of a long session would cost seconds to build: show the newest.
         for key in list(self._rows)[:-LOAD_LIMIT]:
             del self._rows[key]
@@ -473,10 +487,7 @@ class ToolActivity(Vertical):
         title.update(Content(f"{call.name}  {call.summary}  ({status}{elapsed})"))
         if full:
             log.clear()
-            output = f"{call.diff}\n{call.output}" if call.diff else call.output
-            if call.output_path:
-                output += f"\n\n(full output: {call.output_path}; o opens it)"
-            text = clip(sanitize(output), DETAIL_LINES, DETAIL_CHARS)
+            text = call.shown()
             log.write(text or ("" if call.status == "running" else "(no output)"), scroll_end=False)
             log.scroll_home(animate=False)
             self._detail_written = call.kept
