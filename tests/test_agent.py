@@ -13,7 +13,7 @@ from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
 from scout_tui.tools import builtin_registry
-from tests.agent_helpers import collect, make_agent
+from tests.agent_helpers import collect, interrupted, make_agent
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
 
@@ -126,18 +126,7 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
     # The rest of the answer never comes in the test's lifetime: only the interrupt ends the turn.
     with LoopbackServer([Reply(pieces, delay=600.0)]) as server:
         agent = make_agent(server, tmp_path)
-        seen = []
-
-        async def consume():
-            async for event in agent.run([], "go"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
-        await wait_until(None, lambda: any(e.type == "message.delta" for e in seen))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
-        closing = agent.interrupt()
+        closing = await interrupted(agent, [], "go", lambda seen: any(e.type == "message.delta" for e in seen))
     assert closing[0].type == "message.assistant" and closing[0].data["interrupted"] is True
     assert closing[0].data["message"]["content"][0]["text"].startswith("Partial")
     assert closing[-1].data == {"stop_reason": "interrupted"}

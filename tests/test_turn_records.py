@@ -4,15 +4,13 @@ wires; ``run(history, None)`` sends a failed turn again (``/retry``)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from scout_tui.history import INTERRUPTED_TURN, is_turn_marker, problems, retryable, turn_marker
 from scout_tui.mentions import typed_text
-from tests.agent_helpers import collect, make_agent
-from tests.conftest import wait_until
+from tests.agent_helpers import collect, interrupted, make_agent
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 
 
@@ -34,18 +32,8 @@ async def test_a_prompt_interrupted_mid_answer_goes_once_with_its_partial_answer
     cut = body.index(b"\n\n", body.index(piece)) + 2
     with LoopbackServer([Reply([body[:cut], body[cut:]], delay=600), Reply(stream(["Second."]))]) as server:
         agent = make_agent(server, tmp_path, provider=provider)
-        seen = []
-
-        async def consume():
-            async for event in agent.run([], "slow answer please"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
-        await wait_until(None, lambda: any(e.type == "message.delta" for e in seen))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
-        closing = agent.interrupt()
+        closing = await interrupted(agent, [], "slow answer please",
+                                    lambda seen: any(e.type == "message.delta" for e in seen))
         assert [e.type for e in closing] == ["message.assistant", "message.user", "turn.end"]
         assert problems(agent.messages) == []
         await collect(agent, agent.messages, "another slow answer")
@@ -61,18 +49,7 @@ async def test_a_prompt_interrupted_before_any_text_is_marked_and_not_merged_int
     cut = body.index(b"event: content_block_start")
     with LoopbackServer([Reply([body[:cut], body[cut:]], delay=600), Reply(anthropic_stream(["Second."]))]) as server:
         agent = make_agent(server, tmp_path)
-        seen = []
-
-        async def consume():
-            async for event in agent.run([], "slow answer please"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
-        await wait_until(None, lambda: len(server.requests) == 1 and any(e.type == "prompt.compacted" for e in seen))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 60)
-        closing = agent.interrupt()
+        closing = await interrupted(agent, [], "slow answer please", lambda seen: len(server.requests) == 1)
         assert [e.type for e in closing] == ["message.user", "turn.end"]  # no empty assistant message
         await collect(agent, agent.messages, "another slow answer")
     # Anthropic's wire and repair both join consecutive user turns: the three blocks stay apart, in order
