@@ -30,9 +30,9 @@ from scout_tui.cache_report import PromptRecord, explain
 from scout_tui.compaction import Compacted
 from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
-from scout_tui.history import error_result, is_turn_marker, turn_marker
+from scout_tui.history import error_result
 from scout_tui.keys import MIN_SECRET
-from scout_tui.messages import blocks, tool_results, tool_uses
+from scout_tui.messages import blocks, last_prompt, tool_uses, turn_marker
 from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
@@ -189,9 +189,9 @@ class Agent(ContextWindow, ToolRunner):
         and what changed (and a notice naming files it changed that no snapshot keeps).
 
         ``text`` None sends ``history`` again as it is, without a new prompt: ``/retry`` of a
-        turn that ended without a complete answer (``history.retryable``)."""
+        turn that ended without a complete answer (``messages.retryable``)."""
         self._turn_before = None
-        self._turn_at = len(history) if text is not None else _last_prompt(history)
+        self._turn_at = len(history) if text is not None else last_prompt(history)
         self._turn_open = True
         async for event in self._turn(history, text):
             if isinstance(event, TurnEnd):
@@ -386,10 +386,10 @@ class Agent(ContextWindow, ToolRunner):
         """Events that close a turn cancelled mid-way, leaving a valid conversation.
 
         Call after cancelling the task that consumed ``run``. The partial answer is kept (marked
-        interrupted); every tool call without a result gets an error result saying so; otherwise
-        the turn is recorded as interrupted (``history.turn_marker``), so the model is told at
-        the next request and the prompt is not taken for part of the next one. Nothing when the
-        turn had ended already (a cancel during its checkpoint).
+        interrupted); every tool call without a result gets an error result saying so. With no
+        call open, the turn is recorded as interrupted (``messages.turn_marker``), so the model is
+        told at the next request and the prompt is not taken for part of the next one. Nothing
+        when the turn had ended already (a cancel during its checkpoint).
         """
         events: list[Event] = []
         if not self._turn_open:
@@ -403,13 +403,11 @@ class Agent(ContextWindow, ToolRunner):
                 message = {"role": "assistant", "content": [{"type": "text", "text": text}], "incomplete": True}
                 events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="interrupted",
                                                   interrupted=True))
-        told = False  # a call's result says it was interrupted
         if self._open_calls:
             content = []
             for use in self._open_calls:
                 result = self._results.get(use["id"])
                 if result is None:
-                    told = True
                     started = self._started.get(use["id"])
                     elapsed = None if started is None else round(self.clock() - started, 3)
                     events.append(ToolEnd(use["id"], use["name"], INTERRUPTED_BY_USER, True, elapsed))
@@ -418,7 +416,7 @@ class Agent(ContextWindow, ToolRunner):
                     content.append(result_block(use["id"], result))
             self._open_calls = []
             events.append(self._add_user({"role": "user", "content": content}))
-        if not told:
+        else:  # no call's result can say so: the note does
             events.append(self._add_user(turn_marker()))
         events.append(TurnEnd("interrupted"))
         return events
@@ -484,7 +482,7 @@ class Agent(ContextWindow, ToolRunner):
 
     def _failed(self, error: ScoutError) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete, and
-        record the turn as failed (``history.turn_marker``): the model is told at the next
+        record the turn as failed (``messages.turn_marker``): the model is told at the next
         request, which ``/retry`` may send at once."""
         self._streaming = False
         events: list[Event] = []
@@ -498,16 +496,6 @@ class Agent(ContextWindow, ToolRunner):
         events.append(Error(self.redact(str(error)), kind))
         events.append(TurnEnd("error"))
         return events
-
-
-def _last_prompt(messages: list[dict]) -> int:
-    """The position of the newest prompt the person typed in ``messages`` (a user message that
-    is neither tool results nor a ``turn_marker``), 0 when there is none."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.get("role") == "user" and not tool_results(message) and not is_turn_marker(message):
-            return i
-    return 0
 
 
 class _DeltaText:

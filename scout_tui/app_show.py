@@ -14,7 +14,7 @@ from scout_tui.app_turns import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
                            PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
-from scout_tui.history import interrupted_turn
+from scout_tui.messages import interrupted_turn
 
 
 @singledispatch

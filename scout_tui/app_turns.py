@@ -77,7 +77,7 @@ class TurnKeysMixin:
         """Ctrl+R or ``/retry``: send the conversation again as it is when its last turn ended
         without a complete answer (failed, or interrupted): once, as a new turn with no new
         prompt (``Agent.run`` with None). Said in the chat when there is nothing to retry."""
-        from scout_tui.history import retryable
+        from scout_tui.messages import retryable
 
         if self.busy:
             self.notify("A turn is running: Ctrl+C or Esc interrupts it first.", severity="warning", timeout=4)

@@ -51,7 +51,7 @@ def for_request(messages: list[dict]) -> list[dict]:
     """What may be sent: only role and content.
 
     A partial answer (marked ``incomplete``: cut by Esc or a failed stream, its text blocks
-    only) is sent too: the ``history.turn_marker`` stored after it tells the model it was cut.
+    only) is sent too: the ``messages.turn_marker`` stored after it tells the model it was cut.
     A new list; its dicts are shared with earlier calls for the messages they have in common
     (``PrefixMemo``): read them only.
     """

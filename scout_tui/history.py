@@ -13,49 +13,11 @@ from typing import Any
 from scout_tui.messages import blocks, tool_uses
 
 INTERRUPTED = "Interrupted: this tool call was not run to completion, so it has no result."
-INTERRUPTED_TURN = "[Request interrupted by user]"
-"""The text of the user message stored after a turn the person stopped before its answer was
-complete (Claude Code's words): the model reads it at the next request."""
-FAILED_TURN = "[Request failed: {reason}]"
-"""The same after a turn whose model request failed (``reason``: the error's kind, in words)."""
 
 
 def error_result(tool_use_id: str, text: str = INTERRUPTED) -> dict:
     """A ``tool_result`` block that answers ``tool_use_id`` with an error."""
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
-
-
-def turn_marker(kind: str | None = None) -> dict:
-    """The user message that records a turn ended without a complete answer: stopped by the
-    person (``kind`` None, ``INTERRUPTED_TURN``) or failed with a ``ModelError`` kind such as
-    ``overloaded`` (``FAILED_TURN``). Stored after the turn's partial answer, if any, so the
-    prompt is never taken for a new one at the next request (and a partial answer never for a
-    whole one); the next prompt follows it (merged into one user message by ``repair``)."""
-    text = INTERRUPTED_TURN if kind is None else FAILED_TURN.format(reason=kind.replace("_", " "))
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def is_turn_marker(message: dict | None) -> bool:
-    """Whether ``message`` is a ``turn_marker``: a user message of that one text block."""
-    if not message or message.get("role") != "user":
-        return False
-    content = blocks(message)
-    if len(content) != 1 or content[0].get("type") != "text":
-        return False
-    text = str(content[0].get("text") or "")
-    head, _, tail = FAILED_TURN.partition("{reason}")
-    return text == INTERRUPTED_TURN or (text.startswith(head) and text.endswith(tail) and "\n" not in text)
-
-
-def interrupted_turn(message: dict | None) -> bool:
-    """Whether ``message`` is the ``turn_marker`` of a turn the person stopped (not a failed one)."""
-    return is_turn_marker(message) and blocks(message)[0].get("text") == INTERRUPTED_TURN
-
-
-def retryable(messages: list[dict | None]) -> bool:
-    """Whether the last turn of ``messages`` ended without a complete answer (it ends with a
-    ``turn_marker``), so ``/retry`` may send the conversation again as it is."""
-    return bool(messages) and is_turn_marker(messages[-1])
 
 
 def problems(messages: list[dict]) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.history import is_turn_marker, problems
+from scout_tui.history import problems
+from scout_tui.messages import is_turn_marker
 from scout_tui.store import Store
 from tests.acp_helpers import RecordingClient, acp_process, fold, text, transcript_lines
 from tests.conftest import wait_until

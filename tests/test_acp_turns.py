@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
-from scout_tui.history import INTERRUPTED_TURN
+from scout_tui.messages import INTERRUPTED_TURN
 from scout_tui.store import Store
 from tests.acp_helpers import RecordingClient, acp_process, fold, text
 from tests.conftest import wait_until

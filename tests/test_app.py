@@ -9,7 +9,7 @@ import pytest
 
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
-from scout_tui.history import is_turn_marker
+from scout_tui.messages import is_turn_marker
 from scout_tui.plugins import project_plugin_trust
 from scout_tui.store import Store
 from scout_tui.trust import record_trust

@@ -12,7 +12,7 @@ import pytest
 from scout_tui.app import ScoutApp
 from scout_tui.app_turns import QUIT_HINT, RETRY_HINT
 from scout_tui.config import load_config
-from scout_tui.history import INTERRUPTED_TURN
+from scout_tui.messages import INTERRUPTED_TURN
 from scout_tui.store import Store
 from scout_tui.widgets import Composer
 from scout_tui.widgets.assistant_message import AssistantMessage

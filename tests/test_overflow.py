@@ -21,7 +21,8 @@ from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
 from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
-from scout_tui.history import is_turn_marker, problems
+from scout_tui.history import problems
+from scout_tui.messages import is_turn_marker
 from scout_tui.tools import builtin_registry
 
 WINDOW = 16_000

@@ -1,4 +1,4 @@
-"""Interrupted and failed turns are recorded as such (``history.turn_marker``): the next request
+"""Interrupted and failed turns are recorded as such (``messages.turn_marker``): the next request
 sends the cut prompt once, its partial answer, and what happened, then the new prompt, on both
 wires; ``run(history, None)`` sends a failed turn again (``/retry``)."""
 
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from scout_tui.history import INTERRUPTED_TURN, is_turn_marker, problems, retryable, turn_marker
+from scout_tui.history import problems
+from scout_tui.messages import INTERRUPTED_TURN, is_turn_marker, last_prompt, retryable, turn_marker, turn_of
 from scout_tui.mentions import typed_text
 from tests.agent_helpers import collect, interrupted, make_agent
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
@@ -92,3 +93,10 @@ def test_a_turn_marker_is_recognised_and_is_not_typed_text():
     assert not is_turn_marker(typed) and not is_turn_marker({"role": "assistant", "content": [
         {"type": "text", "text": INTERRUPTED_TURN}]})
     assert not retryable([]) and retryable([{"role": "user", "content": "x"}, turn_marker()])
+
+
+def test_a_turn_sent_again_by_retry_belongs_to_the_prompt_before_its_marker():
+    call = {"type": "tool_use", "id": "toolu_1", "name": "write", "input": {}}
+    messages = [{"role": "user", "content": "write it"}, turn_marker("overloaded"),
+                {"role": "assistant", "content": [call]}]
+    assert turn_of(messages, "toolu_1") == 0 and last_prompt(messages[:2]) == 0
