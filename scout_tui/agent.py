@@ -32,7 +32,7 @@ from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import error_result
 from scout_tui.keys import MIN_SECRET
-from scout_tui.messages import blocks, tool_uses
+from scout_tui.messages import blocks, last_prompt, tool_uses, turn_marker
 from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
@@ -175,6 +175,7 @@ class Agent(ContextWindow, ToolRunner):
         # State an interrupt needs to close the turn validly.
         self._partial: list[str] = []
         self._streaming = False
+        self._turn_open = False  # between a turn's start and its turn.end
         self._open_calls: list[dict] = []
         self.steering: list[list[dict]] = []
         """Prompts (content blocks) the person sent while this turn runs, to go with the results of
@@ -182,13 +183,19 @@ class Agent(ContextWindow, ToolRunner):
         self._results: dict[str, ToolResult] = {}
         self._started: dict[str, float] = {}
 
-    async def run(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
+    async def run(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
         """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
         files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
-        and what changed (and a notice naming files it changed that no snapshot keeps)."""
+        and what changed (and a notice naming files it changed that no snapshot keeps).
+
+        ``text`` None sends ``history`` again as it is, without a new prompt: ``/retry`` of a
+        turn that ended without a complete answer (``messages.retryable``)."""
         self._turn_before = None
-        self._turn_at = len(history)
+        self._turn_at = len(history) if text is not None else last_prompt(history)
+        self._turn_open = True
         async for event in self._turn(history, text):
+            if isinstance(event, TurnEnd):
+                self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
             yield event
             if isinstance(event, TurnEnd) and self._turn_before is not None:
                 for after in await self._checkpoint(self._turn_at):
@@ -240,9 +247,9 @@ class Agent(ContextWindow, ToolRunner):
             return Notice(f"Checkpoints are off for this session: {e}")
         return None
 
-    async def _turn(self, history: list[dict], text: str | list[dict]) -> AsyncIterator[Event]:
+    async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
-        ``text`` is the prompt, or its content blocks (``user_message``).
+        ``text`` is the prompt, or its content blocks (``user_message``); None: no new prompt.
 
         ``history`` is the stored conversation (not mutated; ``self.messages`` stays message for
         message what the store holds, and only requests are repaired). Before a call whose
@@ -253,7 +260,8 @@ class Agent(ContextWindow, ToolRunner):
         self.messages = list(history)
         self._stopping = False
         self._summary_failed = False
-        yield self._add_user(user_message(text))
+        if text is not None:
+            yield self._add_user(user_message(text))
 
         retried = False
         for _ in range(self.max_turns):
@@ -378,9 +386,16 @@ class Agent(ContextWindow, ToolRunner):
         """Events that close a turn cancelled mid-way, leaving a valid conversation.
 
         Call after cancelling the task that consumed ``run``. The partial answer is kept (marked
-        interrupted); every tool call without a result gets an error result saying so.
+        interrupted); every tool call without a result gets an error result saying so. With no
+        call open, the turn is recorded as interrupted (``messages.turn_marker``), so the model is
+        told at the next request and the prompt is not taken for part of the next one. Nothing
+        when the turn had ended already (a cancel during its checkpoint).
         """
         events: list[Event] = []
+        if not self._turn_open:
+            self._streaming, self._open_calls = False, []
+            return events
+        self._turn_open = False
         if self._streaming:
             self._streaming = False
             text = "".join(self._partial)
@@ -401,6 +416,8 @@ class Agent(ContextWindow, ToolRunner):
                     content.append(result_block(use["id"], result))
             self._open_calls = []
             events.append(self._add_user({"role": "user", "content": content}))
+        else:  # no call's result can say so: the note does
+            events.append(self._add_user(turn_marker()))
         events.append(TurnEnd("interrupted"))
         return events
 
@@ -464,7 +481,9 @@ class Agent(ContextWindow, ToolRunner):
                 yield dataclasses.replace(event, message=_whole_characters(event.message))
 
     def _failed(self, error: ScoutError) -> list[Event]:
-        """Close a turn whose model call failed: keep any partial text, marked incomplete."""
+        """Close a turn whose model call failed: keep any partial text, marked incomplete, and
+        record the turn as failed (``messages.turn_marker``): the model is told at the next
+        request, which ``/retry`` may send at once."""
         self._streaming = False
         events: list[Event] = []
         partial = getattr(error, "partial", None) or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
@@ -472,7 +491,9 @@ class Agent(ContextWindow, ToolRunner):
         if kept:
             message = {"role": "assistant", "content": kept, "incomplete": True}
             events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="error", interrupted=True))
-        events.append(Error(self.redact(str(error)), getattr(error, "kind", "config")))
+        kind = getattr(error, "kind", "config")
+        events.append(self._add_user(turn_marker(kind)))
+        events.append(Error(self.redact(str(error)), kind))
         events.append(TurnEnd("error"))
         return events
 

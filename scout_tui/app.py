@@ -37,6 +37,7 @@ from scout_tui.app_sessions import SIDE_PANES, SessionsMixin
 from scout_tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.app_mcp import McpMixin
 from scout_tui.app_themes import ThemesMixin
+from scout_tui.app_turns import TurnKeysMixin
 from scout_tui.commands import Commands, literal
 from scout_tui.errors import ScoutError
 from scout_tui.input_first import InputFirstMixin
@@ -95,8 +96,8 @@ NARROW = 100
 """Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, ModelsMixin,
-               CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, TurnKeysMixin,
+               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -134,6 +135,9 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
+        # Ctrl+C before the focused widget's copy (that is one of its cases) and Textual's "quit with Ctrl+Q" note
+        Binding("ctrl+c", "ctrl_c", "Interrupt, clear or quit", show=False, id="app.ctrl_c", priority=True),
+        Binding("ctrl+r", "retry", "Retry", show=False, id="agent.retry"),
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
@@ -344,6 +348,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     def watch_busy(self, busy: bool) -> None:
         self.query_one(StatusBar).busy = busy
         self.query_one(Composer).busy = busy
+        self.take_back_quit()
 
     @work(exclusive=True, group="sandbox")
     async def show_sandbox(self) -> None:
@@ -478,6 +483,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         # Shift+Tab is the mode key on the main screen only; a dialog keeps it for its fields.
         if action == "cycle_mode":
             return not isinstance(self.screen, ModalScreen)
+        if action == "ctrl_c":
+            return self.ctrl_c_applies()
         return True
 
     def action_cycle_mode(self) -> None:
@@ -540,14 +547,18 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             self.screen.set_focus(self.query_one(Composer))
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_turn(self, text: str) -> None:
-        """Run one user turn in the background; events go to the widgets and the store."""
+    async def run_turn(self, text: str | None) -> None:
+        """Run one user turn in the background; events go to the widgets and the store.
+        ``text`` None sends the conversation again as it is (``action_retry``)."""
         self.busy = True
         try:
             # Both import the engine (runtime, backends, httpx): in a thread, as a thread started
             # after the first frame may be importing it, and the event loop would wait for it.
             if problem := await asyncio.to_thread(self._setup_problem):
-                self._unsent(text, problem)
+                if text is None:
+                    self.chat.add_notice(f"Not sent: {problem}", "error")
+                else:
+                    self._unsent(text, problem)
                 return
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
@@ -560,7 +571,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                 await asyncio.to_thread(self.record_switch)  # a /model made before the first message
             agent = await asyncio.to_thread(self._ensure_agent)
             agent.cache_key = self.session_id
-            content = await asyncio.to_thread(self._with_mentions, text)
+            content = None if text is None else await asyncio.to_thread(self._with_mentions, text)
             try:
                 async for event in agent.run(self.conversation, content):
                     await self.deliver(event)

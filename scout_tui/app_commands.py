@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 KEYS_HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · `/` a command, `@` a file or folder (Tab or
-Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+N new session ·
+Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+C interrupt, else clear the composer,
+else twice to quit · Ctrl+R retry a failed or interrupted turn · Ctrl+N new session ·
 Ctrl+T sessions pane and back (below 100 columns the side panes are shown over the chat: Ctrl+T again for
 the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
 yolo) · Ctrl+P command palette · Ctrl+Q quit
@@ -78,6 +79,8 @@ class CommandsMixin:
                     self._redo_command, title="Redo the file changes undone"),
             Command("rewind", "[N]", "go back to message N (or pick one, then r): the code, the conversation, or both",
                     self._rewind_command, title="Rewind code and conversation"),
+            Command("retry", "", "send the last turn again when it failed or was interrupted (Ctrl+R)",
+                    lambda _: self.action_retry(), title="Retry the last turn"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.show_cost(), title="Cost"),
             Command("model", "[PROVIDER] [MODEL]", "switch model or provider from the next request (a picker when no name)",

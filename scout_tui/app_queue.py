@@ -6,6 +6,9 @@ another call, as the next turn. Tab (Codex's key) or Alt+Enter *queues*: the pro
 as its own turn once this one ends. (Many terminals send Alt+Enter as ESC CR, which Textual
 reads as Enter: Tab works everywhere.) The newest pending prompt can be taken back into the composer (Up in an empty
 composer) or cancelled (Esc, before Esc interrupts the turn).
+
+Pending prompts go in the order shown: steering ones first (the "next step"), then queued ones,
+each group in the order typed (``in_order``).
 """
 
 from __future__ import annotations
@@ -55,12 +58,17 @@ class QueueMixin:
         if len(self.pending) != before:
             self.show_pending()
 
+    def in_order(self) -> list[Pending]:
+        """The pending prompts in the order they go, as shown: steering ones, then queued ones."""
+        return [p for p in self.pending if p.steer] + [p for p in self.pending if not p.steer]
+
     def next_pending(self) -> str | None:
-        """At the end of a turn: the first pending prompt, to send as the next turn, or None.
-        The steering prompts no tool call took wait on as queued ones, in order: each is sent
-        as its own turn."""
+        """At the end of a turn: the first pending prompt in the order shown (``in_order``), to
+        send as the next turn, or None. The steering prompts no tool call took wait on as queued
+        ones, before those queued already: each is sent as its own turn."""
         if self.agent is not None:
             self.agent.steering.clear()
+        self.pending = self.in_order()
         for pending in self.pending:
             pending.steer, pending.content = False, []
         if not self.pending:
@@ -107,4 +115,4 @@ class QueueMixin:
         widget = shown.first() if shown else PendingPrompts(id="pending")
         if not shown:
             composer.parent.mount(widget, before=composer)
-        widget.show([(p.text, p.steer) for p in self.pending])
+        widget.show([(p.text, p.steer) for p in self.in_order()])

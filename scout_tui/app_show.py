@@ -10,9 +10,11 @@ from functools import singledispatch
 
 from scout_tui import collector
 from scout_tui.app import ScoutApp  # loaded by then; ``register`` evaluates the annotations
+from scout_tui.app_turns import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
                            PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
+from scout_tui.messages import interrupted_turn
 
 
 @singledispatch
@@ -29,6 +31,8 @@ def _(event: MessageDelta, app: ScoutApp) -> None:
 def _(event: MessageUser, app: ScoutApp) -> None:
     collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
     app.chat.user_message(event.index, event.message)
+    if interrupted_turn(event.message):
+        app.chat.add_notice(INTERRUPTED_NOTE)
     if app.pending:
         app.steered()  # prompts sent meanwhile may have gone with these tool results
 
@@ -111,7 +115,7 @@ def _(event: Notice, app: ScoutApp) -> None:
 @show.register
 def _(event: Error, app: ScoutApp) -> None:
     app.chat.stream_interrupted()
-    app.chat.add_notice(event.message, "error")
+    app.chat.add_notice(f"{event.message}\n\n{RETRY_HINT}", "error")
 
 
 @show.register

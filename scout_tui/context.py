@@ -48,16 +48,17 @@ _SENT = PrefixMemo()
 
 
 def for_request(messages: list[dict]) -> list[dict]:
-    """What may be sent: only role and content, without messages marked ``incomplete``.
+    """What may be sent: only role and content.
 
-    A message cut by a stream error is kept in the session (marked ``incomplete``) but not sent
-    back as if the model had said it. A new list; its dicts are shared with earlier calls for
-    the messages they have in common (``PrefixMemo``): read them only.
+    A partial answer (marked ``incomplete``: cut by Esc or a failed stream, its text blocks
+    only) is sent too: the ``messages.turn_marker`` stored after it tells the model it was cut.
+    A new list; its dicts are shared with earlier calls for the messages they have in common
+    (``PrefixMemo``): read them only.
     """
     hit = _SENT.find(messages)
     n, sent = hit if hit is not None else (0, [])
     if n < len(messages):
-        sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:] if not m.get("incomplete")]
+        sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:]]
         _SENT.keep(messages, sent)
     return list(sent)
 

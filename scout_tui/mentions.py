@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scout_tui.completion import OPENING
-from scout_tui.messages import blocks
+from scout_tui.messages import blocks, is_turn_marker
 
 if TYPE_CHECKING:
     from scout_tui.tools.permissions import Policy
@@ -190,7 +190,10 @@ def mentions(message: dict) -> list[Mention]:
 
 def typed_text(message: dict) -> str:
     """What the person typed in user ``message``: its text blocks without the attached
-    mentions (the first block is always typed text)."""
+    mentions (the first block is always typed text); "" for the record of an interrupted or
+    failed turn (``messages.turn_marker``), which no one typed."""
+    if is_turn_marker(message):
+        return ""
     parts = blocks(message)
     return "\n".join(str(b.get("text") or "") for n, b in enumerate(parts)
                      if b.get("type") == "text" and (n == 0 or mention_of(b) is None))

@@ -1,5 +1,5 @@
 """The message shape: the blocks of a message, its text, its tool calls (and the turn each belongs
-to) and the text of a result.
+to), the text of a result, and the note recording an interrupted or failed turn.
 
 A message is a plain dict in the Anthropic Messages content-block shape
 (https://docs.anthropic.com/en/api/messages): ``{"role": "user"|"assistant", "content": str |
@@ -31,12 +31,65 @@ def tool_results(message: dict) -> list[dict]:
     return [b for b in blocks(message) if b.get("type") == "tool_result"]
 
 
+INTERRUPTED_TURN = "[Request interrupted by user]"
+"""The text of the user message stored after a turn the person stopped before its answer was
+complete (Claude Code's words): the model reads it at the next request."""
+FAILED_TURN = "[Request failed: {reason}]"
+"""The same after a turn whose model request failed (``reason``: the error's kind, in words)."""
+
+
+def turn_marker(kind: str | None = None) -> dict:
+    """The user message that records a turn ended without a complete answer: stopped by the
+    person (``kind`` None, ``INTERRUPTED_TURN``) or failed with a ``ModelError`` kind such as
+    ``overloaded`` (``FAILED_TURN``). Stored after the turn's partial answer, if any, so the
+    prompt is never taken for a new one at the next request (and a partial answer never for a
+    whole one); the next prompt follows it (merged into one user message by ``history.repair``)."""
+    text = INTERRUPTED_TURN if kind is None else FAILED_TURN.format(reason=kind.replace("_", " "))
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def is_turn_marker(message: dict | None) -> bool:
+    """Whether ``message`` is a ``turn_marker``: a user message of that one text block."""
+    if not message or message.get("role") != "user":
+        return False
+    content = blocks(message)
+    if len(content) != 1 or content[0].get("type") != "text":
+        return False
+    text = str(content[0].get("text") or "")
+    head, _, tail = FAILED_TURN.partition("{reason}")
+    return text == INTERRUPTED_TURN or (text.startswith(head) and text.endswith(tail) and "\n" not in text)
+
+
+def interrupted_turn(message: dict | None) -> bool:
+    """Whether ``message`` is the ``turn_marker`` of a turn the person stopped (not a failed one)."""
+    return is_turn_marker(message) and blocks(message)[0].get("text") == INTERRUPTED_TURN
+
+
+def retryable(messages: list[dict | None]) -> bool:
+    """Whether the last turn of ``messages`` ended without a complete answer (it ends with a
+    ``turn_marker``), so ``/retry`` may send the conversation again as it is."""
+    return bool(messages) and is_turn_marker(messages[-1])
+
+
+def is_prompt(message: dict | None) -> bool:
+    """Whether ``message`` is a prompt the person sent: a user message that is neither tool
+    results nor a ``turn_marker``."""
+    return bool(message) and message.get("role") == "user" and not tool_results(message) \
+        and not is_turn_marker(message)
+
+
+def last_prompt(messages: Sequence[dict]) -> int:
+    """The position of the newest prompt (``is_prompt``) in ``messages``, 0 when there is none."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if is_prompt(messages[i])), 0)
+
+
 def turn_of(messages: Sequence[dict | None], tool_use_id: str) -> int | None:
     """The turn of call ``tool_use_id``: the index of the prompt that began it (``bus.Checkpoint``
-    counts turns so), i.e. of the last user message before the assistant message holding the call
-    that carries no ``tool_result`` (a turn's later user messages carry its calls' results, and a
-    prompt sent meanwhile goes with them). The newest such call counts. None when no message
-    holds the call, or when a message looked at is not read yet (None in ``messages``)."""
+    counts turns so), i.e. of the last prompt (``is_prompt``) before the assistant message
+    holding the call (a turn's later user messages carry its calls' results, a prompt sent
+    meanwhile going with them; a turn sent again by ``/retry`` follows its ``turn_marker``). The
+    newest such call counts. None when no message holds the call, or when a message looked at is
+    not read yet (None in ``messages``)."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if message is None:
@@ -46,7 +99,7 @@ def turn_of(messages: Sequence[dict | None], tool_use_id: str) -> int | None:
                 prompt = messages[j]
                 if prompt is None:
                     return None
-                if prompt.get("role") == "user" and not tool_results(prompt):
+                if is_prompt(prompt):
                     return j
             return None
     return None

@@ -3,11 +3,16 @@ tools, and one turn's events."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Callable
+
+import pytest
 
 from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
+from tests.conftest import wait_until
 from tests.loopback import LoopbackServer
 
 
@@ -20,3 +25,20 @@ def make_agent(server: LoopbackServer, cwd: Path, provider: str = "anthropic", *
 async def collect(agent: Agent, history: list[dict], text: str) -> list:
     """Every event of one turn that sends ``text`` after ``history``."""
     return [event async for event in agent.run(history, text)]
+
+
+async def interrupted(agent: Agent, history: list[dict], text: str, when: Callable[[list], bool]) -> list:
+    """Run the turn that sends ``text`` after ``history`` until ``when(events so far)``, cancel
+    it (what Esc does) and return ``agent.interrupt()``'s events, which close it."""
+    seen: list = []
+
+    async def consume() -> None:
+        async for event in agent.run(history, text):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    await wait_until(None, lambda: when(seen))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
+    return agent.interrupt()

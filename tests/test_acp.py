@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui.history import problems
+from scout_tui.messages import is_turn_marker
 from scout_tui.store import Store
 from tests.acp_helpers import RecordingClient, acp_process, fold, text, transcript_lines
 from tests.conftest import wait_until
@@ -143,8 +144,8 @@ async def test_cancel_during_a_slow_stream_keeps_the_partial_answer(repo, env):
             done = await asyncio.wait_for(turn, 60)  # only a guard against a hang
     assert done.stop_reason == "cancelled"
     messages = store_of(env).messages(session.session_id)
-    assert problems(messages) == [] and messages[-1].get("incomplete") is True
-    assert messages[-1]["content"][0]["text"] == "first words "
+    assert problems(messages) == [] and messages[-2].get("incomplete") is True and is_turn_marker(messages[-1])
+    assert messages[-2]["content"][0]["text"] == "first words "
 
 
 async def test_load_replays_the_stored_session_as_it_was_shown(repo, env):

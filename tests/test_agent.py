@@ -13,7 +13,7 @@ from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
 from scout_tui.tools import builtin_registry
-from tests.agent_helpers import collect, make_agent
+from tests.agent_helpers import collect, interrupted, make_agent
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
 
@@ -96,7 +96,7 @@ async def test_tool_call_cut_by_max_tokens_is_never_run(tmp_path):
     assert result["is_error"] is True and result["content"] == CUT_BY_MAX_TOKENS
 
 
-async def test_error_mid_stream_ends_the_turn_and_the_partial_is_not_resent(tmp_path):
+async def test_error_mid_stream_ends_the_turn_and_the_next_request_says_the_partial_answer_failed(tmp_path):
     broken = sse([
         ("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
                                                                 "content": [], "model": "x", "usage": {"input_tokens": 5, "output_tokens": 1}}}),
@@ -113,8 +113,10 @@ async def test_error_mid_stream_ends_the_turn_and_the_partial_is_not_resent(tmp_
         assert partial and partial[0].data["message"]["incomplete"] is True
         await collect(agent, agent.messages, "second")
     sent = server.requests[1].json()["messages"]
-    assert "Half an" not in json.dumps(sent)
-    assert [m["role"] for m in sent] == ["user"]  # the two user texts, merged
+    # the failed prompt once, its partial answer, then the failure the model is told of before the new prompt
+    assert [[b["text"] for b in m["content"]] for m in sent] == [["first"], ["Half an"],
+                                                                 ["[Request failed: overloaded]", "second"]]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
 
 
 async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
@@ -124,18 +126,7 @@ async def test_interrupt_during_the_stream_keeps_the_partial_answer(tmp_path):
     # The rest of the answer never comes in the test's lifetime: only the interrupt ends the turn.
     with LoopbackServer([Reply(pieces, delay=600.0)]) as server:
         agent = make_agent(server, tmp_path)
-        seen = []
-
-        async def consume():
-            async for event in agent.run([], "go"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
-        await wait_until(None, lambda: any(e.type == "message.delta" for e in seen))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 60)  # a guard against a hang, not a timing
-        closing = agent.interrupt()
+        closing = await interrupted(agent, [], "go", lambda seen: any(e.type == "message.delta" for e in seen))
     assert closing[0].type == "message.assistant" and closing[0].data["interrupted"] is True
     assert closing[0].data["message"]["content"][0]["text"].startswith("Partial")
     assert closing[-1].data == {"stop_reason": "interrupted"}

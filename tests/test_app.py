@@ -9,6 +9,7 @@ import pytest
 
 from scout_tui.app import ScoutApp
 from scout_tui.config import load_config
+from scout_tui.messages import is_turn_marker
 from scout_tui.plugins import project_plugin_trust
 from scout_tui.store import Store
 from scout_tui.trust import record_trust
@@ -78,8 +79,8 @@ async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
             assert answer.source == "Half of an answer" and answer.query(".interrupted")
             session_id = app.session_id
     stored = Store().messages(session_id)
-    assert [m["role"] for m in stored] == ["user", "assistant"]
-    assert stored[1]["content"][0]["text"] == "Half of an answer"
+    assert [m["role"] for m in stored] == ["user", "assistant", "user"]  # the last: the interruption, for the model
+    assert stored[1]["content"][0]["text"] == "Half of an answer" and is_turn_marker(stored[2])
 
 
 async def test_escape_during_bash_kills_it_and_answers_the_call(repo):

@@ -237,7 +237,7 @@ async def test_a_failed_request_leaves_the_app_with_what_the_store_holds(repo):
             await send(app, pilot, "third")
             await settle(app, pilot)
             assert app.conversation == Store().messages(app.session_id)
-            assert len(app.conversation) == 4
+            assert len(app.conversation) == 6  # each failed prompt with the record that it failed
 
 
 async def test_an_overflow_teaches_the_window_and_the_status_bar_shows_it(repo):

@@ -245,13 +245,13 @@ def test_the_estimate_of_a_growing_long_session_is_that_of_a_first_call() -> Non
     assert estimate_tokens(fork) == alone
 
 
-def test_for_request_leaves_out_incomplete_messages_as_the_session_grows() -> None:
+def test_for_request_sends_role_and_content_of_every_message_partial_answers_too_as_the_session_grows() -> None:
     messages = rich_session(20)
     messages.insert(3, {"role": "assistant", "content": [{"type": "text", "text": "Half an ans"}], "incomplete": True})
     messages[5] = {**messages[5], "usage": {"input_tokens": 3}}
     for k in range(1, len(messages) + 1):
         sent = for_request(messages[:k])
-        assert sent == [{"role": m["role"], "content": m["content"]} for m in messages[:k] if not m.get("incomplete")]
+        assert sent == [{"role": m["role"], "content": m["content"]} for m in messages[:k]]
 
 
 def test_for_request_hands_back_a_list_the_caller_may_change() -> None:

@@ -22,6 +22,7 @@ from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.history import problems
+from scout_tui.messages import is_turn_marker
 from scout_tui.tools import builtin_registry
 
 WINDOW = 16_000
@@ -195,7 +196,9 @@ async def test_an_overflow_compaction_cannot_answer_ends_with_advice_and_no_rese
     assert len(server.requests) == 1 and all(b.rejected for b in handler.billed)
     # No summary request was sent: what it would summarise is the person's own text, over the window.
     assert not [b for b in handler.billed if is_summary_request(b.body)]
-    assert [m["content"][0]["text"][:20] for m in agent.messages] == ["Here is the whole lo", "and what about this?"]
+    assert [m["content"][0]["text"][:20] for m in agent.messages] == [
+        "Here is the whole lo", "[Request failed: con", "and what about this?", "[Request failed: con"]
+    assert all(is_turn_marker(m) for m in agent.messages[1::2])  # each refused turn is recorded as failed
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])

@@ -139,3 +139,26 @@ async def test_tab_moves_the_focus_when_no_turn_runs(repo):
         composer.load_text("draft")
         await pilot.press("tab")
         assert not composer.has_focus and app.pending == []
+
+
+async def test_a_steering_prompt_sent_after_a_queued_one_goes_first_as_the_screen_shows(repo):
+    body = anthropic_stream(["Half " * 20, "and the rest."])
+    cut = body.index(b"and the rest")
+    held = HeldReply([body[:cut], body[cut:]], held_after=1)
+    replies = [held] + [Reply(anthropic_stream([f"Answer {n}."])) for n in range(2)]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "answer")
+            await wait_until(pilot, lambda: "Half" in "".join(a.source for a in app.query(AssistantMessage)))
+            composer = app.query_one(Composer)
+            composer.load_text("QUEUED-A")
+            await pilot.press("tab")
+            await send(app, pilot, "STEER-B2")
+            shown = _shown(app).splitlines()
+            assert "next step: STEER-B2" in shown[0] and "after the turn: QUEUED-A" in shown[1]
+            held.release()
+            await wait_until(pilot, lambda: len(server.requests) == 3 and not app.busy)
+            await settle(app, pilot)
+            sent = [json.loads(r.body)["messages"][-1]["content"][0]["text"] for r in server.requests]
+            assert sent == ["answer", "STEER-B2", "QUEUED-A"]

@@ -19,7 +19,7 @@ from textual.color import Color
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.style import Style
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
 
 
@@ -56,6 +56,7 @@ class KeysFooter(Footer):
             background: $footer-description-background;
         }
         & > .keys-footer--palette { border-left: vkey $foreground 20%; }
+        & > .-hint { width: auto; padding: 0 1; text-wrap: nowrap; color: $text-warning; background: $warning-muted; text-style: bold; }
     }
     """
     COMPONENT_CLASSES = {"keys-footer--item", "keys-footer--key", "keys-footer--description", "keys-footer--palette"}
@@ -65,6 +66,7 @@ class KeysFooter(Footer):
         # The keys of the first frame, drawn by ``render_line`` until ``show_keys``; None: Textual's.
         self.drawn: tuple[list[DrawnKey], DrawnKey | None] | None = None
         self._first_compose = True
+        self._hint = ""  # said before the keys (``say``)
         self.set_reactive(Footer._bindings_ready, True)  # keys in the first frame (Footer waits for a change)
 
     def compose(self) -> ComposeResult:
@@ -75,6 +77,8 @@ class KeysFooter(Footer):
                 return
         # Inside the recompose's batch: no frame is drawn between the line going and the keys coming.
         self.drawn = None
+        if self._hint:
+            yield Static(self._hint, classes="-hint")
         for widget in super().compose():
             # Bound to the footer's ``compact`` once mounted, a key made compact (FooterKey's
             # default) is restyled twice more (~4 ms for 7 keys): made with its value at once.
@@ -82,6 +86,13 @@ class KeysFooter(Footer):
             if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
                 widget.set_reactive(FooterKey.compact, self.compact)
             yield widget
+
+    def say(self, hint: str) -> None:
+        """Show ``hint`` (a few words, such as "Press Ctrl+C again to quit") at the footer's
+        left, before the keys, until it is said again ("": nothing)."""
+        if hint != self._hint:
+            self._hint = hint
+            self.refresh(recompose=True)
 
     def show_keys(self) -> None:
         """Make Textual's keys for the current bindings, if the line still stands for them."""

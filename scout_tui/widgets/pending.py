@@ -9,8 +9,8 @@ from ..text import one_line
 
 
 class PendingPrompts(Static):
-    """One line per pending prompt, oldest first: steering ones go with the running tool
-    calls' results, queued ones after the turn; hidden when there are none."""
+    """One line per pending prompt, in the order they go: steering ones (with the running tool
+    calls' results, or next) first, then queued ones (after the turn); hidden when there are none."""
 
     DEFAULT_CSS = """
     PendingPrompts {

@@ -1,0 +1,88 @@
+"""Ctrl+C as terminal users expect it, and sending a failed or interrupted turn again (Ctrl+R,
+``/retry``). A mixin of ``ScoutApp`` (app.py).
+
+Ctrl+C interrupts the running turn (the prompts pending come back to the composer, none goes
+by itself); with no turn running it copies what is selected, else clears the composer (Ctrl+Z
+brings the text back); on an empty composer it asks, in the footer, for a second press, which
+quits (Claude Code's and most REPLs' way). Typing, or a turn starting, takes the question back.
+"""
+
+from __future__ import annotations
+
+from textual.screen import ModalScreen
+from textual.widgets import TextArea
+
+from scout_tui.widgets import Composer
+
+QUIT_HINT = "Press Ctrl+C again to quit"
+"""What the footer says after Ctrl+C on an empty composer with no turn running."""
+RETRY_HINT = "Ctrl+R (or `/retry`) sends it again."
+"""Added to the error line of a turn that failed: the key that sends it again."""
+INTERRUPTED_NOTE = "Interrupted: the model is told with your next prompt. Ctrl+R (or `/retry`) sends this one again."
+"""Shown in the chat when a turn is interrupted."""
+
+
+class TurnKeysMixin:
+    """Ctrl+C and retry for ``ScoutApp``."""
+
+    _quit_asked = False  # Ctrl+C was pressed once on an empty composer
+
+    def ctrl_c_applies(self) -> bool:
+        """Whether Ctrl+C is the app's here: not over a dialog while no turn runs (a dialog's
+        field keeps Ctrl+C for copying)."""
+        return self.busy or not isinstance(self.screen, ModalScreen)
+
+    def action_ctrl_c(self) -> None:
+        """Ctrl+C: interrupt the running turn; else copy the selection; else clear the composer;
+        else ask for a second press (said in the footer), which quits."""
+        composer = self.query_one(Composer)
+        if self.busy:
+            self.take_back_pending()
+            self.workers.cancel_group(self, "agent")  # the worker closes the turn validly (run_turn)
+            return
+        if composer.selected_text:
+            composer.action_copy()
+        elif self.screen.get_selected_text():
+            self.screen.action_copy_text()
+        elif composer.text:
+            composer.clear()
+        elif self._quit_asked:
+            self.exit()
+        else:
+            self._quit_asked = True
+            self.footer.say(QUIT_HINT)
+
+    def take_back_quit(self) -> None:
+        """Forget a first Ctrl+C on an empty composer: the footer stops asking."""
+        if self._quit_asked:
+            self._quit_asked = False
+            self.footer.say("")
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        if isinstance(message.text_area, Composer):
+            self.take_back_quit()
+
+    def take_back_pending(self) -> None:
+        """The pending prompts (steering or queued) back into the composer, after what it holds,
+        one paragraph each: an interrupted turn sends none of them by itself."""
+        texts = [p.text for p in self.pending]
+        while self.drop_newest_pending() is not None:
+            pass
+        if texts:
+            composer = self.query_one(Composer)
+            composer.load_text("\n\n".join(t for t in [composer.text.rstrip(), *texts] if t))
+            composer.move_cursor(composer.document.end)
+
+    def action_retry(self) -> None:
+        """Ctrl+R or ``/retry``: send the conversation again as it is when its last turn ended
+        without a complete answer (failed, or interrupted): once, as a new turn with no new
+        prompt (``Agent.run`` with None). Said in the chat when there is nothing to retry."""
+        from scout_tui.messages import retryable
+
+        if self.busy:
+            self.notify("A turn is running: Ctrl+C or Esc interrupts it first.", severity="warning", timeout=4)
+        elif not retryable(self.conversation):
+            self.chat.add_notice("Nothing to retry: the last turn did not fail and was not interrupted.", "warning")
+        else:
+            self.chat.add_notice("Retrying: the conversation is sent again as it is.")
+            self.run_turn(None)

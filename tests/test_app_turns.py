@@ -1,0 +1,155 @@
+"""Trusting what you typed, in the app: a prompt interrupted (Esc, Ctrl+C) or failed is sent
+once, marked so, before the next one, also after reopening the session; Ctrl+R / ``/retry``
+sends a failed turn again; Ctrl+C interrupts, clears, then quits on a second press."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scout_tui.app import ScoutApp
+from scout_tui.app_turns import QUIT_HINT, RETRY_HINT
+from scout_tui.config import load_config
+from scout_tui.messages import INTERRUPTED_TURN
+from scout_tui.store import Store
+from scout_tui.widgets import Composer
+from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.widgets.chat_messages import Notice, UserMessage
+from tests.app_helpers import SIZE, HeldReply, make_app, rendered, send, settle
+from tests.conftest import wait_until
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+SLOW = anthropic_stream(["Half of ", "an answer", " that never ends"])
+CUT = SLOW.index(b"\n\n", SLOW.index(b"an answer")) + 2
+
+
+@pytest.fixture
+def repo(tmp_home: Path, workdir: Path) -> Path:
+    return workdir
+
+
+def _texts(request) -> list[tuple[str, list[str]]]:
+    return [(m["role"], [b["text"] for b in m["content"] if b["type"] == "text"]) for m in request.json()["messages"]]
+
+
+def _footer_says(app) -> str:
+    """The footer's words before its keys ("" when none)."""
+    said = app.footer.query(".-hint")
+    return str(said.first().render()) if said else ""
+
+
+def _answers(app) -> str:
+    return "".join(a.source for a in app.query(AssistantMessage))
+
+
+async def _interrupt_with(key: str, repo: Path) -> tuple[list, str]:
+    """Send "slow answer please", press ``key`` mid-answer, send "another slow answer"; the
+    requests and the session id."""
+    with LoopbackServer([Reply([SLOW[:CUT], SLOW[CUT:]], delay=600), Reply(anthropic_stream(["Second."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "slow answer please")
+            await wait_until(pilot, lambda: "an answer" in _answers(app))
+            await pilot.press(key)
+            await wait_until(pilot, lambda: not app.busy)  # the rest of the answer would take 600 s
+            await settle(app, pilot)
+            notes = [rendered(n) for n in app.query(Notice)]
+            assert any("Interrupted: the model is told with your next prompt" in n for n in notes), notes
+            await send(app, pilot, "another slow answer")
+            await settle(app, pilot)
+            assert [u.text for u in app.query(UserMessage)] == ["slow answer please", "another slow answer"]
+            return server.requests, app.session_id
+
+
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_an_interrupted_prompt_goes_once_marked_before_the_next_with_its_partial_answer(repo, key):
+    requests, session_id = await _interrupt_with(key, repo)
+    assert _texts(requests[1]) == [("user", ["slow answer please"]), ("assistant", ["Half of an answer"]),
+                                   ("user", [INTERRUPTED_TURN, "another slow answer"])]
+    stored = Store().messages(session_id)
+    assert [m["role"] for m in stored] == ["user", "assistant", "user", "user", "assistant"]
+    assert stored[1].get("incomplete") and stored[2]["content"] == [{"type": "text", "text": INTERRUPTED_TURN}]
+
+
+async def test_a_session_reopened_after_an_interrupt_sends_the_same_conversation(repo):
+    requests, session_id = await _interrupt_with("escape", repo)
+    with LoopbackServer([Reply(anthropic_stream(["Third."]))]) as server:
+        app = ScoutApp(load_config(repo, flags={"provider": "anthropic", "base_url": server.url, "api_key": "sk-test"}),
+                       cwd=repo, continue_=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.session_id == session_id)
+            await send(app, pilot, "third")
+            await settle(app, pilot)
+            # the marker is not shown as a prompt of yours
+            assert [u.text for u in app.query(UserMessage)] == ["slow answer please", "another slow answer", "third"]
+    before, after = _texts(requests[1]), _texts(server.requests[0])
+    assert after[:len(before)] == before and after[len(before):] == [("assistant", ["Second."]), ("user", ["third"])]
+
+
+async def test_a_dropped_stream_is_marked_failed_and_ctrl_r_sends_it_again_once(repo):
+    dropped = SLOW[:CUT]  # the connection closes after "Half of an answer": no message_stop
+    with LoopbackServer([Reply(dropped), Reply(anthropic_stream(["Whole answer."])),
+                         Reply(anthropic_stream(["Next."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "test drop")
+            await settle(app, pilot)
+            errors = [rendered(n) for n in app.query(Notice) if n.has_class("-error")]
+            assert errors and RETRY_HINT.replace("`", "") in errors[-1]
+            await pilot.press("ctrl+r")
+            await settle(app, pilot)
+            assert "Whole answer." in _answers(app)
+            await pilot.press("ctrl+r")  # nothing failed now: nothing is sent
+            await send(app, pilot, "continue")
+            await settle(app, pilot)
+    assert len(server.requests) == 3
+    failed = [("user", ["test drop"]), ("assistant", ["Half of an answer"]),
+              ("user", ["[Request failed: incomplete stream]"])]
+    assert _texts(server.requests[1]) == failed
+    assert _texts(server.requests[2]) == [*failed, ("assistant", ["Whole answer."]), ("user", ["continue"])]
+
+
+async def test_slash_retry_after_a_persistent_529_sends_the_prompt_once_more(repo):
+    overloaded = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode()
+    busy = [Reply(overloaded, 529, {"content-type": "application/json", "retry-after": "0"}) for _ in range(5)]
+    with LoopbackServer([*busy, Reply(anthropic_stream(["At last."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "test 529 persistent")
+            await settle(app, pilot)
+            assert len(server.requests) == 5
+            await send(app, pilot, "/retry")
+            await settle(app, pilot)
+            assert "At last." in _answers(app)
+    assert _texts(server.requests[5]) == [("user", ["test 529 persistent", "[Request failed: overloaded]"])]
+
+
+async def test_ctrl_c_interrupts_then_clears_then_asks_then_quits(repo):
+    held = HeldReply([SLOW[:CUT], SLOW[CUT:]], held_after=1)
+    with LoopbackServer([held]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "slow answer please")
+            await wait_until(pilot, lambda: "an answer" in _answers(app))
+            composer = app.query_one(Composer)
+            composer.load_text("QUEUED-A")
+            await pilot.press("tab")
+            await pilot.press("ctrl+c")  # streaming: interrupts; the queued prompt comes back, unsent
+            await wait_until(pilot, lambda: not app.busy)
+            held.release()
+            await settle(app, pilot)
+            assert composer.text == "QUEUED-A" and app.pending == [] and len(server.requests) == 1
+            await pilot.press("ctrl+c")  # idle, with text: clears it
+            assert composer.text == "" and app.is_running
+            await pilot.press("ctrl+c")  # idle, empty: the footer asks
+            await pilot.pause()
+            assert app.is_running and _footer_says(app) == QUIT_HINT
+            composer.insert("x")  # typing takes the question back
+            await pilot.pause()
+            assert _footer_says(app) == ""
+            await pilot.press("ctrl+c", "ctrl+c")
+            assert app.is_running and _footer_says(app) == QUIT_HINT
+            await pilot.press("ctrl+c")
+            await wait_until(pilot, lambda: not app.is_running, what="the app quits")
