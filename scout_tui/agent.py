@@ -307,7 +307,9 @@ class Agent(ContextWindow, ToolRunner):
                 yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
                              "Send “continue” to let it go on.")
             elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
-                yield Notice("The model sent an empty answer.")
+                thought = any(b.get("type") == "thinking" for b in blocks(reply))
+                yield Notice("The model answered only in its thinking, with no text after it." if thought
+                             else "The model sent an empty answer.")
             if not uses:
                 yield TurnEnd(completed.stop_reason)
                 return
