@@ -325,7 +325,6 @@ class ScoutAcpAgent:
         session_id = opened.id or self.store.create_session(where)
         agent.cache_key = session_id
         agent.approve = partial(self._ask, session_id, where)
-        agent.narrow_window(opened.window)
         for note in agent_notes(agent):
             log.warning("%s", note)
         session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),

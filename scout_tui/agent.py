@@ -93,6 +93,11 @@ class Agent(ContextWindow, ToolRunner):
         key_source: where the API key sent comes from, added to a refused key's error.
         summary_provider: the provider profile whose ``compaction_model`` built
             ``summary_backend`` (``runtime.switch_agent`` keeps it only on that profile).
+        estimator: the token estimator, calibrated by earlier runs against this model and server
+            (None: uncalibrated, ``budget.Estimator()``).
+        remember: ``remember(ratio, samples, window)``, called in a thread whenever a request
+            taught the estimator (and ``window``: one an overflow error named, else None), so
+            that later runs start calibrated (``calibration.remember``; None: forgotten).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     """
@@ -128,6 +133,8 @@ class Agent(ContextWindow, ToolRunner):
         key_source: str = "",
         summary_provider: str | None = None,
         checkpoints: Checkpoints | None = None,
+        estimator: Estimator | None = None,
+        remember: Callable[[float, int, int | None], None] | None = None,
     ) -> None:
         self.backend = backend
         self.checkpoints = checkpoints
@@ -161,11 +168,13 @@ class Agent(ContextWindow, ToolRunner):
         self.pricing = pricing
         self.cache_key = cache_key
         self.cache_ttl = cache_ttl
-        self.estimator = Estimator()
+        self.estimator = estimator or Estimator()
+        self.remember = remember
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
         self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._last_tokens = 0  # its calibrated size estimate, in tokens
+        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._stopping = False  # the person stopped the turn at an approval prompt
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
@@ -441,7 +450,7 @@ class Agent(ContextWindow, ToolRunner):
         data["cache"] = explain(self.last_prompt, record)
         yield PromptCompacted(**data)
         self.last_prompt = record
-        estimated = compacted.tokens_after + self.overhead_tokens()
+        estimated = self._last_estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
         self._streaming = True
         streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
@@ -462,7 +471,8 @@ class Agent(ContextWindow, ToolRunner):
                         if kind == "text":
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
-                self.estimator.learn(estimated, event.usage.prompt_tokens)
+                if self.estimator.learn(estimated, event.usage.prompt_tokens):
+                    await self._remember()
                 yield dataclasses.replace(event, message=_whole_characters(event.message))
 
     def _failed(self, error: ScoutError) -> list[Event]:

@@ -8,6 +8,7 @@ No Textual, no database.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import AsyncIterator
 
@@ -60,6 +61,13 @@ def for_request(messages: list[dict]) -> list[dict]:
         sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:] if not m.get("incomplete")]
         _SENT.keep(messages, sent)
     return list(sent)
+
+
+def _overflow(error: ModelError) -> tuple[int | None, int | None]:
+    """``(prompt tokens, window)`` a context-overflow ``error`` states: ``ModelError.overflow``,
+    the window else read from its text (``overflow_window``: an error built without the body)."""
+    counted, window = error.overflow
+    return counted, window or overflow_window(str(error))
 
 
 class ContextWindow:
@@ -132,12 +140,16 @@ class ContextWindow:
                 or self.context_tokens(compacted) > self.auto_compact * self.context_window)
         return bool(over) and self.compaction_gain() >= MIN_GAIN
 
-    def _learn_window(self, message: str) -> bool:
-        """Take the window from a server's overflow ``message`` (``overflow_window``) when ours is
-        unknown or larger. When the message names no window, the refused request's estimated
-        size is an upper bound of it, taken when no smaller window is known, so the retry is
-        smaller; returns True in that case only."""
-        window = overflow_window(message)
+    def _learn_window(self, error: ModelError) -> bool:
+        """Learn from a server's context-overflow ``error``: its own count of the refused prompt
+        calibrates the estimator, and the window it names (``ModelError.overflow``, else
+        ``overflow_window`` of its text) is taken when ours is unknown or larger, and kept for
+        later runs. When it names no window, the refused prompt's size (the server's count, else
+        our estimate) is an upper bound of it, taken when no smaller window is known, so the
+        retry is smaller; returns True in that case only."""
+        counted, window = _overflow(error)
+        if counted and self.estimator.learn(self._last_estimated, counted):
+            self._last_tokens = counted
         if window is not None:
             if self.context_window is None or window < self.context_window:
                 self.context_window = window
@@ -147,13 +159,22 @@ class ContextWindow:
             return True
         return False
 
+    async def _remember(self, window: int | None = None) -> None:
+        """Hand what was learnt of this model and server to ``remember`` (in a thread: it writes
+        a file), so that the next run starts from it."""
+        if self.remember is not None:
+            await asyncio.to_thread(self.remember, self.estimator.ratio, self.estimator.samples, window)
+
     async def _recover(self, error: ModelError, recovered: list[bool]) -> AsyncIterator[Event]:
-        """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
-        be written, else a harder budget, ``SQUEEZE``) and, when that changed the prompt, append
+        """Answer a context-overflow ``error``: learn the window and the server's count of the
+        refused prompt, compact (a summary when one can be written, else the token budget,
+        calibrated by that count or, without one, harder, ``SQUEEZE``) and, when that changed the
+        prompt, append
         True to ``recovered`` so the caller sends it again; otherwise end the turn with
         ``STILL_TOO_LONG``: resending the refused prompt would only be refused again."""
         refused = self.last_prompt
-        guessed = self._learn_window(str(error))
+        guessed = self._learn_window(error)
+        await self._remember(_overflow(error)[1])
         text = "The prompt was over the model's context window; compacting it and sending it again."
         if guessed:
             text += (f" The server did not say how large the window is: taking it as under "
@@ -163,8 +184,8 @@ class ContextWindow:
         async for event in self.compact_now(by="overflow"):
             summarised = summarised or isinstance(event, SessionCompacted)
             yield event
-        if not summarised:
-            self._squeeze = SQUEEZE
+        if not summarised and not error.overflow[0]:
+            self._squeeze = SQUEEZE  # the server did not count the prompt: our estimate cannot be trusted
         if refused is not None and self._unchanged(refused):  # the person's own text is over the window
             for event in self._failed(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
                                                  status=error.status, url=error.url)):
@@ -266,12 +287,6 @@ class ContextWindow:
         return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
-
-    def narrow_window(self, tokens: int | None) -> None:
-        """Use a window of ``tokens`` when it is smaller than the one known (a window an earlier
-        run learnt from the server, ``Store.last_window``)."""
-        if tokens and (self.context_window is None or tokens < self.context_window):
-            self.context_window = tokens
 
     def apply_compaction(self, data: dict) -> None:
         """Use a ``session.compacted`` event's summary from the next request on."""

@@ -108,7 +108,6 @@ async def run_headless(
     # reached the model, and leaves no empty session in the sessions pane. A run that fails
     # later is stored, and listed as failed (its turn.end's stop_reason "error").
     session_id = agent.cache_key = opened.id or store.create_session(cwd)
-    agent.narrow_window(opened.window)
     for note in agent_notes(agent):
         warn(note)
     failure: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -14,7 +15,9 @@ from scout_tui.backends import PROVIDERS, Backend, make_backend
 from scout_tui.bus import ModelSwitch
 from scout_tui.compaction import configured_settings
 from scout_tui.config import Config, data_dir, share_setting
-from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
+from scout_tui.budget import Estimator
+from scout_tui.calibration import read_learnt, remember, server_key
+from scout_tui.models import ModelInfo, asks_the_server, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
@@ -75,18 +78,31 @@ def model_metadata(config: Config, server: tuple[int, str] | None = None) -> Mod
 
 
 async def model_metadata_asking_the_server(config: Config) -> ModelInfo:
-    """``model_metadata``, and when nothing knows the window of an OpenAI-compatible server of
-    our own (``base_url`` set), what the server says (llama.cpp ``/props``, vLLM ``/v1/models``).
+    """``model_metadata``, with the window of the model on its server: what a server of one's
+    own says (``models.asks_the_server``: llama.cpp ``/props``, vLLM ``/v1/models``, on the
+    OpenAI and the Anthropic route alike), else a window an earlier overflow error of this
+    server named (``calibration.read_learnt``); a ``context_window`` setting or
+    ``[models."ID"]`` still wins over both.
 
     Raises:
         ScoutError: as ``model_metadata``.
     """
     info = model_metadata(config)
-    if info.context_window is None and config.profile.kind == "openai" and config.base_url:
-        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
-        if server is not None:
-            info = model_metadata(config, server)
-    return info
+    server = None
+    if asks_the_server(config) and not config.context_window:  # the setting wins anyway
+        server = await probe_context_window(config.base_url or "", info.id, api_key=config.api_key,
+                                            kind=config.profile.kind)
+    if server is None:
+        learnt = read_learnt(learnt_key(config)).window
+        if learnt:
+            where = config.base_url or f"the {config.provider} API"
+            server = (learnt, f"learnt from an overflow error of {where}")
+    return model_metadata(config, server) if server is not None else info
+
+
+def learnt_key(config: Config, model: str | None = None) -> str:
+    """The ``calibration`` key of ``model`` (None: the configured one) on ``config``'s server."""
+    return server_key(config.profile.kind, config.base_url, model or model_name(config))
 
 
 def context_window(config: Config) -> int | None:
@@ -243,7 +259,17 @@ def build_agent(
         key_source=key_source(config),
         summary_provider=config.provider if config.compaction_model else None,
         checkpoints=checkpoints if checkpoints is not None else checkpoint_store(config, cwd),
+        **calibrated(config),
     )
+
+
+def calibrated(config: Config) -> dict:
+    """``Agent``'s ``estimator`` and ``remember`` for the model on ``config``'s server: the token
+    estimator as earlier runs calibrated it, and the hook that keeps what this run learns
+    (``calibration``; a property of the model and its server, never of a session)."""
+    key = learnt_key(config)
+    learnt = read_learnt(key)
+    return {"estimator": Estimator(learnt.ratio, learnt.samples), "remember": functools.partial(remember, key)}
 
 
 def checkpoint_store(config: Config, cwd: Path) -> Checkpoints | None:
@@ -309,6 +335,8 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     keys.blank_command_line([config.api_key])
     agent.use_backend(backend, context_window=info.context_window, pricing=pricing_for(config, info),
                       key_source=key_source(config), summary_backend=summary)
+    learnt = calibrated(config)  # what earlier runs learnt of the new model on its server
+    agent.estimator, agent.remember = learnt["estimator"], learnt["remember"]
     return ModelSwitch(config.provider, backend.model)
 
 

@@ -21,6 +21,7 @@ from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
 from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
+from scout_tui.errors import ModelError
 from scout_tui.history import problems
 from scout_tui.tools import builtin_registry
 
@@ -163,9 +164,9 @@ def test_an_overflow_message_is_classified_and_its_window_learnt_only_downwards(
 
     assert classify(400, "invalid_request_error", None, message)[0] == "context_overflow"
     agent = Agent(make_backend("openai", model="m", api_key="k"), builtin_registry())
-    assert agent._learn_window(message) is False
+    assert agent._learn_window(ModelError(message, kind="context_overflow")) is False
     assert agent.context_window == window
-    agent._learn_window(message.replace(str(window), str(window * 2)))
+    agent._learn_window(ModelError(message.replace(str(window), str(window * 2)), kind="context_overflow"))
     assert agent.context_window == window  # a larger figure never widens a known window
 
 
