@@ -272,7 +272,7 @@ class Agent(ContextWindow, ToolRunner):
                 prepared = None  # _call_model reports it
             if prepared is not None and self._over_threshold(prepared):
                 prepared = None  # the summary changes what the next request sends
-                async for event in self.compact_now(by="auto"):
+                async for event in self.compact_to_fit():
                     yield event
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
@@ -292,14 +292,17 @@ class Agent(ContextWindow, ToolRunner):
                         continue
                     return
                 if e.kind == "context_overflow":
-                    e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
-                elif e.kind == "auth" and self.key_source:
+                    for event in self._refused(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status,
+                                                          url=e.url)):
+                        yield event
+                    return
+                if e.kind == "auth" and self.key_source:
                     e = ModelError(f"{e}. {self.key_source}", kind=e.kind, status=e.status, url=e.url)
                 for event in self._failed(e):
                     yield event
                 return
             except ScoutError as e:
-                for event in self._failed(e):
+                for event in self._refused(e) if isinstance(e, PromptTooLong) else self._failed(e):
                     yield event
                 return
             assert completed is not None  # a backend ends with Completed or raises

@@ -188,15 +188,16 @@ async def test_an_overflow_compaction_cannot_answer_ends_with_advice_and_no_rese
     assert "Message 0, which you typed" in errors[0]["message"] and "`/fork 0`" in errors[0]["message"]
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "error"}]
     assert first_turn == 1, "the refused prompt was sent again"
-    # The next turn's prompt still holds that message: the window is known now, so it is not
-    # sent at all, and the turn ends the same way.
-    assert [e.data for e in again if e.type == "turn.end"] == [{"stop_reason": "error"}]
-    second = [e.data for e in again if e.type == "error"][0]
-    assert second["kind"] == "context_overflow" and "`/fork 0`" in second["message"]
-    assert len(server.requests) == 1 and all(b.rejected for b in handler.billed)
+    # The refused message stays in the session, marked, and is never sent again: the next turn
+    # sends only its own prompt, and the person reads that the first was not sent.
+    assert [e.data for e in events if e.type == "message.refused"] == [{"index": 0}]
+    assert "not sent" in errors[0]["message"]
+    assert [e.data for e in again if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    assert len(server.requests) == 2 and "EEEE" not in server.requests[1].body.decode()
     # No summary request was sent: what it would summarise is the person's own text, over the window.
     assert not [b for b in handler.billed if is_summary_request(b.body)]
-    assert [m["content"][0]["text"][:20] for m in agent.messages] == ["Here is the whole lo", "and what about this?"]
+    assert agent.messages[0].get("incomplete") is True
+    assert [m["content"][0]["text"][:20] for m in agent.messages[:2]] == ["Here is the whole lo", "and what about this?"]
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])

@@ -58,6 +58,33 @@ def conversation(turns: int, size: int) -> list[dict]:
     return messages
 
 
+# -- item 9: a long continued run compacts before any refusal -------------------------------------
+
+
+@pytest.mark.parametrize("route", ["openai", "anthropic"])
+def test_a_long_continued_run_compacts_before_the_server_refuses_anything(repo, env, route):
+    """Fifteen ``-p`` turns, each a new process continuing the session with ``-c``, against
+    ``llama-server -c 8192`` counting ~35 % above the estimate: the window comes from ``/props``
+    on either route, the first request calibrates the estimate for every later run, and every
+    compaction is automatic, before a refusal, and shrinks the prompt."""
+    llama = LlamaServer(n_ctx=8192, answer="All right, here is a long answer. " * 45)
+    with llama.serve() as server:
+        for i in range(TURNS):
+            done, events = run([*flags(server.url, route), "-p", f"Question {i}: what does module {i} do?",
+                                *(["-c"] if i else [])], repo, env)
+            assert done.returncode == 0, done.stderr
+            assert [d["context_window"] for d in of(events, "prompt.compacted")] == [8192]
+            for compacted in of(events, "session.compacted"):
+                assert compacted["by"] == "auto" and compacted["tokens_after"] < compacted["tokens_before"]
+    assert [s.tokens for s in llama.seen if s.refused] == []
+    summaries = [k for k, s in enumerate(llama.seen) if s.summary]
+    assert len(summaries) >= 2, "the conversation outgrew the window more than once"
+    for k in summaries:  # as the server counts: the request after the summary is smaller than the one before
+        assert llama.seen[k + 1].tokens < llama.seen[k - 1].tokens
+    # Not a summary at every turn: each leaves room for several turns.
+    assert all(b - a > 3 for a, b in zip(summaries, summaries[1:])), summaries
+
+
 # -- item 7: a one-off window does not stick to the session ---------------------------------------
 
 
@@ -73,7 +100,36 @@ def test_a_one_off_window_does_not_stick_to_the_session(repo, env):
     assert [d["context_window"] for d in of(events, "prompt.compacted")] == [8192]
 
 
-# -- item 9: what an overflow teaches --------------------------------------------------------------
+# -- item 8: a window too small for the history compacts first, and a refused prompt stays unsent --
+
+
+async def test_a_history_over_a_small_window_is_summarised_before_anything_is_refused(tmp_path):
+    llama = LlamaServer(n_ctx=32_768)
+    history = conversation(10, 1_400)  # about 7k tokens as estimated
+    with llama.serve() as server:
+        agent = agent_for(server.url, tmp_path, context_window=9_000, auto_compact=0.85, keep_tokens=2_000)
+        events = [e async for e in agent.run(history, "short question")]
+    assert [e.data["message"] for e in events if e.type == "error"] == []
+    assert [e.type for e in events if e.type in ("session.compacted", "turn.end")] == ["session.compacted", "turn.end"]
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    asked = [s for s in llama.seen if not s.summary]
+    assert len(asked) == 1 and "short question" in agent.messages[-2]["content"][0]["text"]
+
+
+def test_a_refused_prompt_is_never_sent_again_in_a_later_run(repo, env):
+    llama = LlamaServer(n_ctx=8192)
+    with llama.serve() as server:
+        huge = "Here is the whole log: " + "E" * 60_000
+        done, events = run([*flags(server.url, "openai"), "-p", huge], repo, env)
+        assert done.returncode == 1 and "not sent" in done.stderr
+        assert of(events, "message.refused") == [{"index": 0}]
+        done, events = run([*flags(server.url, "openai"), "-p", "a short one", "-c"], repo, env)
+        assert done.returncode == 0, done.stderr
+    assert [s.refused for s in llama.seen] == [False]  # only the second prompt was sent, and fitted
+    assert of(events, "turn.end") == [{"stop_reason": "end_turn"}]
+
+
+# -- item 9: what an overflow teaches, and a summary that would not help --------------------------
 
 
 async def test_an_overflow_calibrates_the_estimate_with_the_servers_own_count(tmp_path):
@@ -88,6 +144,79 @@ async def test_an_overflow_calibrates_the_estimate_with_the_servers_own_count(tm
     assert len(refused) == 1 and agent.context_window == 8_192
     assert remembered[0][0] > 1.2  # learnt from the refusal's n_prompt_tokens, before any usage
     assert remembered[0][2] == 8_192  # the window the server named is kept for later runs
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+
+
+async def test_an_overflow_summary_would_not_stand_for_the_persons_request(tmp_path):
+    """A summary in force, then the person's request, a tool call with a long result and a short
+    answer; then a short prompt that the server refuses. Summarising only the request cannot make
+    the prompt smaller: no summary stands for it, and the token budget, calibrated by the
+    server's count, makes the retry fit."""
+    llama = LlamaServer(n_ctx=5_000, summary="A very long summary. " * 1000)
+    history = [*conversation(2, 400),
+               {"role": "user", "content": [{"type": "text", "text": "read the log"}]},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read",
+                                                  "input": {"path": "log.txt"}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "log line\n" * 1500}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "I read it."}]}]
+    with llama.serve() as server:
+        agent = agent_for(server.url, tmp_path, auto_compact=0.85,
+                          compaction=Compaction(4, 4, "Earlier: " + "many things happened. " * 100))
+        events = [e async for e in agent.run(history, "and this?")]
+    assert [e for e in events if e.type == "session.compacted"] == []
+    assert agent.compaction.at == 4
+    assert [(s.refused, s.summary) for s in llama.seen] == [(True, False), (False, False)]
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+
+
+async def test_a_summary_that_would_make_each_request_larger_is_not_applied(tmp_path):
+    """Past ``auto_compact`` of the window, a plugin supplies a summary longer than what it
+    stands for: it is not applied, and the request goes out as it was."""
+    from scout_tui.bus import BeforeCompact
+
+    llama = LlamaServer(n_ctx=200_000)
+    history = conversation(58, 3_000)  # about 88k tokens, past 85 % of 100k
+    with llama.serve() as server:
+        agent = agent_for(server.url, tmp_path, context_window=100_000, auto_compact=0.85)
+        events = []
+        async for event in agent.run(history, "and now?"):
+            if isinstance(event, BeforeCompact):
+                event.data["summary"] = "Everything, at length. " * 20_000
+            events.append(event)
+    assert [e for e in events if e.type == "session.compacted"] == []
+    assert any("not applied" in e.data["text"] for e in events if e.type == "notice")
+    assert agent.compaction is None
+    assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+
+
+def test_a_window_too_small_for_the_system_prompt_and_tools_says_so(tmp_path):
+    import asyncio
+
+    llama = LlamaServer(n_ctx=1_024)
+    with llama.serve() as server:
+        agent = agent_for(server.url, tmp_path, context_window=1_024, auto_compact=0.85)
+        events = asyncio.run(_events(agent, "hello"))
+    errors = [e.data["message"] for e in events if e.type == "error"]
+    assert len(errors) == 1 and "system prompt and the tool definitions alone" in errors[0]
+    assert "which you typed" not in errors[0]
+    assert llama.seen == []
+
+
+async def _events(agent: Agent, text: str) -> list:
+    return [e async for e in agent.run([], text)]
+
+
+# -- item 9: -p and a thinking model ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["openai", "anthropic"])
+def test_p_prints_a_thinking_models_answer(repo, env, route):
+    llama = LlamaServer(n_ctx=8192, answer="The answer is 42.", thinking=True)
+    with llama.serve() as server:
+        done = subprocess.run([sys.executable, "-m", "scout_tui", *flags(server.url, route), "-p", "the answer?"],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "The answer is 42."
 
 
 # -- the TUI: the window of the model on its server, whatever session is open ---------------------
