@@ -30,7 +30,8 @@ STILL_TOO_LONG = (
 MIN_GAIN = 0.2
 """Automatic compaction runs only when the summary would save at least this share of a request."""
 SUMMARY_ALLOWANCE = 1_500
-"""Tokens counted for a summary before it is written (the instructions ask for a page or two)."""
+"""Tokens counted for a summary before it is written (the instructions ask for a page or two); at
+most an eighth of a small window (``summary_allowance``)."""
 SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 
@@ -268,9 +269,14 @@ class ContextWindow:
             if self.auto_compact:  # what stays must leave room before the next automatic one
                 ratio = self.estimator.ratio
                 threshold = min(self.context_window * self.auto_compact, self.budget_tokens() or 0)
-                room = threshold - self.overhead_tokens() * ratio - SUMMARY_ALLOWANCE
+                room = threshold - self.overhead_tokens() * ratio - self.summary_allowance()
                 keep = min(keep, int(max(room, 0) * 0.4 / ratio))
         return summaries.cut_point(self.messages, keep, start)
+
+    def summary_allowance(self) -> int:
+        """Tokens counted for a summary not written yet: ``SUMMARY_ALLOWANCE``, at most an eighth
+        of the window (on a 4k window a 1,500-token summary would leave no room for anything)."""
+        return min(SUMMARY_ALLOWANCE, self.context_window // 8) if self.context_window else SUMMARY_ALLOWANCE
 
     def tokens_now(self, compaction: summaries.Compaction | None = None) -> int:
         """Calibrated tokens of the next request before the token budget (strategies only),
@@ -285,12 +291,12 @@ class ContextWindow:
 
     def compaction_gain(self, cut: int | None = None) -> float:
         """The share of the next request's tokens a summary at ``cut`` (``plan_compaction``) would
-        save, counting ``SUMMARY_ALLOWANCE`` tokens for the summary itself; 0.0 when none."""
+        save, counting ``summary_allowance()`` tokens for the summary itself; 0.0 when none."""
         cut = self.plan_compaction() if cut is None else cut
         if cut is None:
             return 0.0
         before = self.tokens_now()
-        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + SUMMARY_ALLOWANCE
+        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + self.summary_allowance()
         return max(0.0, 1 - after / before) if before else 0.0
 
     def _summary_input(self, cut: int) -> tuple[int, list[dict]]:
