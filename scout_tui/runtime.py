@@ -307,7 +307,8 @@ def pricing_for(config: Config, info: ModelInfo) -> Callable[[dict, str], float 
     return pricing
 
 
-def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *, transport: object = None) -> ModelSwitch:
+def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *, transport: object = None,
+                 calibration: dict | None = None) -> ModelSwitch:
     """Make ``agent`` send its next model request with ``config``'s profile and model
     (``Config.for_provider`` gives it): a new backend (``model_backend``), pricing and
     context window from ``info`` (None: ``model_metadata(config)``, ~80 ms the first time:
@@ -315,7 +316,9 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     A request streaming now finishes on the backend it began with (``Agent.use_backend``). The
     ``compaction_model`` writes summaries only on the profile the agent was built with
     (``Agent.summary_provider``): its id names a model of that provider; on any other the
-    session's model writes them.
+    session's model writes them. The token estimator and the hook that keeps its calibration
+    become the new model's on its server: ``calibration`` (None: ``calibrated(config)``, which
+    reads a file: on the UI's event loop, pass what it gave in a thread).
 
     Call it on the event loop the agent's turns run on (between two of its awaits, as any
     handler there is), never from another thread. Returns the ``session.model`` event to
@@ -335,7 +338,7 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     keys.blank_command_line([config.api_key])
     agent.use_backend(backend, context_window=info.context_window, pricing=pricing_for(config, info),
                       key_source=key_source(config), summary_backend=summary)
-    learnt = calibrated(config)  # what earlier runs learnt of the new model on its server
+    learnt = calibration if calibration is not None else calibrated(config)  # earlier runs' of the new model
     agent.estimator, agent.remember = learnt["estimator"], learnt["remember"]
     return ModelSwitch(config.provider, backend.model)
 

@@ -270,3 +270,17 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
             await settle(again, pilot)
             assert again.session_id != sid and again.agent.context_window == 8192
             assert again.query_one(StatusBar).context_window == 8192
+
+
+def test_a_model_switch_brings_what_earlier_runs_learnt_of_the_new_model_on_its_server(repo, tmp_home):
+    from scout_tui.calibration import remember, server_key
+    from scout_tui.config import load_config
+    from scout_tui.runtime import build_agent, switch_agent
+
+    remember(server_key("openai", "http://127.0.0.1:9/v1", "big-model"), 1.4, 9)
+    config = load_config(repo, flags={"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "small-model",
+                                      "api_key": "sk-local"})
+    agent = build_agent(config, repo)
+    assert (agent.estimator.ratio, agent.estimator.samples) == (1.0, 0)
+    switch_agent(agent, config.for_provider("openai", "big-model"))
+    assert (agent.estimator.ratio, agent.estimator.samples) == (1.4, 9)
