@@ -386,6 +386,12 @@ class ContextWindow:
         if cut is None:
             yield Notice("Nothing to summarise yet: every message is newer than what a summary keeps verbatim.")
             return
+        try:
+            cut = self._summary_input(cut)[0]  # where a summary can be written: what plugins are told
+        except ScoutError as e:
+            self._summary_failed = True
+            yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
+            return
         if self.compaction_gain(cut) <= 0:
             self._summary_failed = True
             yield Notice("Not summarising: what a summary would stand for is smaller than a summary.")

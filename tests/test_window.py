@@ -114,6 +114,9 @@ async def test_a_history_over_a_small_window_is_summarised_before_anything_is_re
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
     asked = [s for s in llama.seen if not s.summary]
     assert len(asked) == 1 and "short question" in agent.messages[-2]["content"][0]["text"]
+    # Plugins are told the cut the summary is written for.
+    told = [e.data["at"] for e in events if e.type == "session.before_compact"]
+    assert told == [e.data["at"] for e in events if e.type == "session.compacted"]
 
 
 async def test_on_a_4k_window_the_summary_counted_before_it_is_written_leaves_room_for_it(tmp_path):
