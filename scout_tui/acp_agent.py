@@ -38,7 +38,7 @@ from scout_tui.acp_updates import (LiveUpdates, Update, approval, info_update, l
                                    replay, session_modes, stop_reason)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
-from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message
+from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message, mark_refused
 from scout_tui.config import load_config, resumed_config
 from scout_tui.errors import ScoutError
 from scout_tui.frontend import agent_notes, load_extensions
@@ -256,6 +256,7 @@ class ScoutAcpAgent:
         self.store.append(session.id, event)
         if (message := added_message(event)) is not None:
             session.messages.append(message)
+        mark_refused(session.messages, event)
         return session.live.updates(event)
 
     async def _send_all(self, session_id: str, updates: list[Update]) -> None:
@@ -324,7 +325,6 @@ class ScoutAcpAgent:
         session_id = opened.id or self.store.create_session(where)
         agent.cache_key = session_id
         agent.approve = partial(self._ask, session_id, where)
-        agent.narrow_window(opened.window)
         for note in agent_notes(agent):
             log.warning("%s", note)
         session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),

@@ -93,6 +93,11 @@ class Agent(ContextWindow, ToolRunner):
         key_source: where the API key sent comes from, added to a refused key's error.
         summary_provider: the provider profile whose ``compaction_model`` built
             ``summary_backend`` (``runtime.switch_agent`` keeps it only on that profile).
+        estimator: the token estimator, calibrated by earlier runs against this model and server
+            (None: uncalibrated, ``budget.Estimator()``).
+        remember: ``remember(ratio, samples, window)``, called in a thread whenever a request
+            taught the estimator (and ``window``: one an overflow error named, else None), so
+            that later runs start calibrated (``calibration.remember``; None: forgotten).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     """
@@ -128,6 +133,8 @@ class Agent(ContextWindow, ToolRunner):
         key_source: str = "",
         summary_provider: str | None = None,
         checkpoints: Checkpoints | None = None,
+        estimator: Estimator | None = None,
+        remember: Callable[[float, int, int | None], None] | None = None,
     ) -> None:
         self.backend = backend
         self.checkpoints = checkpoints
@@ -161,11 +168,13 @@ class Agent(ContextWindow, ToolRunner):
         self.pricing = pricing
         self.cache_key = cache_key
         self.cache_ttl = cache_ttl
-        self.estimator = Estimator()
+        self.estimator = estimator or Estimator()
+        self.remember = remember
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
         self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._last_tokens = 0  # its calibrated size estimate, in tokens
+        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._stopping = False  # the person stopped the turn at an approval prompt
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
@@ -271,7 +280,7 @@ class Agent(ContextWindow, ToolRunner):
                 prepared = None  # _call_model reports it
             if prepared is not None and self._over_threshold(prepared):
                 prepared = None  # the summary changes what the next request sends
-                async for event in self.compact_now(by="auto"):
+                async for event in self.compact_to_fit():
                     yield event
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
@@ -291,14 +300,17 @@ class Agent(ContextWindow, ToolRunner):
                         continue
                     return
                 if e.kind == "context_overflow":
-                    e = ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status, url=e.url)
-                elif e.kind == "auth" and self.key_source:
+                    for event in self._refused(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status,
+                                                          url=e.url)):
+                        yield event
+                    return
+                if e.kind == "auth" and self.key_source:
                     e = ModelError(f"{e}. {self.key_source}", kind=e.kind, status=e.status, url=e.url)
                 for event in self._failed(e):
                     yield event
                 return
             except ScoutError as e:
-                for event in self._failed(e):
+                for event in self._refused(e) if isinstance(e, PromptTooLong) else self._failed(e):
                     yield event
                 return
             assert completed is not None  # a backend ends with Completed or raises
@@ -315,7 +327,9 @@ class Agent(ContextWindow, ToolRunner):
                 yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
                              "Send “continue” to let it go on.")
             elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
-                yield Notice("The model sent an empty answer.")
+                thought = any(b.get("type") == "thinking" for b in blocks(reply))
+                yield Notice("The model answered only in its thinking, with no text after it." if thought
+                             else "The model sent an empty answer.")
             if not uses:
                 yield TurnEnd(completed.stop_reason)
                 return
@@ -456,7 +470,7 @@ class Agent(ContextWindow, ToolRunner):
         data["cache"] = explain(self.last_prompt, record)
         yield PromptCompacted(**data)
         self.last_prompt = record
-        estimated = compacted.tokens_after + self.overhead_tokens()
+        estimated = self._last_estimated = compacted.tokens_after + self.overhead_tokens()
         self._partial = []
         self._streaming = True
         streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
@@ -477,13 +491,15 @@ class Agent(ContextWindow, ToolRunner):
                         if kind == "text":
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
-                self.estimator.learn(estimated, event.usage.prompt_tokens)
+                if self.estimator.learn(estimated, event.usage.prompt_tokens):
+                    await self._remember()
                 yield dataclasses.replace(event, message=_whole_characters(event.message))
 
-    def _failed(self, error: ScoutError) -> list[Event]:
+    def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete, and
-        record the turn as failed (``messages.turn_marker``): the model is told at the next
-        request, which ``/retry`` may send at once."""
+        record the turn as failed (``messages.turn_marker``; not with ``note`` False, for a
+        prompt refused unsent): the model is told at the next request, which ``/retry`` may
+        send at once."""
         self._streaming = False
         events: list[Event] = []
         partial = getattr(error, "partial", None) or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
@@ -492,7 +508,8 @@ class Agent(ContextWindow, ToolRunner):
             message = {"role": "assistant", "content": kept, "incomplete": True}
             events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="error", interrupted=True))
         kind = getattr(error, "kind", "config")
-        events.append(self._add_user(turn_marker(kind)))
+        if note:
+            events.append(self._add_user(turn_marker(kind)))
         events.append(Error(self.redact(str(error)), kind))
         events.append(TurnEnd("error"))
         return events

@@ -187,7 +187,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
-        self._learnt_window: int | None = None  # a window an earlier run of this session learnt
         self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self._background_started = False
@@ -472,7 +471,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                                         permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
                                         info=self.model_info, compaction=compaction_of(self.compactions),
                                         cache_key=self.session_id, mcp=self.mcp)
-                    agent.narrow_window(self._learnt_window)
                     agent.strategies = self.strategies
                     self.agent = agent
                 return self.agent

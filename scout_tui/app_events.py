@@ -44,7 +44,7 @@ class AgentEventsMixin:
     async def deliver(self, event: Event) -> None:
         """Show ``event``, add its message to the conversation and store it; the write runs in
         a thread so the UI never waits on disk."""
-        from scout_tui.bus import added_message
+        from scout_tui.bus import added_message, mark_refused
 
         self.bus.emit(event)
         message = added_message(event)
@@ -54,6 +54,7 @@ class AgentEventsMixin:
                 self.refresh_sessions()  # the tree updates live: counts, titles, order
         if message is not None:  # after the store took it: a failed write leaves both as they were
             self.conversation.append(message)
+        mark_refused(self.conversation, event)
 
     def on_agent_event(self, message: AgentEvent) -> None:
         from scout_tui.app_show import show  # with the bus's vocabulary: after the first frame

@@ -74,9 +74,8 @@ class LongSessionMixin:
     def _model_info_loaded(self, info: ModelInfo) -> None:
         self.model_info = info
         self._model_ready.set()
-        known = [w for w in (info.context_window, self._learnt_window) if w]
         for status in self.query(StatusBar):
-            status.context_window = min(known) if known else 0
+            status.context_window = info.context_window or 0
         if self.agent is not None and not self.busy:
             self.agent = None  # built again with the window and prices
         self.estimate_context()
@@ -131,11 +130,22 @@ class LongSessionMixin:
             f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
             f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
             f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
-            f"{summary_note} The store keeps everything. Esc closes.\n{self._cache_note(agent, compacted)}"
+            f"{summary_note} The store keeps everything. Esc closes.\n{self._window_note(agent)}\n"
+            f"{self._cache_note(agent, compacted)}"
         )
         from scout_tui.widgets.prompt_view import PromptView
 
         self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+
+    def _window_note(self, agent: Agent) -> str:
+        """Context window: its size and where it comes from, and the token estimate's calibration."""
+        from scout_tui.calibration import window_text
+
+        info = self.model_info
+        source = (info.window_source if info is not None and info.context_window == agent.context_window
+                  else "named by the server's overflow error in this run")
+        ratio, samples = agent.estimator.ratio, agent.estimator.samples
+        return f"Context window: {window_text(agent.context_window, source, ratio, samples)}."
 
     def _cache_note(self, agent: Agent, compacted) -> str:
         """Prompt cache: whether the next request can reuse the previous one, and if not, why."""

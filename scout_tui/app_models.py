@@ -85,14 +85,16 @@ class ModelsMixin:
         switch, and with ``record`` store it (``session.model``)."""
         from scout_tui import keys
         from scout_tui.bus import ModelSwitch
-        from scout_tui.runtime import check_provider, model_metadata_asking_the_server, secret_settings, switch_agent
+        from scout_tui.runtime import (calibrated, check_provider, model_metadata_asking_the_server, secret_settings,
+                                       switch_agent)
 
         await self._model_ready.wait()  # the first model's metadata must not land after this one's
         try:  # models.dev's data costs ~80 ms of CPU the first time, and a local server is asked
             info = await asyncio.to_thread(asyncio.run, model_metadata_asking_the_server(new))
             self.keys_withheld(tuple(keys.secrets(secret_settings(new))))
             if self.agent is not None:
-                event = switch_agent(self.agent, new, info)
+                calibration = await asyncio.to_thread(calibrated, new)
+                event = switch_agent(self.agent, new, info, calibration=calibration)
             else:  # the next agent is built with the new settings
                 check_provider(new)
                 event = ModelSwitch(*_model_of(new))

@@ -172,11 +172,9 @@ class SessionsMixin:
         self.conversation = message.messages
         self.compactions = opened.compactions
         self.file_checkpoints = ()  # read once it is shown (``_read_rest``)
-        self._learnt_window = opened.window
-        if self.agent is not None:  # the summary, cache key and window of the session now open
+        if self.agent is not None:  # the summary and cache key of the session now open
             self.agent.compaction = compaction_of(self.compactions)
             self.agent.cache_key = self.session_id
-            self.agent.narrow_window(self._learnt_window)
         if opened.complete:
             self._history_ready.set()
         else:
@@ -192,8 +190,6 @@ class SessionsMixin:
         status.input_tokens, status.output_tokens = opened.tokens
         status.cost = opened.cost
         status.cache_share = None
-        if opened.window and (not status.context_window or opened.window < status.context_window):
-            status.context_window = opened.window
         self._after_shown(opened)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.

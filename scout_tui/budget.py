@@ -38,14 +38,16 @@ class Estimator:
         """Estimated input tokens of ``messages`` plus ``overhead`` (system and tools, estimated)."""
         return int((estimate_tokens(messages) + overhead) * self.ratio)
 
-    def learn(self, estimated: int, reported: int) -> None:
-        """Take one request's ``estimated`` (unscaled) and server-``reported`` input tokens."""
+    def learn(self, estimated: int, reported: int) -> bool:
+        """Take one request's ``estimated`` (unscaled) and server-``reported`` input tokens (its
+        usage, or the count an overflow error states); False when either is missing."""
         if estimated <= 0 or reported <= 0:
-            return
+            return False
         seen = min(max(reported / estimated, 0.5), 3.0)
         weight = 0.5 if self.samples < 3 else 0.2
         self.ratio = seen if self.samples == 0 else self.ratio + weight * (seen - self.ratio)
         self.samples += 1
+        return True
 
 
 @dataclass

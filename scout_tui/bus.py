@@ -127,6 +127,16 @@ class MessageUser(Event):
     index: int | None = None
 
 
+@event("message.refused")
+class MessageRefused(Event):
+    """The person's message at ``index`` did not fit the context window and was answered by
+    nothing: it stays in the session, marked ``incomplete`` (the store's projection and the
+    front ends' conversations, ``mark_refused``), so it is never sent again with later
+    messages (``context.for_request``)."""
+
+    index: int
+
+
 @event("message.delta", stored=False)
 class MessageDelta(Event):
     """A streamed fragment of the answer being written: ``kind`` "text" or "thinking"."""
@@ -408,6 +418,15 @@ def added_message(event: Event) -> dict | None:
     ``message.assistant``), else None. The store's projection and the app's conversation both
     grow by this one rule."""
     return event.message if isinstance(event, (MessageUser, MessageAssistant)) else None
+
+
+def mark_refused(conversation: list, event: Event) -> None:
+    """After a ``message.refused`` event: its message in ``conversation`` (a front end's copy of
+    the stored one) marked ``incomplete``, as the store's projection marks it."""
+    if isinstance(event, MessageRefused) and 0 <= event.index < len(conversation):
+        message = conversation[event.index]
+        if isinstance(message, dict):
+            conversation[event.index] = {**message, "incomplete": True}
 
 
 Handler = Callable[[Event], None]

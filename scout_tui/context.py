@@ -8,6 +8,7 @@ No Textual, no database.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import AsyncIterator
 
@@ -15,7 +16,7 @@ from scout_tui import summary as summaries
 from scout_tui.backends.base import Request, Usage
 from scout_tui.backends.failures import overflow_window
 from scout_tui.budget import fit
-from scout_tui.bus import BeforeCompact, Event, Notice, SessionCompacted
+from scout_tui.bus import BeforeCompact, CompactCancelled, Event, MessageRefused, Notice, SessionCompacted
 from scout_tui.cache_report import PromptRecord
 from scout_tui.compaction import Compacted, compact, estimate_tokens
 from scout_tui.errors import ModelError, ScoutError
@@ -29,7 +30,8 @@ STILL_TOO_LONG = (
 MIN_GAIN = 0.2
 """Automatic compaction runs only when the summary would save at least this share of a request."""
 SUMMARY_ALLOWANCE = 1_500
-"""Tokens counted for a summary before it is written (the instructions ask for a page or two)."""
+"""Tokens counted for a summary before it is written (the instructions ask for a page or two); at
+most an eighth of a small window (``summary_allowance``)."""
 SQUEEZE = 0.6
 """Share of the usual token budget used after an overflow that no summary could answer."""
 
@@ -48,19 +50,28 @@ _SENT = PrefixMemo()
 
 
 def for_request(messages: list[dict]) -> list[dict]:
-    """What may be sent: only role and content.
+    """What may be sent: only role and content, without the person's messages the window refused.
 
-    A partial answer (marked ``incomplete``: cut by Esc or a failed stream, its text blocks
-    only) is sent too: the ``messages.turn_marker`` stored after it tells the model it was cut.
-    A new list; its dicts are shared with earlier calls for the messages they have in common
+    A partial answer (an assistant message marked ``incomplete``: cut by Esc or a failed stream,
+    its text blocks only) is sent: the ``messages.turn_marker`` stored after it tells the model
+    it was cut. A user message marked ``incomplete`` was refused before any answer
+    (``MessageRefused``) and is never sent again. A new list; its dicts are shared with earlier calls for the messages they have in common
     (``PrefixMemo``): read them only.
     """
     hit = _SENT.find(messages)
     n, sent = hit if hit is not None else (0, [])
     if n < len(messages):
-        sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:]]
+        sent = sent + [{"role": m["role"], "content": m["content"]} for m in messages[n:]
+                       if not (m.get("incomplete") and m["role"] == "user")]
         _SENT.keep(messages, sent)
     return list(sent)
+
+
+def _overflow(error: ModelError) -> tuple[int | None, int | None]:
+    """``(prompt tokens, window)`` a context-overflow ``error`` states: ``ModelError.overflow``,
+    the window else read from its text (``overflow_window``: an error built without the body)."""
+    counted, window = error.overflow
+    return counted, window or overflow_window(str(error))
 
 
 class ContextWindow:
@@ -124,21 +135,34 @@ class ContextWindow:
 
     def _over_threshold(self, compacted: Compacted) -> bool:
         """Whether to summarise before sending ``compacted`` (this conversation's ``preview()``):
-        past ``auto_compact`` of the window, and a summary would save ``MIN_GAIN`` or more."""
-        if not (self.auto_compact and self.context_window):
-            return False
-        if not compacted.fits or self._summary_failed:
+        past ``auto_compact`` of the window, and a summary would save ``MIN_GAIN`` or more; or
+        over the window even with every tool result cut (it would not be sent), and a summary
+        would make it smaller at all, with ``auto_compact`` or without."""
+        if not self.context_window or self._summary_failed or self._overhead_over():
             return False  # no summary can help, or one failed in this turn already
+        if not compacted.fits:
+            return self.compaction_gain() > 0
+        if not self.auto_compact:
+            return False
         over = (compacted.budget_cut or compacted.budget_dropped
                 or self.context_tokens(compacted) > self.auto_compact * self.context_window)
         return bool(over) and self.compaction_gain() >= MIN_GAIN
 
-    def _learn_window(self, message: str) -> bool:
-        """Take the window from a server's overflow ``message`` (``overflow_window``) when ours is
-        unknown or larger. When the message names no window, the refused request's estimated
-        size is an upper bound of it, taken when no smaller window is known, so the retry is
-        smaller; returns True in that case only."""
-        window = overflow_window(message)
+    def _overhead_over(self) -> bool:
+        """Whether the system prompt and the tool definitions alone are over the token budget."""
+        budget = self.budget_tokens()
+        return budget is not None and int(self.overhead_tokens() * self.estimator.ratio) >= budget
+
+    def _learn_window(self, error: ModelError) -> bool:
+        """Learn from a server's context-overflow ``error``: its own count of the refused prompt
+        calibrates the estimator, and the window it names (``ModelError.overflow``, else
+        ``overflow_window`` of its text) is taken when ours is unknown or larger, and kept for
+        later runs. When it names no window, the refused prompt's size (the server's count, else
+        our estimate) is an upper bound of it, taken when no smaller window is known, so the
+        retry is smaller; returns True in that case only."""
+        counted, window = _overflow(error)
+        if counted and self.estimator.learn(self._last_estimated, counted):
+            self._last_tokens = counted
         if window is not None:
             if self.context_window is None or window < self.context_window:
                 self.context_window = window
@@ -148,44 +172,84 @@ class ContextWindow:
             return True
         return False
 
+    async def _remember(self, window: int | None = None) -> None:
+        """Hand what was learnt of this model and server to ``remember`` (in a thread: it writes
+        a file), so that the next run starts from it."""
+        if self.remember is not None:
+            await asyncio.to_thread(self.remember, self.estimator.ratio, self.estimator.samples, window)
+
     async def _recover(self, error: ModelError, recovered: list[bool]) -> AsyncIterator[Event]:
         """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
-        be written, else a harder budget, ``SQUEEZE``) and, when that changed the prompt, append
-        True to ``recovered`` so the caller sends it again; otherwise end the turn with
-        ``STILL_TOO_LONG``: resending the refused prompt would only be refused again."""
+        be written and makes the prompt smaller, else the token budget, calibrated by the
+        server's count of the refused prompt or, without one, harder, ``SQUEEZE``) and, when that
+        changed the prompt, append True to ``recovered`` so the caller sends it again; otherwise
+        end the turn (``_refused``): resending the refused prompt would only be refused again."""
         refused = self.last_prompt
-        guessed = self._learn_window(str(error))
+        guessed = self._learn_window(error)
+        await self._remember(_overflow(error)[1])
+        if self._overhead_over():  # no compaction can help
+            for event in self._refused(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
+                                                  status=error.status, url=error.url)):
+                yield event
+            return
         text = "The prompt was over the model's context window; compacting it and sending it again."
         if guessed:
             text += (f" The server did not say how large the window is: taking it as under "
                      f"{self.context_window:,} tokens (set context_window to say).")
         yield Notice(text)
         summarised = False
-        async for event in self.compact_now(by="overflow"):
+        async for event in self.compact_to_fit(by="overflow"):
             summarised = summarised or isinstance(event, SessionCompacted)
             yield event
-        if not summarised:
-            self._squeeze = SQUEEZE
+        if not summarised and not error.overflow[0]:
+            self._squeeze = SQUEEZE  # the server did not count the prompt: our estimate cannot be trusted
         if refused is not None and self._unchanged(refused):  # the person's own text is over the window
-            for event in self._failed(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
-                                                 status=error.status, url=error.url)):
+            for event in self._refused(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
+                                                  status=error.status, url=error.url)):
                 yield event
             return
         recovered.append(True)
 
     def _too_long(self) -> str:
-        """What to say when the prompt cannot fit even with every tool result cut: name the
-        largest message the person typed and the fork that leaves it out."""
+        """What to say when the prompt cannot fit even with every tool result cut: that the
+        system prompt and tools alone are over the window; else the largest message the person
+        typed and the fork that leaves it out, when that message is what does not fit; else that
+        the conversation does not (a summary could not make room)."""
         window = f"{self.context_window:,}" if self.context_window else "its"
+        ratio = self.estimator.ratio
+        if self._overhead_over():
+            return (f"The system prompt and the tool definitions alone are about "
+                    f"{int(self.overhead_tokens() * ratio):,} tokens: with {self.reserve_tokens():,} kept for the "
+                    f"answer they do not fit the model's context window ({window} tokens), whatever the "
+                    "conversation. Use a larger window (llama.cpp: `llama-server -c`), or fewer tools "
+                    "(MCP servers, plugins).")
         typed = [(estimate_tokens([m]), i) for i, m in enumerate(self.messages)
-                 if m.get("role") == "user" and not tool_results(m)]
-        if not typed:
-            return f"The prompt does not fit the model's context window ({window} tokens).\n\n{STILL_TOO_LONG}"
-        tokens, index = max(typed)
-        return (f"Message {index}, which you typed, is about {int(tokens * self.estimator.ratio):,} tokens: with the "
+                 if m.get("role") == "user" and not tool_results(m) and not m.get("incomplete")]
+        budget = self.budget_tokens()
+        tokens, index = max(typed) if typed else (0, -1)
+        if not typed or (budget is not None and tokens * ratio < budget / 2):
+            return (f"The conversation does not fit the model's context window ({window} tokens) even with "
+                    f"every tool result cut, and a summary could not make room.\n\n{STILL_TOO_LONG}")
+        return (f"Message {index}, which you typed, is about {int(tokens * ratio):,} tokens: with the "
                 f"rest of the prompt it does not fit the model's context window ({window} tokens), and compacting "
                 f"never cuts what you typed. `/fork {index}` starts a branch just before it, where you can send a "
                 f"shorter one (or attach less).")
+
+    def _refused(self, error: ScoutError) -> list[Event]:
+        """Close a turn whose prompt does not fit the window (``_failed``). When nothing answered
+        the person's message yet (it is the conversation's last), it is marked refused
+        (``MessageRefused``): kept in the session, never sent again with later messages."""
+        events: list[Event] = []
+        at = len(self.messages) - 1
+        message = self.messages[at] if at >= 0 else {}
+        if message.get("role") == "user" and not tool_results(message) and not message.get("incomplete"):
+            self.messages[at] = {**message, "incomplete": True}
+            events.append(MessageRefused(at))
+            error = ModelError(f"{error}\n\nYour message was not sent: it stays in the session, and is not sent "
+                               "with later messages.", kind="context_overflow",
+                               status=getattr(error, "status", None), url=getattr(error, "url", ""))
+            return events + self._failed(error, note=False)  # no note: it would stand for a message never sent
+        return events + self._failed(error)
 
     def _unchanged(self, refused: PromptRecord) -> bool:
         """Whether the next request would send the very messages of ``refused``."""
@@ -198,15 +262,25 @@ class ContextWindow:
         """The cut point a summary would use now (None: nothing to summarise), keeping about
         ``keep`` tokens (at most ``keep_tokens``) of the newest messages verbatim. At most a
         quarter of the window stays verbatim, also when the window was learnt after the agent was
-        made, and with ``auto_compact`` at most 40 % of its threshold, so that what a summary
-        leaves does not cross the threshold again at once."""
+        made, and with ``auto_compact`` at most 40 % of the room its threshold leaves beside the
+        system prompt, the tools and the summary, so that what a summary leaves does not cross
+        the threshold again at once (on a small window the system prompt and tools are a good
+        part of it)."""
         start = self.compaction.at if self.compaction else 0
         keep = self.keep_tokens if keep is None else min(keep, self.keep_tokens)
         if self.context_window:
             keep = min(keep, self.context_window // 4)
             if self.auto_compact:  # what stays must leave room before the next automatic one
-                keep = min(keep, int(self.context_window * self.auto_compact * 0.4))
+                ratio = self.estimator.ratio
+                threshold = min(self.context_window * self.auto_compact, self.budget_tokens() or 0)
+                room = threshold - self.overhead_tokens() * ratio - self.summary_allowance()
+                keep = min(keep, int(max(room, 0) * 0.4 / ratio))
         return summaries.cut_point(self.messages, keep, start)
+
+    def summary_allowance(self) -> int:
+        """Tokens counted for a summary not written yet: ``SUMMARY_ALLOWANCE``, at most an eighth
+        of the window (on a 4k window a 1,500-token summary would leave no room for anything)."""
+        return min(SUMMARY_ALLOWANCE, self.context_window // 8) if self.context_window else SUMMARY_ALLOWANCE
 
     def tokens_now(self, compaction: summaries.Compaction | None = None) -> int:
         """Calibrated tokens of the next request before the token budget (strategies only),
@@ -221,13 +295,56 @@ class ContextWindow:
 
     def compaction_gain(self, cut: int | None = None) -> float:
         """The share of the next request's tokens a summary at ``cut`` (``plan_compaction``) would
-        save, counting ``SUMMARY_ALLOWANCE`` tokens for the summary itself; 0.0 when none."""
+        save, counting ``summary_allowance()`` tokens for the summary itself; 0.0 when none."""
         cut = self.plan_compaction() if cut is None else cut
         if cut is None:
             return 0.0
         before = self.tokens_now()
-        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + SUMMARY_ALLOWANCE
+        after = self.tokens_now(summaries.Compaction(cut, len(self.messages), "")) + self.summary_allowance()
         return max(0.0, 1 - after / before) if before else 0.0
+
+    def _summary_input(self, cut: int) -> tuple[int, list[dict]]:
+        """The cut a summary can be written for, and the conversation its request sends: what is
+        before ``cut`` (the summary in force first), fitted to the window with room for the
+        instructions. When that is over the window even with every tool result cut, an earlier
+        cut (a turn or round start) whose part fits: a history over the window is summarised in
+        parts, oldest first, each summary standing in front of the next (``compact_to_fit``).
+
+        Raises:
+            ScoutError: not even the oldest part fits (the person's own text is over the window).
+        """
+        budget = self.budget_tokens()
+        start = self.compaction.at if self.compaction else 0
+        turns, rounds = summaries.cut_points(self.messages[:cut], start)
+        tried = 0
+        for at in [cut, *sorted(turns + rounds, reverse=True)]:
+            before = summaries.view(self.messages[:at], self.compaction)
+            prompt = repair(compact(for_request(before), self.strategies, self.compaction_settings).messages)
+            if budget is None:
+                return at, prompt
+            # room for the instructions, as far as the window allows
+            fitted = fit(prompt, budget - min(2_000, budget // 4), self.estimator, overhead=self.overhead_tokens())
+            tried = tried or fitted.tokens
+            if fitted.tokens <= budget:
+                return at, fitted.messages
+        raise ScoutError(f"what is to be summarised is over the context window (about {tried:,} tokens for "
+                         f"{budget:,}) even with every tool result cut")
+
+    async def compact_to_fit(self, by: str = "auto") -> AsyncIterator[Event]:
+        """``compact_now``, again while the next request is still over the window and each
+        summary moved the cut on (a history over the window is summarised in parts); at most
+        four summaries."""
+        for _ in range(4):
+            at = self.compaction.at if self.compaction else 0
+            async for event in self.compact_now(by=by):
+                yield event
+            if self._summary_failed or (self.compaction.at if self.compaction else 0) == at:
+                return
+            try:
+                if self.preview().fits:
+                    return
+            except (ScoutError, ValueError):
+                return
 
     async def summarize(self, focus: str = "", *, by: str = "user", supplied: str | None = None,
                         cut: int | None = None) -> dict:
@@ -247,15 +364,7 @@ class ContextWindow:
         if supplied is not None:
             text = supplied
         else:
-            before = summaries.view(self.messages[:cut], self.compaction)
-            prompt = repair(compact(for_request(before), self.strategies, self.compaction_settings).messages)
-            budget = self.budget_tokens()
-            if budget is not None:  # room for the instructions, as far as the window allows
-                fitted = fit(prompt, budget - min(2_000, budget // 4), self.estimator, overhead=self.overhead_tokens())
-                if fitted.tokens > budget:  # the person's own text is over the window: it would be refused
-                    raise ScoutError(f"what is to be summarised is over the context window (about {fitted.tokens:,} "
-                                     f"tokens for {budget:,}) even with every tool result cut")
-                prompt = fitted.messages
+            cut, prompt = self._summary_input(cut)
             request = Request(model=backend.model, messages=summaries.request_messages(prompt, focus),
                               system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
                               cache_key=self.cache_key, cache_ttl=self.cache_ttl)
@@ -267,12 +376,6 @@ class ContextWindow:
         return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
-
-    def narrow_window(self, tokens: int | None) -> None:
-        """Use a window of ``tokens`` when it is smaller than the one known (a window an earlier
-        run learnt from the server, ``Store.last_window``)."""
-        if tokens and (self.context_window is None or tokens < self.context_window):
-            self.context_window = tokens
 
     def apply_compaction(self, data: dict) -> None:
         """Use a ``session.compacted`` event's summary from the next request on."""
@@ -287,6 +390,16 @@ class ContextWindow:
         if cut is None:
             yield Notice("Nothing to summarise yet: every message is newer than what a summary keeps verbatim.")
             return
+        try:
+            cut = self._summary_input(cut)[0]  # where a summary can be written: what plugins are told
+        except ScoutError as e:
+            self._summary_failed = True
+            yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
+            return
+        if self.compaction_gain(cut) <= 0:
+            self._summary_failed = True
+            yield Notice("Not summarising: what a summary would stand for is smaller than a summary.")
+            return
         hook = BeforeCompact(at=cut, count=len(self.messages), focus=focus, by=by)
         yield hook
         supplied, veto = hook.answer()
@@ -299,6 +412,13 @@ class ContextWindow:
         except ScoutError as e:
             self._summary_failed = True
             yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
+            return
+        if data["tokens_after"] >= data["tokens_before"]:  # the summary came out longer than what it stands for
+            self._summary_failed = True
+            if data["usage"]:  # still paid for
+                yield CompactCancelled(data["usage"], data["model"], data["cost"])
+            yield Notice(f"The summary was not applied: it would make each request larger (about "
+                         f"{data['tokens_before']:,} → {data['tokens_after']:,} tokens).")
             return
         self.apply_compaction(data)
         yield SessionCompacted(**data)

@@ -136,9 +136,23 @@ def _model(config: Config) -> Iterator[str]:
     else:
         yield _row("base_url", f"{getattr(backend, 'default_base_url', '') or '?'} (default: the provider's)")
     yield _row("api_key", _key_source(config))
+    yield _row("window", _window(config))
     present = sorted(name for name in keys.key_variables() if name in keys.environment())
     yield _row("withheld", "tools never see " + (", ".join(present) if present else "any provider key variable "
                f"({len(keys.key_variables())} known: {', '.join(keys.OWN_VARIABLES)} and those of models.dev)"))
+
+
+def _window(config: Config) -> str:
+    """The model's context window on its server (asking a server of one's own, as a run does)
+    and what earlier runs calibrated of the token estimate (``calibration.window_text``)."""
+    import asyncio
+
+    from scout_tui.calibration import read_learnt, window_text
+    from scout_tui.runtime import learnt_key, model_metadata_asking_the_server
+
+    info = asyncio.run(model_metadata_asking_the_server(config))
+    learnt = read_learnt(learnt_key(config))
+    return window_text(info.context_window, info.window_source, learnt.ratio, learnt.samples)
 
 
 def _key_source(config: Config) -> str:

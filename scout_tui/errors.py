@@ -24,6 +24,8 @@ class ModelError(ScoutError):
         retry_after: seconds the server asked us to wait, when it said.
         partial: the assistant message assembled before the error (Anthropic content-block
             shape), or None; never a finished answer.
+        overflow: for ``context_overflow``, ``(prompt tokens, window)`` as the server counted
+            them (``backends.failures.overflow_counts``), each None when it did not say.
     """
 
     def __init__(
@@ -36,8 +38,10 @@ class ModelError(ScoutError):
         retryable: bool = False,
         retry_after: float | None = None,
         partial: dict | None = None,
+        overflow: tuple[int | None, int | None] = (None, None),
     ) -> None:
         super().__init__(message)
+        self.overflow = overflow
         self.kind = kind
         self.status = status
         self.url = url

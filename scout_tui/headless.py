@@ -25,7 +25,7 @@ from scout_tui.bus import (Error, MessageAssistant, MessageDelta, PermissionDeci
 from scout_tui.config import Config
 from scout_tui.frontend import agent_notes, load_extensions
 from scout_tui.mentions import prompt_content
-from scout_tui.messages import message_text
+from scout_tui.messages import message_text, thinking_text, tool_uses
 from scout_tui.runtime import build_agent, model_metadata_asking_the_server, tool_environment
 from scout_tui.sessions import open_session
 from scout_tui.store import Store
@@ -108,7 +108,6 @@ async def run_headless(
     # reached the model, and leaves no empty session in the sessions pane. A run that fails
     # later is stored, and listed as failed (its turn.end's stop_reason "error").
     session_id = agent.cache_key = opened.id or store.create_session(cwd)
-    agent.narrow_window(opened.window)
     for note in agent_notes(agent):
         warn(note)
     failure: str | None = None
@@ -161,6 +160,10 @@ async def run_headless(
                     new_message = True
                     if text := message_text(event.message):
                         answers.append(text)
+                    elif (thought := only_thinking(event.message)) is not None:
+                        answers.append(thought)  # a thinking model that put its whole answer there
+                        if output_format == "text":
+                            write(thought)
                     if event.cost is not None:
                         cost = (cost or 0.0) + event.cost
                 case ToolStart(id=call_id, input=arguments):
@@ -248,6 +251,16 @@ async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
         if status.state == "failed":
             warn(redact(f"MCP server {status.name} {status.why()}", hidden))
     return client
+
+
+def only_thinking(message: dict) -> str | None:
+    """The thinking of an answer that has nothing else (no text, no tool call): a small thinking
+    model on a small window often writes its whole answer there, and ``-p`` prints it rather than
+    nothing; else None."""
+    if message_text(message) or tool_uses(message):
+        return None
+    thought = thinking_text(message).strip()
+    return thought or None
 
 
 def result_json(session: str | None, error: str | None, text: str = "", cost: float | None = None) -> str:

@@ -56,6 +56,8 @@ class ModelInfo:
     cache_read: float | None = None
     cache_write: float | None = None
     source: str = ""
+    window_source: str = ""
+    """Where ``context_window`` came from (one of ``source``'s parts), for ``doctor`` and Ctrl+O."""
 
     @property
     def cache_write_1h(self) -> float | None:
@@ -131,6 +133,8 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
         if values:
             fields.update(values)
             sources.append(source)
+        if "context_window" in values:
+            fields["window_source"] = source
 
     hit = _find(_catalog_provider(config.provider, config.base_url, config.profile.kind), model_id)
     if hit:
@@ -169,6 +173,16 @@ def check_models_tables(config: Config) -> None:
         _overrides(layer.table.get("models"), "", layer.text, str(layer.path))
 
 
+def asks_the_server(config: Config) -> bool:
+    """Whether the server at ``config.base_url`` is asked for its window (``probe_context_window``):
+    a server of one's own (llama.cpp, vLLM), on either route it serves; not one of the hosted
+    APIs models.dev documents (OpenRouter, Groq...), whose windows come from models.dev."""
+    url = (config.base_url or "").rstrip("/")
+    if not url:
+        return False
+    return _is_loopback(url) or url not in _provider_apis().values()
+
+
 async def probe_context_window(
     base_url: str,
     model: str,
@@ -176,16 +190,19 @@ async def probe_context_window(
     api_key: str | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     timeout: float = 5.0,
+    kind: str = "openai",
 ) -> tuple[int, str] | None:
-    """Ask an OpenAI-compatible server how many tokens its context holds: ``(tokens, "server <url>")``.
+    """Ask a server of one's own how many tokens its context holds: ``(tokens, "server <url>")``.
 
     Tries llama.cpp's ``GET {root}/props`` (root: ``base_url`` without a trailing "/v1"), whose
     ``default_generation_settings.n_ctx`` is the context of one slot (llama.cpp server README,
     "GET /props"; older builds also put ``n_ctx`` at the top level), then vLLM's
-    ``GET {base_url}/models``, whose ``data[i].max_model_len`` belongs to the entry with
-    ``id == model`` or to the only entry (vLLM ``ModelCard``). ``timeout`` is in seconds, per
-    request. Never raises: a refused connection, a timeout, an error status or an unexpected
-    body gives None. Ollama and LM Studio answer neither endpoint.
+    ``GET {base_url}/models`` (``kind`` "openai"; for "anthropic", whose base URL has no "/v1",
+    ``{root}/v1/models``), whose ``data[i].max_model_len`` belongs to the entry with
+    ``id == model`` or to the only entry (vLLM ``ModelCard``). llama.cpp serves both the
+    OpenAI and the Anthropic route from one root, so both are asked alike. ``timeout`` is in
+    seconds, per request. Never raises: a refused connection, a timeout, an error status or an
+    unexpected body gives None. Ollama and LM Studio answer neither endpoint.
     """
     import httpx
 
@@ -193,10 +210,12 @@ async def probe_context_window(
     if not base:
         return None
     root = base.removesuffix("/v1")
-    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    # Both the OpenAI and the Anthropic scheme of sending a key: llama-server --api-key reads either.
+    headers = {"authorization": f"Bearer {api_key}", "x-api-key": api_key} if api_key else {}
+    models = f"{base}/models" if kind == "openai" else f"{root}/v1/models"
     readers: list[tuple[str, Callable[[Any], Any]]] = [
         (f"{root}/props", _n_ctx),
-        (f"{base}/models", lambda body: _max_model_len(body, model)),
+        (models, lambda body: _max_model_len(body, model)),
     ]
     try:
         async with httpx.AsyncClient(transport=transport, timeout=timeout, headers=headers) as client:

@@ -177,6 +177,9 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
             (count + 1, created, title, inherited, session_id),
         )
         _project_spending(db, session_id, data)
+    elif type_ == "message.refused":  # over the context window, unanswered: never sent again
+        db.execute("UPDATE messages SET incomplete = 1 WHERE session_id = ? AND seq = ?",
+                   (session_id, data.get("index")))
     elif type_ == "session.compacted":
         db.execute("UPDATE sessions SET compactions = compactions + 1, updated = ? WHERE id = ?", (created, session_id))
         _project_spending(db, session_id, data)

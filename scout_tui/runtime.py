@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -14,7 +15,9 @@ from scout_tui.backends import PROVIDERS, Backend, make_backend
 from scout_tui.bus import ModelSwitch
 from scout_tui.compaction import configured_settings
 from scout_tui.config import CONFIG_FILE, Config, data_dir, share_setting, user_config_dir
-from scout_tui.models import ModelInfo, cost, model_info, probe_context_window
+from scout_tui.budget import Estimator
+from scout_tui.calibration import read_learnt, remember, server_key
+from scout_tui.models import ModelInfo, asks_the_server, cost, model_info, probe_context_window
 from scout_tui.errors import ScoutError
 from scout_tui.prompt import system_prompt
 from scout_tui.skills import Skill, skill_tool
@@ -75,18 +78,31 @@ def model_metadata(config: Config, server: tuple[int, str] | None = None) -> Mod
 
 
 async def model_metadata_asking_the_server(config: Config) -> ModelInfo:
-    """``model_metadata``, and when nothing knows the window of an OpenAI-compatible server of
-    our own (``base_url`` set), what the server says (llama.cpp ``/props``, vLLM ``/v1/models``).
+    """``model_metadata``, with the window of the model on its server: what a server of one's
+    own says (``models.asks_the_server``: llama.cpp ``/props``, vLLM ``/v1/models``, on the
+    OpenAI and the Anthropic route alike), else a window an earlier overflow error of this
+    server named (``calibration.read_learnt``); a ``context_window`` setting or
+    ``[models."ID"]`` still wins over both.
 
     Raises:
         ScoutError: as ``model_metadata``.
     """
     info = model_metadata(config)
-    if info.context_window is None and config.profile.kind == "openai" and config.base_url:
-        server = await probe_context_window(config.base_url, info.id, api_key=config.api_key)
-        if server is not None:
-            info = model_metadata(config, server)
-    return info
+    server = None
+    if asks_the_server(config) and not config.context_window:  # the setting wins anyway
+        server = await probe_context_window(config.base_url or "", info.id, api_key=config.api_key,
+                                            kind=config.profile.kind)
+    if server is None:
+        learnt = read_learnt(learnt_key(config)).window
+        if learnt:
+            where = config.base_url or f"the {config.provider} API"
+            server = (learnt, f"learnt from an overflow error of {where}")
+    return model_metadata(config, server) if server is not None else info
+
+
+def learnt_key(config: Config, model: str | None = None) -> str:
+    """The ``calibration`` key of ``model`` (None: the configured one) on ``config``'s server."""
+    return server_key(config.profile.kind, config.base_url, model or model_name(config))
 
 
 def context_window(config: Config) -> int | None:
@@ -272,7 +288,17 @@ def build_agent(
         key_source=key_source(config),
         summary_provider=config.provider if config.compaction_model else None,
         checkpoints=checkpoints if checkpoints is not None else checkpoint_store(config, cwd),
+        **calibrated(config),
     )
+
+
+def calibrated(config: Config) -> dict:
+    """``Agent``'s ``estimator`` and ``remember`` for the model on ``config``'s server: the token
+    estimator as earlier runs calibrated it, and the hook that keeps what this run learns
+    (``calibration``; a property of the model and its server, never of a session)."""
+    key = learnt_key(config)
+    learnt = read_learnt(key)
+    return {"estimator": Estimator(learnt.ratio, learnt.samples), "remember": functools.partial(remember, key)}
 
 
 def checkpoint_store(config: Config, cwd: Path) -> Checkpoints | None:
@@ -310,7 +336,8 @@ def pricing_for(config: Config, info: ModelInfo) -> Callable[[dict, str], float 
     return pricing
 
 
-def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *, transport: object = None) -> ModelSwitch:
+def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *, transport: object = None,
+                 calibration: dict | None = None) -> ModelSwitch:
     """Make ``agent`` send its next model request with ``config``'s profile and model
     (``Config.for_provider`` gives it): a new backend (``model_backend``), pricing and
     context window from ``info`` (None: ``model_metadata(config)``, ~80 ms the first time:
@@ -318,7 +345,9 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     A request streaming now finishes on the backend it began with (``Agent.use_backend``). The
     ``compaction_model`` writes summaries only on the profile the agent was built with
     (``Agent.summary_provider``): its id names a model of that provider; on any other the
-    session's model writes them.
+    session's model writes them. The token estimator and the hook that keeps its calibration
+    become the new model's on its server: ``calibration`` (None: ``calibrated(config)``, which
+    reads a file: on the UI's event loop, pass what it gave in a thread).
 
     Call it on the event loop the agent's turns run on (between two of its awaits, as any
     handler there is), never from another thread. Returns the ``session.model`` event to
@@ -338,6 +367,8 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     keys.blank_command_line([config.api_key])
     agent.use_backend(backend, context_window=info.context_window, pricing=pricing_for(config, info),
                       key_source=key_source(config), summary_backend=summary)
+    learnt = calibration if calibration is not None else calibrated(config)  # earlier runs' of the new model
+    agent.estimator, agent.remember = learnt["estimator"], learnt["remember"]
     return ModelSwitch(config.provider, backend.model)
 
 

@@ -22,7 +22,7 @@ class OpenedSession:
     of it when ``since`` is 0, else only the newest messages, the older ones to be read later.
     ``tokens`` is (input, output) and ``cost`` dollars of the branch's conversation, its
     ancestors' share included, as ``/cost`` counts them (``Store.spending``); ``cost`` is None
-    when nothing was priced (unknown models). ``window`` is ``Store.last_window``.
+    when nothing was priced (unknown models).
     """
 
     info: SessionInfo | None = None
@@ -30,7 +30,6 @@ class OpenedSession:
     since: int = 0
     compactions: list[dict] = field(default_factory=list)
     """``Store.compactions``: the summaries in force, oldest first (the last one is sent)."""
-    window: int | None = None
     tokens: tuple[int, int] = (0, 0)
     cost: float | None = None
 
@@ -117,7 +116,6 @@ def read_session(store: Store, info: SessionInfo | None, *, tail: int | None = N
         messages=store.messages(info.id, since=since),
         since=since,
         compactions=store.compactions(info.id),
-        window=store.last_window(info.id),
         tokens=tokens,
         cost=cost if cost > 0 else None,
     )

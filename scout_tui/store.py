@@ -385,13 +385,6 @@ class Store:
         event = Event.of("session.model", data) if data is not None else None
         return event if isinstance(event, ModelSwitch) else None
 
-    def last_window(self, session_id: str) -> int | None:
-        """The context window, in tokens, the session's last request was fitted to (its newest
-        ``prompt.compacted`` event's ``context_window``), or None: a window learnt from a
-        server's overflow error outlives the process."""
-        with self._reading() as db:
-            return queries.last_window(db, session_id)
-
     def spending(self, session_id: str) -> dict[str, dict[str, float]]:
         """What this branch's conversation cost, by model: ``{model: {"requests", "input_tokens",
         "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}}`` (``input_tokens``

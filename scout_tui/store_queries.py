@@ -208,14 +208,6 @@ def model_switch(db: sqlite3.Connection, session_id: str, at: int | None = None)
     return None
 
 
-def last_window(db: sqlite3.Connection, session_id: str) -> int | None:
-    """``Store.last_window``: the newest ``prompt.compacted`` event's ``context_window``."""
-    row = db.execute(
-        "SELECT json_extract(data, '$.context_window') FROM events WHERE session_id = ?"
-        " AND type = 'prompt.compacted' ORDER BY id DESC LIMIT 1", (session_id,)).fetchone()
-    return int(row[0]) if row and isinstance(row[0], int) and row[0] > 0 else None
-
-
 def spending(db: sqlite3.Connection, session_id: str) -> dict[str, dict[str, float]]:
     """``Store.spending``: an ancestor's requests count up to the event that stored the last
     message the branch shares."""

@@ -80,6 +80,19 @@ def is_summary_block(block: dict) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).startswith(SUMMARY_HEADER)
 
 
+def cut_points(messages: list[dict], start: int = 0) -> tuple[list[int], list[int]]:
+    """Where ``messages`` may be cut after ``start``: ``(turn starts, round starts)``, the
+    indexes of user messages with typed text and of assistant messages, ascending."""
+    turns, rounds = [], []
+    for i in range(start + 1, len(messages)):
+        message = messages[i]
+        if message.get("role") == "assistant":
+            rounds.append(i)
+        elif any(b.get("type") == "text" for b in blocks(message)) and not tool_results(message):
+            turns.append(i)
+    return turns, rounds
+
+
 def cut_point(messages: list[dict], keep_tokens: int = KEEP_TOKENS, start: int = 0) -> int | None:
     """Where to cut ``messages`` so that about the newest ``keep_tokens`` stay verbatim.
 
@@ -93,13 +106,7 @@ def cut_point(messages: list[dict], keep_tokens: int = KEEP_TOKENS, start: int =
     tail_tokens = [0] * (len(messages) + 1)
     for i in range(len(messages) - 1, -1, -1):
         tail_tokens[i] = tail_tokens[i + 1] + estimate_tokens([messages[i]])
-    turns, rounds = [], []
-    for i in range(start + 1, len(messages)):
-        message = messages[i]
-        if message.get("role") == "assistant":
-            rounds.append(i)
-        elif any(b.get("type") == "text" for b in blocks(message)) and not tool_results(message):
-            turns.append(i)
+    turns, rounds = cut_points(messages, start)
 
     def best(points: list[int]) -> int | None:
         fitting = [i for i in points if tail_tokens[i] >= keep_tokens]

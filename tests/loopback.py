@@ -73,9 +73,10 @@ class LoopbackServer:
     """
 
     def __init__(self, replies: list[Reply] | None = None, handler: Callable[[Recorded], Reply] | None = None,
-                 models: list[str] | None = None):
+                 models: list[str] | None = None, props: dict | None = None):
         self.replies = list(replies or [])
         self.models = models  # GET .../models answers these ids in OpenAI's list shape (None: 404)
+        self.props = props  # GET /props answers this (llama.cpp's server properties; None: 404)
         self.gets: list[Recorded] = []
         self.handler = handler
         self.requests: list[Recorded] = []
@@ -93,6 +94,9 @@ class LoopbackServer:
                 # https://platform.openai.com/docs/api-reference/models/list
                 with outer._lock:  # apart from ``requests``: the model requests
                     outer.gets.append(Recorded("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b""))
+                if outer.props is not None and self.path.rstrip("/") == "/props":
+                    send_json(self, 200, outer.props)
+                    return
                 found = outer.models is not None and self.path.rstrip("/").endswith("/models")
                 send_json(self, 200 if found else 404,
                           {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "test"}

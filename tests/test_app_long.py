@@ -280,7 +280,7 @@ def test_a_bad_models_table_stops_the_app_with_its_file_and_line(repo):
         ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo)
 
 
-async def test_a_learnt_window_is_in_force_again_when_the_session_is_reopened(repo):
+async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
     handler = loopback_handler(AnthropicCache(context_window=30_000),
                                model_script(["done"], tools_per_turn=3, size=12_000))
     with LoopbackServer(handler=handler) as server:

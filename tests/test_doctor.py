@@ -283,3 +283,19 @@ def test_the_doctor_imports_no_textual() -> None:
     code = "import sys, scout_tui.doctor; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_doctor_shows_the_window_the_server_gives_on_the_anthropic_route_and_the_calibration(
+        tmp_home: Path, workdir: Path, capsys) -> None:
+    from llama_server import LlamaServer
+
+    from scout_tui.calibration import remember, server_key
+
+    with LlamaServer(n_ctx=8192).serve() as server:
+        (workdir / "scout.toml").write_text(f'provider = "anthropic"\nbase_url = "{server.url}"\nmodel = "small"\n')
+        _, out, _ = doctor(capsys)
+        assert row(out, "window") == (f"8,192 tokens (server {server.url}/props); token estimates not calibrated "
+                                      "yet (characters / 4 until the first answer)")
+        remember(server_key("anthropic", server.url, "small"), 1.31, 12)
+        _, out, _ = doctor(capsys)
+    assert row(out, "window").endswith("; token estimates ×1.31, calibrated by 12 requests")

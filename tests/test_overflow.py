@@ -21,6 +21,7 @@ from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
 from scout_tui.agent import Agent
 from scout_tui.backends import make_backend
+from scout_tui.errors import ModelError
 from scout_tui.history import problems
 from scout_tui.messages import is_turn_marker
 from scout_tui.tools import builtin_registry
@@ -164,9 +165,9 @@ def test_an_overflow_message_is_classified_and_its_window_learnt_only_downwards(
 
     assert classify(400, "invalid_request_error", None, message)[0] == "context_overflow"
     agent = Agent(make_backend("openai", model="m", api_key="k"), builtin_registry())
-    assert agent._learn_window(message) is False
+    assert agent._learn_window(ModelError(message, kind="context_overflow")) is False
     assert agent.context_window == window
-    agent._learn_window(message.replace(str(window), str(window * 2)))
+    agent._learn_window(ModelError(message.replace(str(window), str(window * 2)), kind="context_overflow"))
     assert agent.context_window == window  # a larger figure never widens a known window
 
 
@@ -188,17 +189,16 @@ async def test_an_overflow_compaction_cannot_answer_ends_with_advice_and_no_rese
     assert "Message 0, which you typed" in errors[0]["message"] and "`/fork 0`" in errors[0]["message"]
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "error"}]
     assert first_turn == 1, "the refused prompt was sent again"
-    # The next turn's prompt still holds that message: the window is known now, so it is not
-    # sent at all, and the turn ends the same way.
-    assert [e.data for e in again if e.type == "turn.end"] == [{"stop_reason": "error"}]
-    second = [e.data for e in again if e.type == "error"][0]
-    assert second["kind"] == "context_overflow" and "`/fork 0`" in second["message"]
-    assert len(server.requests) == 1 and all(b.rejected for b in handler.billed)
+    # The refused message stays in the session, marked, and is never sent again: the next turn
+    # sends only its own prompt, and the person reads that the first was not sent.
+    assert [e.data for e in events if e.type == "message.refused"] == [{"index": 0}]
+    assert "not sent" in errors[0]["message"]
+    assert [e.data for e in again if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
+    assert len(server.requests) == 2 and "EEEE" not in server.requests[1].body.decode()
     # No summary request was sent: what it would summarise is the person's own text, over the window.
     assert not [b for b in handler.billed if is_summary_request(b.body)]
-    assert [m["content"][0]["text"][:20] for m in agent.messages] == [
-        "Here is the whole lo", "[Request failed: con", "and what about this?", "[Request failed: con"]
-    assert all(is_turn_marker(m) for m in agent.messages[1::2])  # each refused turn is recorded as failed
+    assert agent.messages[0].get("incomplete") is True
+    assert [m["content"][0]["text"][:20] for m in agent.messages[:2]] == ["Here is the whole lo", "and what about this?"]
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])

@@ -133,7 +133,7 @@ def test_cost_is_none_when_nothing_was_priced(store: Store, here: Path) -> None:
     assert opened.cost is None and opened.tokens == (105, 10)
 
 
-def test_compactions_in_force_and_the_last_window_come_along(store: Store, here: Path) -> None:
+def test_compactions_in_force_come_along_and_no_window_does(store: Store, here: Path) -> None:
     sid = conversation(store, here, 2)
     usage = {"input_tokens": 900, "output_tokens": 100, "cache_read_tokens": 0, "cache_write_tokens": 0}
     store.append(sid, Event.of("session.compacted", {
@@ -141,6 +141,8 @@ def test_compactions_in_force_and_the_last_window_come_along(store: Store, here:
         "tokens_after": 2_000, "usage": usage, "cost": 0.001, "focus": "", "by": "user"}))
     store.append(sid, Event.of("prompt.compacted", {"context_window": 32_000}))
     opened = open_session(store, here, resume=sid)
-    assert [c["summary"] for c in opened.compactions] == ["the summary"] and opened.window == 32_000
+    assert [c["summary"] for c in opened.compactions] == ["the summary"]
+    # The window a request was fitted to is the model's and its server's, never the session's.
+    assert not hasattr(opened, "window")
     undone = open_session(store, here, fork=(sid, 4))  # a fork at the compaction's count undoes it
-    assert undone.compactions == [] and undone.window is None
+    assert undone.compactions == []

@@ -307,3 +307,18 @@ def test_incomplete_message_keeps_its_mark(tmp_home, tmp_path):
     before = store.projection_rows()
     store.rebuild()
     assert store.projection_rows() == before
+
+
+def test_a_refused_message_is_marked_incomplete_live_and_after_rebuild(tmp_home, tmp_path):
+    """``message.refused``: the person's message did not fit the context window and nothing
+    answered it; it stays, marked, so that it is never sent again with later messages."""
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(tmp_path)
+    huge = {"role": "user", "content": [{"type": "text", "text": "E" * 1000}]}
+    store.append(sid, Event.of("message.user", {"message": huge}))
+    store.append(sid, Event.of("message.refused", {"index": 0}))
+    store.append(sid, Event.of("message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}))
+    assert [m.get("incomplete", False) for m in store.messages(sid)] == [True, False]
+    before = store.projection_rows()
+    store.rebuild()
+    assert store.projection_rows() == before

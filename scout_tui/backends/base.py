@@ -14,7 +14,7 @@ from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, Protocol
 
-from scout_tui.backends.failures import (StreamError, backoff, classify, error_fields, exception_text,
+from scout_tui.backends.failures import (StreamError, backoff, classify, error_fields, exception_text, overflow_counts,
                                          retry_after_seconds, snippet)
 from scout_tui.errors import ModelError
 
@@ -243,6 +243,7 @@ class Backend:
         retryable: bool,
         retry_after: float | None = None,
         partial: dict | None = None,
+        overflow: tuple[int | None, int | None] = (None, None),
     ) -> ModelError:
         """A ModelError whose message names the provider, what failed, the status and the URL."""
         where = f"HTTP {status} from {url}" if status is not None else url
@@ -255,6 +256,7 @@ class Backend:
             retryable=retryable,
             retry_after=retry_after,
             partial=partial,
+            overflow=overflow,
         )
 
     def _response_error(self, status: int, headers: Mapping[str, str], body: bytes, url: str) -> ModelError:
@@ -283,6 +285,7 @@ class Backend:
             status=status,
             retryable=retryable,
             retry_after=retry_after_seconds(headers, cap=self.retry_after_cap),
+            overflow=overflow_counts(payload, message) if kind == "context_overflow" else (None, None),
         )
 
     async def _send(self, url: str, headers: dict[str, str], body: dict) -> AsyncIterator["Retrying | httpx.Response"]:

@@ -45,6 +45,35 @@ def overflow_window(message: str) -> int | None:
     return None
 
 
+_OVERFLOW_PROMPT = (
+    re.compile(r"(?P<tokens>\d+) tokens > \d+ maximum"),  # Anthropic: prompt is too long
+    re.compile(r"limit: (?P<tokens>\d+) \+ \d+ > \d+"),  # Anthropic: input length and `max_tokens` exceed ...
+    re.compile(r"messages resulted in (?P<tokens>\d+) tokens"),  # OpenAI
+    re.compile(r"request \((?P<tokens>\d+) tokens\) exceeds"),  # llama.cpp
+)
+
+
+def overflow_counts(payload: object, message: str) -> tuple[int | None, int | None]:
+    """``(prompt tokens, window)`` a context-overflow error states, each None when it does not:
+    llama.cpp's ``n_prompt_tokens`` and ``n_ctx`` beside its message (``{"error": {"code": 400,
+    "message": "the request exceeds the available context size, try increasing it", "type":
+    "exceed_context_size_error", "n_prompt_tokens": 9079, "n_ctx": 8192}}``, llama.cpp
+    ``server_task_result_error::to_json``), else the figures of ``message`` (``overflow_window``
+    and the counts Anthropic, OpenAI and llama.cpp write into it). The prompt tokens are the
+    server's own count: the estimate is calibrated by it."""
+    err = payload.get("error", payload) if isinstance(payload, dict) else None
+    fields = err if isinstance(err, dict) else {}
+
+    def count(value: object) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    tokens, window = count(fields.get("n_prompt_tokens")), count(fields.get("n_ctx"))
+    if tokens is None:
+        found = next((m for m in (p.search(message) for p in _OVERFLOW_PROMPT) if m), None)
+        tokens = int(found["tokens"]) if found else None
+    return tokens, window or overflow_window(message)
+
+
 class StreamError(Exception):
     """A failure reported inside a streamed 200 response; ``Backend._run`` makes it a ModelError."""
 
