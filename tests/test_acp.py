@@ -360,3 +360,20 @@ async def test_the_model_option_switches_the_next_request_and_the_session_keeps_
     assert server.requests[0].json()["model"] == "claude-haiku-4-5"
     switch = store_of(env).model_switch(session.session_id)
     assert (switch.provider, switch.model) == ("anthropic", "claude-haiku-4-5")  # a reopened session goes on with it
+
+
+async def test_a_session_does_not_wait_for_a_hung_mcp_server_and_the_first_answer_says_so(repo, env):
+    folder = Path(env["XDG_CONFIG_HOME"]) / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    scripted = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
+    (folder / "scout.toml").write_text(f"[mcp]\nstartup_wait = 0.3\n[mcp.servers.hung]\ncommand = {json.dumps(sys.executable)}\n"
+                                       f"args = {json.dumps([str(scripted), 'hang'])}\nstartup_timeout = 3600\n")
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["Hello."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await asyncio.wait_for(conn.new_session(cwd=str(repo)), 60)  # before: an hour
+            await conn.prompt(session_id=session.session_id, prompt=text("hi"))
+    shown = fold(client.of(session.session_id))
+    assert shown[0][0] == "agent_message_chunk"
+    assert shown[0][1].startswith("> MCP server hung is still starting after 0.3 s: this request goes on without its tools")
+    assert shown[0][1].endswith("Hello.")
