@@ -33,7 +33,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionRespo
                         SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
-from scout_tui.acp_inputs import prompt_text, server_configs
+from scout_tui.acp_inputs import embedded_files, prompt_text, server_configs
 from scout_tui.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)
 from scout_tui.agent import Agent
@@ -54,6 +54,17 @@ from scout_tui.tools.output import redact
 from scout_tui.tools.permissions import MODES
 
 log = logging.getLogger("scout_tui.acp")
+
+def cannot_ask(request: PermissionRequest, exc: RequestError) -> Approval:
+    """The answer to a permission request the ACP client failed to ask (it does not implement
+    ``session/request_permission``: -32601, or it answered another error): denied, saying so,
+    so that the model does not read a failure of the tool itself."""
+    why = "it does not support permission requests" if exc.code == -32601 else f"it answered: {exc}"
+    log.warning("denied %s: the ACP client could not ask (%s)", request.tool, why)
+    return Approval("deny", f"this call needs the user's approval (because {request.reason}), and the editor "
+                    f"(ACP client) cannot ask for it: {why}. The call was denied. Tell the user what you wanted to "
+                    f"do and that {request.how_to_allow()}", by="acp-client")
+
 
 def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
     """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
@@ -212,7 +223,8 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
-        content, more = prompt_content(text, session.cwd, session.agent.permissions)  # @path mentions, as in the app
+        content, more = prompt_content(text, session.cwd, session.agent.permissions,  # @path mentions, as in the app
+                                       attached=embedded_files(prompt, session.cwd))
         for note in (*notes, *more):
             log.warning("%s", note)
         await self._tell(session)
@@ -280,7 +292,10 @@ class ScoutAcpAgent:
         """A call the policy would ask about, asked through ``session/request_permission``
         (``acp_updates.permission_request``; its diff comes redacted, as the TUI's does)."""
         call, options = permission_request(request, cwd)
-        answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        try:
+            answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        except RequestError as exc:  # a client without session/request_permission (-32601), or its own error
+            return cannot_ask(request, exc)
         return approval(getattr(answer.outcome, "option_id", None))
 
     # -- sessions ------------------------------------------------------------------------------
