@@ -78,11 +78,14 @@ def join_later(client: McpClient, registry: Registry, warn: Callable[[str], None
 
     loop = asyncio.get_running_loop()
     say = redacting(client, warn)
+    seen = {status.name: status.state for status in client.status()}
 
     def changed(status: ServerStatus) -> None:  # on the loop of the agent
         offer_tools(registry, client)
-        if (text := joined(status)) is not None:
-            say(text)
+        if seen.get(status.name) != status.state:  # not a ready server's tool list read again
+            seen[status.name] = status.state
+            if (text := joined(status)) is not None:
+                say(text)
 
     client.on_change = lambda status: loop.call_soon_threadsafe(changed, status)
     offer_tools(registry, client)  # one that became ready before on_change was set
