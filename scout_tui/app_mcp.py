@@ -192,7 +192,7 @@ class McpMixin:
             return
         running = list(self.mcp.servers) if self.mcp is not None else []
         if words[0] != "restart" or len(words) != 2:
-            self.chat.add_notice(f"/mcp {text.strip()}: use /mcp, or /mcp restart NAME", "error")
+            self.chat.add_notice(sanitize(f"/mcp {text.strip()}: use /mcp, or /mcp restart NAME"), "error")
         elif words[1] not in running:
             self.chat.add_notice(sanitize(f"/mcp restart: no MCP server {words[1]!r} was started (started: "
                                           f"{', '.join(running) or 'none'}; `/mcp` lists them)"), "error")
