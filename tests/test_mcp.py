@@ -515,3 +515,14 @@ async def test_a_crashed_server_restarts_and_its_tools_run_again(tmp_path):
         assert client.servers["notes"].state == "ready"
     finally:
         await asyncio.to_thread(client.close)
+
+
+def test_the_short_wait_is_read_from_mcp_startup_wait_and_a_bad_one_is_said_with_its_line(tmp_home, workdir):
+    user_toml(tmp_home, '[mcp]\nstartup_wait = 2.5\n[mcp.servers.notes]\ncommand = "notes-server"\n')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert settings.startup_wait == 2.5 and list(settings.servers) == ["notes"]
+    path = user_toml(tmp_home, '[mcp.servers.notes]\ncommand = "notes-server"\n[mcp]\nstartup_wait = "soon"\n')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert settings.startup_wait == 5.0 and list(settings.servers) == ["notes"]  # the servers still start
+    assert settings.notes == [f"{path}:4: [mcp] startup_wait must be a number of seconds (0 or more), got 'soon'; "
+                              "using 5"]
