@@ -114,8 +114,8 @@ class McpMixin:
         wait = self.mcp_settings.startup_wait if self.mcp_settings is not None else STARTUP_WAIT
         starting = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
         if starting:
-            self.chat.add_notice(f"Waiting up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
-                                 f"{', '.join(starting)} to start (Esc keeps your prompt in the composer).")
+            self.chat.add_notice(f"Your prompt waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
+                                 f"{', '.join(starting)} to start (Esc puts it back in the composer).")
         try:
             await asyncio.wait_for(ready.wait(), wait)
         except asyncio.TimeoutError:
