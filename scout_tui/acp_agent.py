@@ -33,16 +33,16 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionRespo
                         SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason)
 
 from scout_tui import STOP_SIGNALS, __version__, keys
-from scout_tui.acp_inputs import prompt_text, server_configs
-from scout_tui.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, permission_request,
-                                   replay, session_modes, stop_reason)
+from scout_tui.acp_inputs import embedded_files, prompt_text, server_configs
+from scout_tui.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
+                                   permission_request, replay, session_modes, stop_reason)
 from scout_tui.agent import Agent
 from scout_tui.backends import offloop
 from scout_tui.bus import Bus, Error, Event, TurnEnd, added_message, mark_refused
 from scout_tui.config import load_config, resumed_config
 from scout_tui.errors import ScoutError
 from scout_tui.frontend import agent_notes, load_extensions
-from scout_tui.headless import start_mcp
+from scout_tui.mcp.startup import join_later, start_mcp
 from scout_tui.mentions import prompt_content
 from scout_tui.providers import configured_models
 from scout_tui.runtime import build_agent, model_metadata_asking_the_server, model_name, switch_agent
@@ -54,6 +54,17 @@ from scout_tui.tools.output import redact
 from scout_tui.tools.permissions import MODES
 
 log = logging.getLogger("scout_tui.acp")
+
+def cannot_ask(request: PermissionRequest, exc: RequestError) -> Approval:
+    """The answer to a permission request the ACP client failed to ask (it does not implement
+    ``session/request_permission``: -32601, or it answered another error): denied, saying so,
+    so that the model does not read a failure of the tool itself."""
+    why = "it does not support permission requests" if exc.code == -32601 else f"it answered: {exc}"
+    log.warning("denied %s: the ACP client could not ask (%s)", request.tool, why)
+    return Approval("deny", f"this call needs the user's approval (because {request.reason}), and the editor "
+                    f"(ACP client) cannot ask for it: {why}. The call was denied. Tell the user what you wanted to "
+                    f"do and that {request.how_to_allow()}", by="acp-client")
+
 
 def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
     """A JSON-RPC error carrying ``e``'s message (any known key redacted) to the client."""
@@ -73,6 +84,7 @@ class _Session:
     config: Any  # the session's Config: the model in use; a switch is made from it (Config.for_provider)
     mcp: Any = None  # the McpClient of its MCP servers (scout.toml's, .mcp.json's, the ACP client's), or None
     turn: asyncio.Task | None = None
+    notes: list[str] | None = None  # what the client is told at its next prompt (an MCP server still starting)
 
     def options(self) -> list:
         """The session's config options (``acp_updates.model_option``): its model."""
@@ -211,13 +223,16 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
-        content, more = prompt_content(text, session.cwd, session.agent.permissions)  # @path mentions, as in the app
+        content, more = prompt_content(text, session.cwd, session.agent.permissions,  # @path mentions, as in the app
+                                       attached=embedded_files(prompt, session.cwd))
         for note in (*notes, *more):
             log.warning("%s", note)
+        await self._tell(session)
         session.turn = asyncio.create_task(self._turn(session, content))
         reason, failure = await session.turn
         if (task := asyncio.current_task()) is not None and task.cancelling():
             raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
+        await self._tell(session)  # a server that became ready or failed meanwhile
         if (info := self.store.session(session.id)) is not None:  # the title is the first prompt's line
             await self._send(session.id, info_update(info))
         if failure is not None:
@@ -250,6 +265,11 @@ class ScoutAcpAgent:
             return "cancelled", None
         return reason, failure
 
+    async def _tell(self, session: _Session) -> None:
+        """Send the session's notes (``notice_update``), once each."""
+        while session.notes:
+            await self._send(session.id, notice_update(session.notes.pop(0)))
+
     def _record(self, session: _Session, event: Event) -> list[Update]:
         """Give ``event`` to the plugins and the store, grow the conversation; its updates."""
         session.bus.emit(event)
@@ -273,7 +293,10 @@ class ScoutAcpAgent:
         """A call the policy would ask about, asked through ``session/request_permission``
         (``acp_updates.permission_request``; its diff comes redacted, as the TUI's does)."""
         call, options = permission_request(request, cwd)
-        answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        try:
+            answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        except RequestError as exc:  # a client without session/request_permission (-32601), or its own error
+            return cannot_ask(request, exc)
         return approval(getattr(answer.outcome, "option_id", None))
 
     # -- sessions ------------------------------------------------------------------------------
@@ -305,6 +328,12 @@ class ScoutAcpAgent:
         for note in notes:
             log.warning("%s", note)
         mcp = None
+        notes: list[str] = []
+
+        def note(text: str) -> None:  # logged, and told the client at its next prompt
+            log.warning("%s", text)
+            notes.append(text)
+
         try:
             config = load_config(where, flags=self.flags)
             if opened.id is not None:  # it goes on with the model it last switched to
@@ -313,7 +342,7 @@ class ScoutAcpAgent:
                                          on_notice=lambda e: log.warning("%s", e.data.get("text", "")))
             info = await model_metadata_asking_the_server(config)
             compaction = Compaction.from_event(opened.compactions[-1]) if opened.compactions else None
-            mcp = await start_mcp(config, where, partial(log.warning, "%s"), extra)  # their tools join the agent's
+            mcp = await start_mcp(config, where, note, extra)  # their tools join the agent's
             agent = await asyncio.to_thread(build_agent, config, where, skills=extensions.skills,
                                             plugins=extensions.plugins, info=info, compaction=compaction, mcp=mcp)
         except BaseException as e:
@@ -328,7 +357,9 @@ class ScoutAcpAgent:
         for note in agent_notes(agent):
             log.warning("%s", note)
         session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),
-                           LiveUpdates(where, opened.cost), config, mcp)
+                           LiveUpdates(where, opened.cost), config, mcp, notes=notes)
+        if mcp is not None:
+            join_later(mcp, agent.tools, note)  # a server still starting joins a later request
         self.sessions[session_id] = session
         return session
 

@@ -30,7 +30,7 @@ def prompt_text(prompt: list[Any], cwd: Path) -> tuple[str, list[str]]:
             parts.append(block.text)
         elif kind == "resource_link":
             uri = block.uri
-            path = Path(unquote(urlsplit(uri).path)) if uri.startswith("file://") else None  # RFC 8089
+            path = _file_path(uri)
             if path is not None and path.resolve().is_relative_to(root) and " " not in str(path):
                 parts.append(f"@{path.resolve().relative_to(root)}")
             else:
@@ -40,6 +40,25 @@ def prompt_text(prompt: list[Any], cwd: Path) -> tuple[str, list[str]]:
         else:
             notes.append(f"a {kind} block is not supported: left out of the prompt")
     return "\n\n".join(parts), notes
+
+
+def embedded_files(prompt: list[Any], cwd: Path) -> set[Path]:
+    """The files inside ``cwd`` whose text a ``session/prompt`` embeds (``resource`` blocks
+    with a ``file://`` URI): the client attached them (Toad's ``@NOTES.md``), so the ``@path``
+    mention of one in the text is not attached a second time (``mentions.prompt_content``)."""
+    root = cwd.resolve()
+    files = set()
+    for block in prompt:
+        if getattr(block, "type", None) == "resource" and isinstance(getattr(block.resource, "text", None), str):
+            path = _file_path(str(block.resource.uri))
+            if path is not None and path.resolve().is_relative_to(root):
+                files.add(path.resolve())
+    return files
+
+
+def _file_path(uri: str) -> Path | None:
+    """The path of a ``file://`` URI (RFC 8089), None for another scheme."""
+    return Path(unquote(urlsplit(uri).path)) if uri.startswith("file://") else None
 
 
 def server_configs(servers: list[Any]) -> tuple[list[ServerConfig], list[str]]:

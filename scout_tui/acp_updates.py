@@ -143,6 +143,13 @@ def diff_contents(diff: str | None, input: Any, cwd: Path) -> list[FileEditToolC
                                     new_text="\n".join(new) + "\n") for old, new in hunks]
 
 
+def notice_update(text: str) -> AgentMessageChunk:
+    """Something the person should read that is not the model's (an MCP server still starting),
+    as a quoted paragraph of the agent's message: ACP has no notice of its own."""
+    quoted = "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+    return AgentMessageChunk(session_update="agent_message_chunk", content=_text(f"{quoted}\n\n"))
+
+
 def text_content(text: str) -> ContentToolCallContent:
     """``text`` as a tool call's ``content`` item."""
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))

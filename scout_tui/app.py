@@ -560,7 +560,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                 return
             await self._history_ready.wait()  # a long session's older messages may still be loading
             await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
-            await self.wait_for_mcp()  # and the MCP servers' tools
+            await self.wait_for_mcp(text)  # and the MCP servers' tools (a short wait; Esc keeps the prompt)
             await self._model_ready.wait()  # the window and prices belong in the first request too
             await self._side_panes_ready.wait()  # the tool calls' pane
             if self.session_id is None:

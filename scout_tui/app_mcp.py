@@ -40,6 +40,10 @@ class McpMixin:
     """The servers' header values and credential-like env values (``ServerConfig.secrets``),
     kept off the screen like keys (``keys_withheld``)."""
     _mcp_ready: asyncio.Event | None = None
+    """Set once a first request may go: every server started or failed, or one request waited
+    ``[mcp] startup_wait`` seconds for them."""
+    _mcp_late: set[str] = set()
+    """Servers a request went on without, or restarted: the chat says when they are ready."""
 
     def _mcp_started_event(self) -> asyncio.Event:
         if self._mcp_ready is None:
@@ -49,20 +53,28 @@ class McpMixin:
     @work(exclusive=True, group="mcp-start")
     async def start_mcp(self) -> None:
         """Read the configured servers (in a thread: files) and start the trusted ones on the
-        ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``."""
+        ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``. The
+        first request may go once none is starting (``on_mcp_changed``)."""
         ready = self._mcp_started_event()
         try:
             settings = await self._read_mcp_settings()
             for note in settings.notes:
                 self.chat.add_notice(sanitize(note), "warning")
             if not settings.servers:
+                ready.set()
                 return
             client = await asyncio.to_thread(self._mcp_client, settings)
             self.mcp = client
             client.start()
-            await client.wait_started()
-        finally:
+            self._mcp_settled()
+        except BaseException:
             ready.set()
+            raise
+
+    def _mcp_settled(self) -> None:
+        """Let a first request go once no server is starting."""
+        if self.mcp is None or not any(s.state == "starting" for s in self.mcp.status()):
+            self._mcp_started_event().set()
 
     async def _read_mcp_settings(self) -> McpSettings:
         """The configured servers, read in a thread (files; ``mcp_settings`` never raises for
@@ -88,19 +100,43 @@ class McpMixin:
         return McpClient(settings.startable(), cwd=self.cwd, env=tool_environment(self.config),
                          on_change=lambda status: self.post_message(McpChanged(status, status.state)))
 
-    async def wait_for_mcp(self) -> None:
-        """Before a turn: wait until the servers started (or failed), saying so when it waits."""
+    async def wait_for_mcp(self, text: str | None = None) -> None:
+        """Before a turn: wait until the servers started (or failed), at most ``[mcp]
+        startup_wait`` seconds, saying so when it waits; then the turn goes on without those
+        still starting (the chat names them) and they join a later request once ready. Esc
+        meanwhile puts prompt ``text`` back in the composer."""
+        from scout_tui.mcp.config import STARTUP_WAIT
+        from scout_tui.mcp.startup import still_starting
+
         ready = self._mcp_started_event()
         if ready.is_set() or not self._background_started:
             return
+        wait = self.mcp_settings.startup_wait if self.mcp_settings is not None else STARTUP_WAIT
         starting = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
         if starting:
-            self.chat.add_notice(f"Waiting for MCP server{'s' * (len(starting) > 1)} {', '.join(starting)} to start "
-                                 "(Esc stops the turn).")
-        await ready.wait()
+            self.chat.add_notice(f"Your prompt waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
+                                 f"{', '.join(starting)} to start (Esc puts it back in the composer).")
+        try:
+            await asyncio.wait_for(ready.wait(), wait)
+        except asyncio.TimeoutError:
+            late = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
+            if late:
+                self._mcp_late = {*self._mcp_late, *late}
+                self.chat.add_notice(still_starting(late, wait), "warning")
+            ready.set()  # later requests do not wait for them either
+        except asyncio.CancelledError:
+            if text is not None:
+                self._unsent(text, "stopped while waiting for the MCP servers to start")
+            raise
 
     def on_mcp_changed(self, message: McpChanged) -> None:
         status, state = message.status, message.state
+        self._mcp_settled()
+        if state == "ready" and status.name in self._mcp_late:
+            from scout_tui.mcp.startup import joined
+
+            self._mcp_late = self._mcp_late - {status.name}
+            self.chat.add_notice(sanitize(joined(status) or ""))
         if state == "ready":
             self.notify(f"MCP server {status.name}: {len(status.tools)} tool{'s' * (len(status.tools) != 1)}"
                         f"{f', {len(status.prompts)} prompt' + 's' * (len(status.prompts) != 1) if status.prompts else ''}",
@@ -113,21 +149,18 @@ class McpMixin:
             self.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
                                           "goes on without it (`/mcp` lists the servers)."), "error")
             self._mcp_tools_changed(status)  # its tools go: the model would call them in vain
+        elif state == "stopped" and self.mcp is not None and self.mcp.servers.get(status.name) is status:
+            self._mcp_tools_changed(status)  # restarting (/mcp restart): its tools are back once it is ready
 
     def _mcp_tools_changed(self, status: ServerStatus) -> None:
-        """Offer server ``status``'s tools as they are now (none once it failed) from the next
+        """Offer the servers' tools as they are now (none of a failed one) from the next
         request: the agent is built again, or, during a turn, its tools are changed."""
         if not self.busy:
             self.agent = None  # built again with the ready servers' tools
         elif self.agent is not None and self.mcp is not None:  # the next request of this turn has them
-            from scout_tui.mcp.tools import mcp_tools, server_of
+            from scout_tui.mcp.tools import offer_tools
 
-            tools = self.agent.tools.tools
-            for name in [n for n in tools if server_of(n) == status.name]:
-                del tools[name]
-            for tool in mcp_tools(self.mcp):
-                if server_of(tool.name) == status.name:
-                    self.agent.tools.add(tool)
+            offer_tools(self.agent.tools, self.mcp)
 
     def stop_mcp(self) -> None:
         """End every server (blocks up to ``client.CLOSE_TIMEOUT`` s: the app is closing)."""
@@ -149,9 +182,29 @@ class McpMixin:
 
     # -- /mcp and the prompts -----------------------------------------------------------------
 
-    def mcp_command(self, _: str = "") -> None:
-        """``/mcp``: every server, its state and tools (prompts too)."""
-        self.chat.add_notice(sanitize(describe_servers(self.mcp, self.mcp_settings, self._mcp_started_event().is_set())))
+    def mcp_command(self, text: str = "") -> None:
+        """``/mcp``: every server, its state and tools (prompts too); ``/mcp restart NAME``
+        ends server NAME and starts it again."""
+        words = text.split()
+        if not words:
+            self.chat.add_notice(sanitize(describe_servers(self.mcp, self.mcp_settings,
+                                                           self._mcp_started_event().is_set())))
+            return
+        running = list(self.mcp.servers) if self.mcp is not None else []
+        if words[0] != "restart" or len(words) != 2:
+            self.chat.add_notice(sanitize(f"/mcp {text.strip()}: use /mcp, or /mcp restart NAME"), "error")
+        elif words[1] not in running:
+            self.chat.add_notice(sanitize(f"/mcp restart: no MCP server {words[1]!r} was started (started: "
+                                          f"{', '.join(running) or 'none'}; `/mcp` lists them)"), "error")
+        else:
+            self.restart_mcp(words[1])
+
+    @work(group="mcp-restart")
+    async def restart_mcp(self, name: str) -> None:
+        """End MCP server ``name`` and start it again; the chat says when it is ready (or failed)."""
+        self.chat.add_notice(sanitize(f"Restarting MCP server {name}."))
+        self._mcp_late = {*self._mcp_late, name}
+        await self.mcp.restart(name)
 
     def _add_prompt_commands(self, status: ServerStatus) -> None:
         from scout_tui.mcp.tools import tool_name
@@ -232,7 +285,8 @@ def describe_servers(client: McpClient | None, settings: McpSettings | None, sta
     if not settings.servers:
         return ("No MCP servers are configured: add `[mcp.servers.NAME]` to scout.toml (a `command` and `args`, or a "
                 "`url`), or a project's `.mcp.json`.")
-    from scout_tui.mcp.tools import tool_name
+    from scout_tui.mcp.resources import LIST_TOOL, READ_TOOL
+    from scout_tui.mcp.tools import needs_task, tool_name
 
     running = {s.name: s for s in (client.status() if client else [])}
     lines = ["**MCP servers**", ""]
@@ -248,7 +302,11 @@ def describe_servers(client: McpClient | None, settings: McpSettings | None, sta
                 lines.append("  - stderr: " + " ⏎ ".join(status.stderr_tail.splitlines()[-4:]))
         for tool in status.tools if status and status.state == "ready" else []:
             ro = " (read-only)" if tool.annotations is not None and tool.annotations.readOnlyHint else ""
+            if needs_task(tool):
+                ro = " (not offered to the model: it runs only as an MCP task, which scout-tui does not support)"
             lines.append(f"  - `{tool_name(name, tool.name)}`{ro}: {_first_line(tool.description)}")
+        if status is not None and status.state == "ready" and status.resources:
+            lines.append(f"  - resources: the model lists them with `{LIST_TOOL}` and reads one with `{READ_TOOL}`")
         for prompt in status.prompts if status and status.state == "ready" else []:
             args = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in prompt.arguments or [])
             lines.append(f"  - prompt `/{tool_name(name, prompt.name)}{' ' + args if args else ''}`: "

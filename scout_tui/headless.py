@@ -16,7 +16,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence, TextIO
+from typing import TextIO
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.backends import offloop
@@ -24,18 +24,15 @@ from scout_tui.bus import (Error, MessageAssistant, MessageDelta, PermissionDeci
                            ToolEnd, ToolStart)
 from scout_tui.config import Config
 from scout_tui.frontend import agent_notes, load_extensions
+from scout_tui.mcp.startup import join_later, start_mcp
 from scout_tui.mentions import prompt_content
 from scout_tui.messages import message_text, thinking_text, tool_uses
-from scout_tui.runtime import build_agent, model_metadata_asking_the_server, tool_environment
+from scout_tui.runtime import build_agent, model_metadata_asking_the_server
 from scout_tui.sessions import open_session
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
 from scout_tui.text import StreamSanitizer, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
-
-if TYPE_CHECKING:
-    from scout_tui.mcp.client import McpClient
-    from scout_tui.mcp.config import ServerConfig
 
 
 
@@ -95,7 +92,7 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    mcp = await start_mcp(config, cwd, warn)  # before the first request: their tools belong in it
+    mcp = await start_mcp(config, cwd, warn)  # before the first request (a short wait): their tools belong in it
     try:
         agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id,
                             info=info, mcp=mcp,
@@ -104,6 +101,8 @@ async def run_headless(
         if mcp is not None:
             await asyncio.to_thread(mcp.close)
         raise
+    if mcp is not None:
+        join_later(mcp, agent.tools, warn)  # a server still starting joins a later request of this turn
     # Made once the agent is: a run stopped by a bad permission rule or [sandbox] value never
     # reached the model, and leaves no empty session in the sessions pane. A run that fails
     # later is stored, and listed as failed (its turn.end's stop_reason "error").
@@ -221,36 +220,6 @@ async def run_headless(
         return 1
     return 0
 
-
-
-async def start_mcp(config: Config, cwd: Path, warn: Callable[[str], None],
-                    extra: Sequence[ServerConfig] = ()) -> McpClient | None:
-    """The configured MCP servers (``mcp.config.mcp_settings``), and ``extra`` ones (an ACP
-    client's, ``acp_agent``), started and waited for before the first request; a project's
-    server not trusted yet, one that fails (a bad entry too, naming its file and line), and a
-    file that cannot be read are said through ``warn`` and left out. None when no server is
-    configured.
-    """
-    from scout_tui.mcp.config import mcp_settings
-
-    settings = mcp_settings(config, cwd)
-    for note in settings.notes:
-        warn(note)
-    if not settings.servers and not extra:
-        return None
-    from scout_tui.mcp.client import McpClient
-
-    client = McpClient([*settings.startable(), *extra], cwd=cwd, env=tool_environment(config))
-    client.start()
-    await client.wait_started()
-    from scout_tui import keys
-    from scout_tui.tools.output import redact
-
-    hidden = keys.secrets([v for server in [*settings.servers.values(), *extra] for v in server.secrets], {})
-    for status in client.status():
-        if status.state == "failed":
-            warn(redact(f"MCP server {status.name} {status.why()}", hidden))
-    return client
 
 
 def only_thinking(message: dict) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,12 +90,14 @@ def _existing(word: str, root: Path) -> str:
     return word
 
 
-def prompt_content(text: str, root: Path, policy: Policy | None = None) -> tuple[list[dict], list[str]]:
+def prompt_content(text: str, root: Path, policy: Policy | None = None,
+                   attached: Collection[Path] = ()) -> tuple[list[dict], list[str]]:
     """The user message content for prompt ``text`` typed in workspace ``root``: the text
     block, then one block per mention; and the notes on mentions not attached.
 
     A path ``policy`` (the permission rules) denies to the ``read`` tool is not attached; None
-    allows every path inside ``root``.
+    allows every path inside ``root``. A path in ``attached`` (resolved paths whose contents
+    the prompt already carries: an ACP client's embedded resources) is not attached again.
     """
     content: list[dict] = [{"type": "text", "text": text}]
     notes: list[str] = []
@@ -102,6 +105,8 @@ def prompt_content(text: str, root: Path, policy: Policy | None = None) -> tuple
     notes += [f"@{word} not found: not attached." for word in unknown_paths(text, root)]
     for word in mentioned_paths(text, root):
         path = (root / word).resolve()
+        if path in attached:
+            continue
         if not path.is_relative_to(workspace):
             notes.append(f"@{word} is outside the project: not attached (ask the model to read it).")
             continue

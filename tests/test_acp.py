@@ -361,3 +361,57 @@ async def test_the_model_option_switches_the_next_request_and_the_session_keeps_
     assert server.requests[0].json()["model"] == "claude-haiku-4-5"
     switch = store_of(env).model_switch(session.session_id)
     assert (switch.provider, switch.model) == ("anthropic", "claude-haiku-4-5")  # a reopened session goes on with it
+
+
+async def test_a_file_the_client_embeds_reaches_the_model_once_not_again_as_a_mention(repo, env):
+    from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
+
+    (repo / "NOTES.md").write_text("the launch code is tangerine\n")
+    # As Toad sends `@NOTES.md`: the text keeps the mention, the file comes as an embedded resource.
+    prompt = [*text("what does @NOTES.md say?"), EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+        uri=(repo / "NOTES.md").as_uri(), text="the launch code is tangerine\n", mime_type="text/markdown"))]
+    with LoopbackServer([Reply(anthropic_stream(["Tangerine."]))]) as server:
+        async with acp_process(repo, env, RecordingClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await conn.prompt(session_id=session.session_id, prompt=prompt)
+    sent = json.dumps(server.requests[0].json()["messages"][-1])
+    assert sent.count("the launch code is tangerine") == 1  # before: the client's copy and a <mention> of it
+    assert "@NOTES.md" in sent
+
+
+class NoPermissionClient(RecordingClient):
+    """A client that does not implement ``session/request_permission`` (a minimal one, a script)."""
+
+    async def request_permission(self, options: list, session_id: str, tool_call, **kwargs):
+        from acp import RequestError
+
+        raise RequestError.method_not_found("session/request_permission")
+
+
+async def test_a_client_that_cannot_ask_permission_gets_the_call_denied_saying_so(repo, env):
+    with LoopbackServer([write_call(), Reply(anthropic_stream(["I could not."]))]) as server:
+        async with acp_process(repo, env, NoPermissionClient(), "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("write hello.py"))
+    assert done.stop_reason == "end_turn" and not (repo / "hello.py").exists()
+    [result] = server.requests[1].json()["messages"][-1]["content"]
+    said = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
+    assert result["is_error"] and "RequestError" not in said and "Method not found" not in said
+    assert "the editor (ACP client) cannot ask for it: it does not support permission requests. The call was denied" in said
+
+
+async def test_a_session_does_not_wait_for_a_hung_mcp_server_and_the_first_answer_says_so(repo, env):
+    folder = Path(env["XDG_CONFIG_HOME"]) / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    scripted = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
+    (folder / "scout.toml").write_text(f"[mcp]\nstartup_wait = 0.3\n[mcp.servers.hung]\ncommand = {json.dumps(sys.executable)}\n"
+                                       f"args = {json.dumps([str(scripted), 'hang'])}\nstartup_timeout = 3600\n")
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["Hello."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await asyncio.wait_for(conn.new_session(cwd=str(repo)), 60)  # before: an hour
+            await conn.prompt(session_id=session.session_id, prompt=text("hi"))
+    shown = fold(client.of(session.session_id))
+    assert shown[0][0] == "agent_message_chunk"
+    assert shown[0][1].startswith("> MCP server hung is still starting after 0.3 s: this request goes on without its tools")
+    assert shown[0][1].endswith("Hello.")

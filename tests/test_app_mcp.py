@@ -16,9 +16,10 @@ from scout_tui.mcp.tools import mcp_tools
 from scout_tui.store import Store
 from scout_tui.widgets import ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
+from scout_tui.widgets.composer import Composer
 from scout_tui.widgets.chat_messages import Notice
 from scout_tui.widgets.dialogs import ConfirmScreen
-from tests.app_helpers import SIZE, make_app, send, settle
+from tests.app_helpers import SIZE, make_app, running_and_printed, send, settle
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -254,3 +255,81 @@ def test_prompt_arguments_by_name_in_order_and_a_misspelt_name_refused():
     with pytest.raises(ValueError, match="missing city"):
         prompt_arguments(prompt, "state=TX")
     assert _first_line("word " * 30).endswith("…") and len(_first_line("word " * 30)) == 80
+
+
+SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
+
+
+def configure_scripted(home: Path, wait: float, **servers: list[str]) -> None:
+    folder = home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = f"[mcp]\nstartup_wait = {wait}\n" + "".join(
+        f"[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SCRIPTED), *args])}\nstartup_timeout = 3600\n" for name, args in servers.items())
+    (folder / "scout.toml").write_text(text)
+
+
+async def test_a_prompt_goes_on_without_a_server_still_starting_which_joins_a_later_request(tmp_home, repo, tmp_path):
+    gate = tmp_path / "gate"  # the server answers initialize once this file exists
+    configure_scripted(tmp_home, 0.3, late=["tasks", str(gate)])
+    with LoopbackServer([answer("Hello."), answer("Again.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.mcp is not None and "late" in app.mcp.servers, what="the server starting")
+            await send(app, pilot, "hi")
+            await settle(app, pilot)  # before: the prompt waited out the server's startup_timeout (an hour)
+            assert "MCP server late is still starting after 0.3 s: this request goes on without its tools" in notices(app)
+            assert app.conversation[-1]["content"][0]["text"] == "Hello."
+            assert not [t for t in server.requests[0].json()["tools"] if t["name"].startswith("mcp__late__")]
+            gate.write_text("go")
+            await wait_until(pilot, lambda: "MCP server late is ready: its 1 tool joins the next request" in notices(app),
+                             what="the chat saying the server is ready")
+            await send(app, pilot, "again")
+            await settle(app, pilot)
+            assert "mcp__late__echo" in [t["name"] for t in server.requests[1].json()["tools"]]
+
+
+async def test_esc_while_waiting_for_the_servers_keeps_the_prompt_in_the_composer(tmp_home, repo):
+    configure_scripted(tmp_home, 3600, hung=["hang"])
+    with LoopbackServer([answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.mcp is not None and "hung" in app.mcp.servers, what="the server starting")
+            await send(app, pilot, "my carefully typed prompt")
+            await wait_until(pilot, lambda: "Your prompt waits up to 3600 s for MCP server hung to start" in notices(app),
+                             what="the wait said")
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert app.query_one(Composer).text == "my carefully typed prompt"
+            assert "Not sent (kept in the composer): stopped while waiting for the MCP servers to start" in notices(app)
+            assert server.requests == []
+
+
+async def test_a_running_calls_progress_shows_in_the_tool_pane(tmp_home, repo):
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__halfway", {}), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "work")
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_1", "progress 1/2: halfway there"),
+                             what="the server's progress notification in the running call's row")
+            await pilot.press("escape")
+            await settle(app, pilot)
+
+
+async def test_slash_mcp_restart_brings_a_crashed_server_back(tmp_home, repo):
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__crash", {}), answer("It crashed."), answer("Back.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "crash it")
+            await settle(app, pilot)
+            await wait_until(pilot, lambda: "MCP server notes failed" in notices(app), what="the crash in the chat")
+            await send(app, pilot, "/mcp restart nope")
+            await pilot.pause()
+            assert "/mcp restart: no MCP server 'nope' was started (started: notes" in notices(app)
+            await send(app, pilot, "/mcp restart notes")
+            await wait_until(pilot, lambda: "MCP server notes is ready" in notices(app), what="the server back")
+            await send(app, pilot, "are you there?")
+            await settle(app, pilot)
+            assert "mcp__notes__add_note" in [t["name"] for t in server.requests[2].json()["tools"]]

@@ -18,6 +18,7 @@ from scout_tui.config import load_config
 from scout_tui.errors import ScoutError
 from scout_tui.mcp.client import McpClient
 from scout_tui.mcp.config import ServerConfig, mcp_settings
+from scout_tui.mcp.resources import RESOURCE_TOOLS
 from scout_tui.mcp.tools import mcp_tools, tool_name
 from scout_tui.tools.base import ToolContext
 from scout_tui.tools.permissions import Policy, parse_rule
@@ -168,7 +169,7 @@ async def test_a_server_that_fails_to_start_is_reported_with_its_stderr(tmp_path
         assert broken.state == "failed" and "config file missing: /etc/x" in broken.stderr_tail
         assert "config file missing" in broken.why()
         assert client.servers["ok"].state == "ready"  # the others go on
-        assert all(t.startswith("mcp__ok__") for t in tools_of(client))
+        assert all(t.startswith("mcp__ok__") or t in RESOURCE_TOOLS for t in tools_of(client))
     finally:
         await asyncio.to_thread(client.close)
 
@@ -394,3 +395,134 @@ def test_only_env_values_that_name_or_look_like_a_credential_are_kept_secret():
     server = ServerConfig("s", "stdio", "t:1", command="x", env={"NOTES_DIR": "/n", "API_KEY": "k"},
                           )
     assert server.secrets == ["k"]
+
+
+# -- servers that misbehave: hung, noisy on stdout, busy at exit (tests/mcp_servers/scripted_server.py) ---
+
+SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
+
+
+def scripted(name: str, mode: str, *extra: str, **fields) -> ServerConfig:
+    return ServerConfig(name, "stdio", "test:1", command=sys.executable, args=(str(SCRIPTED), mode, *extra), **fields)
+
+
+async def test_a_server_that_prints_what_is_not_json_on_stdout_fails_at_once_naming_it(tmp_path, caplog):
+    # Before: the line was dropped with a pydantic traceback on stderr, and the server waited out
+    # its whole startup_timeout; here that is far beyond the cap of this wait.
+    client = McpClient([scripted("noisy", "garbage", startup_timeout=3600)], cwd=tmp_path)
+    client.start()
+    try:
+        assert await asyncio.wait_for(client.wait_started(), 60) == []
+        noisy = client.servers["noisy"]
+        assert noisy.state == "failed"
+        assert "printed something other than MCP messages on its stdout" in noisy.error
+        assert "'Starting notes server v1.2 (debug build)'" in noisy.error
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_first_request_waits_only_the_short_wait_for_a_server_hung_at_initialize(tmp_path):
+    client = McpClient([scripted("hung", "hang", startup_timeout=3600), stdio("ok")], cwd=tmp_path)
+    client.start()
+    try:
+        await asyncio.to_thread(until, lambda: client.servers["ok"].state == "ready", what="the good server ready")
+        assert await client.wait_started(0.2) == ["hung"]  # the caller goes on; the hung one is still starting
+        assert client.servers["hung"].state == "starting" and set(tools_of(client)) >= {"mcp__ok__add"}
+    finally:
+        await asyncio.to_thread(client.close)  # a server still starting is cancelled, not waited for
+    assert client.servers["hung"].state == "stopped"
+
+
+async def test_a_call_past_its_tool_timeout_tells_the_server_and_the_busy_server_is_not_waited_for_at_exit(tmp_path):
+    client = await started(ServerConfig("notes", "stdio", "test:1", command=sys.executable,
+                                        args=(str(FAST_SERVER),), tool_timeout=0.5), cwd=tmp_path)
+    runner = client._runners["notes"]
+    try:
+        assert runner.grace() > 0  # idle: it gets the spec's graceful exit
+        timed_out = await tools_of(client)["mcp__notes__slow"].run({}, ToolContext(cwd=tmp_path))
+        assert timed_out.is_error and "no answer within 0.5 s (its tool_timeout)" in timed_out.content
+        await asyncio.to_thread(until, lambda: "slow: cancelled" in runner._stderr_tail(),
+                                what="the server told to cancel the call (notifications/cancelled)")
+        assert runner.grace() == 0  # it owes an answer: at exit it is ended at once, not given 2 s
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_tool_that_needs_task_augmentation_is_not_offered(tmp_path):
+    client = await started(scripted("tasky", "tasks"), cwd=tmp_path)
+    try:
+        assert client.servers["tasky"].state == "ready"
+        assert set(tools_of(client)) == {"mcp__tasky__echo"}  # not mcp__tasky__research: every call would fail
+        from scout_tui.app_mcp import describe_servers
+        from scout_tui.mcp.config import McpSettings
+
+        shown = describe_servers(client, McpSettings({"tasky": client.servers["tasky"].config}), True)
+        assert "`mcp__tasky__research` (not offered to the model: it runs only as an MCP task" in shown
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+# -- progress, resources, restart --------------------------------------------------------------
+
+
+async def test_a_calls_progress_notifications_reach_the_tool_pane_as_lines(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        lines: list[str] = []
+        counted = await tools_of(client)["mcp__notes__count"].run({}, ToolContext(cwd=tmp_path, on_output=lines.append))
+        assert counted.content == "counted to 3"
+        await asyncio.to_thread(until, lambda: len(lines) == 3, what="the three progress lines")
+        assert lines == ["progress 1/3: step 1 of 3\n", "progress 2/3: step 2 of 3\n", "progress 3/3: step 3 of 3\n"]
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_the_model_lists_and_reads_a_servers_resources(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        tools, ctx = tools_of(client), ToolContext(cwd=tmp_path)
+        assert tools["list_mcp_resources"].read_only and tools["read_mcp_resource"].read_only
+        listed = (await tools["list_mcp_resources"].run({}, ctx)).content
+        assert "notes notes://readme (readme, text/plain): How the notes work." in listed.splitlines()
+        assert "notes notes://logo (logo, image/png)" in listed.splitlines()
+        read = await tools["read_mcp_resource"].run({"server": "notes", "uri": "notes://readme"}, ctx)
+        assert (read.content, read.is_error) == ("Notes are kept in memory until the server ends.", False)
+        logo = await tools["read_mcp_resource"].run({"server": "notes", "uri": "notes://logo"}, ctx)
+        assert logo.content == "[resource notes://logo: image/png, 70 bytes]"
+        from scout_tui.tools.base import Registry
+
+        registry = Registry({t.name: t for t in tools.values()})
+        missing = await registry.call("read_mcp_resource", {"server": "notes", "uri": "notes://nope"}, ctx)
+        assert missing.is_error and "could not read notes://nope" in missing.content
+        other = await registry.call("read_mcp_resource", {"server": "docs", "uri": "notes://readme"}, ctx)
+        assert other.is_error and "no MCP server 'docs' offers resources (servers that do: notes)" in other.content
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_crashed_server_restarts_and_its_tools_run_again(tmp_path):
+    client = await started(stdio(), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        await tools_of(client)["mcp__notes__crash"].run({}, ctx)
+        await asyncio.to_thread(until, lambda: client.servers["notes"].state == "failed", what="the crash noticed")
+        await client.restart("notes")
+        assert await client.wait_started() == [] and client.servers["notes"].state == "ready"
+        assert '"sum": 3' in (await tools_of(client)["mcp__notes__add"].run({"a": 1, "b": 2}, ctx)).content
+        await client.restart("notes")  # a ready one too
+        await client.wait_started()
+        assert client.servers["notes"].state == "ready"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+def test_the_short_wait_is_read_from_mcp_startup_wait_and_a_bad_one_is_said_with_its_line(tmp_home, workdir):
+    user_toml(tmp_home, '[mcp]\nstartup_wait = 2.5\n[mcp.servers.notes]\ncommand = "notes-server"\n')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert settings.startup_wait == 2.5 and list(settings.servers) == ["notes"]
+    path = user_toml(tmp_home, '[mcp.servers.notes]\ncommand = "notes-server"\n[mcp]\nstartup_wait = "soon"\n')
+    settings = mcp_settings(load_config(workdir), workdir)
+    assert settings.startup_wait == 5.0 and list(settings.servers) == ["notes"]  # the servers still start
+    assert settings.notes == [f"{path}:4: [mcp] startup_wait must be a number of seconds (0 or more), got 'soon'; "
+                              "using 5"]

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from scout_tui.cli import trust_command
 from scout_tui.mcp.config import project_server_trust
+from tests.conftest import until
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -88,3 +91,53 @@ def test_doctor_lists_the_mcp_servers_without_their_header_values(tmp_home, work
     assert lines[at + 1].split()[:3] == ["docs", "http:", "http://127.0.0.1:1/mcp"]
     assert "not trusted yet: `scout-tui trust`" in lines[at + 1]
     assert not any("hdr-secret-value-123" in line for line in lines)
+
+
+SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
+
+
+def test_print_mode_waits_only_the_short_wait_for_a_hung_server_and_names_a_noisy_one(repo, env):
+    # Both would have held the request for their startup_timeout (an hour here: scout's cap is 60 s).
+    servers_toml(env, {
+        "hung": {"command": sys.executable, "args": [str(SCRIPTED), "hang"], "startup_timeout": 3600},
+        "noisy": {"command": sys.executable, "args": [str(SCRIPTED), "garbage"], "startup_timeout": 3600},
+    }, "[mcp]\nstartup_wait = 0.5\n")
+    with LoopbackServer([Reply(anthropic_stream(["Hello."]))]) as server:
+        done = scout(["-p", "hi", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello.\n"
+    assert ("scout-tui: MCP server hung is still starting after 0.5 s: this request goes on without its tools, "
+            "which join a later request once ready") in done.stderr
+    assert ("scout-tui: MCP server noisy failed: it printed something other than MCP messages on its stdout: "
+            "'Starting notes server v1.2 (debug build)'") in done.stderr
+    assert "Traceback" not in done.stderr and "pydantic" not in done.stderr
+    offered = {t["name"] for t in server.requests[0].json()["tools"]}
+    assert not any(name.startswith(("mcp__hung__", "mcp__noisy__")) for name in offered)
+
+
+def test_print_mode_a_server_ready_after_the_wait_joins_a_later_request_of_the_turn(repo, env, tmp_path):
+    gate = tmp_path / "gate"  # the server answers initialize only once this file exists
+    servers_toml(env, {"late": {"command": sys.executable, "args": [str(SCRIPTED), "tasks", str(gate)]}},
+                 "[mcp]\nstartup_wait = 0.2\n")
+    stderr: list[str] = []
+
+    def reply(recorded) -> Reply:
+        if not gate.exists():
+            gate.write_text("go")
+            until(lambda: any("MCP server late is ready" in line for line in stderr), what="the late server ready")
+            return Reply(anthropic_stream([], ("toolu_1", "read", ['{"path": "notes.txt"}'])))
+        return Reply(anthropic_stream(["Done."]))
+
+    with LoopbackServer(handler=reply) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "scout_tui", "-p", "hi", "--base-url", server.url], cwd=repo,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        reader = threading.Thread(target=lambda: stderr.extend(proc.stderr), daemon=True)
+        reader.start()
+        proc.wait(timeout=60)
+        reader.join(10)
+    assert proc.returncode == 0, "".join(stderr)
+    first, second = (set(t["name"] for t in r.json()["tools"]) for r in server.requests)
+    assert "mcp__late__echo" not in first and "mcp__late__echo" in second
+    said = "".join(stderr)
+    assert "MCP server late is still starting after 0.2 s" in said
+    assert "MCP server late is ready: its 1 tool joins the next request" in said  # research needs tasks: not offered

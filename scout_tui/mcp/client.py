@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import tempfile
 import threading
@@ -22,12 +23,18 @@ from typing import Any
 
 from scout_tui.mcp.config import ServerConfig
 
+_log = logging.getLogger("scout_tui.mcp")
 STATES = ("starting", "ready", "failed", "stopped")
 STDERR_TAIL_BYTES = 2000
 STDERR_TAIL_LINES = 8
 CLOSE_TIMEOUT = 5.0
 """Seconds ``McpClient.close`` waits for the servers to end (a stdio server gets its stdin
-closed, then SIGTERM, then SIGKILL: the SDK's shutdown sequence)."""
+closed, then SIGTERM, then SIGKILL: ``mcp.stdio``)."""
+EXIT_GRACE = 2.0
+"""Seconds a stdio server has to exit once its stdin is closed (the SDK's wait), when it owes
+no answer; one still busy with a call (timed out, stopped) is ended at once."""
+REQUEST_TIMEOUT = 408
+"""The code of the SDK's ``McpError`` for a request that got no answer in time (``httpx.codes``)."""
 
 
 class McpUnavailable(Exception):
@@ -37,13 +44,15 @@ class McpUnavailable(Exception):
 @dataclass
 class ServerStatus:
     """What ``/mcp`` shows of one server: its ``state`` (one of ``STATES``), the ``tools`` and
-    ``prompts`` it offered (the SDK's ``Tool`` and ``Prompt`` objects), and for a failed one the
-    ``error`` and the last lines of its stderr (``stderr_tail``, a stdio server's only)."""
+    ``prompts`` it offered (the SDK's ``Tool`` and ``Prompt`` objects), whether it offers
+    ``resources``, and for a failed one the ``error`` and the last lines of its stderr
+    (``stderr_tail``, a stdio server's only)."""
 
     config: ServerConfig
     state: str = "starting"
     tools: list[Any] = field(default_factory=list)
     prompts: list[Any] = field(default_factory=list)
+    resources: bool = False
     error: str = ""
     stderr_tail: str = ""
 
@@ -102,19 +111,41 @@ class McpClient:
         runner = self._runners[config.name] = _Runner(status, self)
         self._tasks[config.name] = asyncio.run_coroutine_threadsafe(runner.serve(), self._loop)
 
-    async def wait_started(self) -> None:
-        """Wait (on any loop) until no server is still starting."""
+    async def wait_started(self, timeout: float | None = None) -> list[str]:
+        """Wait (on any loop) until no server is still starting, or ``timeout`` seconds (None:
+        as long as that takes); returns the names of the servers still starting."""
         waits = [asyncio.wrap_future(asyncio.run_coroutine_threadsafe(r.started.wait(), self._loop))
-                 for r in list(self._runners.values())] if self._loop else []
-        await asyncio.gather(*waits)
+                 for r in list(self._runners.values()) if not r.started.is_set()] if self._loop else []
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout)
+            for wait in pending:
+                wait.cancel()
+        return [s.name for s in self.servers.values() if s.state == "starting"]
+
+    async def restart(self, server: str) -> None:
+        """End server ``server`` (whatever its state; its calls fail) and start it again; returns
+        once it is starting. Runs from any loop.
+
+        Raises:
+            KeyError: no server of that name.
+        """
+        status = self.servers[server]
+        assert self._loop is not None, "start() first"
+        task = self._tasks.pop(server, None)
+        if task is not None:
+            await self._there(self._end(server, task))
+        self.launch(status.config)
 
     def status(self) -> list[ServerStatus]:
         """Every server's status, in configuration order."""
         return list(self.servers.values())
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any],
+                        progress: Callable[[float, float | None, str | None], None] | None = None) -> Any:
         """Call ``tool`` of ``server`` with ``arguments``; returns the SDK's ``CallToolResult``.
         Cancelling the awaiting task cancels the call on the server's loop. Runs from any loop.
+        ``progress(progress, total, message)`` gets the server's progress notifications for the
+        call, on the ``scout-mcp`` thread.
 
         Raises:
             McpUnavailable: the server is not ready (``ServerStatus.why`` says why).
@@ -122,11 +153,25 @@ class McpClient:
                 (``tool_timeout``) or its connection closed.
         """
         runner = self._ready(server)
-        return await self._there(runner.call_tool(tool, arguments))
+        return await self._there(runner.call_tool(tool, arguments, progress))
 
     async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> Any:
         """The SDK's ``GetPromptResult`` of ``prompt`` of ``server``. Raises as ``call_tool``."""
         return await self._there(self._ready(server).session.get_prompt(prompt, arguments))
+
+    async def list_resources(self, server: str) -> list[Any]:
+        """Every resource ``server`` lists (the SDK's ``Resource`` objects: ``uri``, ``name``,
+        ``description``, ``mimeType``). Raises as ``call_tool``."""
+        session = self._ready(server).session
+        return await self._there(_all(session.list_resources, "resources"))
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        """The SDK's ``ReadResourceResult`` (``contents``: text or blob parts) of ``uri`` on
+        ``server``. Raises as ``call_tool``; pydantic's ValidationError for a malformed URI."""
+        from pydantic import AnyUrl
+
+        session = self._ready(server).session
+        return await self._there(session.read_resource(AnyUrl(uri)))
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
         """End every server (at most ``timeout`` seconds in all), then the thread. Blocks: call
@@ -143,13 +188,20 @@ class McpClient:
             self._thread.join(1.0)
 
     async def _close_all(self, timeout: float) -> None:
-        for runner in self._runners.values():
-            runner.stop.set()
-        tasks = [asyncio.wrap_future(t) for t in self._tasks.values()]
-        if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=timeout)
-            for task in pending:
-                task.cancel()
+        ends = [self._end(name, task, timeout) for name, task in self._tasks.items()]
+        await asyncio.gather(*ends)
+
+    async def _end(self, name: str, task: concurrent.futures.Future, timeout: float = CLOSE_TIMEOUT) -> None:
+        """End server ``name``'s runner (on the ``scout-mcp`` loop): a ready one is asked to
+        stop, one still starting (it may never answer) is cancelled at once."""
+        runner = self._runners[name]
+        waiting = asyncio.wrap_future(task)
+        if runner.status.state == "starting":
+            task.cancel()
+        runner.stop.set()
+        _, pending = await asyncio.wait([waiting], timeout=timeout)
+        for left in pending:
+            left.cancel()
 
     def _ready(self, server: str) -> _Runner:
         runner = self._runners.get(server)
@@ -180,6 +232,8 @@ class _Runner:
         self.session: Any = None
         self.stop = asyncio.Event()
         self.started = asyncio.Event()  # ready or failed
+        self.broken = asyncio.Event()  # it printed what is not an MCP message before it was ready
+        self.unanswered = 0  # calls sent that got no answer (running, timed out, stopped)
         self._errlog: Any = None
 
     async def serve(self) -> None:
@@ -199,10 +253,7 @@ class _Runner:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, read_timeout_seconds=timedelta(seconds=config.startup_timeout),
                                   message_handler=self._on_message))
-                info = await session.initialize()
-                self.status.tools = await _all(session.list_tools, "tools")
-                if info.capabilities.prompts is not None:
-                    self.status.prompts = await _all(session.list_prompts, "prompts")
+                await self._unless_broken(self._handshake(session))
                 self.session = session
                 self._set("ready")
                 waits = [asyncio.create_task(self.stop.wait()), asyncio.create_task(ended.wait())]
@@ -226,24 +277,72 @@ class _Runner:
             if self._errlog is not None:
                 self._errlog.close()
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """``tools/call`` on this loop; when cancelled, the server is told
-        (``notifications/cancelled``, as the spec asks) so it can stop the work too."""
-        from mcp import types
+    async def _handshake(self, session: Any) -> None:
+        """``initialize``, then the tools (and prompts, when offered) listed."""
+        info = await session.initialize()
+        self.status.tools = await _all(session.list_tools, "tools")
+        if info.capabilities.prompts is not None:
+            self.status.prompts = await _all(session.list_prompts, "prompts")
+        self.status.resources = info.capabilities.resources is not None
+
+    async def _unless_broken(self, work: Any) -> None:
+        """Await ``work``, unless the server prints what is not an MCP message first: then it
+        is cancelled and RuntimeError says what the server printed."""
+        job = asyncio.ensure_future(work)
+        broken = asyncio.ensure_future(self.broken.wait())
+        try:
+            await asyncio.wait([job, broken], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            broken.cancel()
+            if not job.done():
+                job.cancel()
+                await asyncio.gather(job, return_exceptions=True)
+        if self.broken.is_set():
+            raise RuntimeError(self.status.error)
+        job.result()
+
+    def _bad_line(self, line: str) -> None:
+        """A line of the server's stdout that is not JSON-RPC (``mcp.stdio``): before it is
+        ready, the start fails at once, naming it (stdout is the protocol's alone; a server's
+        own messages belong on stderr); later, it is logged and dropped."""
+        shown = line if len(line) <= 120 else line[:119] + "…"
+        if self.status.state == "starting" and not self.broken.is_set():
+            self.status.error = (f"it printed something other than MCP messages on its stdout: {shown!r} "
+                                 "(a server must write only JSON-RPC there; its own output belongs on stderr)")
+            self.broken.set()
+        else:
+            _log.warning("MCP server %s printed a line that is not an MCP message: %r", self.status.name, shown)
+
+    def grace(self) -> float:
+        """Seconds this server may take to exit once its stdin is closed: none when it owes
+        an answer or never became ready (it would not notice), ``EXIT_GRACE`` otherwise."""
+        return EXIT_GRACE if self.unanswered == 0 and self.status.state == "ready" else 0.0
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any],
+                        progress: Callable[[float, float | None, str | None], None] | None = None) -> Any:
+        """``tools/call`` on this loop; when cancelled or given no answer within
+        ``tool_timeout``, the server is told (``notifications/cancelled``, as the spec asks)
+        so it can stop the work too."""
+        from mcp.shared.exceptions import McpError
 
         session = self.session
         request_id = session._request_id  # the id send_request takes before its first await
+        timeout = self.status.config.tool_timeout
+        self.unanswered += 1
         try:
-            return await session.call_tool(tool, arguments,
-                                           read_timeout_seconds=timedelta(seconds=self.status.config.tool_timeout))
-        except asyncio.CancelledError:
-            notice = types.CancelledNotification(params=types.CancelledNotificationParams(
-                requestId=request_id, reason="the user stopped the call"))
-            try:
-                await asyncio.shield(session.send_notification(types.ClientNotification(notice)))
-            except Exception:  # the server may be gone already
-                pass
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout),
+                                             progress_callback=_progress(progress) if progress else None)
+        except McpError as exc:
+            if exc.error.code == REQUEST_TIMEOUT:
+                await _cancel(session, request_id, f"no answer within {timeout:g} s (the client's tool_timeout)")
+            else:
+                self.unanswered -= 1
             raise
+        except asyncio.CancelledError:
+            await asyncio.shield(_cancel(session, request_id, "the user stopped the call"))
+            raise
+        self.unanswered -= 1
+        return result
 
     async def _on_message(self, message: Any) -> None:
         """The server's notifications: a changed tool list is read again (``on_change`` says so)."""
@@ -266,12 +365,12 @@ class _Runner:
     def _transport(self) -> Any:
         config = self.status.config
         if config.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from scout_tui.mcp.stdio import stdio_transport
 
             self._errlog = tempfile.TemporaryFile()  # the server's stderr; its tail is shown when it fails
-            env = {**self.client.env, **config.env}
-            return stdio_client(StdioServerParameters(command=config.command, args=list(config.args), env=env,
-                                                      cwd=self.client.cwd), errlog=self._errlog)
+            return stdio_transport(config.command, list(config.args), env={**self.client.env, **config.env},
+                                   cwd=self.client.cwd, errlog=self._errlog, on_bad_line=self._bad_line,
+                                   grace=self.grace)
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -300,6 +399,29 @@ class _Runner:
         lines = [" ".join(line.split()) for line in data.decode("utf-8", "replace").splitlines()]
         lines = [line for line in lines if line]
         return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+
+async def _cancel(session: Any, request_id: Any, reason: str) -> None:
+    """Tell the server request ``request_id`` is cancelled (``notifications/cancelled``)."""
+    from mcp import types
+
+    notice = types.CancelledNotification(params=types.CancelledNotificationParams(requestId=request_id, reason=reason))
+    try:
+        await session.send_notification(types.ClientNotification(notice))
+    except Exception:  # the server may be gone already
+        pass
+
+
+def _progress(report: Callable[[float, float | None, str | None], None]) -> Callable[..., Any]:
+    """``report`` as the SDK's ``progress_callback`` (a coroutine function); its failure is
+    not the call's."""
+    async def callback(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            report(progress, total, message)
+        except Exception:  # a front end's handler must not fail the call
+            _log.exception("showing an MCP progress notification failed")
+
+    return callback
 
 
 def _http(config: ServerConfig) -> Any:
@@ -342,7 +464,7 @@ def _watched(read: Any, ended: asyncio.Event) -> Any:
 
 
 async def _all(list_page: Callable[..., Any], attribute: str) -> list[Any]:
-    """Every item of a paginated list request (``list_tools``, ``list_prompts``)."""
+    """Every item of a paginated list request (``list_tools``, ``list_prompts``, ``list_resources``)."""
     items: list[Any] = []
     cursor = None
     for _ in range(100):  # a server that pages for ever is cut off

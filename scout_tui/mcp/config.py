@@ -25,6 +25,9 @@ JSON_KEYS = ("type", "command", "args", "env", "url", "headers")
 HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
 STARTUP_TIMEOUT = 30.0
 """Seconds a server has to start, answer ``initialize`` and list its tools."""
+STARTUP_WAIT = 5.0
+"""Seconds a first request waits for servers still starting (``[mcp] startup_wait``); it then
+goes on without them, and they join a later request once ready."""
 TOOL_TIMEOUT = 600.0
 """Seconds a tool call may take before it fails (the person can stop it earlier with Esc)."""
 NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -87,6 +90,8 @@ class McpSettings:
 
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    startup_wait: float = STARTUP_WAIT
+    """Seconds a first request waits for servers still starting (``[mcp] startup_wait``)."""
 
     def startable(self) -> list[ServerConfig]:
         """The servers that may start: trusted ones."""
@@ -120,6 +125,7 @@ def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) 
         project = in_project(layer.path, cwd)
         try:
             found = _toml_servers(layer, environ, trust_table if project else None)
+            settings.startup_wait = _startup_wait(layer, settings.startup_wait, settings.notes)
         except ScoutError as exc:  # the [mcp] table itself: its servers are left out, the others start
             settings.notes.append(f"MCP servers of this file not started: {exc}")
             found = []
@@ -175,14 +181,30 @@ def _toml_servers(layer: ConfigFile, environ: Any, trust: Any) -> list[ServerCon
 
     if not isinstance(table, dict):
         raise ScoutError(f"{where()}: [mcp] must be a table, with servers in [mcp.servers.NAME]")
-    for unknown in sorted(set(table) - {"servers"}):
-        raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [mcp] (servers go in [mcp.servers.NAME])")
+    for unknown in sorted(set(table) - {"servers", "startup_wait"}):
+        raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [mcp] (known: startup_wait; servers go in "
+                         "[mcp.servers.NAME])")
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
         raise ScoutError(f"{where('servers')}: mcp.servers must be a table of servers ([mcp.servers.NAME])")
     return [_checked(name, entry, lambda *key, name=name: where("servers", name, *key), TOML_KEYS,
                      f"[mcp.servers.{name}]", environ, trust, path)
             for name, entry in servers.items()]
+
+
+def _startup_wait(layer: ConfigFile, current: float, notes: list[str]) -> float:
+    """``[mcp] startup_wait`` of ``layer`` (seconds, 0 or more), or ``current`` when it has
+    none; a bad value is a note naming its file and line, and ``current`` stays."""
+    table = layer.table.get("mcp")
+    if not isinstance(table, dict) or "startup_wait" not in table:
+        return current
+    value = table["startup_wait"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        line = key_line(layer.text, ("mcp", "startup_wait"))
+        notes.append(f"{layer.path}:{line}: [mcp] startup_wait must be a number of seconds (0 or more), got "
+                     f"{value!r}; using {current:g}")
+        return current
+    return float(value)
 
 
 def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:

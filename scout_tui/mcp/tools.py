@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from scout_tui.mcp.client import McpClient, McpUnavailable, ServerStatus
-from scout_tui.tools.base import Tool, ToolContext, ToolResult
+from scout_tui.tools.base import Registry, Tool, ToolContext, ToolResult
 
 PREFIX = "mcp__"
 MAX_NAME = 64
@@ -46,14 +46,41 @@ def server_of(name: str) -> str | None:
 
 def mcp_tools(client: McpClient) -> list[Tool]:
     """A ``Tool`` for each tool of each ready server (``read_only`` when the server's
-    annotations say ``readOnlyHint``); a call goes through ``client.call_tool``."""
+    annotations say ``readOnlyHint``), but those that need task augmentation
+    (``needs_task``); and, when a ready server offers resources, ``list_mcp_resources`` and
+    ``read_mcp_resource`` (``mcp.resources``). A call goes through ``client``."""
+    from scout_tui.mcp.resources import resource_tools
+
     tools = []
     for status in client.status():
         if status.state != "ready":
             continue
         for spec in status.tools:
-            tools.append(_adapter(client, status, spec))
+            if not needs_task(spec):
+                tools.append(_adapter(client, status, spec))
+    if any(s.state == "ready" and s.resources for s in client.status()):
+        tools += resource_tools(client)
     return tools
+
+
+def needs_task(spec: Any) -> bool:
+    """Whether an MCP tool can only be called as a task (``execution.taskSupport`` is
+    ``"required"``, spec 2025-11-25, "Tasks"): scout-tui calls tools directly, so it does not
+    offer such a tool (every call would fail with -32601)."""
+    execution = getattr(spec, "execution", None)
+    return getattr(execution, "taskSupport", None) == "required"
+
+
+def offer_tools(registry: Registry, client: McpClient) -> None:
+    """Make ``registry``'s MCP tools those ``mcp_tools(client)`` gives now: a server that
+    became ready joins the next request, one that failed or restarts leaves it. Call it on the
+    loop the agent runs on."""
+    from scout_tui.mcp.resources import RESOURCE_TOOLS
+
+    for name in [n for n in registry.tools if server_of(n) is not None or n in RESOURCE_TOOLS]:
+        del registry.tools[name]
+    for tool in mcp_tools(client):
+        registry.add(tool)
 
 
 def _adapter(client: McpClient, status: ServerStatus, spec: Any) -> Tool:
@@ -74,8 +101,14 @@ def _adapter(client: McpClient, status: ServerStatus, spec: Any) -> Tool:
 
 async def call(client: McpClient, server: str, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run one call; every failure is an error result naming the server. The person stopping
-    the call (``ctx.stop``) cancels it on the server's side too."""
-    work = asyncio.ensure_future(client.call_tool(server, tool, arguments))
+    the call (``ctx.stop``) cancels it on the server's side too. The server's progress
+    notifications go to ``ctx.on_output`` as lines (``progress_line``), as a command's output."""
+    loop = asyncio.get_running_loop()
+
+    def progress(done: float, total: float | None, message: str | None) -> None:  # on the scout-mcp thread
+        loop.call_soon_threadsafe(ctx.on_output, progress_line(done, total, message) + "\n")
+
+    work = asyncio.ensure_future(client.call_tool(server, tool, arguments, progress))
     stop = asyncio.ensure_future(ctx.stop.wait())
     try:
         await asyncio.wait([work, stop], return_when=asyncio.FIRST_COMPLETED)
@@ -94,8 +127,30 @@ async def call(client: McpClient, server: str, tool: str, arguments: dict[str, A
         status = client.servers.get(server)
         if status is not None and status.state == "failed":
             return ToolResult(f"MCP server {server!r} {status.why()}", True)
-        return ToolResult(f"MCP server {server!r}: {tool} failed: {exc or type(exc).__name__}", True)
+        return ToolResult(f"MCP server {server!r}: {tool} failed: {_failure(exc, client, server)}", True)
     return tool_result(result)
+
+
+def _failure(exc: Exception, client: McpClient, server: str) -> str:
+    """Why a call failed, in words: a timeout names ``tool_timeout``."""
+    from scout_tui.mcp.client import REQUEST_TIMEOUT
+
+    error = getattr(exc, "error", None)
+    status = client.servers.get(server)
+    if getattr(error, "code", None) == REQUEST_TIMEOUT and status is not None:
+        return (f"no answer within {status.config.tool_timeout:g} s (its tool_timeout); the server was told to "
+                "stop the call")
+    return str(exc) or type(exc).__name__
+
+
+def progress_line(progress: float, total: float | None, message: str | None) -> str:
+    """One progress notification as a line: "progress 3/10: message" (``total`` unknown:
+    "progress 3"; spec: https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress)."""
+    def number(value: float) -> str:
+        return f"{value:g}"
+
+    done = f"{number(progress)}/{number(total)}" if total else number(progress)
+    return f"progress {done}{f': {message}' if message else ''}"
 
 
 def tool_result(result: Any) -> ToolResult:
@@ -119,14 +174,19 @@ def block_text(block: Any) -> str:
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mimeType}, {_size(_decoded_length(block.data))}]"
     if kind == "resource":
-        resource = block.resource
-        if getattr(resource, "text", None) is not None:
-            return f"[resource {resource.uri}]\n{resource.text}"
-        return (f"[resource {resource.uri}: {resource.mimeType or 'binary'}, "
-                f"{_size(_decoded_length(getattr(resource, 'blob', '')))}]")
+        return resource_text(block.resource)
     if kind == "resource_link":
         return f"[resource link: {block.uri}{f' ({block.name})' if block.name else ''}]"
     return f"[{kind or type(block).__name__} content]"
+
+
+def resource_text(resource: Any) -> str:
+    """A resource's contents (embedded in a result, or read): "[resource URI]" and its text, or
+    "[resource URI: MIME, SIZE]" for a blob."""
+    if getattr(resource, "text", None) is not None:
+        return f"[resource {resource.uri}]\n{resource.text}"
+    return (f"[resource {resource.uri}: {resource.mimeType or 'binary'}, "
+            f"{_size(_decoded_length(getattr(resource, 'blob', '')))}]")
 
 
 def prompt_text(result: Any) -> str:

@@ -58,6 +58,30 @@ async def slow() -> str:
     return "never"
 
 
+@server.tool(description="Counts to three, telling the client its progress at each step.")
+async def count(ctx: Context) -> str:
+    for step in range(1, 4):
+        await ctx.report_progress(step, 3, f"step {step} of 3")
+    return "counted to 3"
+
+
+@server.tool(description="Says it is halfway, then waits for ever (until cancelled).")
+async def halfway(ctx: Context) -> str:
+    await ctx.report_progress(1, 2, "halfway there")
+    await asyncio.sleep(3600)
+    return "never"
+
+
+@server.resource("notes://readme", name="readme", description="How the notes work.", mime_type="text/plain")
+def readme() -> str:
+    return "Notes are kept in memory until the server ends."
+
+
+@server.resource("notes://logo", name="logo", mime_type="image/png")
+def logo() -> bytes:
+    return PNG
+
+
 @server.tool(description="Ends the server process.")
 def crash() -> str:
     print("crash: the server is going down", file=sys.stderr, flush=True)
