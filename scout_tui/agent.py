@@ -32,7 +32,7 @@ from scout_tui.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.errors import ModelError, ScoutError
 from scout_tui.history import error_result
 from scout_tui.keys import MIN_SECRET
-from scout_tui.messages import blocks, last_prompt, tool_uses, turn_marker
+from scout_tui.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_uses, turn_marker
 from scout_tui.text import SurrogateJoiner, repair_surrogates
 from scout_tui.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 Strategies = str | list | Callable[[list[dict]], list[dict]] | None
 
-INTERRUPTED_BY_USER = "Interrupted by the user before this tool call finished."
 
 
 def user_message(text: str | list[dict]) -> dict:
@@ -197,8 +196,9 @@ class Agent(ContextWindow, ToolRunner):
         files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
         and what changed (and a notice naming files it changed that no snapshot keeps).
 
-        ``text`` None sends ``history`` again as it is, without a new prompt: ``/retry`` of a
-        turn that ended without a complete answer (``messages.retryable``)."""
+        ``text`` None sends ``history`` again without a new prompt: ``/retry`` of a turn that
+        ended without a complete answer (``messages.retryable``), with the note that asks the
+        model to carry on with it (``turn_marker("retry")``), stored as the turn's first message."""
         self._turn_before = None
         self._turn_at = len(history) if text is not None else last_prompt(history)
         self._turn_open = True
@@ -269,8 +269,7 @@ class Agent(ContextWindow, ToolRunner):
         self.messages = list(history)
         self._stopping = False
         self._summary_failed = False
-        if text is not None:
-            yield self._add_user(user_message(text))
+        yield self._add_user(user_message(text) if text is not None else turn_marker("retry"))
 
         retried = False
         for _ in range(self.max_turns):
@@ -424,8 +423,8 @@ class Agent(ContextWindow, ToolRunner):
                 if result is None:
                     started = self._started.get(use["id"])
                     elapsed = None if started is None else round(self.clock() - started, 3)
-                    events.append(ToolEnd(use["id"], use["name"], INTERRUPTED_BY_USER, True, elapsed))
-                    content.append(error_result(use["id"], INTERRUPTED_BY_USER))
+                    events.append(ToolEnd(use["id"], use["name"], TOOL_INTERRUPTED, True, elapsed))
+                    content.append(error_result(use["id"], TOOL_INTERRUPTED))
                 else:
                     content.append(result_block(use["id"], result))
             self._open_calls = []

@@ -14,7 +14,6 @@ from scout_tui.app_turns import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
                            PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
-from scout_tui.messages import interrupted_turn
 
 
 @singledispatch
@@ -31,8 +30,6 @@ def _(event: MessageDelta, app: ScoutApp) -> None:
 def _(event: MessageUser, app: ScoutApp) -> None:
     collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
     app.chat.user_message(event.index, event.message)
-    if interrupted_turn(event.message):
-        app.chat.add_notice(INTERRUPTED_NOTE)
     if app.pending:
         app.steered()  # prompts sent meanwhile may have gone with these tool results
 
@@ -123,6 +120,8 @@ def _(event: TurnEnd, app: ScoutApp) -> None:
     app.status.state = ""
     app.status.awaiting = False
     app.chat.stream_interrupted()
+    if event.stop_reason == "interrupted":  # by the person: mid-answer, or during tool calls
+        app.chat.add_notice(INTERRUPTED_NOTE)
     app.collect_after_turn()
 
 

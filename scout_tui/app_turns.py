@@ -65,7 +65,7 @@ class TurnKeysMixin:
     def take_back_pending(self) -> None:
         """The pending prompts (steering or queued) back into the composer, after what it holds,
         one paragraph each: an interrupted turn sends none of them by itself."""
-        texts = [p.text for p in self.pending]
+        texts = [p.text for p in self.in_order()]  # as shown, and as they would have gone
         while self.drop_newest_pending() is not None:
             pass
         if texts:

@@ -36,15 +36,23 @@ INTERRUPTED_TURN = "[Request interrupted by user]"
 complete (Claude Code's words): the model reads it at the next request."""
 FAILED_TURN = "[Request failed: {reason}]"
 """The same after a turn whose model request failed (``reason``: the error's kind, in words)."""
+RETRIED_TURN = "[Retry: the request above was cut off; carry on with it]"
+"""The note ``/retry`` stores and sends: after an interrupt note the model would otherwise read
+that it was stopped, and wait."""
+TOOL_INTERRUPTED = "Interrupted by the user before this tool call finished."
+"""The result of a tool call the person stopped (``Agent.interrupt``): the model is told by it,
+so no ``turn_marker`` follows."""
 
 
 def turn_marker(kind: str | None = None) -> dict:
     """The user message that records a turn ended without a complete answer: stopped by the
     person (``kind`` None, ``INTERRUPTED_TURN``) or failed with a ``ModelError`` kind such as
-    ``overloaded`` (``FAILED_TURN``). Stored after the turn's partial answer, if any, so the
+    ``overloaded`` (``FAILED_TURN``); or, with ``kind`` ``"retry"``, the note that asks the
+    model to carry on with it (``RETRIED_TURN``, stored by ``/retry``). Stored after the turn's partial answer, if any, so the
     prompt is never taken for a new one at the next request (and a partial answer never for a
     whole one); the next prompt follows it (merged into one user message by ``history.repair``)."""
-    text = INTERRUPTED_TURN if kind is None else FAILED_TURN.format(reason=kind.replace("_", " "))
+    text = INTERRUPTED_TURN if kind is None else RETRIED_TURN if kind == "retry" \
+        else FAILED_TURN.format(reason=kind.replace("_", " "))
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
@@ -57,18 +65,16 @@ def is_turn_marker(message: dict | None) -> bool:
         return False
     text = str(content[0].get("text") or "")
     head, _, tail = FAILED_TURN.partition("{reason}")
-    return text == INTERRUPTED_TURN or (text.startswith(head) and text.endswith(tail) and "\n" not in text)
-
-
-def interrupted_turn(message: dict | None) -> bool:
-    """Whether ``message`` is the ``turn_marker`` of a turn the person stopped (not a failed one)."""
-    return is_turn_marker(message) and blocks(message)[0].get("text") == INTERRUPTED_TURN
+    return text in (INTERRUPTED_TURN, RETRIED_TURN) or (text.startswith(head) and text.endswith(tail) and "\n" not in text)
 
 
 def retryable(messages: list[dict | None]) -> bool:
-    """Whether the last turn of ``messages`` ended without a complete answer (it ends with a
-    ``turn_marker``), so ``/retry`` may send the conversation again as it is."""
-    return bool(messages) and is_turn_marker(messages[-1])
+    """Whether the last turn of ``messages`` ended without a complete answer, so ``/retry`` may
+    send it again: it ends with a ``turn_marker``, or with the results of tool calls the person
+    stopped (one of them ``TOOL_INTERRUPTED``)."""
+    last = messages[-1] if messages else None
+    return is_turn_marker(last) or any(
+        r.get("is_error") and result_text(r.get("content")) == TOOL_INTERRUPTED for r in tool_results(last or {}))
 
 
 def is_prompt(message: dict | None) -> bool:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.agent import INTERRUPTED_BY_USER, Agent
+from scout_tui.agent import Agent
+from scout_tui.messages import TOOL_INTERRUPTED
 from scout_tui.backends import make_backend
 from scout_tui.history import problems
 from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
@@ -151,7 +152,7 @@ async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
             await asyncio.wait_for(task, 60)  # only the kill can end a 600 s sleep this soon
         closing = agent.interrupt()
     ends = [e for e in closing if e.type == "tool.end"]
-    assert ends and ends[0].data["content"] == INTERRUPTED_BY_USER
+    assert ends and ends[0].data["content"] == TOOL_INTERRUPTED
     results = [e for e in closing if e.type == "message.user"][0].data["message"]["content"]
     assert results[0]["tool_use_id"] == "toolu_b" and results[0]["is_error"] is True
     assert problems(agent.messages) == []

@@ -12,12 +12,12 @@ import pytest
 from scout_tui.app import ScoutApp
 from scout_tui.app_turns import QUIT_HINT, RETRY_HINT
 from scout_tui.config import load_config
-from scout_tui.messages import INTERRUPTED_TURN
+from scout_tui.messages import INTERRUPTED_TURN, RETRIED_TURN, TOOL_INTERRUPTED
 from scout_tui.store import Store
 from scout_tui.widgets import Composer
 from scout_tui.widgets.assistant_message import AssistantMessage
 from scout_tui.widgets.chat_messages import Notice, UserMessage
-from tests.app_helpers import SIZE, HeldReply, make_app, rendered, send, settle
+from tests.app_helpers import SIZE, HeldReply, make_app, rendered, running_and_printed, send, settle
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -106,8 +106,8 @@ async def test_a_dropped_stream_is_marked_failed_and_ctrl_r_sends_it_again_once(
             await settle(app, pilot)
     assert len(server.requests) == 3
     failed = [("user", ["test drop"]), ("assistant", ["Half of an answer"]),
-              ("user", ["[Request failed: incomplete stream]"])]
-    assert _texts(server.requests[1]) == failed
+              ("user", ["[Request failed: incomplete stream]", RETRIED_TURN])]
+    assert _texts(server.requests[1]) == failed  # the model is asked to carry on, not just told it failed
     assert _texts(server.requests[2]) == [*failed, ("assistant", ["Whole answer."]), ("user", ["continue"])]
 
 
@@ -123,7 +123,47 @@ async def test_slash_retry_after_a_persistent_529_sends_the_prompt_once_more(rep
             await send(app, pilot, "/retry")
             await settle(app, pilot)
             assert "At last." in _answers(app)
-    assert _texts(server.requests[5]) == [("user", ["test 529 persistent", "[Request failed: overloaded]"])]
+    assert _texts(server.requests[5]) == [("user", ["test 529 persistent", "[Request failed: overloaded]", RETRIED_TURN])]
+
+
+async def test_a_turn_interrupted_during_a_tool_call_can_be_retried(repo):
+    call = ("toolu_s", "bash", [json.dumps({"command": "echo started; sleep 600; touch finished"})])
+    with LoopbackServer([Reply(anthropic_stream(["Sleeping."], call)), Reply(anthropic_stream(["Carried on."]))]) as server:
+        app = make_app(repo, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "sleep")
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_s", "started"))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
+            await settle(app, pilot)
+            notes = [rendered(n) for n in app.query(Notice)]
+            assert any("Ctrl+R" in n for n in notes), notes  # the interrupt says how to send it again
+            await pilot.press("ctrl+r")
+            await settle(app, pilot)
+            assert "Carried on." in _answers(app)
+    last = server.requests[1].json()["messages"][-1]
+    assert last["role"] == "user"
+    assert [(b["type"], b.get("content", b.get("text"))) for b in last["content"]] == [
+        ("tool_result", TOOL_INTERRUPTED), ("text", RETRIED_TURN)]
+
+
+async def test_ctrl_c_gives_the_pending_prompts_back_in_the_order_they_were_shown(repo):
+    held = HeldReply([SLOW[:CUT], SLOW[CUT:]], held_after=1)
+    with LoopbackServer([held]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "slow answer please")
+            await wait_until(pilot, lambda: "an answer" in _answers(app))
+            composer = app.query_one(Composer)
+            composer.load_text("QUEUED-X")
+            await pilot.press("tab")  # queued: after the turn
+            await send(app, pilot, "STEER-Y")  # steering: the next step, shown (and sent) first
+            await wait_until(pilot, lambda: len(app.pending) == 2)
+            await pilot.press("ctrl+c")
+            await wait_until(pilot, lambda: not app.busy)
+            held.release()
+            await settle(app, pilot)
+            assert composer.text == "STEER-Y\n\nQUEUED-X"
 
 
 async def test_ctrl_c_interrupts_then_clears_then_asks_then_quits(repo):

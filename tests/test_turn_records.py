@@ -9,7 +9,8 @@ import json
 import pytest
 
 from scout_tui.history import problems
-from scout_tui.messages import INTERRUPTED_TURN, is_turn_marker, last_prompt, retryable, turn_marker, turn_of
+from scout_tui.messages import (INTERRUPTED_TURN, RETRIED_TURN, is_turn_marker, last_prompt, retryable, turn_marker,
+                                 turn_of)
 from scout_tui.mentions import typed_text
 from tests.agent_helpers import collect, interrupted, make_agent
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
@@ -75,18 +76,19 @@ async def test_a_persistently_overloaded_request_is_recorded_as_failed_and_retry
         assert [e.type for e in events][-3:] == ["message.user", "error", "turn.end"]
         assert retryable(agent.messages)
         retried = [e async for e in agent.run(agent.messages, None)]
-        assert [e.type for e in retried if e.type != "message.delta"] == ["prompt.compacted", "message.assistant",
-                                                                          "turn.end"]
+        assert [e.type for e in retried if e.type != "message.delta"] == ["message.user", "prompt.compacted",
+                                                                          "message.assistant", "turn.end"]
+        assert retried[0].data["message"] == turn_marker("retry")  # stored: -c sends what the retry sent
         assert not retryable(agent.messages)
         await collect(agent, agent.messages, "continue")
     assert len(server.requests) == 3
-    assert _texts(server.requests[1]) == [("user", ["test 529 persistent", "[Request failed: overloaded]"])]
-    assert _texts(server.requests[2]) == [("user", ["test 529 persistent", "[Request failed: overloaded]"]),
-                                          ("assistant", ["At last."]), ("user", ["continue"])]
+    sent = ("user", ["test 529 persistent", "[Request failed: overloaded]", RETRIED_TURN])
+    assert _texts(server.requests[1]) == [sent]
+    assert _texts(server.requests[2]) == [sent, ("assistant", ["At last."]), ("user", ["continue"])]
 
 
 def test_a_turn_marker_is_recognised_and_is_not_typed_text():
-    for marker in (turn_marker(), turn_marker("incomplete_stream")):
+    for marker in (turn_marker(), turn_marker("incomplete_stream"), turn_marker("retry")):
         assert is_turn_marker(marker) and typed_text(marker) == ""
     assert turn_marker("incomplete_stream")["content"][0]["text"] == "[Request failed: incomplete stream]"
     typed = {"role": "user", "content": [{"type": "text", "text": "[Request failed: a note]\nand more"}]}

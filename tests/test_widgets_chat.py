@@ -96,7 +96,7 @@ async def test_interrupted_answer_is_marked():
         chat.stream_interrupted()
         await finished(pilot, message)
         await pilot.pause()
-        assert "(interrupted)" in rendered(message)
+        assert "(cut off)" in rendered(message)
         assert "Half an ans" in rendered(message)
 
 

@@ -67,7 +67,7 @@ async def test_a_delta_after_an_interrupt_opens_a_new_answer():
         await finished(pilot, second)
         assert first.state is AnswerState.INTERRUPTED and first.index is None
         assert second.state is AnswerState.DONE and second.index == 2
-        assert "(interrupted)" in rendered(first) and "(interrupted)" not in rendered(second)
+        assert "(cut off)" in rendered(first) and "(cut off)" not in rendered(second)
         assert [a.source for a in chat.query(AssistantMessage)] == ["Half an ans", "A new answer."]
 
 
@@ -84,7 +84,7 @@ async def test_stream_interrupted_with_nothing_open_does_nothing():
         chat.stream_interrupted()  # the turn ends after its final message, as every turn does
         await pilot.pause()
         assert answer.state is AnswerState.DONE
-        assert "(interrupted)" not in rendered(answer)
+        assert "(cut off)" not in rendered(answer)
         assert len(chat.query(AssistantMessage)) == 1
 
 
@@ -119,7 +119,7 @@ async def test_an_interrupted_final_message_keeps_its_partial_text_and_index():
         chat.assistant_message(4, text("assistant", "Partial"), interrupted=True)
         await finished(pilot, answer)
         assert answer.state is AnswerState.INTERRUPTED and answer.index == 4
-        assert "(interrupted)" in rendered(answer)
+        assert "(cut off)" in rendered(answer)
 
 
 async def test_a_user_message_of_tool_results_shows_nothing_and_marks_lines_still_running():
@@ -201,7 +201,7 @@ async def test_a_message_added_to_the_loaded_list_before_it_mounts_shows_once():
 
 
 async def test_a_reopened_answer_reads_as_it_did_live():
-    """Stored incomplete: marked "(interrupted)" again; two text blocks: joined by a newline,
+    """Stored incomplete: marked "(cut off)" again; two text blocks: joined by a newline,
     as they streamed (``messages.message_text``), not run together."""
     app = ChatApp()
     async with app.run_test() as pilot:
@@ -212,8 +212,8 @@ async def test_a_reopened_answer_reads_as_it_did_live():
         await app.workers.wait_for_complete()
         await pilot.pause()
         first, second = chat.query(AssistantMessage)
-        assert first.state is AnswerState.INTERRUPTED and "(interrupted)" in rendered(first)
-        assert second.state is AnswerState.DONE and "(interrupted)" not in rendered(second)
+        assert first.state is AnswerState.INTERRUPTED and "(cut off)" in rendered(first)
+        assert second.state is AnswerState.DONE and "(cut off)" not in rendered(second)
         assert second.source == "First.\nThen."
 
 

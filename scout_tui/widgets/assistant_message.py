@@ -95,7 +95,7 @@ class AnswerState(enum.Enum):
     DONE = "done"
     """Every widget in place (a stored answer starts here)."""
     INTERRUPTED = "interrupted"
-    """Done, marked "(interrupted)"; or stopped by ``stop`` before its end."""
+    """Done, marked "(cut off)"; or stopped by ``stop`` before its end."""
 
 
 class AssistantMessage(Vertical):
@@ -190,7 +190,7 @@ class AssistantMessage(Vertical):
     def finish(self, message: dict | None, interrupted: bool, index: int | None = None) -> None:
         """End the stream (STREAMING to FINISHING; a no-op in any other state). ``message`` is
         the final ``{"role": "assistant", "content": [blocks]}`` (its text and thinking are
-        shown if none streamed), ``interrupted`` adds a dim "(interrupted)", ``index`` is the
+        shown if none streamed), ``interrupted`` adds a dim "(cut off)", ``index`` is the
         stored position. Returns at once: the pump drains the buffer, then leaves only
         finished widgets, and the state becomes DONE or INTERRUPTED."""
         if self.state is not AnswerState.STREAMING:
@@ -374,5 +374,5 @@ def pause(busy: float) -> float:
 
 
 def _interrupted_mark() -> Static:
-    """The dim "(interrupted)" under an answer that was cut off."""
-    return Static(Content.styled("(interrupted)", "italic"), classes="interrupted")
+    """The dim "(cut off)" under an answer that was cut off."""
+    return Static(Content.styled("(cut off)", "italic"), classes="interrupted")

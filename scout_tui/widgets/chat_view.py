@@ -264,7 +264,7 @@ class ChatView(VisibleLayout, VerticalScroll):
 
     def stream_interrupted(self) -> None:
         """The turn ended or failed with no final message: the streaming answer, if any, ends
-        with what it has, marked "(interrupted)"; it has no stored position."""
+        with what it has, marked "(cut off)"; it has no stored position."""
         if (answer := self.current) is not None:
             answer.finish(None, True)
 
