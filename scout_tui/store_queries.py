@@ -65,6 +65,20 @@ class SessionInfo:
     """How the session's newest turn ended: its own newest ``turn.end`` event's ``stop_reason``
     (``end_turn``, ``error``, ``interrupted``, ``max_turns``…), None before any turn ended."""
 
+    def title_parts(self) -> tuple[str, str]:
+        """The title as a person reads it, in two parts: ``("fork of ", title)`` for a branch
+        still carrying its parent's title (``title_inherited``), else ``("", title)``; the title
+        is "(untitled)" when there is none. The one rule for every list of sessions (the
+        sessions pane, ``scout-tui sessions``, ``/cost``, exports, ACP's ``session/list``);
+        the pane may leave out the first part when the room is short."""
+        lead = "fork of " if self.parent is not None and self.title_inherited else ""
+        return lead, str(self.title or "") or "(untitled)"
+
+    @property
+    def shown_title(self) -> str:
+        """``title_parts`` joined: ``"fork of calc div fix"``, ``"calc div fix"``, ``"(untitled)"``."""
+        return "".join(self.title_parts())
+
     @property
     def failed(self) -> bool:
         """Whether the session's newest turn ended in an error (a refused key, a server error):
