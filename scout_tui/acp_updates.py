@@ -257,7 +257,7 @@ class LiveUpdates:
         return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
 
 
-def replay(messages: list[dict], details: dict[str, dict[str, str]], cwd: Path) -> list[Update]:
+def replay(messages: list[dict], details: dict[str, dict[str, Any]], cwd: Path) -> list[Update]:
     """A stored conversation (``Store.messages``) as the updates that show it again
     (``session/load``): what the person typed as user chunks (attached ``@`` mentions left
     out), thinking and text as thought and message chunks, each tool call as a ``tool_call``
