@@ -14,6 +14,7 @@ import pytest
 from scout_tui.config import load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo, cache_hit_share, cost, lookup, model_info, probe_context_window
+from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import send_json
 
 
@@ -332,27 +333,21 @@ def test_prices_of_your_own_hold_at_every_size(tmp_home: Path, workdir: Path) ->
     assert untouched.over_200k is not None and untouched.over_200k.input == 6.0
 
 
-def test_headless_stores_and_reports_a_long_prompts_cost_at_the_tier(tmp_path: Path, monkeypatch) -> None:
+def test_headless_stores_and_reports_a_long_prompts_cost_at_the_tier(tmp_path: Path, env: dict[str, str],
+                                                                     monkeypatch) -> None:
     import json
-    import os
 
     from scout_tui.store import Store
     from tests.headless_helpers import scout
     from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
-    home, repo = tmp_path / "home", tmp_path / "repo"
-    home.mkdir()
-    repo.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
-    env.update(HOME=str(home), SCOUT_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"),
-               ANTHROPIC_API_KEY="sk-test-key-123")
     with LoopbackServer([Reply(anthropic_stream(["ok"], input_tokens=250_000, output_tokens=1_000))]) as server:
         done = scout(["-p", "read it all", "--base-url", server.url, "--model", "anthropic/claude-sonnet-4.5",
-                      "--output-format", "json"], repo, env)
+                      "--output-format", "json"], tmp_path, env)
     assert done.returncode == 0, done.stderr
     tier_cost = (250_000 * 6 + 1_000 * 22.5) / 1e6  # $1.5225, not $0.765 at the base prices
     result = json.loads(done.stdout)
     assert result["cost"] == pytest.approx(tier_cost)
-    monkeypatch.setenv("SCOUT_HOME", str(home / "data"))
+    monkeypatch.setenv("SCOUT_HOME", env["SCOUT_HOME"])
     spent = Store().spending(result["session"])  # what /cost shows
     assert spent["anthropic/claude-sonnet-4.5"]["cost"] == pytest.approx(tier_cost)

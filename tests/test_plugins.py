@@ -23,6 +23,7 @@ from scout_tui.plugins import load_plugins, project_plugin_files
 from scout_tui.runtime import build_agent
 from scout_tui.trust import check_file, record_trust
 from scout_tui.skills import discover_skills
+from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 SHOUT = '''
@@ -293,20 +294,16 @@ async def test_a_plugin_tool_that_raises_shows_its_file_and_line_in_the_pane_and
     assert result["is_error"] and result["content"] == BOOM_FAILED  # one line: no traceback
 
 
-def test_headless_names_why_a_plugin_tool_failed(tmp_path):
-    home, repo = tmp_path / "home", tmp_path / "repo"
-    home.mkdir()
+def test_headless_names_why_a_plugin_tool_failed(tmp_path, env):
+    from tests.headless_helpers import scout
+
+    repo = tmp_path / "repo"
     repo.mkdir()
     plugin(repo, "boom", BOOM)
-    trust_project(repo, trust_file=home / "data" / "trusted.json")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SCOUT_", "ANTHROPIC_", "OPENAI_"))}
-    env = {**clean, "HOME": str(home), "SCOUT_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
-           "ANTHROPIC_API_KEY": "sk-test-key-123"}
+    trust_project(repo, trust_file=Path(env["SCOUT_HOME"]) / "trusted.json")
     replies = [Reply(anthropic_stream([], ("toolu_1", "boomtool", ['{"x": "y"}']))), Reply(anthropic_stream(["ok"]))]
     with LoopbackServer(replies) as server:
-        done = subprocess.run([sys.executable, "-m", "scout_tui", "-p", "boom", "--base-url", server.url,
-                               "--permission-mode", "yolo"], cwd=repo, env=env, capture_output=True, text=True,
-                              timeout=60)
+        done = scout(["-p", "boom", "--base-url", server.url, "--permission-mode", "yolo"], repo, env)
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stderr.splitlines() if line.startswith("✗ boomtool")]
     assert line.endswith(f"s): {BOOM_FAILED}"), line
