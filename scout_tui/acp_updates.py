@@ -71,13 +71,19 @@ def _iso(seconds: float) -> str:
 def listed(session: StoredSession) -> SessionInfo:
     """A stored session as ``session/list`` gives it: id, folder, title, and its last activity
     (Unix seconds) as ISO 8601 in UTC."""
-    return SessionInfo(session_id=session.id, cwd=session.cwd or "/", title=session.title,
+    return SessionInfo(session_id=session.id, cwd=session.cwd or "/", title=_title(session),
                        updated_at=_iso(session.updated))
 
 
 def info_update(session: StoredSession) -> SessionInfoUpdate:
     """The ``session_info_update`` that tells a client a session's title and last activity."""
-    return SessionInfoUpdate(session_update="session_info_update", title=session.title, updated_at=_iso(session.updated))
+    return SessionInfoUpdate(session_update="session_info_update", title=_title(session), updated_at=_iso(session.updated))
+
+
+def _title(session: StoredSession) -> str | None:
+    """The title a client shows (``shown_title``: a branch's inherited one reads "fork of …"),
+    None when there is none, so the client says so in its own words."""
+    return session.shown_title if session.title else None
 
 
 def model_option(choices: list[tuple[str, str]], current: tuple[str, str]) -> SessionConfigOptionSelect:
@@ -258,7 +264,7 @@ class LiveUpdates:
         return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress")]
 
 
-def replay(messages: list[dict], details: dict[str, dict[str, str]], cwd: Path) -> list[Update]:
+def replay(messages: list[dict], details: dict[str, dict[str, Any]], cwd: Path) -> list[Update]:
     """A stored conversation (``Store.messages``) as the updates that show it again
     (``session/load``): what the person typed as user chunks (attached ``@`` mentions left
     out), thinking and text as thought and message chunks, each tool call as a ``tool_call``

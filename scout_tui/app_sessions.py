@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.message import Message
@@ -56,10 +56,10 @@ class HistoryLoaded(Message):
 
 @dataclass
 class ToolDetailsLoaded(Message):
-    """The diffs and saved-output paths of a stored session's tool calls (``Store.tool_details``)."""
+    """The diffs, saved-output paths and durations of a stored session's tool calls (``Store.tool_details``)."""
 
     session_id: str
-    details: dict[str, dict[str, str]]
+    details: dict[str, dict[str, Any]]
 
 
 @dataclass
@@ -296,6 +296,8 @@ class SessionsMixin:
             return
         self.conversation[:] = message.messages  # in place: the chat holds this same list
         self._history_ready.set()
+        if self.tool_pane is not None and self._opened is not None:  # their calls wait behind its first row
+            self.tool_pane.add_older(message.messages[: self._opened.since])
         self.query_one(ChatView).older_messages_ready()
         self.estimate_context()
 

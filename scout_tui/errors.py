@@ -5,6 +5,9 @@ Every message says what failed and where (file and line, or URL and status), nev
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 
 class ScoutError(Exception):
     """An error a person can act on: the message names what failed and where."""
@@ -48,3 +51,19 @@ class ModelError(ScoutError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.partial = partial
+
+
+def raised_at(exc: BaseException, path: Path | str | None = None) -> str | None:
+    """Where ``exc`` was raised, as ``"<file>:<line>"``: the deepest frame of its traceback in
+    the file ``path`` (a plugin's or a tool's own line, rather than the library it called),
+    else the deepest frame; None without a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if path is not None and f.filename == str(path)]
+    frame = own[-1] if own else frames[-1] if frames else None
+    return f"{frame.filename}:{frame.lineno}" if frame else None
+
+
+def error_text(exc: BaseException) -> str:
+    """``"<Type>: <message>"``, or the type alone when the message is empty."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

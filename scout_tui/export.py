@@ -49,7 +49,7 @@ def to_markdown(ancestry: list[SessionInfo], messages: list[dict]) -> str:
     shares messages 1..N).
     """
     *ancestors, session = ancestry
-    out = [f"# {session.title or '(untitled)'}", ""]
+    out = [f"# {session.shown_title}", ""]
     out.append(f"- session: `{session.id}`")
     out.append(f"- directory: `{session.cwd}`")
     out.append(f"- created: {_when(session.created)}; updated: {_when(session.updated)}")

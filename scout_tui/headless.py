@@ -31,7 +31,7 @@ from scout_tui.runtime import build_agent, model_metadata_asking_the_server
 from scout_tui.sessions import open_session
 from scout_tui.store import Store
 from scout_tui.summary import Compaction
-from scout_tui.text import StreamSanitizer, tool_summary
+from scout_tui.text import StreamSanitizer, one_line, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
 
 
@@ -174,7 +174,10 @@ async def run_headless(
                         write("\n")  # stdout and stderr on one screen: the tool line starts a line
                     mark = "✗" if event.is_error else "✓"
                     summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
-                    print(f"{mark} {summary} ({event.elapsed or 0:.2f}s)", file=err, flush=True)
+                    line = f"{mark} {summary} ({event.elapsed or 0:.2f}s)"
+                    if event.is_error and (why := one_line(event.content.rstrip().rsplit("\n", 1)[-1], 200)):
+                        line += f": {why}"  # its last line: a bash status line, or why a tool failed
+                    print(line, file=err, flush=True)
                     if event.notice:
                         warn(event.notice)
                 case SessionCompacted():

@@ -34,6 +34,10 @@ _TOKEN_KEYS = MODEL_KEYS[:2]
 # Anthropic's prompt-caching multipliers of the base input price (docs.anthropic.com, "Prompt
 # caching", pricing table): 5-minute write 1.25x, 1-hour write 2x, cache hit 0.1x.
 WRITE_5M, WRITE_1H, CACHE_HIT = 1.25, 2.0, 0.1
+LONG_CONTEXT = 200_000
+"""Prompt tokens above which a model's ``over_200k`` prices apply (Anthropic's "long context
+pricing": a request of more than 200K input tokens, cache reads and writes included, is billed
+at them in full; docs.anthropic.com, Pricing)."""
 _LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 _DATE = r"\d{8}|\d{4}-\d{2}-\d{2}"  # the version suffix of a dated model id: 20250929, 2024-08-06
 
@@ -58,6 +62,11 @@ class ModelInfo:
     source: str = ""
     window_source: str = ""
     """Where ``context_window`` came from (one of ``source``'s parts), for ``doctor`` and Ctrl+O."""
+    over_200k: ModelInfo | None = None
+    """The prices of a request whose prompt (input, cache read and cache write tokens) is over
+    ``LONG_CONTEXT`` tokens, when models.dev lists such a tier (``cost.context_over_200k``); the
+    whole request is then billed at them, as Anthropic and Google bill long prompts. None: one
+    price at every size."""
 
     @property
     def cache_write_1h(self) -> float | None:
@@ -119,7 +128,8 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
     (``(tokens, source)`` from ``probe_context_window``) < ``[models."ID"]`` in the user's
     scout.toml < in the project's < the ``context_window`` setting. For a Claude model (provider
     anthropic, or an id whose last part starts with "claude"), a missing 5-minute write price
-    is 1.25x input and a missing cache-read price 0.1x input. Unknown fields stay None.
+    is 1.25x input and a missing cache-read price 0.1x input. Unknown fields stay None. The
+    models.dev long-context prices (``over_200k``) hold only while no later source sets a price.
 
     Raises:
         ScoutError: a ``[models]`` table in a config file has an unknown key or a bad value
@@ -127,6 +137,7 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
     """
     fields: dict[str, Any] = {}
     sources: list[str] = []
+    over_200k: ModelInfo | None = None
 
     def take(values: dict[str, Any], source: str) -> None:
         values = {key: value for key, value in values.items() if value is not None}
@@ -142,6 +153,8 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
         figures = {key: getattr(found, key) for key in MODEL_KEYS}
         if hit[1].open_weights and _is_loopback(config.base_url):
             figures = {key: figures[key] for key in _TOKEN_KEYS}
+        else:
+            over_200k = found.over_200k
         take(figures, found.source)
     if server:
         take({"context_window": server[0]}, server[1])
@@ -156,7 +169,9 @@ def model_info(config: Config, model_id: str, *, server: tuple[int, str] | None 
         take({"context_window": config.context_window}, f"setting context_window ({origin})")
     unknown = f'unknown: {model_id!r} is not in models.dev; set [models."{model_id}"] in scout.toml'
     source = ", ".join(sources) or unknown
-    info = ModelInfo(model_id, **fields, source=source)
+    if over_200k is not None and any(fields.get(key) != getattr(found, key) for key in MODEL_KEYS[2:]):
+        over_200k = None  # prices of your own: they hold at every size
+    info = ModelInfo(model_id, **fields, source=source, over_200k=over_200k)
     if config.profile.kind == "anthropic" or model_id.lower().rsplit("/", 1)[-1].startswith("claude"):
         info = _with_claude_cache_prices(info)
     return info
@@ -239,8 +254,12 @@ def cost(usage: dict[str, Any], info: ModelInfo | None) -> float | None:
     cache reads and writes), ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, of
     which ``cache_write_1h_tokens`` were written with a 1-hour TTL; a missing or None count is
     0. Cache reads cost ``cache_read``, 5-minute writes ``cache_write``, 1-hour writes
-    ``cache_write_1h``; an unknown cache price falls back to ``input``.
+    ``cache_write_1h``; an unknown cache price falls back to ``input``. A request of more than
+    ``LONG_CONTEXT`` prompt tokens (``prompt_tokens``) is priced by ``info.over_200k`` when the
+    model has that tier.
     """
+    if info is not None and info.over_200k is not None and prompt_tokens(usage) > LONG_CONTEXT:
+        info = info.over_200k
     if info is None or info.input is None or info.output is None:
         return None
     read = info.cache_read if info.cache_read is not None else info.input
@@ -302,6 +321,9 @@ def _is_loopback(url: str | None) -> bool:
 
 def _from_catalog(asked: str, provider: str, model: Row) -> ModelInfo:
     """A ModelInfo from a catalogue row; ``asked`` stays the id, the source names the match."""
+    tier = model.over_200k
+    over = None if not tier else ModelInfo(asked, input=_price(tier[0]), output=_price(tier[1]),
+                                           cache_read=_price(tier[2]), cache_write=_price(tier[3]))
     info = ModelInfo(
         asked,
         context_window=model.context or None,
@@ -310,7 +332,8 @@ def _from_catalog(asked: str, provider: str, model: Row) -> ModelInfo:
         output=_price(model.output_price),
         cache_read=_price(model.cache_read),
         cache_write=_price(model.cache_write),
-        source=f"models.dev ({provider}/{model.id})",
+        source=f"models.dev ({provider}/{model.id}{f'; higher over {LONG_CONTEXT:,} prompt tokens' if over else ''})",
+        over_200k=over,
     )
     return _with_claude_cache_prices(info) if provider == "anthropic" else info
 
@@ -320,7 +343,10 @@ def _price(value: Any) -> float | None:
 
 
 def _with_claude_cache_prices(info: ModelInfo) -> ModelInfo:
-    """Fill a Claude model's missing cache prices from its input price (Anthropic's multipliers)."""
+    """Fill a Claude model's missing cache prices from its input price (Anthropic's multipliers),
+    in its long-context tier too."""
+    if info.over_200k is not None:
+        info = replace(info, over_200k=_with_claude_cache_prices(info.over_200k))
     if info.input is None:
         return info
     return replace(

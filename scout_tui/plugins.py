@@ -26,7 +26,6 @@ import inspect
 import itertools
 import re
 import sys
-import traceback
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any, Callable
 
 from scout_tui.bus import Bus, Event
 from scout_tui.config import Config, merge_tables
-from scout_tui.errors import ScoutError
+from scout_tui.errors import ScoutError, error_text, raised_at
 from scout_tui.tools.base import Tool
 from scout_tui.trust import UNTRUSTED, PluginFile, check_file, read_trusted
 
@@ -254,8 +253,8 @@ class Plugins:
         try:
             result = fn(args.strip())
         except Exception as exc:
-            where = _location(exc, self._command_files.get(name))
-            raise ScoutError(f"/{name} (plugin {owner}) failed{f' at {where}' if where else ''}: {_error(exc)}") from None
+            where = raised_at(exc, self._command_files.get(name))
+            raise ScoutError(f"/{name} (plugin {owner}) failed{f' at {where}' if where else ''}: {error_text(exc)}") from None
         return None if result is None else str(result)
 
     def describe(self) -> str:
@@ -289,9 +288,9 @@ class Plugins:
                     return
                 self._reporting = True
                 try:
-                    where = _location(exc, path)
+                    where = raised_at(exc, path)
                     at = f" at {where}" if where else ""
-                    say(f"plugin {owner}: handler for {event.type!r} failed{at}: {_error(exc)}")
+                    say(f"plugin {owner}: handler for {event.type!r} failed{at}: {error_text(exc)}")
                 finally:
                     self._reporting = False
 
@@ -473,24 +472,10 @@ def _skipped(path: Path, name: str, exc: BaseException) -> str:
     """"<path>:<line>: plugin NAME skipped: <Error>: <message>", the line being the plugin's
     deepest traceback frame; when the failure is in no frame of the plugin file (an imported
     helper), that place is added: "... (at <file>:<line>)"."""
-    where = _location(exc, path)
+    where = raised_at(exc, path)
     if where and where.startswith(f"{path}:"):
-        return f"{where}: plugin {name} skipped: {_error(exc)}"
-    return f"{path}: plugin {name} skipped: {_error(exc)}" + (f" (at {where})" if where else "")
-
-
-def _location(exc: BaseException, path: Path | None) -> str | None:
-    """"<file>:<line>" of the deepest traceback frame in ``path`` (the plugin's own line), else
-    of the deepest frame; None without a traceback."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if path is not None and f.filename == str(path)]
-    frame = own[-1] if own else frames[-1] if frames else None
-    return f"{frame.filename}:{frame.lineno}" if frame else None
-
-
-def _error(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        return f"{where}: plugin {name} skipped: {error_text(exc)}"
+    return f"{path}: plugin {name} skipped: {error_text(exc)}" + (f" (at {where})" if where else "")
 
 
 def _check_callable(fn: Any, what: str) -> None:

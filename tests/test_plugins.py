@@ -23,6 +23,7 @@ from scout_tui.plugins import load_plugins, project_plugin_files
 from scout_tui.runtime import build_agent
 from scout_tui.trust import check_file, record_trust
 from scout_tui.skills import discover_skills
+from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
 SHOUT = '''
@@ -257,3 +258,53 @@ def test_headless_run_uses_a_project_plugin_tool_and_reports_a_broken_one(tmp_pa
     assert f"scout-tui: {broken}:2: plugin broken skipped: ValueError: bad" in done.stderr.splitlines()
     assert "plugin saw shout" in done.stderr.splitlines()
     assert "SHOUTED: HEY" in json.dumps(server.requests[1].json()["messages"][-1])
+
+
+BOOM = '''
+from scout_tui.tools import Tool
+
+def helper(x):
+    raise RuntimeError("kaboom " + x)
+
+def scout(api):
+    async def run(input, ctx):
+        return helper(input["x"])
+    api.tool(Tool("boomtool", "Boom.", {"type": "object", "properties": {"x": {"type": "string"}}}, run))
+'''
+BOOM_FAILED = "boomtool failed at .agents/plugins/boom.py:5: RuntimeError: kaboom y"
+
+
+async def test_a_plugin_tool_that_raises_shows_its_file_and_line_in_the_pane_and_to_the_model(tmp_home, workdir):
+    from scout_tui.widgets import ToolActivity
+    from tests.app_helpers import SIZE, make_app, send, settle
+
+    plugin(workdir, "boom", BOOM)
+    trust_project(workdir)
+    replies = [Reply(anthropic_stream([], ("toolu_1", "boomtool", ['{"x": "y"}']))), Reply(anthropic_stream(["done"]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(workdir, server, permission_mode="yolo")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "boom")
+            await settle(app, pilot)
+            tools = app.query_one(ToolActivity)
+            assert tools.status_of("toolu_1") == "error"
+            row = str(tools.query_one("#tool-list").get_option("row-1").prompt)
+            assert BOOM_FAILED in row
+    [result] = server.requests[1].json()["messages"][-1]["content"]
+    assert result["is_error"] and result["content"] == BOOM_FAILED  # one line: no traceback
+
+
+def test_headless_names_why_a_plugin_tool_failed(tmp_path, env):
+    from tests.headless_helpers import scout
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    plugin(repo, "boom", BOOM)
+    trust_project(repo, trust_file=Path(env["SCOUT_HOME"]) / "trusted.json")
+    replies = [Reply(anthropic_stream([], ("toolu_1", "boomtool", ['{"x": "y"}']))), Reply(anthropic_stream(["ok"]))]
+    with LoopbackServer(replies) as server:
+        done = scout(["-p", "boom", "--base-url", server.url, "--permission-mode", "yolo"], repo, env)
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("✗ boomtool")]
+    assert line.endswith(f"s): {BOOM_FAILED}"), line
+    assert "Traceback" not in done.stderr

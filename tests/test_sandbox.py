@@ -101,6 +101,39 @@ async def test_workspace_write_blocks_writes_outside_the_workspace(workspace: Pa
 
 
 @needs_bwrap
+@pytest.mark.parametrize("command", [
+    "touch {target}; mkdir -p build; echo ok > build/out.txt",
+    "echo x > {target} || true",
+    PY + " -c \"open('{target}', 'w')\" 2>&1 | tail -1",
+    "cp a.txt {target}; echo copied",
+], ids=["touch then a write that works", "redirect || true", "python through a pipe", "cp then echo"])
+async def test_a_blocked_write_is_an_error_even_when_the_last_part_succeeds(workspace: Path, outside: Path,
+                                                                           command: str) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    target = outside / "x"
+    result = await bash(in_sandbox(workspace), command.format(target=target))
+    assert not target.exists()
+    assert result.is_error, result.content
+    assert BLOCKED in result.content and "outside_sandbox: true" in result.content
+    assert "[exit code" not in result.content  # it did exit 0: the note says what failed
+
+
+@needs_bwrap
+async def test_output_that_only_quotes_a_refusal_is_not_an_error(workspace: Path) -> None:
+    (workspace / "notes.py").write_text('if "Read-only file system" in text or "EROFS" in text:\n    pass\n'
+                                        "# Permission denied: /etc/shadow\n")
+    result = await bash(in_sandbox(workspace), "grep -n 'file system\\|denied' notes.py")
+    assert not result.is_error and BLOCKED not in result.content, result.content
+
+
+@needs_bwrap
+async def test_a_refused_read_in_a_command_that_succeeds_is_not_blamed_on_the_sandbox(workspace: Path) -> None:
+    result = await bash(in_sandbox(workspace), "cat /proc/1/environ /nonexistent/x 2>&1 | head -3; "
+                                               "echo 'cat: /root/x: Permission denied'")
+    assert not result.is_error and BLOCKED not in result.content, result.content
+
+
+@needs_bwrap
 async def test_workspace_stays_writable(workspace: Path) -> None:
     result = await bash(in_sandbox(workspace), "mkdir -p sub && echo hello > sub/f.txt && cat sub/f.txt")
     assert result.content == "hello\n" and not result.is_error

@@ -222,20 +222,78 @@ async def test_a_reused_tool_call_id_gets_its_own_row():
         assert row(tools, 0).startswith("✓ glob") and row(tools, 1).startswith("✓ grep")
 
 
-async def test_opening_a_long_session_shows_only_its_newest_calls():
+def glob_calls(first: int, count: int) -> list[dict]:
+    """``count`` finished glob calls ``c{first}``… (pattern ``p{n}``), each with its result."""
+    messages = []
+    for i in range(first, first + count):
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": "glob",
+                                                           "input": {"pattern": f"p{i}"}}]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "ok"}]})
+    return messages
+
+
+async def test_a_long_session_shows_its_newest_calls_and_the_earlier_ones_on_enter():
     from scout_tui.widgets.tool_activity import LOAD_LIMIT
 
-    messages = []
-    for i in range(LOAD_LIMIT + 50):
-        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": "glob", "input": {"pattern": f"p{i}"}}]})
-        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": "ok"}]})
     app = ToolsApp()
     async with app.run_test() as pilot:
         tools = app.query_one(ToolActivity)
-        tools.load(messages)
+        tools.load(glob_calls(0, 2 * LOAD_LIMIT + 50))
         await pilot.pause()
-        assert tools.query_one("#tool-list", OptionList).option_count == LOAD_LIMIT
-        assert row(tools, LOAD_LIMIT - 1).startswith(f"✓ glob  p{LOAD_LIMIT + 49}")
+        option_list = tools.query_one("#tool-list", OptionList)
+        assert option_list.option_count == LOAD_LIMIT + 1  # built rows stay few, however long the session
+        assert row(tools, 0) == f"▲ {LOAD_LIMIT + 50} earlier calls  Enter shows the newest {LOAD_LIMIT}"
+        assert row(tools, LOAD_LIMIT).startswith(f"✓ glob  p{2 * LOAD_LIMIT + 49}")
+        option_list.focus()
+        option_list.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert option_list.option_count == 2 * LOAD_LIMIT + 1
+        assert row(tools, 0) == "▲ 50 earlier calls  Enter shows them"
+        assert row(tools, 1).startswith("✓ glob  p50") and option_list.highlighted == LOAD_LIMIT
+        option_list.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert option_list.option_count == 2 * LOAD_LIMIT + 50  # every call, no first row left
+        assert row(tools, 0).startswith("✓ glob  p0") and row(tools, 2 * LOAD_LIMIT + 49).startswith(
+            f"✓ glob  p{2 * LOAD_LIMIT + 49}")
+        assert tools.status_of("c0") == "ok"
+
+
+async def test_calls_of_older_messages_read_later_join_the_earlier_ones():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        older, newer = glob_calls(0, 3), glob_calls(3, 2)
+        # The split falls between a call and its result: the result came with the newest messages.
+        tools.load([*older[-1:], *newer])
+        tools.add_older(older[:-1])
+        await pilot.pause()
+        assert row(tools, 0) == "▲ 3 earlier calls  Enter shows them"
+        option_list = tools.query_one("#tool-list", OptionList)
+        option_list.focus()
+        option_list.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [row(tools, i).split("\n")[0] for i in range(5)] == [f"✓ glob  p{i}" for i in range(5)]
+
+
+async def test_stored_durations_and_diffs_reach_rows_made_later():
+    from scout_tui.widgets.tool_activity import LOAD_LIMIT
+
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        tools.load(glob_calls(0, LOAD_LIMIT + 1))
+        tools.set_details({"c0": {"elapsed": 1.25}, f"c{LOAD_LIMIT}": {"elapsed": 0.5}})
+        await pilot.pause()
+        assert row(tools, LOAD_LIMIT).startswith(f"✓ glob  p{LOAD_LIMIT}  0.5s")
+        option_list = tools.query_one("#tool-list", OptionList)
+        option_list.focus()
+        option_list.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert row(tools, 0).startswith("✓ glob  p0  1.2s")
 
 
 async def test_a_running_row_shows_the_newest_line_of_output():

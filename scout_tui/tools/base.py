@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
+from scout_tui.errors import error_text, raised_at
+
 if TYPE_CHECKING:
     from scout_tui.tools.sandbox import SandboxSettings
 
@@ -127,10 +129,26 @@ class Registry:
         except asyncio.CancelledError:
             raise
         except (KeyError, TypeError) as e:
-            return ToolResult(f"{name}: bad arguments ({type(e).__name__}: {e})", True)
+            return ToolResult(f"{name}: bad arguments ({error_text(e)}{_at(e, tool, ctx.cwd, ', at ')})", True)
         except Exception as e:  # a tool bug must not end the turn; the model reads it
-            return ToolResult(f"{name} failed: {type(e).__name__}: {e}", True)
+            return ToolResult(f"{name} failed{_at(e, tool, ctx.cwd, ' at ')}: {error_text(e)}", True)
         return out if isinstance(out, ToolResult) else ToolResult(str(out))
+
+
+def _at(exc: BaseException, tool: Tool, cwd: Path, lead: str) -> str:
+    """``lead`` and the ``file:line`` where a tool's exception was raised: the deepest line in the
+    file that defines its ``run`` (a plugin's own), named relative to ``cwd`` or ``~`` when
+    under them; "" without a traceback. One line, not the traceback: the model and the tool
+    pane read it, and the traceback's other frames are scout-tui's own."""
+    run = getattr(tool.run, "__func__", tool.run)
+    where = raised_at(exc, getattr(getattr(run, "__code__", None), "co_filename", None))
+    if where is None:
+        return ""
+    for base, shown in ((Path(cwd), ""), (Path.home(), "~/")):
+        if where.startswith(f"{base}/"):
+            where = shown + where[len(str(base)) + 1 :]
+            break
+    return lead + where
 
 
 # -- JSON Schema for tool input (https://json-schema.org/understanding-json-schema/reference) --

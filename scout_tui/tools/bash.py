@@ -150,9 +150,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     saved whole to ``ctx.output_path``, named in the result and in ``ToolResult.output_path``.
     ``ctx.stop`` kills the process group and returns what was printed, with ``[stopped by the
     user after N s; ...]``. With ``ctx.sandbox`` set (mode not ``off``) and bwrap working, the
-    command runs in the sandbox (``tools.sandbox.wrap``; bwrap leads the process group), and a
-    failure that shows the sandbox refused a write ends with a line saying so. Any failure is an
-    ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
+    command runs in the sandbox (``tools.sandbox.wrap``; bwrap leads the process group), and
+    output that shows the sandbox refused a write ends with a line saying so (``blocked_note``),
+    even when the exit code is 0 (a compound command whose last part succeeded). Any failure,
+    such a refused write included, is an ``is_error`` result. Cancellation kills the process group and re-raises ``CancelledError``.
     Raises ``ToolError`` for bad arguments or when bash cannot start.
     """
     command = input.get("command")
@@ -252,9 +253,12 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         status = f"[exit code {proc.returncode}]"
     else:
         status = ""
-    if sandbox is not None and proc.returncode and not (stopped or timed_out):
-        if note := blocked_note(out, ctx.cwd, sandbox):
-            status = f"{status}\n{note}"
+    blocked = False
+    if sandbox is not None and proc.returncode is not None and not (stopped or timed_out):
+        # Also at exit 0: in `touch /etc/x; echo done` only the last part sets the status.
+        if note := blocked_note(out, ctx.cwd, sandbox, succeeded=proc.returncode == 0):
+            status = f"{status}\n{note}" if status else note
+            blocked = True
     created = await asyncio.to_thread(_planted, ctx.cwd, sandbox, watched, began)
     moved = await asyncio.to_thread(quarantine, created, None, ctx.cwd)
     if moved:
@@ -266,7 +270,7 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(out or "(no output)", output_path=saved)
     if out and not out.endswith("\n"):
         out += "\n"
-    return ToolResult(out + status, is_error=timed_out or stopped or bool(proc.returncode), output_path=saved,
+    return ToolResult(out + status, is_error=timed_out or stopped or blocked or bool(proc.returncode), output_path=saved,
                       notice=moved.for_person() if moved else None)
 
 

@@ -20,6 +20,7 @@ from scout_tui.config import PERMISSION_MODES, user_config_dir
 from scout_tui.errors import ScoutError
 from scout_tui.tools.globs import glob_regex
 from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
+from scout_tui.tools.session_rules import WRAPPERS, command_name, session_rule
 from scout_tui.tools.shell_paths import Named, named_paths
 
 MODES = PERMISSION_MODES
@@ -41,9 +42,6 @@ PROTECTED = ("scout.toml", ".scout/**", ".agents/**", ".git/**", ".gitmodules")
 """Paths in the workspace whose change always asks (but in ``yolo``): scout's own settings,
 plugins and skills, and git's config and hooks, which hold commands that run later. Without
 this, an edit allowed in ``auto-edit`` could raise its own permissions."""
-
-# Commands that run their arguments as a command: a deny rule sees through them.
-_WRAPPERS = frozenset({"builtin", "command", "doas", "env", "exec", "nice", "nohup", "sudo", "time", "xargs"})
 
 Verdict = Literal["allow", "ask", "deny"]
 
@@ -256,7 +254,10 @@ class Policy:
         if unknown:
             what = "a file named by a variable or a pattern" if unknown[0].tool != "bash" else "a command"
             return Check("ask", f"it uses {what} that cannot be known before it runs")
-        return Check("ask", self._why(tool, waiting), tuple(dict.fromkeys(_suggest(p) for p in waiting)))
+        rules = [session_rule(p) for p in waiting]
+        # A part no rule can allow alone: "allow for the session" is not offered.
+        offered = tuple(dict.fromkeys(r for r in rules if r)) if all(rules) else ()
+        return Check("ask", self._why(tool, waiting), offered)
 
     # -- parts --------------------------------------------------------------------------------
 
@@ -360,14 +361,6 @@ class Policy:
         return f"{tool} asks in {self.mode} mode"
 
 
-# Commands whose second word names what they do: "allow for the session" keeps both words.
-SUBCOMMAND_TOOLS = frozenset({
-    "apt", "apt-get", "brew", "bun", "cargo", "conda", "deno", "docker", "dotnet", "gh", "git", "go", "gradle",
-    "helm", "just", "kubectl", "make", "mvn", "npm", "npx", "pip", "pip3", "pnpm", "poetry", "rustup",
-    "systemctl", "terraform", "uv", "yarn",
-})
-
-
 WRITERS = frozenset({"cp", "dd", "install", "mv", "patch", "perl", "rsync", "sed", "tee", "truncate"})
 """Commands that may write the files their arguments name (for the hard-link check)."""
 
@@ -377,7 +370,7 @@ _real = lru_cache(maxsize=8)(os.path.realpath)
 
 def _runs_a_writer(parts: list[Part]) -> bool:
     """Whether a command's parts run one of ``WRITERS`` (by name, wrappers and paths aside)."""
-    return any(p.tool == "bash" and p.subject and any(_command_name(w) in WRITERS for w in p.subject.split())
+    return any(p.tool == "bash" and p.subject and any(command_name(w) in WRITERS for w in p.subject.split())
                for p in parts)
 
 
@@ -431,24 +424,8 @@ def _deny_variants(part: Part) -> list[Part]:
     while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
         words = words[1:]
     if words:
-        variants.append(" ".join([_command_name(words[0]), *words[1:]]))
-        if _command_name(words[0]) in _WRAPPERS:
+        variants.append(" ".join([command_name(words[0]), *words[1:]]))
+        if command_name(words[0]) in WRAPPERS:
             # Which later word is the wrapped command depends on the wrapper's options: try each.
-            variants += [" ".join([_command_name(words[i]), *words[i + 1 :]]) for i in range(1, len(words))]
+            variants += [" ".join([command_name(words[i]), *words[i + 1 :]]) for i in range(1, len(words))]
     return [Part("bash", v) for v in dict.fromkeys(variants)]
-
-
-def _command_name(word: str) -> str:
-    return word.lstrip("\\").rsplit("/", 1)[-1]
-
-
-def _suggest(part: Part) -> str:
-    """The session rule that would allow ``part``: a command's name (``ls *``), with its
-    subcommand for tools like git (``git status *``); the exact path of a file."""
-    if part.tool != "bash":
-        return f"{part.tool}:{part.subject}" if part.subject else part.tool
-    words = (part.subject or "").split()
-    if not words or "=" in words[0]:
-        return f"bash:{' '.join(words)}"
-    subcommand = len(words) > 1 and words[0] in SUBCOMMAND_TOOLS and re.fullmatch(r"[A-Za-z][\w:-]*", words[1])
-    return f"bash:{' '.join(words[:2] if subcommand else words[:1])} *"

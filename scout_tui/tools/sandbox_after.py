@@ -130,19 +130,39 @@ def writable_places(cwd: Path, settings: SandboxSettings) -> list[Path]:
     return places
 
 
-def blocked_note(output: str, cwd: Path, settings: SandboxSettings) -> str | None:
-    """A line for a failed command's result when its ``output`` shows the sandbox refused a
+_REPORTED = re.compile(r"(?::\s|^)(?:Read-only file system|Permission denied|Device or resource busy)(?:\s*$|:\s)"
+                       r"|\[Errno (?:13|16|30)\]|\bE(?:ROFS|ACCES|BUSY):", re.IGNORECASE)
+"""How a program reports a refused system call: the C library's message after ``: `` at the end
+of a line (coreutils, bash: "touch: cannot touch 'x': Read-only file system"), or before ``: ``
+and a path, Python's ``[Errno 30]`` and Node's ``EROFS:`` (strerror(3), errno(3))."""
+
+_WRITING = re.compile(r"cannot (?:touch|create|remove|move|overwrite|make|open .* for writing)|for writing"
+                      r"|failed to (?:create|open .* for writing)")
+"""Words of coreutils' and GNU tools' messages that say the refused call was a write."""
+
+
+def blocked_note(output: str, cwd: Path, settings: SandboxSettings, *, succeeded: bool = False) -> str | None:
+    """A line for a sandboxed command's result when its ``output`` shows the sandbox refused a
     write: "Read-only file system" (EROFS, what a read-only bind gives), "Device or resource
     busy" (EBUSY: replacing a protected path, as ``git config`` does with ``.git/config``)
     naming one of ``PROTECTED``, or "Permission denied" naming a path outside
-    ``writable_places``. None when nothing points at the sandbox."""
+    ``writable_places``. None when nothing points at the sandbox.
+
+    ``succeeded``: the command exited 0, as a compound command does when only its last part
+    matters (``touch /etc/x; echo done``). Its output may merely quote such words (``grep``
+    of a log), so a line counts only when it has the shape of a refused call (``_REPORTED``),
+    and a "Permission denied" only when it also says it was a write (``_WRITING``: a refused
+    read is not the sandbox's doing)."""
     places = writable_places(cwd, settings)
     for text in output.splitlines():
-        if "Read-only file system" in text or "EROFS" in text:
+        if succeeded and not _REPORTED.search(text):
+            continue
+        if "Read-only file system" in text or "EROFS" in text or "[Errno 30]" in text:
             break
         if "Device or resource busy" in text and any(name in text for name in PROTECTED):
             break
-        if "Permission denied" in text and any(_outside(p, cwd, places) for p in _PATH.findall(text)):
+        if ("Permission denied" in text and (not succeeded or _WRITING.search(text))
+                and any(_outside(p, cwd, places) for p in _PATH.findall(text))):
             break
     else:
         return None

@@ -101,7 +101,7 @@ def branch_table(branches: list[tuple[SessionInfo, int]], current_id: str | None
         label.append("  " * depth)
         if info.parent is not None:
             label.append(f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ ", style="dim")
-        label.append(one_line(str(info.title or ""), TITLE_WIDTH) or "(untitled)", style="bold" if current else "")
+        label.append(one_line(info.shown_title, TITLE_WIDTH), style="bold" if current else "")
         spent = int(info.input_tokens or 0) + int(info.output_tokens or 0)
         table.add_row(label, Text(str(info.message_count)), Text(tokens(spent)),
                       Text(cost_text(float(info.cost or 0.0), spent)))

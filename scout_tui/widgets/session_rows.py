@@ -154,7 +154,8 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     cut to "25 m" would read as minutes). A title keeps ``MIN_TITLE`` cells before any other
     part is added, and takes what is left over, up to ``TITLE_WIDTH``.
     """
-    title = one_line(title_of(session), 4 * TITLE_WIDTH) or "(untitled)"
+    fork_of, title = session.title_parts()
+    title = one_line(title, 4 * TITLE_WIDTH) or "(untitled)"
     count = int(session.message_count or 0)
     spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
     cost = float(getattr(session, "cost", 0.0) or 0.0)
@@ -164,7 +165,7 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
         "fork": "⑂ " if session.parent is not None else "",
         "toggle": FOLD_MARK if folded else "",
         "failed": "failed" if session.failed else "",
-        "fork of": "fork of " if session.parent is not None and session.title_inherited else "",
+        "fork of": fork_of,
         "age": relative_time(float(session.updated or 0), now=now),
         "money": dollars(cost) if cost > 0 else f"{tokens(spent)} tok" if spent else "",
         "fork at": f"at {fork_at} " if fork_at is not None else "",

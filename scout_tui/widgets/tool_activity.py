@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -40,7 +40,11 @@ DETAIL_CHARS = 200_000
 """What the detail area shows of a selected call's output at most (``text.clip``)."""
 
 LOAD_LIMIT = 200
-"""Tool calls of a stored session shown when it is opened (the newest)."""
+"""Tool calls of a stored session given rows when it is opened (the newest), and each time
+Enter on the first row asks for earlier ones."""
+
+EARLIER = "earlier"
+"""The option id of the first row, which counts the stored calls without rows yet."""
 
 DIFF_PREVIEW_LINES = 6
 """Changed lines of an edit or write shown under its row."""
@@ -194,6 +198,9 @@ class ToolActivity(Vertical):
         """Whether a call of the tool of this name may change files (its row offers ``d``); the
         app answers as its agent does (a tool not read-only). Until told: every tool."""
         self._diff_offered = False  # whether the Footer was last drawn with d (``_highlighted_changed``)
+        self._older: list[tuple[dict, dict | None]] = []  # stored calls without rows yet, oldest first
+        self._unanswered: dict[str, dict] = {}  # tool_use id -> a stored result whose call is not read yet
+        self._details: dict[str, dict[str, Any]] = {}  # ``set_details``, for rows made later
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="tool-list")
@@ -274,47 +281,105 @@ class ToolActivity(Vertical):
     def load(self, messages: list[dict]) -> None:
         """Rebuild the rows from a stored conversation's ``tool_use``/``tool_result`` blocks.
 
-        Elapsed times are unknown; a call with no result shows as an error. Only the newest
-        ``LOAD_LIMIT`` calls get rows; ``set_details`` adds their diffs later.
+        A call with no result shows as an error. The newest ``LOAD_LIMIT`` calls get rows; the
+        older ones wait behind a first row counting them (Enter there shows ``LOAD_LIMIT``
+        more: ``show_earlier``), so a session of thousands of calls builds no more rows than
+        one of 200. ``set_details`` adds diffs and durations, now or later.
         """
         self.clear()
-        options: list[Option] = []
-        for message in messages:
-            for block in blocks(message):
-                if block.get("type") == "tool_use":
-                    call = self._track(ToolCall(str(block.get("id")), sanitize(str(block.get("name", "")))[:40],
-                                                tool_summary(block.get("input") or {}, 60)))
-                    call.status = "error"
-                elif block.get("type") == "tool_result" and (call := self._calls.get(str(block.get("tool_use_id")))):
-                    call.status = "error" if block.get("is_error") else "ok"
-                    call.set_result(block.get("content"))
-        # Rows for every call of a long session would cost seconds to build: show the newest.
-        for key in list(self._rows)[:-LOAD_LIMIT]:
-            del self._rows[key]
-        for call in self._rows.values():
-            if call.status == "error" and not call.parts:
-                call.add("(no result: the call did not finish)")
-            options.append(Option(self._prompt(call), id=call.key))
-        self._list.add_options(options)
+        self._older = _stored_calls(messages, self._unanswered)
+        newest, self._older = self._older[-LOAD_LIMIT:], self._older[:-LOAD_LIMIT]
+        options = [self._row(self._stored_call(*call)) for call in newest]
+        self._list.add_options([*self._earlier_row(), *options])
         self._follow()  # the newest calls in view, as the chat opens at its newest messages
 
-    def set_details(self, details: dict[str, dict[str, str]]) -> None:
-        """Give finished rows their ``diff`` and ``output_path`` (tool_use id -> both, as
-        ``Store.tool_details`` reads them) and redraw those rows."""
+    def add_older(self, messages: list[dict]) -> None:
+        """Count in the calls of ``messages``, the conversation's messages before those ``load``
+        was given (a long session's older messages, read later): they wait behind the first
+        row, before the calls already waiting there."""
+        older = _stored_calls(messages, self._unanswered)
+        if not older:
+            return
+        had = bool(self._older)
+        self._older = older + self._older
+        if had:
+            self._list.replace_option_prompt(EARLIER, self._earlier_prompt())
+        else:
+            self._rebuild()
+
+    def show_earlier(self) -> None:
+        """Give rows to the ``LOAD_LIMIT`` newest of the calls waiting behind the first row, above
+        the rows shown, and highlight the newest of them."""
+        if not self._older:
+            return
+        batch, self._older = self._older[-LOAD_LIMIT:], self._older[:-LOAD_LIMIT]
+        shown = self._rows
+        self._rows = {}
+        calls = [self._stored_call(*call, newest=False) for call in batch]
+        self._rows.update(shown)
+        self._rebuild()
+        self._list.highlighted = len(calls) - (0 if self._older else 1)
+
+    def _rebuild(self) -> None:
+        """Every row again, the first row counting the calls not shown first (if any)."""
+        highlighted = self._list.highlighted
+        self._list.clear_options()
+        self._list.add_options([*self._earlier_row(), *(self._row(call) for call in self._rows.values())])
+        if highlighted is not None and highlighted < self._list.option_count:
+            self._list.highlighted = highlighted
+
+    def _earlier_row(self) -> list[Option]:
+        return [Option(self._earlier_prompt(), id=EARLIER)] if self._older else []
+
+    def _earlier_prompt(self) -> Content:
+        count = len(self._older)
+        more = "them" if count <= LOAD_LIMIT else f"the newest {LOAD_LIMIT}"
+        return Content.assemble(("▲ ", "$text-muted"), (f"{count:,} earlier call{'s' if count != 1 else ''}", "bold"),
+                                (f"  Enter shows {more}", "$text-muted"))
+
+    def _stored_call(self, use: dict, result: dict | None, *, newest: bool = True) -> ToolCall:
+        """The row's call for a stored ``tool_use`` block and its ``tool_result`` block (None:
+        it did not finish), with its details (``set_details``)."""
+        call = self._track(ToolCall(str(use.get("id")), sanitize(str(use.get("name", "")))[:40],
+                                    tool_summary(use.get("input") or {}, 60)), newest=newest)
+        if result is None:
+            call.status = "error"
+            call.add("(no result: the call did not finish)")
+        else:
+            call.status = "error" if result.get("is_error") else "ok"
+            call.set_result(result.get("content"))
+        self._apply(call, self._details.get(call.id))
+        return call
+
+    def _row(self, call: ToolCall) -> Option:
+        return Option(self._prompt(call), id=call.key)
+
+    def set_details(self, details: dict[str, dict[str, Any]]) -> None:
+        """Give finished rows their ``diff``, ``output_path`` and ``elapsed`` (tool_use id -> them,
+        as ``Store.tool_details`` reads them) and redraw those rows; rows shown later get theirs
+        as they are made."""
+        self._details = details
         changed = False
         for call in self._rows.values():
             extra = details.get(call.id)
             if extra and call.status != "running":
-                call.diff, call.output_path = extra.get("diff"), extra.get("output_path")
+                self._apply(call, extra)
                 self._redraw(call, full=True)
                 changed = True
         if changed:
             self._follow()  # rows with a diff are taller
 
+    @staticmethod
+    def _apply(call: ToolCall, extra: dict[str, Any] | None) -> None:
+        if extra:
+            call.diff, call.output_path = extra.get("diff"), extra.get("output_path")
+            call.elapsed = extra.get("elapsed", call.elapsed)
+
     def clear(self) -> None:
         """Remove every row and close the detail area."""
         self._calls.clear()
         self._rows.clear()
+        self._older, self._unanswered, self._details = [], {}, {}
         self._dirty.clear()
         self._list.clear_options()
         self.action_close_detail()
@@ -329,12 +394,16 @@ class ToolActivity(Vertical):
         was dropped). Raises KeyError for an unknown id."""
         return self._calls[tool_use_id].output
 
-    def _track(self, call: ToolCall) -> ToolCall:
-        """Give ``call`` its own row key and make it the newest call of its id."""
+    def _track(self, call: ToolCall, *, newest: bool = True) -> ToolCall:
+        """Give ``call`` its own row key and make it the newest call of its id (``newest``), or
+        the call of its id if it has none yet (an earlier call shown later)."""
         self._serial += 1
         call.key = f"row-{self._serial}"
         self._rows[call.key] = call
-        self._calls[call.id] = call
+        if newest:
+            self._calls[call.id] = call
+        else:
+            self._calls.setdefault(call.id, call)
         return call
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -414,6 +483,9 @@ class ToolActivity(Vertical):
     @on(OptionList.OptionSelected, "#tool-list")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        if event.option.id == EARLIER:
+            self.show_earlier()
+            return
         call = self._rows.get(event.option.id or "")
         if call is None:
             return
@@ -501,3 +573,27 @@ def _diff_summary(diff: str, show: int = DIFF_PREVIEW_LINES) -> tuple[int, int, 
     changed = [line for kind, line in diff_lines(diff) if kind in ("add", "remove")]
     added = sum(line.startswith("+") for line in changed)
     return added, len(changed) - added, [reveal(line) for line in changed[:show]]
+
+
+def _stored_calls(messages: list[dict], unanswered: dict[str, dict]) -> list[tuple[dict, dict | None]]:
+    """The ``tool_use`` blocks of ``messages`` in order, each with its ``tool_result`` block (the
+    next one of its id: a server may reuse an id) or None. A call still without one takes it
+    from ``unanswered`` (tool_use id -> result, results whose call came before ``messages``);
+    results left unmatched are added to it."""
+    calls: list[tuple[dict, dict | None]] = []
+    waiting: dict[str, int] = {}  # tool_use id -> index in calls of its newest unanswered call
+    for message in messages:
+        for block in blocks(message):
+            if block.get("type") == "tool_use":
+                waiting[str(block.get("id"))] = len(calls)
+                calls.append((block, None))
+            elif block.get("type") == "tool_result":
+                tool_use_id = str(block.get("tool_use_id"))
+                if (at := waiting.pop(tool_use_id, None)) is not None:
+                    calls[at] = (calls[at][0], block)
+                else:
+                    unanswered[tool_use_id] = block
+    for tool_use_id, at in waiting.items():
+        if (result := unanswered.pop(tool_use_id, None)) is not None:
+            calls[at] = (calls[at][0], result)
+    return calls
