@@ -114,7 +114,10 @@ class McpMixin:
         wait = self.mcp_settings.startup_wait if self.mcp_settings is not None else STARTUP_WAIT
         starting = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
         if starting:
-            self.chat.add_notice(f"Your prompt waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
+            from scout_tui.text import one_line
+
+            quoted = f" “{one_line(text, 60)}”" if text and text.strip() else ""  # shown as its turn begins
+            self.chat.add_notice(f"Your prompt{quoted} waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
                                  f"{', '.join(starting)} to start (Esc puts it back in the composer).")
         try:
             await asyncio.wait_for(ready.wait(), wait)

@@ -296,8 +296,8 @@ async def test_esc_while_waiting_for_the_servers_keeps_the_prompt_in_the_compose
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.mcp is not None and "hung" in app.mcp.servers, what="the server starting")
             await send(app, pilot, "my carefully typed prompt")
-            await wait_until(pilot, lambda: "Your prompt waits up to 3600 s for MCP server hung to start" in notices(app),
-                             what="the wait said")
+            await wait_until(pilot, lambda: "Your prompt “my carefully typed prompt” waits up to 3600 s for MCP server "
+                             "hung to start" in notices(app), what="the wait said, with the prompt that waits")
             await pilot.press("escape")
             await settle(app, pilot)
             assert app.query_one(Composer).text == "my carefully typed prompt"
