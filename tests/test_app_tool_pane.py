@@ -8,7 +8,6 @@ from pathlib import Path
 from textual.widgets import OptionList
 
 from scout_tui.app import ScoutApp
-from scout_tui.app_sessions import OPEN_TAIL
 from scout_tui.bus import Event
 from scout_tui.config import load_config
 from scout_tui.store import Store
@@ -25,7 +24,8 @@ def row(tools: ToolActivity, index: int) -> str:
     return str(tools.query_one("#tool-list", OptionList).get_option_at_index(index).prompt)
 
 
-async def test_a_long_session_reaches_every_call_from_the_first_row(tmp_home: Path, workdir: Path):
+async def test_a_long_session_reaches_every_call_from_the_first_row(tmp_home: Path, workdir: Path, monkeypatch):
+    monkeypatch.setattr("scout_tui.widgets.tool_activity.LOAD_LIMIT", 10)  # fewer rows than the calls read first
     calls = 60  # 122 messages: the app reads the newest OPEN_TAIL first, the rest after
     sid = long_session(Store(), workdir, calls=calls, size=100)
     app = opened(workdir, sid)
@@ -33,14 +33,14 @@ async def test_a_long_session_reaches_every_call_from_the_first_row(tmp_home: Pa
         await settle(app, pilot)
         tools = app.query_one(ToolActivity)
         option_list = tools.query_one("#tool-list", OptionList)
-        await wait_until(pilot, lambda: row(tools, 0).startswith("▲ "),
+        await wait_until(pilot, lambda: row(tools, 0) == f"▲ {calls - 10} earlier calls  Enter shows the newest 10",
                          what="the calls of the older messages, read later, counted in the first row")
-        shown = option_list.option_count - 1
-        assert shown < OPEN_TAIL and row(tools, 0) == f"▲ {calls - shown} earlier calls  Enter shows them"
+        assert option_list.option_count == 11
         option_list.focus()
-        option_list.highlighted = 0
-        await pilot.press("enter")
-        await pilot.pause()
+        for _ in range(calls // 10 - 1):  # each Enter on the first row shows 10 more
+            option_list.highlighted = 0
+            await pilot.press("enter")
+            await pilot.pause()
         assert option_list.option_count == calls
         assert row(tools, 0).startswith("✓ read  f0.txt") and tools.status_of("t0") == "ok"
 

@@ -260,7 +260,21 @@ async def test_a_long_session_shows_its_newest_calls_and_the_earlier_ones_on_ent
         assert tools.status_of("c0") == "ok"
 
 
-async def test_calls_of_older_messages_read_later_join_the_earlier_ones():
+async def test_calls_of_older_messages_read_later_get_rows_above_while_there_is_room():
+    app = ToolsApp()
+    async with app.run_test() as pilot:
+        tools = app.query_one(ToolActivity)
+        older, newer = glob_calls(0, 3), glob_calls(3, 2)
+        tools.load([*older[-1:], *newer])
+        tools.add_older(older[:-1])
+        await pilot.pause()
+        assert [row(tools, i).split("\n")[0] for i in range(5)] == [f"✓ glob  p{i}" for i in range(5)]
+        option_list = tools.query_one("#tool-list", OptionList)
+        assert option_list.scroll_y == option_list.max_scroll_y  # still at the newest call
+
+
+async def test_calls_of_older_messages_read_later_join_the_earlier_ones(monkeypatch):
+    monkeypatch.setattr("scout_tui.widgets.tool_activity.LOAD_LIMIT", 3)  # the rows load made: no room left
     app = ToolsApp()
     async with app.run_test() as pilot:
         tools = app.query_one(ToolActivity)
@@ -269,7 +283,7 @@ async def test_calls_of_older_messages_read_later_join_the_earlier_ones():
         tools.load([*older[-1:], *newer])
         tools.add_older(older[:-1])
         await pilot.pause()
-        assert row(tools, 0) == "▲ 3 earlier calls  Enter shows them"
+        assert row(tools, 0) == "▲ 2 earlier calls  Enter shows them"
         option_list = tools.query_one("#tool-list", OptionList)
         option_list.focus()
         option_list.highlighted = 0

@@ -295,38 +295,51 @@ class ToolActivity(Vertical):
 
     def add_older(self, messages: list[dict]) -> None:
         """Count in the calls of ``messages``, the conversation's messages before those ``load``
-        was given (a long session's older messages, read later): they wait behind the first
-        row, before the calls already waiting there."""
+        was given (a long session's older messages, read later): as rows above the others while
+        fewer than ``LOAD_LIMIT`` are shown, the rest behind the first row, before the calls
+        already waiting there. The rows in view stay in view (the newest, when it was)."""
         older = _stored_calls(messages, self._unanswered)
         if not older:
             return
-        had = bool(self._older)
         self._older = older + self._older
-        if had:
-            self._list.replace_option_prompt(EARLIER, self._earlier_prompt())
+        room = LOAD_LIMIT - len(self._rows)
+        if room > 0:
+            self._prepend(room)
         else:
             self._rebuild()
 
     def show_earlier(self) -> None:
         """Give rows to the ``LOAD_LIMIT`` newest of the calls waiting behind the first row, above
         the rows shown, and highlight the newest of them."""
-        if not self._older:
-            return
-        batch, self._older = self._older[-LOAD_LIMIT:], self._older[:-LOAD_LIMIT]
+        if self._older:
+            count = self._prepend(LOAD_LIMIT)
+            self._list.highlighted = count - (0 if self._older else 1)
+
+    def _prepend(self, count: int) -> int:
+        """Give rows to the ``count`` newest calls waiting behind the first row, above the rows
+        shown; how many got one."""
+        batch, self._older = self._older[-count:], self._older[:-count]
         shown = self._rows
         self._rows = {}
-        calls = [self._stored_call(*call, newest=False) for call in batch]
+        for call in batch:
+            self._stored_call(*call, newest=False)
         self._rows.update(shown)
         self._rebuild()
-        self._list.highlighted = len(calls) - (0 if self._older else 1)
+        return len(batch)
 
     def _rebuild(self) -> None:
-        """Every row again, the first row counting the calls not shown first (if any)."""
-        highlighted = self._list.highlighted
-        self._list.clear_options()
-        self._list.add_options([*self._earlier_row(), *(self._row(call) for call in self._rows.values())])
-        if highlighted is not None and highlighted < self._list.option_count:
-            self._list.highlighted = highlighted
+        """Every row again, the first row counting the calls not shown first (if any); the row
+        highlighted stays so, and a list scrolled to its end stays there."""
+        option_list = self._list
+        highlighted = option_list.highlighted
+        kept = option_list.get_option_at_index(highlighted).id if highlighted is not None else None
+        at_end = option_list.scroll_y >= option_list.max_scroll_y
+        option_list.clear_options()
+        option_list.add_options([*self._earlier_row(), *(self._row(call) for call in self._rows.values())])
+        if kept is not None and kept in self._rows or kept == EARLIER and self._older:
+            option_list.highlighted = option_list.get_option_index(kept)
+        if at_end:
+            option_list.call_after_refresh(option_list.scroll_end, animate=False, immediate=True)
 
     def _earlier_row(self) -> list[Option]:
         return [Option(self._earlier_prompt(), id=EARLIER)] if self._older else []
