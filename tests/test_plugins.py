@@ -308,3 +308,24 @@ def test_headless_names_why_a_plugin_tool_failed(tmp_path, env):
     [line] = [line for line in done.stderr.splitlines() if line.startswith("✗ boomtool")]
     assert line.endswith(f"s): {BOOM_FAILED}"), line
     assert "Traceback" not in done.stderr
+
+
+async def test_a_plugin_s_own_key_error_is_its_failure_not_the_model_s_arguments(tmp_path):
+    from scout_tui.tools import Tool
+    from scout_tui.tools.base import Registry, ToolContext
+
+    def lookup(table: dict) -> str:
+        return table["zzz"]  # the plugin's bug: the model's arguments are fine
+
+    async def run(input: dict, ctx: ToolContext) -> str:
+        return lookup({"x": input["x"]})
+
+    registry = Registry()
+    registry.add(Tool("fragile", "", {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+                      run))
+    context = ToolContext(cwd=tmp_path)
+    failed = await registry.call("fragile", {"x": "y"}, context)
+    assert failed.is_error and failed.content.startswith("fragile failed at ")
+    assert "test_plugins.py" in failed.content and failed.content.endswith("KeyError: 'zzz'")
+    missing = await registry.call("fragile", {}, context)  # what the schema requires, missing: the model's
+    assert missing.is_error and missing.content == "fragile: missing required argument 'x' (got: nothing)"

@@ -122,6 +122,10 @@ class Registry:
             return ToolResult(f"Unknown tool {name!r}. Available tools: {known}.", True)
         if not isinstance(input, dict):
             return ToolResult(f"{name}: arguments must be a JSON object, got {input!r:.200}", True)
+        builtin = _builtin(tool)
+        missing = [key for key in tool.input_schema.get("required") or () if key not in input]
+        if missing and not builtin:  # scout-tui's own tools say it themselves (files.str_arg)
+            return ToolResult(f"{name}: {missing_argument(missing[0], input)}", True)
         try:
             out = await tool.run(input, ctx)
         except ToolError as e:
@@ -129,10 +133,26 @@ class Registry:
         except asyncio.CancelledError:
             raise
         except (KeyError, TypeError) as e:
-            return ToolResult(f"{name}: bad arguments ({error_text(e)}{_at(e, tool, ctx.cwd, ', at ')})", True)
+            if not builtin:  # a plugin's own KeyError is its bug, not the model's arguments
+                return ToolResult(f"{name} failed{_at(e, tool, ctx.cwd, ' at ')}: {error_text(e)}", True)
+            return ToolResult(f"{name}: bad arguments ({error_text(e)})", True)
         except Exception as e:  # a tool bug must not end the turn; the model reads it
             return ToolResult(f"{name} failed{_at(e, tool, ctx.cwd, ' at ')}: {error_text(e)}", True)
         return out if isinstance(out, ToolResult) else ToolResult(str(out))
+
+
+def missing_argument(key: str, input: dict[str, Any]) -> str:
+    """What a tool says when the model left out required argument ``key`` of ``input``: the
+    key and the arguments it did give (a misspelt name shows)."""
+    got = ", ".join(sorted(map(str, input))) or "nothing"
+    return f"missing required argument {key!r} (got: {got})"
+
+
+def _builtin(tool: Tool) -> bool:
+    """Whether ``tool`` is scout-tui's own (its ``run`` defined in this package): a KeyError or
+    TypeError from it means arguments of the wrong shape, which the model can mend."""
+    run = getattr(tool.run, "__func__", tool.run)
+    return str(getattr(run, "__module__", "") or "").startswith("scout_tui.")
 
 
 def _at(exc: BaseException, tool: Tool, cwd: Path, lead: str) -> str:

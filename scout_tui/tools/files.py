@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from scout_tui.diffs import unified_diff
-from scout_tui.tools.base import Tool, ToolContext, ToolError, boolean, integer, object_schema, string
+from scout_tui.tools.base import (Tool, ToolContext, ToolError, boolean, integer, missing_argument, object_schema,
+                                  string)
 
 DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000  # one minified line must not fill the context window
@@ -34,8 +35,7 @@ def str_arg(input: dict[str, Any], key: str, default: Any = _REQUIRED) -> Any:
     """``input[key]`` as a str; ``default`` when absent (or ``ToolError`` if it is required)."""
     if key not in input or input[key] is None:
         if default is _REQUIRED:
-            got = ", ".join(sorted(map(str, input))) or "nothing"
-            raise ToolError(f"missing required argument {key!r} (got: {got})")
+            raise ToolError(missing_argument(key, input))
         return default
     value = input[key]
     if not isinstance(value, str):
