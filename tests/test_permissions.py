@@ -258,6 +258,10 @@ def test_a_redirection_after_cd_cannot_be_placed(ws):
         ("FOO=1 make test", ("bash:FOO=1 make test *",)),
         ("sudo apt-get install jq", ("bash:sudo apt-get install jq",)),
         ("make", ("bash:make",)),
+        ("python3 -m pytest; rm -rf build/out", ("bash:python3 -m pytest *", "bash:rm -rf build/out")),
+        ("sed -i s/a/b/ notes.txt", ("bash:sed -i s/a/b/ notes.txt",)),
+        ("find . -name '*.pyc' -delete", ()),
+        ("curl -s https://example.com/x", ("bash:curl -s https://example.com/x",)),
     ],
 )
 def test_session_suggestions(ws, command, suggested):

@@ -35,6 +35,16 @@ WRAPPERS = frozenset({"builtin", "command", "doas", "env", "eval", "exec", "nice
 """Commands that run their arguments as a command: the rule is the exact command, and a deny
 rule sees through them (``permissions``)."""
 
+EXACT_ONLY = frozenset({
+    "rm", "rmdir", "unlink", "shred", "truncate", "dd", "mv", "cp", "ln", "install", "rsync", "tee", "patch",
+    "chmod", "chown", "chgrp", "chattr", "kill", "pkill", "killall", "sed", "awk", "gawk", "find", "xdg-open",
+    "curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "socat", "telnet", "ftp", "mkfs", "mount", "umount",
+    "crontab", "shutdown", "reboot",
+})
+"""Programs whose name alone says nothing of the harm a call may do: allowing ``rm *`` allows
+every deletion, ``sed *`` every in-place edit, ``find *`` every ``-delete`` or ``-exec``,
+``curl *`` sending anything anywhere. The rule is the exact command."""
+
 _PLAIN = re.compile(r"[\w.@+/:-]+")  # a word with nothing to expand or quote
 _SUBCOMMAND = re.compile(r"[A-Za-z][\w:.-]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[\w.@+/:,-]*")
@@ -64,7 +74,8 @@ def command_prefix(words: list[str]) -> list[str] | None:
     prefix) or its script file, None for ``-c``/``-e`` code, other options or none; a
     ``SUBCOMMAND_TOOLS`` program → it and its subcommand, and for a runner subcommand
     (``RUNNERS``) the prefix of what it runs; a ``RUNNER_TOOLS`` program → it and the prefix of
-    what it runs; any other program → its name. None also when a word of the prefix is not
+    what it runs; a program that deletes, overwrites or sends (``EXACT_ONLY``) → None; any other
+    program → its name. None also when a word of the prefix is not
     plain (quotes, ``$``, globs) or an expected name is missing or an option.
     """
     assignments = []
@@ -82,7 +93,7 @@ def _program_prefix(words: list[str]) -> list[str] | None:
         return None
     program, rest = words[0], words[1:]
     name = command_name(program)
-    if name in WRAPPERS:
+    if name in WRAPPERS or name in EXACT_ONLY:
         return None
     if _interpreter(name):
         if not rest:
