@@ -116,6 +116,7 @@ async def test_a_blocked_write_is_an_error_even_when_the_last_part_succeeds(work
     assert result.is_error, result.content
     assert BLOCKED in result.content and "outside_sandbox: true" in result.content
     assert "[exit code" not in result.content  # it did exit 0: the note says what failed
+    assert result.notice and "sandbox (workspace-write) blocked a write" in result.notice  # the person reads it too
 
 
 @needs_bwrap

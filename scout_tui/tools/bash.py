@@ -270,8 +270,10 @@ async def run_bash(input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(out or "(no output)", output_path=saved)
     if out and not out.endswith("\n"):
         out += "\n"
+    said = [f"The sandbox ({sandbox.mode}) blocked a write by this command; the model is told it may ask to run it "
+            "outside the sandbox." if blocked and sandbox is not None else "", moved.for_person() if moved else ""]
     return ToolResult(out + status, is_error=timed_out or stopped or blocked or bool(proc.returncode), output_path=saved,
-                      notice=moved.for_person() if moved else None)
+                      notice="\n\n".join(line for line in said if line) or None)
 
 
 def _planted(cwd: Path, sandbox: SandboxSettings | None, watched: list[Path], began: float) -> list[Path]:
