@@ -283,7 +283,8 @@ class Store:
         """
         info = self.session(ref)
         if info is None:
-            raise ScoutError(f"no session matches {ref!r} (see `scout-tui sessions --all`)")
+            short = f": a prefix needs at least {MIN_PREFIX} characters" if len(ref) < MIN_PREFIX else ""
+            raise ScoutError(f"no session matches {ref!r}{short} (see `scout-tui sessions --all`)")
         return info
 
     def ancestry(self, session_id: str) -> list[SessionInfo]:

@@ -73,6 +73,12 @@ def test_resume_of_an_unknown_id_is_an_error(store: Store, here: Path) -> None:
         open_session(store, here, resume="ffff0000")
 
 
+def test_resume_of_a_prefix_too_short_says_how_long_one_must_be(store: Store, here: Path) -> None:
+    sid = conversation(store, here, 1)
+    with pytest.raises(ScoutError, match="a prefix needs at least 4 characters"):
+        open_session(store, here, resume=sid[:2])
+
+
 def test_latest_opens_the_newest_live_session_of_the_directory(store: Store, here: Path, tmp_path: Path) -> None:
     old = conversation(store, here, 1)
     new = conversation(store, here, 1)
