@@ -332,10 +332,11 @@ async def test_a_span_whose_summary_came_out_too_large_is_not_summarised_again(t
     llama = LlamaServer(n_ctx=200_000, summary="Everything, at length. " * 8_000)
     history = conversation(30, 2_000)
     with llama.serve() as server:
-        agent = agent_for(server.url, tmp_path, context_window=40_000, auto_compact=0.5, keep_tokens=1_000)
+        agent = agent_for(server.url, tmp_path, context_window=60_000, auto_compact=0.5, keep_tokens=1_000)
         first = [e async for e in agent.run(history, "and now?")]
         again = [e async for e in agent.run(history, "and now?")]  # sent again: the same cut
     assert agent.compaction is None
     assert any("not applied" in e.data["text"] for e in first if e.type == "notice")
     assert [e.data["text"] for e in again if e.type == "notice" and "too large" in e.data["text"]], [(e.type, e.data) for e in again][:6]
     assert sum(s.summary for s in llama.seen) == 1
+    assert [e.data for e in first + again if e.type == "turn.end"] == [{"stop_reason": "end_turn"}] * 2
