@@ -377,6 +377,12 @@ class ContextWindow:
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
 
+    def _span(self, cut: int) -> int:
+        """What a summary at ``cut`` would stand for, as a hash: the messages before it and the
+        summary in force (the same numbers in another session, or after an edit, differ)."""
+        return hash((json.dumps(self.messages[:cut], sort_keys=True, default=str),
+                     self.compaction.summary if self.compaction else ""))
+
     def summary_unfit(self, data: dict) -> str | None:
         """Why a ``session.compacted`` event's summary (``summarize``) must not be applied, as a
         clause ("it would make each request larger (about 6,901 → 11,440 tokens)"), or None when
@@ -424,10 +430,11 @@ class ContextWindow:
             self._summary_failed = True
             yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
             return
-        span = (self.compaction.at if self.compaction else 0, cut)
+        span = self._span(cut)
         if span in self._futile:  # asking again would bring the same too-long summary, and cost as much
             self._summary_failed = True
-            yield Notice(f"Not summarising: the summary of messages {span[0]}–{cut - 1} came out too large "
+            start = self.compaction.at if self.compaction else 0
+            yield Notice(f"Not summarising: the summary of messages {start}–{cut - 1} came out too large "
                          "earlier in this session. `/compact` with a focus may write a shorter one.")
             return
         if self.compaction_gain(cut) <= 0:
