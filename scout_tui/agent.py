@@ -171,6 +171,7 @@ class Agent(ContextWindow, ToolRunner):
         self.remember = remember
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
         self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
+        self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._last_tokens = 0  # its calibrated size estimate, in tokens
         self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens

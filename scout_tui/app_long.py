@@ -214,6 +214,8 @@ class LongSessionMixin:
                 raise
             finally:
                 status.state = ""
+            if await self._summary_not_applied(agent, data):
+                return
             from scout_tui.widgets.compaction import CompactPreview
 
             answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
@@ -229,12 +231,34 @@ class LongSessionMixin:
                     await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
-            data = {**data, "summary": text}
+            if text != data["summary"]:  # edited: what each request would carry is the edited text's
+                from scout_tui.summary import Compaction
+
+                edited = Compaction(data["at"], data["count"], text)
+                data = {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.tokens_now, edited)}
+                if await self._summary_not_applied(agent, data, paid=False):
+                    return
             agent.apply_compaction(data)
             await self.deliver(SessionCompacted(**data))
         finally:
             self.busy = False
             self.estimate_context()
+
+    async def _summary_not_applied(self, agent, data: dict, *, paid: bool = True) -> bool:
+        """Whether ``/compact``'s summary (``data``, a ``session.compacted`` event's) must not be
+        applied (``Agent.summary_unfit``: it would make each request larger, or not fit the
+        window): then the chat says why and, ``paid``, the summary's cost is recorded."""
+        from scout_tui.bus import CompactCancelled
+
+        why = await asyncio.to_thread(agent.summary_unfit, data)
+        if why is None:
+            return False
+        if paid and data["usage"]:  # what the summary cost stays in the session's totals
+            await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+        self.query_one(ChatView).add_notice(
+            f"The summary was not applied: {why}. `/compact` with a focus (e.g. `/compact the failing test`) "
+            "asks for a shorter one.", "warning")
+        return True
 
     def show_compaction(self, data: dict) -> None:
         """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""

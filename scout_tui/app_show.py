@@ -111,8 +111,25 @@ def _(event: Notice, app: ScoutApp) -> None:
 
 @show.register
 def _(event: Error, app: ScoutApp) -> None:
+    from scout_tui.messages import retryable
+
     app.chat.stream_interrupted()
-    app.chat.add_notice(f"{event.message}\n\n{RETRY_HINT}", "error")
+    hints = [RETRY_HINT] if retryable(app.conversation) else []  # not for a prompt refused unsent
+    if event.kind == "context_overflow" and app.compactions and grew(app.compactions[-1], app.status.context_window):
+        hints.append(UNDO_COMPACTION_HINT)
+    app.chat.add_notice("\n\n".join([event.message, *hints]), "error")
+
+
+UNDO_COMPACTION_HINT = ("The last compaction made the prompt larger: `u` on its marker in the chat undoes it (a new "
+                        "branch without that summary).")
+"""Added to a context-overflow error when the summary in force made each request larger."""
+
+
+def grew(compaction: dict, window: int | None) -> bool:
+    """Whether a ``session.compacted`` event's summary made each request larger, or over ``window``
+    tokens."""
+    return compaction["tokens_after"] >= compaction["tokens_before"] or bool(
+        window and compaction["tokens_after"] > window)
 
 
 @show.register

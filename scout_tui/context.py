@@ -377,6 +377,40 @@ class ContextWindow:
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
 
+    def _span(self, cut: int) -> int:
+        """What a summary at ``cut`` would stand for, as a hash: the messages before it and the
+        summary in force (the same numbers in another session, or after an edit, differ)."""
+        return hash((json.dumps(self.messages[:cut], sort_keys=True, default=str),
+                     self.compaction.summary if self.compaction else ""))
+
+    def summary_unfit(self, data: dict) -> str | None:
+        """Why a ``session.compacted`` event's summary (``summarize``) must not be applied, as a
+        clause ("it would make each request larger (about 6,901 → 11,440 tokens)"), or None when
+        it may: it makes the next request larger than without it, or the summary itself keeps
+        that request over the window even with every tool result cut (it would fit with a
+        shorter one; the token budget never cuts a summary). A request still over the window
+        that a shorter summary would not help either is left to the next part's summary
+        (``compact_to_fit``)."""
+        if data["tokens_after"] >= data["tokens_before"]:
+            return (f"it would make each request larger (about {data['tokens_before']:,} → "
+                    f"{data['tokens_after']:,} tokens)")
+        made = summaries.Compaction.from_event(data)
+        if self._fits_with(made) or not self._fits_with(summaries.Compaction(made.at, made.count, "")):
+            return None
+        return (f"with it each request would be about {data['tokens_after']:,} tokens, over the model's "
+                f"context window ({self.context_window:,} tokens)")
+
+    def _fits_with(self, compaction: summaries.Compaction) -> bool:
+        """Whether the next request fits the window with ``compaction`` in force (``preview``)."""
+        saved = self.compaction
+        self.compaction = compaction
+        try:
+            return self.preview().fits
+        except (ScoutError, ValueError):
+            return True  # the request reports it
+        finally:
+            self.compaction = saved
+
     def apply_compaction(self, data: dict) -> None:
         """Use a ``session.compacted`` event's summary from the next request on."""
         self.compaction = summaries.Compaction.from_event(data)
@@ -396,6 +430,13 @@ class ContextWindow:
             self._summary_failed = True
             yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
             return
+        span = self._span(cut)
+        if span in self._futile:  # asking again would bring the same too-long summary, and cost as much
+            self._summary_failed = True
+            start = self.compaction.at if self.compaction else 0
+            yield Notice(f"Not summarising: the summary of messages {start}–{cut - 1} came out too large "
+                         "earlier in this session. `/compact` with a focus may write a shorter one.")
+            return
         if self.compaction_gain(cut) <= 0:
             self._summary_failed = True
             yield Notice("Not summarising: what a summary would stand for is smaller than a summary.")
@@ -413,12 +454,12 @@ class ContextWindow:
             self._summary_failed = True
             yield Notice(self.redact(f"Could not summarise the conversation: {e}"))
             return
-        if data["tokens_after"] >= data["tokens_before"]:  # the summary came out longer than what it stands for
+        if why := self.summary_unfit(data):
             self._summary_failed = True
+            self._futile.add(span)
             if data["usage"]:  # still paid for
                 yield CompactCancelled(data["usage"], data["model"], data["cost"])
-            yield Notice(f"The summary was not applied: it would make each request larger (about "
-                         f"{data['tokens_before']:,} → {data['tokens_after']:,} tokens).")
+            yield Notice(f"The summary was not applied: {why}.")
             return
         self.apply_compaction(data)
         yield SessionCompacted(**data)

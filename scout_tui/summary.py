@@ -63,13 +63,14 @@ class Compaction:
 
 def view(messages: list[dict], compaction: Compaction | None) -> list[dict]:
     """What the model sees of the stored ``messages``: the summary as a user message, then the
-    messages from the cut on (a user message at the cut is merged into it, roles alternate).
-    Without a compaction, or one whose cut is past the end, ``messages`` itself."""
+    messages from the cut on (a user message at the cut is merged into it, roles alternate; not
+    one the window refused, marked ``incomplete``: it is never sent, and the summary would go
+    with it). Without a compaction, or one whose cut is past the end, ``messages`` itself."""
     if compaction is None or compaction.at > len(messages):
         return messages
     tail = messages[compaction.at:]
     intro = {"type": "text", "text": SUMMARY_INTRO + compaction.summary}
-    if tail and tail[0].get("role") == "user":
+    if tail and tail[0].get("role") == "user" and not tail[0].get("incomplete"):
         first = tail[0]
         return [{**first, "content": [intro, *blocks(first)]}, *tail[1:]]
     return [{"role": "user", "content": [intro]}, *tail]

@@ -300,3 +300,71 @@ async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
             assert again.agent.context_window == 30_000
         # No request of the reopened session was refused: it knew the window from the start.
         assert len([b for b in handler.billed if b.rejected is not None]) == refused
+
+
+async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and_a_refused_prompt_offers_no_retry(repo):
+    """``llama-server -c 16384`` whose summary model writes about 39,000 characters: ``/compact``
+    says the summary would make each request larger and applies nothing (no preview, no
+    compaction, its cost kept). A prompt then refused unsent does not offer Ctrl+R, which would
+    only say 'Nothing to retry'."""
+    from llama_server import LlamaServer
+
+    from scout_tui.app_turns import RETRY_HINT
+
+    words = " ".join(f"word{k}" for k in range(100))
+    llama = LlamaServer(n_ctx=16_384, answer="Done.", summary="A very detailed account of everything. " * 1_000)
+    with llama.serve() as server:
+        app = make_app(repo, server, model="small-model", api_key="sk-local", auto_compact="off")
+        async with app.run_test(size=SIZE) as pilot:
+            for i in range(30):
+                await send(app, pilot, f"turn {i}: {words}")
+                await settle(app, pilot)
+            await send(app, pilot, "/compact")
+            await settle(app, pilot)
+            await wait_until(pilot, lambda: any("not applied" in n.text for n in app.query("Notice")),
+                             what="the notice that the summary was not applied")
+            assert [s.summary for s in llama.seen].count(True) == 1
+            assert not isinstance(app.screen, CompactPreview) and app.agent.compaction is None
+            types = [e[2] for e in Store().events(app.session_id)]
+            assert "session.compacted" not in types and "session.compact_cancelled" in types
+            assert not list(app.query(CompactionMarker)) and app.compactions == []
+            note = next(n.text for n in app.query("Notice") if "not applied" in n.text)
+            assert "would make each request larger" in note
+            await send(app, pilot, "Here is the whole log: " + "E" * 60_000)
+            await settle(app, pilot)
+            errors = [n.text for n in app.query("Notice") if n.has_class("-error")]
+            assert errors and "not sent" in errors[-1]
+            assert RETRY_HINT.replace("`", "") not in errors[-1] and "Ctrl+R" not in errors[-1]
+
+
+async def test_an_overflow_after_a_compaction_that_made_the_prompt_larger_points_to_undoing_it(repo):
+    """A session whose summary in force made each request larger (applied before summaries were
+    checked): the prompt it leaves over the window is refused, and the error says that ``u`` on
+    the compaction marker undoes it, not Ctrl+R."""
+    from llama_server import LlamaServer
+
+    from scout_tui.bus import SessionCompacted
+    from scout_tui.summary import Compaction, event_data
+
+    llama = LlamaServer(n_ctx=16_384, answer="Done.")
+    with llama.serve() as server:
+        app = make_app(repo, server, model="small-model", api_key="sk-local", auto_compact="off")
+        async with app.run_test(size=SIZE) as pilot:
+            for i in range(4):
+                await send(app, pilot, f"turn {i}: tell me more")
+                await settle(app, pilot)
+            sid, count = app.session_id, len(app.conversation)
+        huge = Compaction(4, count, "A very detailed account of everything. " * 1_500)
+        Store().append(sid, SessionCompacted(**event_data(huge, model="small-model", tokens_before=2_400,
+                                                          tokens_after=21_000, usage=None, cost=None, focus="",
+                                                          by="user")))
+        again = ScoutApp(load_config(repo, flags={"provider": "anthropic", "base_url": server.url,
+                                                  "api_key": "sk-local", "model": "small-model",
+                                                  "auto_compact": "off"}), cwd=repo, resume=sid)
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(again, pilot)
+            await send(again, pilot, "and now?")
+            await settle(again, pilot)
+            errors = [n.text for n in again.query("Notice") if n.has_class("-error")]
+    assert errors and "not sent" in errors[-1]
+    assert "u on its marker" in errors[-1].replace("`", "") and "Ctrl+R" not in errors[-1]

@@ -287,3 +287,56 @@ def test_a_model_switch_brings_what_earlier_runs_learnt_of_the_new_model_on_its_
     assert (agent.estimator.ratio, agent.estimator.samples) == (1.0, 0)
     switch_agent(agent, config.for_provider("openai", "big-model"))
     assert (agent.estimator.ratio, agent.estimator.samples) == (1.4, 9)
+
+
+# -- a summary too large for the window: never applied, never dropped unsaid ------------------------
+
+
+def test_a_summary_too_large_to_help_is_never_applied_and_the_earlier_turns_are_never_lost(repo, env):
+    """``llama-server -c 8192`` whose summary model writes about 20,000 characters, and long
+    ``-p`` turns continued with ``-c``: that summary would make each request larger, so it is
+    never applied nor stored, not in a later turn either; every request carries the earlier
+    conversation (or a summary standing for it); and a span the summary model already answered
+    too long for is not asked to be summarised again and again."""
+    words = " ".join(f"word{k}" for k in range(350))
+    llama = LlamaServer(n_ctx=8192, summary="A very detailed account of everything. " * 520)
+    bodies: list[dict] = []
+    handle = llama.handle
+
+    def recording(recorded):
+        bodies.append(recorded.json())
+        return handle(recorded)
+
+    llama.handle = recording
+    with llama.serve() as server:
+        for i in range(1, 9):
+            asked = len(llama.seen)
+            done, events = run([*flags(server.url, "openai"), "-p", f"turn {i}: {words}", *(["-c"] if i > 1 else [])],
+                               repo, env)
+            assert of(events, "session.compacted") == [], (i, done.stderr)
+            # One summary request a turn at most: not another after the server refused the prompt.
+            assert sum(s.summary for s in llama.seen[asked:]) <= 1, (i, done.stderr)
+    for body, seen in zip(bodies, llama.seen):
+        if seen.summary or seen.refused:
+            continue
+        text = json.dumps(body["messages"])
+        first = text.find("turn 1:")
+        assert first >= 0 or "[Conversation summary]" in text, ("the earlier turns were dropped", text[:300])
+    assert any(s.summary for s in llama.seen)
+
+
+async def test_a_span_whose_summary_came_out_too_large_is_not_summarised_again(tmp_path):
+    """The same agent, two turns past ``auto_compact``, whose summary model writes more than the
+    conversation it stands for: the first turn asks for a summary and does not apply it; the
+    second, with the same cut, does not ask again."""
+    llama = LlamaServer(n_ctx=200_000, summary="Everything, at length. " * 8_000)
+    history = conversation(30, 2_000)
+    with llama.serve() as server:
+        agent = agent_for(server.url, tmp_path, context_window=60_000, auto_compact=0.5, keep_tokens=1_000)
+        first = [e async for e in agent.run(history, "and now?")]
+        again = [e async for e in agent.run(history, "and now?")]  # sent again: the same cut
+    assert agent.compaction is None
+    assert any("not applied" in e.data["text"] for e in first if e.type == "notice")
+    assert [e.data["text"] for e in again if e.type == "notice" and "too large" in e.data["text"]], [(e.type, e.data) for e in again][:6]
+    assert sum(s.summary for s in llama.seen) == 1
+    assert [e.data for e in first + again if e.type == "turn.end"] == [{"stop_reason": "end_turn"}] * 2
