@@ -6,6 +6,9 @@ names, results, failures, cancellation and the permission rules for MCP tools.""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import signal
 import shutil
 import socket
 import subprocess
@@ -513,6 +516,40 @@ async def test_a_crashed_server_restarts_and_its_tools_run_again(tmp_path):
         await client.restart("notes")  # a ready one too
         await client.wait_started()
         assert client.servers["notes"].state == "ready"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_call_running_when_its_server_restarts_ends_at_once_saying_so(tmp_path):
+    # tool_timeout only bounds the test if the call were left waiting: it must end long before.
+    client = await started(ServerConfig("notes", "stdio", "test:1", command=sys.executable,
+                                        args=(str(FAST_SERVER),), tool_timeout=120), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools_of(client)["mcp__notes__slow"].run({}, ctx))
+        await asyncio.to_thread(until, lambda: "slow: started" in client._runners["notes"]._stderr_tail(),
+                                what="the slow call running")
+        await client.restart("notes")
+        ended = await call
+        assert ended.is_error and ended.content == "MCP server 'notes' was restarted before answering"
+        assert await client.wait_started() == [] and client.servers["notes"].state == "ready"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_call_running_when_its_server_is_killed_ends_at_once_saying_so(tmp_path):
+    client = await started(ServerConfig("notes", "stdio", "test:1", command=sys.executable,
+                                        args=(str(FAST_SERVER),), tool_timeout=120), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools_of(client)["mcp__notes__slow"].run({}, ctx))
+        runner = client._runners["notes"]
+        await asyncio.to_thread(until, lambda: "slow: started" in runner._stderr_tail(), what="the slow call running")
+        pid = int(re.search(r"slow: started \(pid (\d+)\)", runner._stderr_tail())[1])
+        os.kill(pid, signal.SIGKILL)
+        ended = await call
+        assert ended.is_error and ended.content.startswith("MCP server 'notes' exited before answering")
+        assert client.servers["notes"].state == "failed"
     finally:
         await asyncio.to_thread(client.close)
 
