@@ -333,3 +333,19 @@ async def test_slash_mcp_restart_brings_a_crashed_server_back(tmp_home, repo):
             await send(app, pilot, "are you there?")
             await settle(app, pilot)
             assert "mcp__notes__add_note" in [t["name"] for t in server.requests[2].json()["tools"]]
+
+
+async def test_slash_mcp_restart_during_a_running_call_ends_the_call_at_once_and_the_turn_goes_on(tmp_home, repo):
+    # Before: the call waited out its tool_timeout (600 s), far past this test's waits.
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__halfway", {}), answer("It was restarted.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "work")
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_1", "progress 1/2: halfway there"),
+                             what="the slow call running")
+            await send(app, pilot, "/mcp restart notes")
+            await wait_until(pilot, lambda: len(server.requests) == 2, what="the turn going on with the call's result")
+            assert result_text(results(server.requests[1])[0]) == "MCP server 'notes' was restarted before answering"
+            await wait_until(pilot, lambda: "MCP server notes is ready" in notices(app), what="the server back")
+            await settle(app, pilot)
