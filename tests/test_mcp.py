@@ -400,6 +400,28 @@ def test_only_env_values_that_name_or_look_like_a_credential_are_kept_secret():
     assert server.secrets == ["k"]
 
 
+def test_credentials_in_a_url_its_headers_or_the_arguments_are_redacted_when_shown_and_kept_secret():
+    from scout_tui.mcp.hidden import looks_like_token
+
+    web = ServerConfig("web", "http", "t:1", url="https://me:pa55word-x@h.example/mcp?key=QUERYSECRET999&v=2",
+                       headers={"Authorization": "Bearer HEADERSECRET-abc123"})
+    assert web.describe() == "http: https://me:[redacted]@h.example/mcp?key=[redacted]&v=[redacted]"
+    assert {"QUERYSECRET999", "pa55word-x", "Bearer HEADERSECRET-abc123", "HEADERSECRET-abc123"} <= set(web.secrets)
+    token = "ghp_" + "Ab1" * 12
+    cli = ServerConfig("cli", "stdio", "t:1", command="srv", args=(
+        "-y", "@scope/server-github", "--api-key=ARGSECRET-zzz999", "--token", "TOK-1", "--password", "pw-2",
+        "--secret=s-3", "api_key=k-4", "--client-secret", "s-5", token, "--url", "https://h/x?token=t-6",
+        "mcp-server-postgres-v2", "--read-only", "/home/me/notes"))
+    assert cli.describe() == (
+        "stdio: srv -y @scope/server-github --api-key=[redacted] --token [redacted] --password [redacted] "
+        "--secret=[redacted] api_key=[redacted] --client-secret [redacted] [redacted] --url https://h/x?token=[redacted] "
+        "mcp-server-postgres-v2 --read-only /home/me/notes")
+    assert {"ARGSECRET-zzz999", "TOK-1", "pw-2", "s-3", "k-4", "s-5", token, "t-6"} <= set(cli.secrets)
+    assert not {"mcp-server-postgres-v2", "/home/me/notes", "--read-only"} & set(cli.secrets)
+    assert looks_like_token("sk-proj-" + "a1B2" * 8) and looks_like_token("0123456789abcdef" * 2)
+    assert not looks_like_token("modelcontextprotocol-server-everything")
+
+
 # -- servers that misbehave: hung, noisy on stdout, busy at exit (tests/mcp_servers/scripted_server.py) ---
 
 SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"

@@ -542,5 +542,5 @@ def _describe(exc: BaseException, config: ServerConfig) -> str:
     if "Timed out while waiting for response" in text:
         return f"it did not answer within {config.startup_timeout:g} s"
     if type(exc).__module__.startswith("httpx"):
-        return f"{config.url}: {type(exc).__name__}: {text}"
+        return f"{config.shown_url}: {type(exc).__name__}: {text}"
     return text if type(exc).__name__ in ("McpError", "RuntimeError") else f"{type(exc).__name__}: {text}"
