@@ -113,6 +113,15 @@ def test_scout_tui_trust_lists_and_trusts_mcp_json_servers_one_by_one(tmp_home, 
         ("MCP server a", "trusted"), ("MCP server b", "new")]
 
 
+def test_an_unset_variable_in_a_servers_command_is_said_with_its_file_and_line(tmp_home, workdir, capsys, monkeypatch):
+    monkeypatch.delenv("NOPE", raising=False)
+    (workdir / ".mcp.json").write_text('{"mcpServers": {\n  "x": {\n    "command": "${NOPE}"\n  }\n}}\n')
+    assert trust_command(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"MCP server x (stdio: (no command)) in {workdir / '.mcp.json'}: it cannot start: " \
+           f"{workdir / '.mcp.json'}:3: ${{NOPE}} is not set" in listed
+
+
 def test_doctor_lists_the_mcp_servers_without_their_header_values(tmp_home, workdir):
     from scout_tui.doctor import report
 

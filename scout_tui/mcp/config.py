@@ -85,7 +85,7 @@ class ServerConfig:
         """"stdio: npx -y server", "http: https://host/mcp" or "sse: …" (never env or header values;
         query values and credential arguments read ``[redacted]``: ``hidden.shown_args``)."""
         if self.transport == "stdio":
-            return "stdio: " + " ".join([self.command, *shown_args(self.args)])
+            return "stdio: " + " ".join([self.command or "(no command)", *shown_args(self.args)])
         return f"{self.transport}: {self.shown_url}"
 
     @property
@@ -278,19 +278,19 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     def text(key: str, value: Any) -> str:
         if not isinstance(value, str) or not value:
             raise ScoutError(f"{where(key)}: {what}.{key} must be a non-empty string, got {value!r}")
-        return _expand(value, environ, problems) if expand else value
+        return _expand(value, environ, problems, where(key)) if expand else value
 
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ScoutError(f"{where(key)}: {what}.{key} must be a list of strings")
-        return tuple(_expand(v, environ, problems) if expand else v for v in value)
+        return tuple(_expand(v, environ, problems, where(key)) if expand else v for v in value)
 
     def table(key: str) -> dict[str, str]:
         value = entry.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise ScoutError(f"{where(key)}: {what}.{key} must be a table of strings")
-        return {k: _expand(v, environ, problems) if expand else v for k, v in value.items()}
+        return {k: _expand(v, environ, problems, where(key, k)) if expand else v for k, v in value.items()}
 
     def seconds(key: str, default: float) -> float:
         value = entry.get(key, default)
@@ -316,8 +316,9 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     if trust is None:
         return server
     source = json.dumps({name: _hiding_credentials(entry)}, indent=2, sort_keys=True).encode()
+    cannot = f": it cannot start: {server.problem}" if server.problem else ""
     entry_trust = check_entry(path, f"mcpServers.{name}", source, trust(),
-                              label=f"MCP server {name} ({server.describe()[:60]}) in {path}")
+                              label=f"MCP server {name} ({server.describe()[:60]}) in {path}{cannot}")
     return replace(server, trust=entry_trust)
 
 
@@ -361,16 +362,17 @@ def _hiding_credentials(entry: dict[str, Any]) -> dict[str, Any]:
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-def _expand(value: str, environ: Any, problems: list[str]) -> str:
+def _expand(value: str, environ: Any, problems: list[str], where: str) -> str:
     """``${VAR}`` and ``${VAR:-default}`` replaced from ``environ`` (as Claude Code reads
-    ``.mcp.json``); an unset one without a default adds to ``problems`` and reads as ""."""
+    ``.mcp.json``); an unset one without a default adds "WHERE: ${VAR} is not set" to
+    ``problems`` (``where``: the value's "<file>:<line>") and reads as ""."""
     def one(match: re.Match[str]) -> str:
         name, default = match[1], match[2]
         if name in environ:
             return environ[name]
         if default is not None:
             return default
-        problems.append(f"${{{name}}} is not set")
+        problems.append(f"{where}: ${{{name}}} is not set")
         return ""
 
     return _VARIABLE.sub(one, value)
