@@ -349,3 +349,24 @@ async def test_slash_mcp_restart_during_a_running_call_ends_the_call_at_once_and
             assert result_text(results(server.requests[1])[0]) == "MCP server 'notes' was restarted before answering"
             await wait_until(pilot, lambda: "MCP server notes is ready" in notices(app), what="the server back")
             await settle(app, pilot)
+
+
+async def test_a_failed_servers_stderr_shows_line_under_line_without_blank_lines_or_indentation(tmp_home, repo):
+    from rich.console import Console
+
+    folder = tmp_home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text(
+        f"[mcp.servers.bad]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(FAST_SERVER))}, '--mode=*strict*']\n"
+        'env = { MCP_TEST_FAIL_AT_START = "# no config: see <docs>" }\n')
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "MCP server bad failed" in notices(app), what="the failure in the chat")
+        notice = next(n for n in app.query(Notice) if "MCP server bad failed" in n.text)
+        console = Console(width=200, record=True, file=open("/dev/null", "w"))
+        console.print(notice.render())
+        shown = [line.rstrip() for line in console.export_text().splitlines()]
+        at = next(i for i, line in enumerate(shown) if line.endswith("its stderr ended with:"))
+        assert shown[at + 1:at + 6] == ["", "# no config: see <docs>", "started as: --mode=*strict*", "",
+                                        "The session goes on without it (/mcp lists the servers)."]
