@@ -8,6 +8,7 @@ only draws what they report and hands prompts to the turn worker.
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -147,8 +148,10 @@ class McpMixin:
             self._add_prompt_commands(status)
             self._mcp_tools_changed(status)
         elif state == "failed":
-            tail = status.stderr_tail.replace("```", "'''")
-            shown = f"; its stderr ended with:\n\n```\n{tail}\n```" if tail else "."
+            from scout_tui.tools.output import redact
+
+            tail = verbatim(redact(status.stderr_tail, self.chat.secrets))  # before escaping hides a secret
+            shown = f"; its stderr ended with:\n\n{tail}" if tail else "."
             self.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
                                           "goes on without it (`/mcp` lists the servers)."), "error")
             self._mcp_tools_changed(status)  # its tools go: the model would call them in vain
@@ -278,6 +281,18 @@ def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:
 def _first_line(text: str | None, width: int = 80) -> str:
     """A description's first line, cut to ``width`` with "…" (never mid-word unsaid)."""
     return one_line(text or "", width)
+
+
+_MARKDOWN = re.compile(r"[\\`*_~<>()|]|^\s*(?:[#+=-]|\d+[.)])")
+
+
+def verbatim(text: str) -> str:
+    """Markdown that shows each line of ``text`` as it is, one under the other (its markdown
+    characters escaped, CommonMark hard breaks between lines): a server's stderr in a notice,
+    without a code block's blank lines and indentation around it."""
+    lines = [_MARKDOWN.sub(lambda m: "".join("\\" + c if not c.isspace() and not c.isdigit() else c
+                                             for c in m[0]), line) for line in text.splitlines()]
+    return "\\\n".join(lines)
 
 
 def describe_servers(client: McpClient | None, settings: McpSettings | None, started: bool) -> str:

@@ -333,3 +333,40 @@ async def test_slash_mcp_restart_brings_a_crashed_server_back(tmp_home, repo):
             await send(app, pilot, "are you there?")
             await settle(app, pilot)
             assert "mcp__notes__add_note" in [t["name"] for t in server.requests[2].json()["tools"]]
+
+
+async def test_slash_mcp_restart_during_a_running_call_ends_the_call_at_once_and_the_turn_goes_on(tmp_home, repo):
+    # Before: the call waited out its tool_timeout (600 s), far past this test's waits.
+    configure(tmp_home, allow=("mcp__notes",))
+    with LoopbackServer([call("toolu_1", "mcp__notes__halfway", {}), answer("It was restarted.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "work")
+            await wait_until(pilot, lambda: running_and_printed(app, "toolu_1", "progress 1/2: halfway there"),
+                             what="the slow call running")
+            await send(app, pilot, "/mcp restart notes")
+            await wait_until(pilot, lambda: len(server.requests) == 2, what="the turn going on with the call's result")
+            assert result_text(results(server.requests[1])[0]) == "MCP server 'notes' was restarted before answering"
+            await wait_until(pilot, lambda: "MCP server notes is ready" in notices(app), what="the server back")
+            await settle(app, pilot)
+
+
+async def test_a_failed_servers_stderr_shows_line_under_line_without_blank_lines_or_indentation(tmp_home, repo):
+    from rich.console import Console
+
+    folder = tmp_home / ".config" / "scout"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scout.toml").write_text(
+        f"[mcp.servers.bad]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(FAST_SERVER))}, '--mode=*strict*']\n"
+        'env = { MCP_TEST_FAIL_AT_START = "# no config: see <docs>" }\n')
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "MCP server bad failed" in notices(app), what="the failure in the chat")
+        notice = next(n for n in app.query(Notice) if "MCP server bad failed" in n.text)
+        console = Console(width=200, record=True, file=open("/dev/null", "w"))
+        console.print(notice.render())
+        shown = [line.rstrip() for line in console.export_text().splitlines()]
+        at = next(i for i, line in enumerate(shown) if line.endswith("its stderr ended with:"))
+        assert shown[at + 1:at + 6] == ["", "# no config: see <docs>", "started as: --mode=*strict*", "",
+                                        "The session goes on without it (/mcp lists the servers)."]

@@ -6,6 +6,9 @@ names, results, failures, cancellation and the permission rules for MCP tools.""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import signal
 import shutil
 import socket
 import subprocess
@@ -397,6 +400,28 @@ def test_only_env_values_that_name_or_look_like_a_credential_are_kept_secret():
     assert server.secrets == ["k"]
 
 
+def test_credentials_in_a_url_its_headers_or_the_arguments_are_redacted_when_shown_and_kept_secret():
+    from scout_tui.mcp.hidden import looks_like_token
+
+    web = ServerConfig("web", "http", "t:1", url="https://me:pa55word-x@h.example/mcp?key=QUERYSECRET999&v=2",
+                       headers={"Authorization": "Bearer HEADERSECRET-abc123"})
+    assert web.describe() == "http: https://me:[redacted]@h.example/mcp?key=[redacted]&v=[redacted]"
+    assert {"QUERYSECRET999", "pa55word-x", "Bearer HEADERSECRET-abc123", "HEADERSECRET-abc123"} <= set(web.secrets)
+    token = "ghp_" + "Ab1" * 12
+    cli = ServerConfig("cli", "stdio", "t:1", command="srv", args=(
+        "-y", "@scope/server-github", "--api-key=ARGSECRET-zzz999", "--token", "TOK-1", "--password", "pw-2",
+        "--secret=s-3", "api_key=k-4", "--client-secret", "s-5", token, "--url", "https://h/x?token=t-6",
+        "mcp-server-postgres-v2", "--read-only", "/home/me/notes"))
+    assert cli.describe() == (
+        "stdio: srv -y @scope/server-github --api-key=[redacted] --token [redacted] --password [redacted] "
+        "--secret=[redacted] api_key=[redacted] --client-secret [redacted] [redacted] --url https://h/x?token=[redacted] "
+        "mcp-server-postgres-v2 --read-only /home/me/notes")
+    assert {"ARGSECRET-zzz999", "TOK-1", "pw-2", "s-3", "k-4", "s-5", token, "t-6"} <= set(cli.secrets)
+    assert not {"mcp-server-postgres-v2", "/home/me/notes", "--read-only"} & set(cli.secrets)
+    assert looks_like_token("sk-proj-" + "a1B2" * 8) and looks_like_token("0123456789abcdef" * 2)
+    assert not looks_like_token("modelcontextprotocol-server-everything")
+
+
 # -- servers that misbehave: hung, noisy on stdout, busy at exit (tests/mcp_servers/scripted_server.py) ---
 
 SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"
@@ -513,6 +538,40 @@ async def test_a_crashed_server_restarts_and_its_tools_run_again(tmp_path):
         await client.restart("notes")  # a ready one too
         await client.wait_started()
         assert client.servers["notes"].state == "ready"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_call_running_when_its_server_restarts_ends_at_once_saying_so(tmp_path):
+    # tool_timeout only bounds the test if the call were left waiting: it must end long before.
+    client = await started(ServerConfig("notes", "stdio", "test:1", command=sys.executable,
+                                        args=(str(FAST_SERVER),), tool_timeout=120), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools_of(client)["mcp__notes__slow"].run({}, ctx))
+        await asyncio.to_thread(until, lambda: "slow: started" in client._runners["notes"]._stderr_tail(),
+                                what="the slow call running")
+        await client.restart("notes")
+        ended = await call
+        assert ended.is_error and ended.content == "MCP server 'notes' was restarted before answering"
+        assert await client.wait_started() == [] and client.servers["notes"].state == "ready"
+    finally:
+        await asyncio.to_thread(client.close)
+
+
+async def test_a_call_running_when_its_server_is_killed_ends_at_once_saying_so(tmp_path):
+    client = await started(ServerConfig("notes", "stdio", "test:1", command=sys.executable,
+                                        args=(str(FAST_SERVER),), tool_timeout=120), cwd=tmp_path)
+    try:
+        ctx = ToolContext(cwd=tmp_path)
+        call = asyncio.ensure_future(tools_of(client)["mcp__notes__slow"].run({}, ctx))
+        runner = client._runners["notes"]
+        await asyncio.to_thread(until, lambda: "slow: started" in runner._stderr_tail(), what="the slow call running")
+        pid = int(re.search(r"slow: started \(pid (\d+)\)", runner._stderr_tail())[1])
+        os.kill(pid, signal.SIGKILL)
+        ended = await call
+        assert ended.is_error and ended.content.startswith("MCP server 'notes' exited before answering")
+        assert client.servers["notes"].state == "failed"
     finally:
         await asyncio.to_thread(client.close)
 

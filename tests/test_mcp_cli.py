@@ -66,31 +66,77 @@ def test_print_mode_does_not_start_an_untrusted_project_server(repo, env):
     assert not any(t["name"].startswith("mcp__") for t in server.requests[0].json()["tools"])
 
 
+def test_print_mode_never_shows_a_urls_query_an_arguments_credential_or_a_header_a_server_echoes(repo, env):
+    from tests.test_mcp import answers, free_port
+
+    port = free_port()
+    web = subprocess.Popen([sys.executable, str(FAST_SERVER), "http", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        until(lambda: answers(port) or web.poll() is not None, what="the HTTP MCP server to listen")
+        servers_toml(env, {
+            "web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": "Bearer HEADERSECRET-abc123"}},
+            "gone": {"url": "http://127.0.0.1:9/mcp?key=QUERYSECRET999"},
+            "cli": {"command": sys.executable, "args": [str(FAST_SERVER), "--api-key=ARGSECRET-zzz999", "--token",
+                                                         "TOKSECRET-yyy888", "--verbose"],
+                    "env": {"MCP_TEST_FAIL_AT_START": "cannot start"}},
+        }, '[permissions]\nallow = ["mcp__web__whoami"]\n')
+        replies = [Reply(anthropic_stream([], ("toolu_1", "mcp__web__whoami", ["{}"]))), Reply(anthropic_stream(["Ok."]))]
+        with LoopbackServer(replies) as server:
+            done = scout(["-p", "who am i", "--base-url", server.url], repo, env)
+    finally:
+        web.terminate()
+        web.wait(10)
+    assert done.returncode == 0, done.stderr
+    echoed = json.dumps(server.requests[1].json()["messages"][-1])
+    assert "you are the holder of [redacted]" in echoed and "HEADERSECRET" not in echoed
+    assert "MCP server gone failed: http://127.0.0.1:9/mcp?key=[redacted]: ConnectError" in done.stderr
+    assert "started as: --api-key=[redacted] --token [redacted] --verbose" in done.stderr
+    assert not any(s in done.stderr for s in ("QUERYSECRET999", "ARGSECRET-zzz999", "TOKSECRET-yyy888"))
+
+
 def test_scout_tui_trust_lists_and_trusts_mcp_json_servers_one_by_one(tmp_home, workdir, capsys):
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "a": {"command": "server-a"},
-        "b": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer sk-literal-token-123"}}}}))
+        "a": {"command": "server-a", "args": ["--token", "ARGSECRET-zzz999"]},
+        "b": {"url": "http://127.0.0.1:1/mcp?key=QUERYSECRET999",
+              "headers": {"Authorization": "Bearer sk-literal-token-123"}}}}))
     assert trust_command(["--list"]) == 0
     listed = capsys.readouterr().out
-    assert "new" in listed and "MCP server a (stdio: server-a)" in listed and "MCP server b (http:" in listed
+    assert "new" in listed and "MCP server a (stdio: server-a --token [redacted])" in listed
+    assert "MCP server b (http: http://127.0.0.1:1/mcp?key=[redacted])" in listed
     assert trust_command([], stdin=Terminal("y\nn\n")) == 0
     out = capsys.readouterr().out
-    assert "sk-literal-token-123" not in listed + out and '"Authorization": "[hidden, sha256' in out
+    assert not any(s in listed + out for s in ("sk-literal-token-123", "QUERYSECRET999", "ARGSECRET-zzz999"))
+    assert '"Authorization": "[hidden, sha256' in out and '?key=[hidden, sha256' in out
     assert '"command": "server-a"' in out and "trusted MCP server a (recorded in" in out
     assert [(f.label.split(" (")[0], f.state) for f in project_server_trust(workdir)[0]] == [
         ("MCP server a", "trusted"), ("MCP server b", "new")]
+
+
+def test_an_unset_variable_in_a_servers_command_is_said_with_its_file_and_line(tmp_home, workdir, capsys, monkeypatch):
+    monkeypatch.delenv("NOPE", raising=False)
+    (workdir / ".mcp.json").write_text('{"mcpServers": {\n  "x": {\n    "command": "${NOPE}"\n  }\n}}\n')
+    assert trust_command(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"MCP server x (stdio: (no command)) in {workdir / '.mcp.json'}: it cannot start: " \
+           f"{workdir / '.mcp.json'}:3: ${{NOPE}} is not set" in listed
 
 
 def test_doctor_lists_the_mcp_servers_without_their_header_values(tmp_home, workdir):
     from scout_tui.doctor import report
 
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": {
-        "url": "http://127.0.0.1:1/mcp", "headers": {"X-Api-Key": "hdr-secret-value-123"}}}}))
+        "url": "http://127.0.0.1:1/mcp", "headers": {"X-Api-Key": "hdr-secret-value-123"}},
+        "web": {"url": "http://127.0.0.1:9/mcp?key=QUERYSECRET999"},
+        "zcli": {"command": "tool", "args": ["--api-key=ARGSECRET-zzz999", "--token", "TOKSECRET-yyy888", "-v"]}}}))
     lines = list(report(workdir))
     at = lines.index("mcp servers (started after the first frame; header and env values never shown)")
     assert lines[at + 1].split()[:3] == ["docs", "http:", "http://127.0.0.1:1/mcp"]
+    assert lines[at + 2].split()[:3] == ["web", "http:", "http://127.0.0.1:9/mcp?key=[redacted]"]
+    assert "stdio: tool --api-key=[redacted] --token [redacted] -v" in lines[at + 3]
     assert "not trusted yet: `scout-tui trust`" in lines[at + 1]
-    assert not any("hdr-secret-value-123" in line for line in lines)
+    assert not any(s in line for line in lines for s in ("hdr-secret-value-123", "QUERYSECRET999", "ARGSECRET-zzz999",
+                                                          "TOKSECRET-yyy888"))
 
 
 SCRIPTED = Path(__file__).parent / "mcp_servers" / "scripted_server.py"

@@ -133,7 +133,7 @@ class McpClient:
         assert self._loop is not None, "start() first"
         task = self._tasks.pop(server, None)
         if task is not None:
-            await self._there(self._end(server, task))
+            await self._there(self._end(server, task, why="restarted"))
         self.launch(status.config)
 
     def status(self) -> list[ServerStatus]:
@@ -157,21 +157,22 @@ class McpClient:
 
     async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> Any:
         """The SDK's ``GetPromptResult`` of ``prompt`` of ``server``. Raises as ``call_tool``."""
-        return await self._there(self._ready(server).session.get_prompt(prompt, arguments))
+        runner = self._ready(server)
+        return await self._there(runner.answer(runner.session.get_prompt(prompt, arguments)))
 
     async def list_resources(self, server: str) -> list[Any]:
         """Every resource ``server`` lists (the SDK's ``Resource`` objects: ``uri``, ``name``,
         ``description``, ``mimeType``). Raises as ``call_tool``."""
-        session = self._ready(server).session
-        return await self._there(_all(session.list_resources, "resources"))
+        runner = self._ready(server)
+        return await self._there(runner.answer(_all(runner.session.list_resources, "resources")))
 
     async def read_resource(self, server: str, uri: str) -> Any:
         """The SDK's ``ReadResourceResult`` (``contents``: text or blob parts) of ``uri`` on
         ``server``. Raises as ``call_tool``; pydantic's ValidationError for a malformed URI."""
         from pydantic import AnyUrl
 
-        session = self._ready(server).session
-        return await self._there(session.read_resource(AnyUrl(uri)))
+        runner = self._ready(server)
+        return await self._there(runner.answer(runner.session.read_resource(AnyUrl(uri))))
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
         """End every server (at most ``timeout`` seconds in all), then the thread. Blocks: call
@@ -191,10 +192,13 @@ class McpClient:
         ends = [self._end(name, task, timeout) for name, task in self._tasks.items()]
         await asyncio.gather(*ends)
 
-    async def _end(self, name: str, task: concurrent.futures.Future, timeout: float = CLOSE_TIMEOUT) -> None:
+    async def _end(self, name: str, task: concurrent.futures.Future, timeout: float = CLOSE_TIMEOUT,
+                   why: str = "stopped") -> None:
         """End server ``name``'s runner (on the ``scout-mcp`` loop): a ready one is asked to
-        stop, one still starting (it may never answer) is cancelled at once."""
+        stop, one still starting (it may never answer) is cancelled at once. Its calls still
+        waiting fail at once, saying it was ``why`` ("restarted", "stopped") before answering."""
         runner = self._runners[name]
+        runner.why_stopped = why
         waiting = asyncio.wrap_future(task)
         if runner.status.state == "starting":
             task.cancel()
@@ -234,6 +238,8 @@ class _Runner:
         self.started = asyncio.Event()  # ready or failed
         self.broken = asyncio.Event()  # it printed what is not an MCP message before it was ready
         self.unanswered = 0  # calls sent that got no answer (running, timed out, stopped)
+        self.why_stopped = "stopped"  # what a call waiting when ``stop`` is set is told
+        self._waiting: dict[asyncio.Task, str] = {}  # requests awaiting an answer -> why they ended ("" yet)
         self._errlog: Any = None
 
     async def serve(self) -> None:
@@ -260,6 +266,7 @@ class _Runner:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 for wait in waits:
                     wait.cancel()
+                self._end_requests(self.why_stopped if self.stop.is_set() else "exited")
                 if not self.stop.is_set():
                     self.session = None
                     self._fail("the server closed its connection (it exited or crashed)")
@@ -318,6 +325,49 @@ class _Runner:
         an answer or never became ready (it would not notice), ``EXIT_GRACE`` otherwise."""
         return EXIT_GRACE if self.unanswered == 0 and self.status.state == "ready" else 0.0
 
+    async def answer(self, request: Any) -> Any:
+        """Await ``request`` (a coroutine asking this server something, run on this loop),
+        unless the server is restarted, stopped or exits first: then McpUnavailable says so at
+        once (the SDK would leave it waiting until its timeout, ``tool_timeout`` for a call).
+
+        Raises:
+            McpUnavailable: "MCP server 'NAME' was restarted (stopped, exited) before answering".
+            whatever ``request`` raises.
+        """
+        from mcp.shared.exceptions import McpError
+        from mcp.types import CONNECTION_CLOSED
+
+        task = asyncio.current_task()
+        assert task is not None
+        self._waiting[task] = ""
+        try:
+            return await request
+        except asyncio.CancelledError:
+            if not self._waiting.get(task):
+                raise  # cancelled by whoever awaits it (the person stopped the call)
+            raise McpUnavailable(self._unanswered(self._waiting[task])) from None
+        except McpError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                raise
+            raise McpUnavailable(self._unanswered(self._waiting.get(task) or self.why_stopped
+                                                  if self.stop.is_set() else "exited")) from None
+        finally:
+            self._waiting.pop(task, None)
+
+    def _end_requests(self, why: str) -> None:
+        """End every request still waiting for this server's answer, as ``why`` says (``answer``)."""
+        for task in self._waiting:
+            if not self._waiting[task]:
+                self._waiting[task] = why
+                task.cancel()
+
+    def _unanswered(self, why: str) -> str:
+        """"MCP server 'NAME' exited before answering" (its stderr's last lines, when exited)."""
+        text = f"MCP server {self.status.name!r} was {why} before answering" if why != "exited" else (
+            f"MCP server {self.status.name!r} exited before answering")
+        tail = self._stderr_tail() if why == "exited" else ""
+        return f"{text}; its stderr ended with:\n{tail}" if tail else text
+
     async def call_tool(self, tool: str, arguments: dict[str, Any],
                         progress: Callable[[float, float | None, str | None], None] | None = None) -> Any:
         """``tools/call`` on this loop; when cancelled or given no answer within
@@ -330,8 +380,11 @@ class _Runner:
         timeout = self.status.config.tool_timeout
         self.unanswered += 1
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout),
-                                             progress_callback=_progress(progress) if progress else None)
+            result = await self.answer(session.call_tool(
+                tool, arguments, read_timeout_seconds=timedelta(seconds=timeout),
+                progress_callback=_progress(progress) if progress else None))
+        except McpUnavailable:
+            raise  # the server is going: nobody to tell
         except McpError as exc:
             if exc.error.code == REQUEST_TIMEOUT:
                 await _cancel(session, request_id, f"no answer within {timeout:g} s (the client's tool_timeout)")
@@ -489,5 +542,5 @@ def _describe(exc: BaseException, config: ServerConfig) -> str:
     if "Timed out while waiting for response" in text:
         return f"it did not answer within {config.startup_timeout:g} s"
     if type(exc).__module__.startswith("httpx"):
-        return f"{config.url}: {type(exc).__name__}: {text}"
+        return f"{config.shown_url}: {type(exc).__name__}: {text}"
     return text if type(exc).__name__ in ("McpError", "RuntimeError") else f"{type(exc).__name__}: {text}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from scout_tui.config import CONFIG_FILE, ConfigFile, in_project
 from scout_tui.errors import ScoutError
+from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
 from scout_tui.tomlpos import key_line
 from scout_tui.trust import PluginFile, check_entry, read_trusted
 
@@ -71,16 +72,26 @@ class ServerConfig:
 
     @property
     def secrets(self) -> list[str]:
-        """Values never to show: every header value (tokens, as often as not), and the env values
-        that name or look like a credential (``looks_secret``). A folder or a setting in env
-        stays readable in the server's stderr, where it is what explains a failure."""
-        return [*(v for k, v in self.env.items() if looks_secret(k, v)), *self.headers.values()]
+        """Values never to show: every header value and each of its words (tokens, as often as
+        not: ``hidden.header_secrets``), the URL's query values and password, the arguments that
+        hold a credential (``hidden.arg_secrets``), and the env values that name or look like a
+        credential (``looks_secret``). A folder or a setting in env stays readable in the
+        server's stderr, where it is what explains a failure."""
+        return list(dict.fromkeys([*(v for k, v in self.env.items() if looks_secret(k, v)),
+                                   *header_secrets(self.headers.values()), *url_secrets(self.url),
+                                   *arg_secrets(self.args)]))
 
     def describe(self) -> str:
-        """"stdio: npx -y server", "http: https://host/mcp" or "sse: …" (never env or header values)."""
+        """"stdio: npx -y server", "http: https://host/mcp" or "sse: …" (never env or header values;
+        query values and credential arguments read ``[redacted]``: ``hidden.shown_args``)."""
         if self.transport == "stdio":
-            return "stdio: " + " ".join([self.command, *self.args])
-        return f"{self.transport}: {self.url}"
+            return "stdio: " + " ".join([self.command or "(no command)", *shown_args(self.args)])
+        return f"{self.transport}: {self.shown_url}"
+
+    @property
+    def shown_url(self) -> str:
+        """``url`` with its query values and password read ``[redacted]`` (``hidden.shown_url``)."""
+        return shown_url(self.url)
 
 
 @dataclass
@@ -267,19 +278,19 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     def text(key: str, value: Any) -> str:
         if not isinstance(value, str) or not value:
             raise ScoutError(f"{where(key)}: {what}.{key} must be a non-empty string, got {value!r}")
-        return _expand(value, environ, problems) if expand else value
+        return _expand(value, environ, problems, where(key)) if expand else value
 
     def strings(key: str) -> tuple[str, ...]:
         value = entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ScoutError(f"{where(key)}: {what}.{key} must be a list of strings")
-        return tuple(_expand(v, environ, problems) if expand else v for v in value)
+        return tuple(_expand(v, environ, problems, where(key)) if expand else v for v in value)
 
     def table(key: str) -> dict[str, str]:
         value = entry.get(key, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise ScoutError(f"{where(key)}: {what}.{key} must be a table of strings")
-        return {k: _expand(v, environ, problems) if expand else v for k, v in value.items()}
+        return {k: _expand(v, environ, problems, where(key, k)) if expand else v for k, v in value.items()}
 
     def seconds(key: str, default: float) -> float:
         value = entry.get(key, default)
@@ -305,8 +316,9 @@ def _server(name: str, entry: Any, where: Any, known: tuple[str, ...], what: str
     if trust is None:
         return server
     source = json.dumps({name: _hiding_credentials(entry)}, indent=2, sort_keys=True).encode()
+    cannot = f": it cannot start: {server.problem}" if server.problem else ""
     entry_trust = check_entry(path, f"mcpServers.{name}", source, trust(),
-                              label=f"MCP server {name} ({server.describe()[:60]}) in {path}")
+                              label=f"MCP server {name} ({server.describe()[:60]}) in {path}{cannot}")
     return replace(server, trust=entry_trust)
 
 
@@ -322,30 +334,45 @@ def looks_secret(name: str, value: str) -> bool:
 
 
 def _hiding_credentials(entry: dict[str, Any]) -> dict[str, Any]:
-    """``entry`` with each header or env value whose name says it holds a credential replaced by
+    """``entry`` with each header or env value whose name says it holds a credential, and each
+    credential in its url or args (``hidden.url_secrets``, ``hidden.arg_secrets``), replaced by
     a hash of it: what trust is asked for and shown never holds a token, and a new token still
     changes what was trusted."""
+    def hashed(value: str) -> str:
+        return f"[hidden, sha256 {hashlib.sha256(value.encode()).hexdigest()[:12]}]"
+
+    def without(text: str, secrets: list[str]) -> str:
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(secret, hashed(secret)) if "${" not in secret else text
+        return text
+
     shown = dict(entry)
     for key in ("headers", "env"):
         if isinstance(shown.get(key), dict):
-            shown[key] = {k: f"[hidden, sha256 {hashlib.sha256(str(v).encode()).hexdigest()[:12]}]"
-                          if looks_secret(k, str(v)) and "${" not in str(v) else v for k, v in shown[key].items()}
+            shown[key] = {k: hashed(str(v)) if looks_secret(k, str(v)) and "${" not in str(v) else v
+                          for k, v in shown[key].items()}
+    if isinstance(shown.get("url"), str):
+        shown["url"] = without(shown["url"], url_secrets(shown["url"]))
+    if isinstance(shown.get("args"), list) and all(isinstance(a, str) for a in shown["args"]):
+        hidden = set(arg_secrets(shown["args"]))
+        shown["args"] = [without(a, [h for h in hidden if h in a]) for a in shown["args"]]
     return shown
 
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-def _expand(value: str, environ: Any, problems: list[str]) -> str:
+def _expand(value: str, environ: Any, problems: list[str], where: str) -> str:
     """``${VAR}`` and ``${VAR:-default}`` replaced from ``environ`` (as Claude Code reads
-    ``.mcp.json``); an unset one without a default adds to ``problems`` and reads as ""."""
+    ``.mcp.json``); an unset one without a default adds "WHERE: ${VAR} is not set" to
+    ``problems`` (``where``: the value's "<file>:<line>") and reads as ""."""
     def one(match: re.Match[str]) -> str:
         name, default = match[1], match[2]
         if name in environ:
             return environ[name]
         if default is not None:
             return default
-        problems.append(f"${{{name}}} is not set")
+        problems.append(f"{where}: ${{{name}}} is not set")
         return ""
 
     return _VARIABLE.sub(one, value)

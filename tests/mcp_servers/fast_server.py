@@ -3,7 +3,7 @@
 ``python fast_server.py`` serves over stdio; ``python fast_server.py http PORT`` serves
 streamable HTTP on 127.0.0.1:PORT at ``/mcp``, ``sse PORT`` the older HTTP+SSE transport at ``/sse``. ``MCP_TEST_CRASH_AFTER_START=1`` makes the
 ``crash`` tool end the process; ``MCP_TEST_FAIL_AT_START`` makes it exit before answering,
-printing that text on stderr.
+printing that text (and its arguments, if any) on stderr.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import sys
 
 if os.environ.get("MCP_TEST_FAIL_AT_START"):
     print(os.environ["MCP_TEST_FAIL_AT_START"], file=sys.stderr, flush=True)
+    if sys.argv[1:]:  # as a server that echoes its command line when it cannot start
+        print("started as:", *sys.argv[1:], file=sys.stderr, flush=True)
     sys.exit(3)
 
 from mcp.server.fastmcp import Context, FastMCP  # noqa: E402
@@ -49,7 +51,7 @@ def fail(why: str) -> str:
 
 @server.tool(description="Waits for ever (until cancelled).")
 async def slow() -> str:
-    print("slow: started", file=sys.stderr, flush=True)
+    print(f"slow: started (pid {os.getpid()})", file=sys.stderr, flush=True)
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
@@ -86,6 +88,13 @@ def logo() -> bytes:
 def crash() -> str:
     print("crash: the server is going down", file=sys.stderr, flush=True)
     os._exit(7)
+
+
+@server.tool(description="Says the token of the Authorization header the call came with (over HTTP).")
+def whoami(ctx: Context) -> str:
+    request = ctx.request_context.request
+    header = request.headers.get("authorization", "") if request is not None else ""
+    return f"you are the holder of {header.split()[-1] if header else 'no token'}"
 
 
 @server.tool(description="Adds the tool 'extra' to the list and tells the client.")
