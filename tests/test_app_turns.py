@@ -193,3 +193,24 @@ async def test_ctrl_c_interrupts_then_clears_then_asks_then_quits(repo):
             assert app.is_running and _footer_says(app) == QUIT_HINT
             await pilot.press("ctrl+c")
             await wait_until(pilot, lambda: not app.is_running, what="the app quits")
+
+
+async def test_dragging_across_an_answer_selects_its_text_and_ctrl_c_copies_it(repo):
+    from scout_tui.widgets.chat_markdown import MarkdownChunk
+
+    with LoopbackServer([Reply(anthropic_stream(["Plain words to copy."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "say something")
+            await settle(app, pilot)
+            chunk = app.query(MarkdownChunk).first()
+            await pilot.mouse_down(chunk, offset=(0, 0))
+            await pilot.hover(chunk, offset=(10, 0))
+            await pilot.mouse_up(chunk, offset=(10, 0))
+            await pilot.pause()
+            assert app.screen.get_selected_text() == "Plain words"
+            line = chunk.render_line(0)
+            selected = app.screen.get_component_rich_style("screen--selection")
+            assert [s.style.bgcolor for s in line.crop(0, 10)] == [selected.bgcolor] * len(list(line.crop(0, 10)))
+            await pilot.press("ctrl+c")
+            assert app.clipboard == "Plain words"
