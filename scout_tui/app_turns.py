@@ -85,4 +85,5 @@ class TurnKeysMixin:
             self.chat.add_notice("Nothing to retry: the last turn did not fail and was not interrupted.", "warning")
         else:
             self.chat.add_notice("Retrying: the conversation is sent again as it is.")
+            self.busy = True  # from now: a second press before the worker starts is refused too
             self.run_turn(None)
