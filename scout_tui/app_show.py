@@ -21,8 +21,17 @@ def show(event: Event, app: ScoutApp) -> None:
     """Show ``event`` in ``app``'s panes; an event no pane shows (a plugin's own) does nothing."""
 
 
+def _settled(app: ScoutApp) -> None:
+    """The request is answered, failed for good or interrupted: "retrying" no longer says what
+    happens, in the chat or the status bar."""
+    if app.status.state.startswith("retrying"):
+        app.status.state = ""
+    app.chat.drop_retry_notice()
+
+
 @show.register
 def _(event: MessageDelta, app: ScoutApp) -> None:
+    _settled(app)
     app.chat.assistant_delta(event.kind, event.text)
 
 
@@ -36,6 +45,7 @@ def _(event: MessageUser, app: ScoutApp) -> None:
 
 @show.register
 def _(event: MessageAssistant, app: ScoutApp) -> None:
+    _settled(app)
     app.chat.assistant_message(event.index, event.message, interrupted=event.interrupted)
     if event.usage:
         app.show_usage({**event.usage, "cost": event.cost})
@@ -113,6 +123,7 @@ def _(event: Notice, app: ScoutApp) -> None:
 def _(event: Error, app: ScoutApp) -> None:
     from scout_tui.messages import retryable
 
+    _settled(app)
     app.chat.stream_interrupted()
     hints = [RETRY_HINT] if retryable(app.conversation) else []  # not for a prompt refused unsent
     if event.kind == "context_overflow" and app.compactions and grew(app.compactions[-1], app.status.context_window):
@@ -134,6 +145,7 @@ def grew(compaction: dict, window: int | None) -> bool:
 
 @show.register
 def _(event: TurnEnd, app: ScoutApp) -> None:
+    _settled(app)
     app.status.state = ""
     app.status.awaiting = False
     app.chat.stream_interrupted()

@@ -5,12 +5,14 @@ Ctrl+C interrupts the running turn (the prompts pending come back to the compose
 by itself); with no turn running it copies what is selected, else clears the composer (Ctrl+Z
 brings the text back); on an empty composer it asks, in the footer, for a second press, which
 quits (Claude Code's and most REPLs' way). Typing, or a turn starting, takes the question back.
+In a dialog's text field with text (the approval's "Why not?"), Ctrl+C copies the field's
+selection, else clears the field, and the turn runs on.
 """
 
 from __future__ import annotations
 
 from textual.screen import ModalScreen
-from textual.widgets import TextArea
+from textual.widgets import Input, TextArea
 
 from scout_tui.widgets import Composer
 
@@ -29,18 +31,33 @@ class TurnKeysMixin:
 
     def ctrl_c_applies(self) -> bool:
         """Whether Ctrl+C is the app's here: not over a dialog while no turn runs (a dialog's
-        field keeps Ctrl+C for copying)."""
-        return self.busy or not isinstance(self.screen, ModalScreen)
+        field keeps Ctrl+C for copying), and always in a field with text (``action_ctrl_c``)."""
+        return self.busy or not isinstance(self.screen, ModalScreen) or self._field_with_text() is not None
+
+    def _field_with_text(self) -> Input | TextArea | None:
+        """The focused text field other than the composer (a dialog's, such as the approval's
+        "Why not?"), when it holds text the person may edit; else None."""
+        field = self.screen.focused
+        if isinstance(field, Input) and field.value:
+            return field
+        if isinstance(field, TextArea) and not isinstance(field, Composer) and not field.read_only and field.text:
+            return field
+        return None
 
     def action_ctrl_c(self) -> None:
-        """Ctrl+C: interrupt the running turn; else copy the selection; else clear the composer;
-        else ask for a second press (said in the footer), which quits."""
+        """Ctrl+C: in a dialog's field with text, copy its selection, else clear it (the turn
+        runs on); else interrupt the running turn; else copy the selection; else clear the
+        composer; else ask for a second press (said in the footer), which quits."""
         composer = self.query_one(Composer)
-        if self.busy:
+        if (field := self._field_with_text()) is not None:
+            if field.selected_text:
+                field.action_copy()
+            else:
+                field.clear()
+        elif self.busy:
             self.take_back_pending()
             self.workers.cancel_group(self, "agent")  # the worker closes the turn validly (run_turn)
-            return
-        if composer.selected_text:
+        elif composer.selected_text:
             composer.action_copy()
         elif self.screen.get_selected_text():
             self.screen.action_copy_text()
@@ -85,4 +102,5 @@ class TurnKeysMixin:
             self.chat.add_notice("Nothing to retry: the last turn did not fail and was not interrupted.", "warning")
         else:
             self.chat.add_notice("Retrying: the conversation is sent again as it is.")
+            self.busy = True  # from now: a second press before the worker starts is refused too
             self.run_turn(None)

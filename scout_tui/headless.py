@@ -12,6 +12,7 @@ with ``-c``. Configuration warnings, skill and plugin problems go to stderr as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import sys
@@ -129,6 +130,18 @@ async def run_headless(
             out.flush()
             last = text[-1]
 
+    def tool_line(event: ToolEnd) -> None:  # stderr: ✓/✗, the call, its time, why it failed
+        if shared_terminal and last != "\n":
+            write("\n")  # stdout and stderr on one screen: the tool line starts a line
+        mark = "✗" if event.is_error else "✓"
+        summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
+        line = f"{mark} {summary} ({event.elapsed or 0:.2f}s)"
+        if event.is_error and (why := one_line(event.content.rstrip().rsplit("\n", 1)[-1], 200)):
+            line += f": {why}"  # its last line: a bash status line, or why a tool failed
+        print(line, file=err, flush=True)
+        if event.notice:
+            warn(event.notice)
+
     # Closing the terminal (SIGHUP) or `kill` (SIGTERM) stops the turn as Ctrl+C does: the
     # running tool's process group is killed and the turn is closed validly in the store.
     signalled: list[int] = []
@@ -170,16 +183,7 @@ async def run_headless(
                 case PermissionDecision(by="rule"):
                     warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
                 case ToolEnd():
-                    if shared_terminal and last != "\n":
-                        write("\n")  # stdout and stderr on one screen: the tool line starts a line
-                    mark = "✗" if event.is_error else "✓"
-                    summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
-                    line = f"{mark} {summary} ({event.elapsed or 0:.2f}s)"
-                    if event.is_error and (why := one_line(event.content.rstrip().rsplit("\n", 1)[-1], 200)):
-                        line += f": {why}"  # its last line: a bash status line, or why a tool failed
-                    print(line, file=err, flush=True)
-                    if event.notice:
-                        warn(event.notice)
+                    tool_line(event)
                 case SessionCompacted():
                     print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
                           f"scout-tui --fork {session_id[:8]}:{event.count})", file=err, flush=True)
@@ -195,6 +199,9 @@ async def run_headless(
         for event in agent.interrupt():
             bus.emit(event)
             store.append(session_id, event)
+            if isinstance(event, ToolEnd):  # the call cut short is said, as the others were
+                with contextlib.suppress(BrokenPipeError):
+                    tool_line(event)
         for event in await agent.checkpoint_interrupted():  # what ran before Ctrl+C can be undone
             bus.emit(event)
             store.append(session_id, event)

@@ -362,16 +362,20 @@ async def test_the_focused_pane_is_marked(repo):
 async def test_a_turn_s_retries_read_as_one_line_counting_up(repo):
     from tests.conftest import wire
 
-    overloaded = Reply(wire("anthropic_error_overloaded_529.json"), 529,
-                       {"content-type": "application/json", "retry-after": "0"})
-    with LoopbackServer([overloaded, overloaded, Reply(anthropic_stream(["Fine now."]))]) as server:
+    def overloaded(retry_after: str) -> Reply:
+        return Reply(wire("anthropic_error_overloaded_529.json"), 529,
+                     {"content-type": "application/json", "retry-after": retry_after})
+
+    with LoopbackServer([overloaded("0"), overloaded("60")]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "hello")
-            await settle(app, pilot)
+            await wait_until(pilot, lambda: len(server.requests) == 2 and "retrying 2/" in app.status.state)
+            await pilot.pause()
             retries = [n.text for n in app.query(Notice) if n.has_class("-retry")]
-            assert len(server.requests) == 3 and len(retries) == 1 and "retrying (2/" in retries[0]
-            assert list(app.query(AssistantMessage))[-1].source == "Fine now."
+            assert len(retries) == 1 and "retrying (2/" in retries[0]
+            await pilot.press("escape")  # the second wait would take 60 s
+            await wait_until(pilot, lambda: not app.busy)
 
 
 async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):

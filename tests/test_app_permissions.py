@@ -439,3 +439,27 @@ async def test_ctrl_n_from_the_tool_pane_puts_the_cursor_in_the_composer(repo):
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert app.focused is app.query_one(Composer)
+
+
+async def test_ctrl_c_in_the_reason_field_copies_or_clears_it_and_the_turn_runs_on(repo):
+    from textual.widgets import Input
+    from textual.widgets.input import Selection
+
+    with LoopbackServer([tool_reply(edit_call("toolu_1")), answer("Understood.")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "say hi instead")
+            screen = await prompt_up(app, pilot)
+            await pilot.press("n")
+            await pilot.press(*"typo")
+            reason = screen.query_one("#deny-reason", Input)
+            await pilot.press("ctrl+c")  # no selection: clears the field, as in the composer
+            assert reason.value == "" and app.screen is screen and app.busy
+            await pilot.press(*"keep hello")
+            reason.selection = Selection(0, 4)
+            await pilot.press("ctrl+c")  # a selection: copied, the field keeps it
+            assert app.clipboard == "keep" and reason.value == "keep hello" and app.screen is screen
+            await pilot.press("enter")
+            await settle(app, pilot)
+    [result] = results(server.requests[1])
+    assert "The user denied this tool call. They said: keep hello" in json.dumps(result)

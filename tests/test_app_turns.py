@@ -193,3 +193,77 @@ async def test_ctrl_c_interrupts_then_clears_then_asks_then_quits(repo):
             assert app.is_running and _footer_says(app) == QUIT_HINT
             await pilot.press("ctrl+c")
             await wait_until(pilot, lambda: not app.is_running, what="the app quits")
+
+
+async def test_dragging_across_an_answer_selects_its_text_and_ctrl_c_copies_it(repo):
+    from scout_tui.widgets.chat_markdown import MarkdownChunk
+
+    with LoopbackServer([Reply(anthropic_stream(["Plain words to copy."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "say something")
+            await settle(app, pilot)
+            chunk = app.query(MarkdownChunk).first()
+            await pilot.mouse_down(chunk, offset=(0, 0))
+            await pilot.hover(chunk, offset=(10, 0))
+            await pilot.mouse_up(chunk, offset=(10, 0))
+            await pilot.pause()
+            assert app.screen.get_selected_text() == "Plain words"
+            line = chunk.render_line(0)
+            selected = app.screen.get_component_rich_style("screen--selection")
+            assert [s.style.bgcolor for s in line.crop(0, 10)] == [selected.bgcolor] * len(list(line.crop(0, 10)))
+            await pilot.press("ctrl+c")
+            assert app.clipboard == "Plain words"
+
+
+OVERLOADED = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode()
+
+
+def _overloaded(retry_after: str = "0") -> Reply:
+    return Reply(OVERLOADED, 529, {"content-type": "application/json", "retry-after": retry_after})
+
+
+def _retry_lines(app) -> list[str]:
+    return [rendered(n) for n in app.query(Notice) if n.has_class("-retry")]
+
+
+async def test_the_retrying_line_goes_once_the_request_is_answered_or_fails_for_good(repo):
+    with LoopbackServer([_overloaded(), Reply(anthropic_stream(["Answered."])), *[_overloaded() for _ in range(5)]]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "answered after a retry")
+            await settle(app, pilot)
+            assert "Answered." in _answers(app) and len(server.requests) == 2
+            assert _retry_lines(app) == [] and "retrying" not in app.status.state
+            await send(app, pilot, "never answered")
+            await settle(app, pilot)
+            assert len(server.requests) == 7
+            assert _retry_lines(app) == [] and "retrying" not in app.status.state
+            assert "Overloaded" in [rendered(n) for n in app.query(Notice)][-1]
+
+
+async def test_the_retrying_line_goes_when_the_wait_is_interrupted(repo):
+    with LoopbackServer([_overloaded("60")]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "interrupted while waiting")
+            await wait_until(pilot, lambda: _retry_lines(app), what="the retrying line")
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.busy)  # the wait would take 60 s
+            await settle(app, pilot)
+            assert _retry_lines(app) == [] and "retrying" not in app.status.state
+
+
+async def test_ctrl_r_twice_quickly_retries_once(repo):
+    with LoopbackServer([Reply(SLOW[:CUT]), Reply(anthropic_stream(["Whole answer."]))]) as server:
+        app = make_app(repo, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "test drop")
+            await settle(app, pilot)
+            app.action_retry()
+            app.action_retry()  # before the first press's turn started: refused as during a turn
+            await settle(app, pilot)
+            notes = [rendered(n) for n in app.query(Notice)]
+            assert sum("Retrying:" in n for n in notes) == 1, notes
+            assert "Whole answer." in _answers(app)
+    assert len(server.requests) == 2

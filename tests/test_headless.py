@@ -263,6 +263,9 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
             proc.kill()
     assert proc.returncode == 128 + signum, err
     assert processes_with(token) == []
+    from scout_tui.messages import TOOL_INTERRUPTED
+    # the call cut short gets its line on stderr, as finished calls do
+    assert [line for line in err.splitlines() if line.startswith("✗ bash sleep")][0].endswith(f": {TOOL_INTERRUPTED}"), err
     store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
     [session] = store.sessions(repo)
     messages = store.messages(session.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from textual.geometry import Size
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
@@ -128,7 +129,22 @@ class MarkdownChunk(Widget):
             self.refresh(layout=True)
         if y >= len(lines):
             return Strip.blank(width, style)
-        return Strip(Segment.apply_style(lines[y], style)).crop_extend(0, width, style)
+        strip = Strip(Segment.apply_style(lines[y], style)).crop_extend(0, width, style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            start, end = span
+            end = width if end == -1 else end
+            chosen = self.screen.get_component_rich_style("screen--selection")
+            strip = Strip.join([strip.crop(0, start), Strip(Segment.apply_style(strip.crop(start, end), post_style=chosen)),
+                                strip.crop(end, width)])
+        return strip.apply_offsets(0, y)  # where the mouse is, for Textual's text selection
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The text of the lines as drawn under ``selection`` (Textual's text selection; cell
+        offsets, read as characters), and the "\n" that ends it."""
+        lines = self._lines(self.size.width)
+        text = "\n".join("".join(segment.text for segment in line).rstrip() for line in lines)
+        return selection.extract(text), "\n"
 
 
 class LiveBlock(Static):

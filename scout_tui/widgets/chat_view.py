@@ -329,7 +329,18 @@ class ChatView(VisibleLayout, VerticalScroll):
             last.text = self._shown(text)
             last.refresh(layout=True)
         else:
-            self.mount(Notice(self._shown(text), classes="-warning -retry"))
+            self._retrying = Notice(self._shown(text), classes="-warning -retry")
+            self.mount(self._retrying)
+
+    _retrying: Notice | None = None  # the "retrying" line of the request still waiting, if any
+
+    def drop_retry_notice(self) -> None:
+        """The request being retried is settled (answered, failed for good, or interrupted): its
+        "retrying (n/N) in s" line goes, as it no longer says what happens."""
+        if self._retrying is not None:
+            if self._retrying.is_attached:
+                self._retrying.remove()
+            self._retrying = None
 
     def add_compaction(self, data: dict) -> CompactionMarker:
         """Show a compaction just made (a ``session.compacted`` event's data) after everything
