@@ -91,9 +91,10 @@ class TurnKeysMixin:
             composer.move_cursor(composer.document.end)
 
     def action_retry(self) -> None:
-        """Ctrl+R or ``/retry``: send the conversation again as it is when its last turn ended
-        without a complete answer (failed, or interrupted): once, as a new turn with no new
-        prompt (``Agent.run`` with None). Said in the chat when there is nothing to retry."""
+        """Ctrl+R or ``/retry``: when the last turn ended without a complete answer (failed, or
+        interrupted, ``messages.retryable``), send the conversation again once, with the note
+        asking the model to carry on (``Agent.run`` with None). Said in the chat when there is
+        nothing to retry."""
         from scout_tui.messages import retryable
 
         if self.busy:
@@ -101,6 +102,6 @@ class TurnKeysMixin:
         elif not retryable(self.conversation):
             self.chat.add_notice("Nothing to retry: the last turn did not fail and was not interrupted.", "warning")
         else:
-            self.chat.add_notice("Retrying: the conversation is sent again as it is.")
+            self.chat.add_notice("Retrying: the model is asked to carry on with the turn that was cut off.")
             self.busy = True  # from now: a second press before the worker starts is refused too
             self.run_turn(None)
