@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from rich.markdown import Markdown as RichMarkdown
 
     from ..mentions import Mention
-    from .tool_activity import ToolCall
+    from .tool_call import ToolCall
 
 from rich.cells import cell_len, set_cell_size
 from textual.content import Content
@@ -186,7 +186,7 @@ class ToolCallLine(Static):
 
     def _record(self) -> ToolCall:
         if self._call is None:
-            from .tool_activity import ToolCall  # loaded with the tool pane, after the first frame
+            from .tool_call import ToolCall
 
             self._call = ToolCall(self.tool_use_id, self.tool_name, self.summary)
         return self._call
