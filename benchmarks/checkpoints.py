@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scout_tui.checkpoints import Checkpoints  # noqa: E402
+from scout_tui.checkpoints.snapshots import Checkpoints  # noqa: E402
 
 LINE = "def handler(request):  # a line of ordinary source code, about this long\n"
 

@@ -30,9 +30,9 @@ import statistics
 import tempfile
 import time
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
-from scout_tui.compaction import compact, forget_memos, prepare_prompt
+from scout_tui.engine.compaction import compact, forget_memos, prepare_prompt
 from scout_tui.tools import builtin_registry
 
 STRATEGIES = ("none", "shorten_tools", "shorten_tools_epoch")

@@ -41,8 +41,8 @@ from compaction import STRATEGIES, session, turn  # noqa: E402  (benchmarks/comp
 from scout_tui.backends.anthropic import AnthropicBackend  # noqa: E402
 from scout_tui.backends.base import Request  # noqa: E402
 from scout_tui.backends.openai import OpenAIBackend  # noqa: E402
-from scout_tui.compaction import compact  # noqa: E402
-from scout_tui.prompt import system_prompt  # noqa: E402
+from scout_tui.engine.compaction import compact  # noqa: E402
+from scout_tui.session.prompt import system_prompt  # noqa: E402
 from scout_tui.tools import builtin_registry  # noqa: E402
 
 TOOLS = builtin_registry().specs()

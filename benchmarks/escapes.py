@@ -456,7 +456,7 @@ def run_cell(attempt: Attempt, mode: Mode, root: Path) -> Outcome:
     else:
         data = cell.scout_home
         texts += [p.read_bytes().decode("utf-8", "replace") for p in data.rglob("*") if p.is_file()]
-        from scout_tui.store import Store
+        from scout_tui.store.event_log import Store
 
         store = Store(data / "sessions.db")
         ids = [s.id for s in store.sessions(cell.cwd)]

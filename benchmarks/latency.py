@@ -49,8 +49,8 @@ from startup import BARE, SCOUT, compiled_env, sample  # noqa: E402  (benchmarks
 from stream_markdown import generate  # noqa: E402  (the same generated answer as that benchmark)
 from tmux_screen import TmuxScreen  # noqa: E402
 
-from scout_tui.bus import Event  # noqa: E402
-from scout_tui.store import Store  # noqa: E402
+from scout_tui.core.bus import Event  # noqa: E402
+from scout_tui.store.event_log import Store  # noqa: E402
 from tests.app_helpers import long_session  # noqa: E402
 from tests.loopback import LoopbackServer, Reply, anthropic_stream  # noqa: E402
 

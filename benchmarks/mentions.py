@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scout_tui.workspace_files import _walk, list_files  # noqa: E402
+from scout_tui.session.workspace_files import _walk, list_files  # noqa: E402
 
 WORDS = "core util api app model view test data io net http json parse render widget store agent tool".split()
 QUERIES = ["a", "render", "rend_4", "pkg3/vi", "pkg12/widget3/json_4", "_1", "zzzz"]

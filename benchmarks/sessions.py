@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from scout_tui.bus import MessageAssistant, MessageUser
-from scout_tui.store import Store
+from scout_tui.core.bus import MessageAssistant, MessageUser
+from scout_tui.store.event_log import Store
 
 MODEL = "claude-sonnet-4-5"
 PROSE = "The quick brown fox jumps over the lazy dog; ünïcødé and 😀 included. "
@@ -95,7 +95,7 @@ def rss_mb():
     for line in open("/proc/self/status"):
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 baseline = rss_mb()
 start = time.perf_counter()
 store = Store(sys.argv[1])
@@ -120,8 +120,8 @@ OPEN_TUI = r"""
 import json, os, sys, time
 start = time.perf_counter()
 from pathlib import Path
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
 from scout_tui.widgets import ChatView
 def rss_mb():
     for line in open("/proc/self/status"):

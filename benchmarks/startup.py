@@ -87,8 +87,8 @@ Widgets().run(headless=True, size=(120, 40))
 
 SCOUT = FIRST_FRAME + """
 from pathlib import Path
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
 class FirstFrame(ScoutApp):
     def on_mount(self):  # Textual runs ScoutApp.on_mount too (handlers of every class in the MRO)
         self.call_after_refresh(lambda: (first_frame(), self.exit()))

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TextIO
 
 from scout_tui import __version__
-from scout_tui.errors import ScoutError
+from scout_tui.core.errors import ScoutError
 
 if TYPE_CHECKING:
-    from scout_tui.config import Config
+    from scout_tui.config.layers import Config
 
 EPILOG = """\
 other commands:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(lambda: SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
     if args.prompt is None:  # the TUI: keys typed while it starts must reach it as keys
-        from scout_tui.line_mode import leave_line_mode, restore_line_mode
+        from scout_tui.tui.line_mode import leave_line_mode, restore_line_mode
 
         leave_line_mode()
         try:
@@ -140,9 +140,9 @@ def _main(args: argparse.Namespace) -> int:
         return _start(args)
     except ScoutError as e:
         if args.prompt is not None and args.output_format != "text":  # a script reads stdout: say it there too
-            from scout_tui import keys
-            from scout_tui.headless import result_json
-            from scout_tui.tools.output import redact
+            from scout_tui.config import keys
+            from scout_tui.frontends.headless import result_json
+            from scout_tui.core.redaction import redact
 
             print(result_json(None, redact(str(e), keys.secrets())), flush=True)
         raise
@@ -153,13 +153,13 @@ def _start(args: argparse.Namespace) -> int:
     fork = parse_fork(args.fork) if args.fork is not None else None
     if fork is not None and (args.resume or args.continue_):
         raise ScoutError("--fork starts a new branch: it cannot be combined with --resume or -c")
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
 
     config = load_config(cwd, flags=run_flags(args))
     if args.prompt is not None:
         import asyncio
 
-        from scout_tui.headless import run_headless
+        from scout_tui.frontends.headless import run_headless
 
         prompt = with_piped_input(args.prompt, sys.stdin)
         if fork is not None or args.resume or args.continue_:
@@ -170,8 +170,8 @@ def _start(args: argparse.Namespace) -> int:
         raise ScoutError("--output-format is for -p: the TUI has a screen, not an output")
     resume = args.resume
     if fork is not None or resume:
-        from scout_tui.sessions import resolve_session
-        from scout_tui.store import Store
+        from scout_tui.store.opening import resolve_session
+        from scout_tui.store.event_log import Store
 
         # Resolve the session (or make the branch) before the screen opens, so a bad id is a
         # plain error; the app opens it by its full id.
@@ -181,7 +181,7 @@ def _start(args: argparse.Namespace) -> int:
         config = _session_model(config, cwd, resume=resume, latest=args.continue_)
     gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then
     try:
-        from scout_tui.app import ScoutApp
+        from scout_tui.tui.app import ScoutApp
 
         app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
         app.run()
@@ -200,8 +200,8 @@ def _session_model(config: Config, cwd: Path, *, resume: str | None = None, late
     Raises:
         ScoutError: the id or prefix matches no session, or several.
     """
-    from scout_tui.config import resumed_config
-    from scout_tui.store import Store
+    from scout_tui.config.layers import resumed_config
+    from scout_tui.store.event_log import Store
 
     with Store() as store:
         if fork is not None:
@@ -219,8 +219,8 @@ def _run(command: Callable[[], int]) -> int:
     try:
         return command()
     except ScoutError as e:
-        from scout_tui import keys
-        from scout_tui.tools.output import redact
+        from scout_tui.config import keys
+        from scout_tui.core.redaction import redact
 
         print(f"scout-tui: {redact(str(e), keys.secrets())}", file=sys.stderr)  # a server may echo a key
         return 1
@@ -246,7 +246,7 @@ def sessions_command(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true",
                         help="one JSON array: every session field (times in Unix seconds) plus its depth in the tree")
     args = parser.parse_args(argv)
-    from scout_tui.store import Store, tree_order
+    from scout_tui.store.event_log import Store, tree_order
 
     store = Store()
     groups: list[tuple[str, list]] = []
@@ -283,7 +283,7 @@ def sessions_command(argv: list[str]) -> int:
 
 def _one_line(text: str) -> str:
     """``text`` without terminal controls, its whitespace runs collapsed to one space."""
-    from scout_tui.text import sanitize
+    from scout_tui.core.text import sanitize
 
     return " ".join(sanitize(text).split())
 
@@ -301,15 +301,15 @@ def export_command(argv: list[str]) -> int:
     parser.add_argument("--format", choices=("md", "json"), default="md",
                         help="md: a readable transcript (default); json: {session, messages}")
     args = parser.parse_args(argv)
-    from scout_tui.export import to_json, to_markdown
-    from scout_tui.store import Store
+    from scout_tui.store.export import to_json, to_markdown
+    from scout_tui.store.event_log import Store
 
     with Store() as store:
         info = store.find(args.id)
         ancestry, messages = store.ancestry(info.id), store.messages(info.id)
     text = (to_json if args.format == "json" else to_markdown)(ancestry, messages)
     if sys.stdout.isatty():  # a terminal would act on escape sequences in model or tool text
-        from scout_tui.text import sanitize
+        from scout_tui.core.text import sanitize
 
         text = sanitize(text)
     sys.stdout.write(text)
@@ -330,8 +330,8 @@ def themes_command(argv: list[str]) -> int:
     parser.parse_args(argv)
     from textual.theme import BUILTIN_THEMES
 
-    from scout_tui.config import load_config
-    from scout_tui.themes import discover_themes, pick_theme, saved_theme
+    from scout_tui.config.layers import load_config
+    from scout_tui.theming.themes import discover_themes, pick_theme, saved_theme
 
     cwd = Path.cwd()
     sources, problems = discover_themes(cwd)
@@ -371,7 +371,7 @@ def doctor_command(argv: list[str]) -> int:
     )
     add_run_flags(parser)
     args = parser.parse_args(argv)
-    from scout_tui.doctor import report
+    from scout_tui.frontends.doctor import report
 
     for line in report(Path.cwd(), flags=run_flags(args)):
         print(line, flush=True)  # each line out before a config error reaches stderr
@@ -404,8 +404,8 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
     args = parser.parse_args(argv)
     from scout_tui.mcp.config import project_server_trust
-    from scout_tui.plugins import PLUGINS_DIR, project_plugin_trust
-    from scout_tui.trust import record_trust
+    from scout_tui.extensions.plugins import PLUGINS_DIR, project_plugin_trust
+    from scout_tui.config.trust import record_trust
 
     stdin = sys.stdin if stdin is None else stdin
     cwd = Path.cwd()
@@ -457,7 +457,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
 
 def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
     def run(argv: list[str]) -> int:
-        from scout_tui import checkpoint_commands
+        from scout_tui.frontends import checkpoint_commands
 
         return getattr(checkpoint_commands, f"{name}_command")(argv)
 
@@ -466,7 +466,7 @@ def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
 
 def acp_command(argv: list[str]) -> int:
     """``scout-tui acp``: scout-tui as an ACP agent on stdio (``acp_agent.acp_command``)."""
-    from scout_tui.acp_agent import acp_command as run
+    from scout_tui.frontends.acp_agent import acp_command as run
 
     return run(argv)
 

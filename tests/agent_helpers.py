@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
 from tests.conftest import wait_until

@@ -15,10 +15,10 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.worker import WorkerCancelled
 
-from scout_tui.app import ScoutApp
-from scout_tui.bus import Event
-from scout_tui.config import load_config
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.core.bus import Event
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer, ToolActivity
 from scout_tui.widgets.assistant_message import AssistantMessage
 from tests.conftest import wait_until

@@ -20,7 +20,7 @@ from scout_tui.backends.base import (
     ToolCallDelta,
     ToolCallStarted,
 )
-from scout_tui.errors import ModelError
+from scout_tui.core.errors import ModelError
 
 SPLITS = (1, 7, 64)
 SECRET = "sk-SECRET-123"

@@ -28,7 +28,7 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     import os
 
-    from scout_tui import keys
+    from scout_tui.config import keys
 
     for key in list(os.environ):
         if key.startswith("SCOUT_") and key != "SCOUT_HOME" or key in keys.key_variables() or key == "NO_COLOR":
@@ -118,7 +118,7 @@ def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
 def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     """Session ids and the context estimate come out the same on every run (the system prompt
     holds the temporary directory's path and today's date)."""
-    from scout_tui.agent import Agent
+    from scout_tui.engine.agent import Agent
 
     counter = iter(range(1, 1000))
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
@@ -146,7 +146,7 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
     """The clocks behind durations and ages on screen, fixed: a tool call's ``elapsed``
     (``Agent.clock``) is 0.01 s a read, so a one-call turn shows ``0.0s``; the sessions pane's
     "now" stops when the test starts, so a session written during it is "just now"."""
-    from scout_tui.agent import Agent
+    from scout_tui.engine.agent import Agent
     from scout_tui.widgets.session_tree import SessionTree
 
     clock = SteppingClock()
@@ -160,7 +160,7 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
 def _no_hold_left(monkeypatch):
     """Each test ends with no key's hold on background threads (``urgency``: a test may make
     holds last until released; one left would pause the next tests' network threads)."""
-    from scout_tui import urgency
+    from scout_tui.core import urgency
 
     yield
     urgency.release()
@@ -170,7 +170,7 @@ def _no_hold_left(monkeypatch):
 def _forget_withheld_keys(monkeypatch):
     """Each test starts with no key taken out of the environment by an earlier one
     (``keys.withhold`` keeps what it took for the rest of the process)."""
-    from scout_tui import keys
+    from scout_tui.config import keys
 
     monkeypatch.setattr(keys, "_WITHHELD", {})
 

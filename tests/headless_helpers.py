@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui import keys
+from scout_tui.config import keys
 
 SECRET = "sk-SECRET-do-not-print-42"
 

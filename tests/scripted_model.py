@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cache_emulator import anthropic_sse, openai_sse
 
-from scout_tui.summary import INSTRUCTIONS
+from scout_tui.engine.summary import INSTRUCTIONS
 
 SUMMARY_MARK = INSTRUCTIONS.splitlines()[0][:60]
 """The start of the summary instructions: a request whose last user message holds it asks for a summary."""

@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 
-from scout_tui.store import SessionInfo
+from scout_tui.store.event_log import SessionInfo
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, SessionTree
 
 NOW = 1_700_000_000.0

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.history import problems
-from scout_tui.messages import is_turn_marker
-from scout_tui.store import Store
+from scout_tui.engine.history import problems
+from scout_tui.core.messages import is_turn_marker
+from scout_tui.store.event_log import Store
 from tests.acp_helpers import RecordingClient, acp_process, fold, text, transcript_lines
 from tests.conftest import wait_until
 from tests.headless_helpers import SECRET, env, repo  # noqa: F401 — fixtures

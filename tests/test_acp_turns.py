@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from acp import RequestError
 
-from scout_tui.messages import INTERRUPTED_TURN
-from scout_tui.store import Store
+from scout_tui.core.messages import INTERRUPTED_TURN
+from scout_tui.store.event_log import Store
 from tests.acp_helpers import RecordingClient, acp_process, fold, text
 from tests.conftest import wait_until
 from tests.headless_helpers import env, repo  # noqa: F401 — fixtures

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextContentBlock, TextResourceContents
 
-from scout_tui.acp_inputs import prompt_text
-from scout_tui.acp_updates import LiveUpdates, diff_contents, stop_reason, tool_kind
-from scout_tui.bus import MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
-from scout_tui.diffs import unified_diff
+from scout_tui.frontends.acp_inputs import prompt_text
+from scout_tui.frontends.acp_updates import LiveUpdates, diff_contents, stop_reason, tool_kind
+from scout_tui.core.bus import MessageDelta, PermissionDecision, ToolEnd, ToolOutput, ToolStart
+from scout_tui.core.diffs import unified_diff
 
 
 def test_an_edit_diff_becomes_one_acp_diff_per_hunk_with_its_old_and_new_text():
@@ -72,7 +72,7 @@ def test_a_percent_encoded_file_link_is_a_mention_too(tmp_path):
 def test_the_editors_mcp_servers_become_server_configs_and_sse_is_left_out_with_a_note():
     from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
-    from scout_tui.acp_inputs import server_configs
+    from scout_tui.frontends.acp_inputs import server_configs
 
     servers = [McpServerStdio(name="my docs", command="docs-server", args=["--x"], env=[EnvVariable(name="T", value="v")]),
                HttpMcpServer(type="http", name="web", url="http://127.0.0.1:1/mcp",
@@ -85,8 +85,8 @@ def test_the_editors_mcp_servers_become_server_configs_and_sse_is_left_out_with_
 
 
 def test_a_session_list_names_a_fork_without_a_prompt_of_its_own_as_the_sessions_pane_does() -> None:
-    from scout_tui.acp_updates import listed
-    from scout_tui.store_queries import SessionInfo as StoredSession
+    from scout_tui.frontends.acp_updates import listed
+    from scout_tui.store.queries import SessionInfo as StoredSession
 
     fork = StoredSession(id="b", parent="a", fork_at=2, cwd="/repo", title="calc div fix", created=0, updated=0,
                          message_count=2, input_tokens=0, output_tokens=0, title_inherited=True)

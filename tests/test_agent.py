@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.agent import Agent
-from scout_tui.messages import TOOL_INTERRUPTED
+from scout_tui.engine.agent import Agent
+from scout_tui.core.messages import TOOL_INTERRUPTED
 from scout_tui.backends import make_backend
-from scout_tui.history import problems
-from scout_tui.tool_runner import CUT_BY_MAX_TOKENS
+from scout_tui.engine.history import problems
+from scout_tui.engine.tool_runner import CUT_BY_MAX_TOKENS
 from scout_tui.tools import builtin_registry
 from tests.agent_helpers import collect, interrupted, make_agent
 from tests.conftest import wait_until
@@ -160,8 +160,8 @@ async def test_interrupt_during_bash_answers_the_call_and_kills_it(tmp_path):
 
 
 async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byte(tmp_path, tmp_home):
-    from scout_tui.bus import TRANSIENT
-    from scout_tui.store import Store
+    from scout_tui.core.bus import TRANSIENT
+    from scout_tui.store.event_log import Store
 
     big = "x" * 5000
     history = [{"role": "user", "content": [{"type": "text", "text": "start"}]}]
@@ -172,7 +172,7 @@ async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byt
     store = Store(tmp_path / "s.db")
     sid = store.create_session(tmp_path)
     for message in history:
-        store.append(sid, __import__("scout_tui.bus", fromlist=["Event"]).Event.of(f"message.{message['role']}", {"message": message}))
+        store.append(sid, __import__("scout_tui.core.bus", fromlist=["Event"]).Event.of(f"message.{message['role']}", {"message": message}))
     settings = {"epoch_tool_call_threshold": 10, "epoch_full_tool_calls": 5, "epoch_compacted_tool_calls": 10, "epoch_size": 5}
     with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
         agent = make_agent(server, tmp_path, strategies="shorten_tools_epoch", compaction_settings=settings)
@@ -193,8 +193,8 @@ async def test_a_turn_sends_the_compacted_prompt_while_the_store_keeps_every_byt
 
 
 async def test_api_keys_never_reach_tool_processes_output_or_the_model(tmp_path, monkeypatch):
-    from scout_tui.config import Config
-    from scout_tui.runtime import tool_environment
+    from scout_tui.config.layers import Config
+    from scout_tui.session.runtime import tool_environment
 
     key = "sk-ant-SECRET-0123456789"
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)

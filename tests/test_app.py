@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.messages import is_turn_marker
-from scout_tui.plugins import project_plugin_trust
-from scout_tui.store import Store
-from scout_tui.trust import record_trust
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.core.messages import is_turn_marker
+from scout_tui.extensions.plugins import project_plugin_trust
+from scout_tui.store.event_log import Store
+from scout_tui.config.trust import record_trust
 from scout_tui.widgets import ChatView, Composer, SessionTree, StatusBar, ToolActivity
 from scout_tui.widgets.chat_view import AssistantMessage, Notice, UserMessage
 from tests.app_helpers import SIZE, HeldReply, conversation, long_session, make_app, running_and_printed, send, settle
@@ -140,7 +140,7 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
 async def test_choosing_a_session_in_the_tree_opens_it(repo):
     store = Store()
     older = store.create_session(repo)
-    store.append(older, __import__("scout_tui.bus", fromlist=["Event"]).Event.of(
+    store.append(older, __import__("scout_tui.core.bus", fromlist=["Event"]).Event.of(
         "message.user", {"message": {"role": "user", "content": [{"type": "text", "text": "older question"}]}}))
     store.close()
     with LoopbackServer([Reply(anthropic_stream(["new answer"]))]) as server:
@@ -273,8 +273,8 @@ async def test_an_unknown_provider_is_explained_in_the_chat(repo):
 
 
 async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(repo):
-    from scout_tui.app_sessions import OPEN_TAIL
-    from scout_tui.bus import Event
+    from scout_tui.tui.app_sessions import OPEN_TAIL
+    from scout_tui.core.bus import Event
 
     store = Store()
     sid = store.create_session(repo)
@@ -312,7 +312,7 @@ async def test_a_reopened_session_shows_its_last_message_once_the_earlier_batch_
 
 
 async def test_page_keys_in_the_composer_scroll_the_chat(repo):
-    from scout_tui.bus import Event
+    from scout_tui.core.bus import Event
 
     store = Store()
     sid = store.create_session(repo)
@@ -392,8 +392,8 @@ async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
 
 
 async def test_sessions_written_by_another_process_appear_in_the_tree(repo, monkeypatch):
-    import scout_tui.app as app_module
-    from scout_tui.bus import Event
+    import scout_tui.tui.app as app_module
+    from scout_tui.core.bus import Event
 
     monkeypatch.setattr(app_module, "SESSIONS_POLL", 0.05)
     app = make_app(repo, None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from scout_tui.widgets.prompt_view import PromptView
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.app_helpers import SIZE, make_app, send, settle

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.store import Store
-from scout_tui.summary import INSTRUCTIONS, SUMMARY_HEADER
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
+from scout_tui.engine.summary import INSTRUCTIONS, SUMMARY_HEADER
 from scout_tui.widgets import StatusBar
 from scout_tui.widgets.compaction import CompactionMarker, CompactPreview
 from scout_tui.widgets.dialogs import ConfirmScreen
@@ -273,7 +273,7 @@ async def test_compact_on_a_small_session_says_it_would_save_little_and_asks_no_
 
 
 def test_a_bad_models_table_stops_the_app_with_its_file_and_line(repo):
-    from scout_tui.errors import ScoutError
+    from scout_tui.core.errors import ScoutError
 
     (repo / "scout.toml").write_text('[models."claude-sonnet-4-5"]\ncontext_windw = 1000\n')
     with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'context_windw'"):
@@ -309,7 +309,7 @@ async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and
     only say 'Nothing to retry'."""
     from llama_server import LlamaServer
 
-    from scout_tui.app_turns import RETRY_HINT
+    from scout_tui.tui.app_turns import RETRY_HINT
 
     words = " ".join(f"word{k}" for k in range(100))
     llama = LlamaServer(n_ctx=16_384, answer="Done.", summary="A very detailed account of everything. " * 1_000)
@@ -343,8 +343,8 @@ async def test_an_overflow_after_a_compaction_that_made_the_prompt_larger_points
     the compaction marker undoes it, not Ctrl+R."""
     from llama_server import LlamaServer
 
-    from scout_tui.bus import SessionCompacted
-    from scout_tui.summary import Compaction, event_data
+    from scout_tui.core.bus import SessionCompacted
+    from scout_tui.engine.summary import Compaction, event_data
 
     llama = LlamaServer(n_ctx=16_384, answer="Done.")
     with llama.serve() as server:

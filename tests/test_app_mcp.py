@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.history import problems
+from scout_tui.engine.history import problems
 from scout_tui.mcp.tools import mcp_tools
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 from scout_tui.widgets.composer import Composer
@@ -244,7 +244,7 @@ def test_prompt_arguments_by_name_in_order_and_a_misspelt_name_refused():
     # seen by a new user: `city=Paris bogus=1` sent "What's weather in Paris, bogus=1?"
     from types import SimpleNamespace
 
-    from scout_tui.app_mcp import _first_line, prompt_arguments
+    from scout_tui.tui.app_mcp import _first_line, prompt_arguments
 
     prompt = SimpleNamespace(arguments=[SimpleNamespace(name="city", required=True),
                                         SimpleNamespace(name="state", required=False)])

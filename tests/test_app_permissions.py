@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.history import problems
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.engine.history import problems
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer, StatusBar, ToolActivity
 from scout_tui.widgets.approval import ApprovalScreen
 from tests.app_helpers import SIZE, HeldReply, make_app, running_and_printed, send, settle, type_ahead

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from scout_tui.tools import sandbox as sandbox_module
 from scout_tui.tools.sandbox import available
 from scout_tui.widgets import ToolActivity

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
-from scout_tui.app import ScoutApp
-from scout_tui.bus import Event
-from scout_tui.config import load_config
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.core.bus import Event
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import ToolActivity
 from tests.app_helpers import SIZE, long_session, settle
 from tests.conftest import wait_until

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.app_turns import QUIT_HINT, RETRY_HINT
-from scout_tui.config import load_config
-from scout_tui.messages import INTERRUPTED_TURN, RETRIED_TURN, TOOL_INTERRUPTED
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.app_turns import QUIT_HINT, RETRY_HINT
+from scout_tui.config.layers import load_config
+from scout_tui.core.messages import INTERRUPTED_TURN, RETRIED_TURN, TOOL_INTERRUPTED
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer
 from scout_tui.widgets.assistant_message import AssistantMessage
 from scout_tui.widgets.chat_messages import Notice, UserMessage

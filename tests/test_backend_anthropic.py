@@ -24,7 +24,7 @@ from conftest import expected, wire
 from loopback import LoopbackServer, Reply, sse, split
 from scout_tui.backends.anthropic import to_wire
 from scout_tui.backends.base import Completed, TextDelta, ToolCallStarted
-from scout_tui.messages import message_text
+from scout_tui.core.messages import message_text
 
 FIXTURES = fixtures(("anthropic",))
 

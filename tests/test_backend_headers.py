@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from scout_tui.errors import ModelError
+from scout_tui.core.errors import ModelError
 from tests.backend_wire import backend, collect, mock_transport, request
 from tests.loopback import anthropic_stream, openai_stream
 

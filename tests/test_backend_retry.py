@@ -17,7 +17,7 @@ from scout_tui.backends.anthropic import AnthropicBackend
 from scout_tui.backends.base import Completed, Retrying
 from scout_tui.backends.failures import backoff, retry_after_seconds
 from scout_tui.backends.openai import OpenAIBackend
-from scout_tui.errors import ScoutError
+from scout_tui.core.errors import ScoutError
 
 JSON = {"content-type": "application/json"}
 

@@ -8,10 +8,10 @@ import json
 
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from scout_tui.budget import FLOOR, Estimator, fit
-from scout_tui.compaction import estimate_tokens
-from scout_tui.history import problems
-from scout_tui.messages import result_text
+from scout_tui.engine.budget import FLOOR, Estimator, fit
+from scout_tui.engine.compaction import estimate_tokens
+from scout_tui.engine.history import problems
+from scout_tui.core.messages import result_text
 
 TASK = "Please refactor the parser; keep the public API."
 

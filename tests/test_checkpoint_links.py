@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.bus import Event
-from scout_tui.config import load_config
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.core.bus import Event
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import SessionTree, ToolActivity
 from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.session_rows import CheckpointEntry

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui import checkpoints as checkpoints_module
-from scout_tui.checkpoints import Change, Checkpoints, why_skipped
+from scout_tui.checkpoints import snapshots as checkpoints_module
+from scout_tui.checkpoints.snapshots import Change, Checkpoints, why_skipped
 
 
 def git(repo: Path, *args: str) -> str:
@@ -181,7 +181,7 @@ def test_a_file_changed_by_someone_else_after_the_turn_is_found_before_a_restore
 async def test_a_turn_that_writes_ends_with_a_checkpoint_and_a_read_only_one_without(tmp_path):
     import json
 
-    from scout_tui.bus import Checkpoint
+    from scout_tui.core.bus import Checkpoint
     from scout_tui.tools.permissions import Policy
     from tests.agent_helpers import collect, make_agent
     from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -210,7 +210,7 @@ async def test_a_turn_that_writes_ends_with_a_checkpoint_and_a_read_only_one_wit
 
 
 def test_a_folder_of_too_many_files_is_refused_not_copied(workspace, store, monkeypatch):
-    from scout_tui.errors import ScoutError
+    from scout_tui.core.errors import ScoutError
 
     monkeypatch.setattr(checkpoints_module, "MAX_NEW_FILES", 2)
     for n in range(3):
@@ -223,7 +223,7 @@ async def test_a_turn_that_writes_a_file_as_it_was_records_no_checkpoint(tmp_pat
     # Seen in tmux: /undo then offered to undo a turn with no files listed.
     import json
 
-    from scout_tui.bus import Checkpoint
+    from scout_tui.core.bus import Checkpoint
     from scout_tui.tools.permissions import Policy
     from tests.agent_helpers import collect, make_agent
     from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -246,7 +246,7 @@ async def test_a_turn_that_writes_a_file_as_it_was_records_no_checkpoint(tmp_pat
 async def test_a_file_a_turn_grew_past_the_limit_is_named_and_left_out_of_what_undo_touches(tmp_path, monkeypatch):
     import json
 
-    from scout_tui.bus import Checkpoint, Notice
+    from scout_tui.core.bus import Checkpoint, Notice
     from scout_tui.tools.permissions import Policy
     from tests.agent_helpers import collect, make_agent
     from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -276,7 +276,7 @@ def test_two_processes_snapshotting_one_workspace_each_see_their_own_change(work
     script = """
 import sys
 from pathlib import Path
-from scout_tui.checkpoints import Checkpoints
+from scout_tui.checkpoints.snapshots import Checkpoints
 work, root, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 store = Checkpoints(work, root=root)
 for n in range(25):

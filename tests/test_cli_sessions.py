@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bus import Event
+from scout_tui.core.bus import Event
 from scout_tui.cli import main, parse_fork
-from scout_tui.errors import ScoutError
-from scout_tui.store import Store
+from scout_tui.core.errors import ScoutError
+from scout_tui.store.event_log import Store
 from tests.headless_helpers import env, scout  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.commands import Command, Commands, literal
+from scout_tui.session.commands import Command, Commands, literal
 from scout_tui.widgets.chat_messages import Notice, UserMessage
 from tests.app_helpers import SIZE, make_app, send, settle
 from tests.conftest import wait_until

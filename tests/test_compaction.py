@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings as hsettings, strategies as st
 
-from scout_tui import compaction
-from scout_tui.compaction import (
+from scout_tui.engine import compaction
+from scout_tui.engine.compaction import (
     CLEARED_RESULT,
     NOTICE_PREFIX,
     compact,
@@ -24,8 +24,8 @@ from scout_tui.compaction import (
     shorten_string,
     strategy_names,
 )
-from scout_tui.errors import ScoutError
-from scout_tui.history import problems
+from scout_tui.core.errors import ScoutError
+from scout_tui.engine.history import problems
 
 # --- building conversations --------------------------------------------------------------------
 
@@ -443,8 +443,8 @@ def test_a_bad_explicit_setting_is_an_error() -> None:
 
 
 def test_file_settings_reach_the_agent_resolved_once(isolated: Path) -> None:
-    from scout_tui.config import load_config
-    from scout_tui.runtime import compaction_settings
+    from scout_tui.config.layers import load_config
+    from scout_tui.session.runtime import compaction_settings
 
     (isolated / "scout.toml").write_text("[compaction]\nepoch_tool_call_threshold = 10\nepoch_full_tool_calls = 1\n"
                                          "epoch_compacted_tool_calls = 0\nepoch_size = 10\n")
@@ -453,8 +453,8 @@ def test_file_settings_reach_the_agent_resolved_once(isolated: Path) -> None:
 
 
 def test_a_bad_value_in_the_user_file_names_that_file(tmp_home: Path, isolated: Path) -> None:
-    from scout_tui.config import load_config
-    from scout_tui.runtime import compaction_settings
+    from scout_tui.config.layers import load_config
+    from scout_tui.session.runtime import compaction_settings
 
     user = tmp_home / ".config" / "scout" / "scout.toml"
     user.parent.mkdir(parents=True)
@@ -465,8 +465,8 @@ def test_a_bad_value_in_the_user_file_names_that_file(tmp_home: Path, isolated: 
 
 
 def test_a_bad_file_value_names_the_file_and_line(isolated: Path) -> None:
-    from scout_tui.config import load_config
-    from scout_tui.runtime import compaction_settings
+    from scout_tui.config.layers import load_config
+    from scout_tui.session.runtime import compaction_settings
 
     (isolated / "scout.toml").write_text("model = 'x'\n\n[compaction]\nepoch_size = 'often'\n")
     with pytest.raises(ScoutError) as err:
@@ -498,7 +498,7 @@ def test_estimate_tokens_is_characters_over_four() -> None:
 
 def test_the_module_imports_no_textual() -> None:
     code = (
-        "import sys, scout_tui.compaction as c; c.prepare_prompt([{'role': 'user', 'content': 'hi'}]); "
+        "import sys, scout_tui.engine.compaction as c; c.prepare_prompt([{'role': 'user', 'content': 'hi'}]); "
         "sys.exit('textual' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -12,9 +12,9 @@ from typing import Any
 
 from hypothesis import given, strategies as st
 
-from scout_tui.compaction import forget_memos
-from scout_tui.strategies import CLEAR, CLEARED_RESULT, DROP, RESULT_SIZE, ARGUMENT_SIZE, TRUNCATE, apply_plan
-from scout_tui.tool_calls import call_key, find_calls, merge_roles, shorten_input, shorten_result
+from scout_tui.engine.compaction import forget_memos
+from scout_tui.engine.strategies import CLEAR, CLEARED_RESULT, DROP, RESULT_SIZE, ARGUMENT_SIZE, TRUNCATE, apply_plan
+from scout_tui.core.tool_calls import call_key, find_calls, merge_roles, shorten_input, shorten_result
 from tests.test_compaction import PROPERTY
 
 # --- the oracle ---------------------------------------------------------------------------------

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from scout_tui.compaction import NOTICE, compact, forget_memos
-from scout_tui.context import for_request
-from scout_tui.history import problems
-from scout_tui.messages import PrefixMemo
-from scout_tui.strategies import DROP, apply_plan, calls_and_keys
-from scout_tui.tokens import MEMO_FROM, estimate_tokens
-from scout_tui.tool_calls import find_calls
+from scout_tui.engine.compaction import NOTICE, compact, forget_memos
+from scout_tui.engine.context import for_request
+from scout_tui.engine.history import problems
+from scout_tui.core.messages import PrefixMemo
+from scout_tui.engine.strategies import DROP, apply_plan, calls_and_keys
+from scout_tui.core.tokens import MEMO_FROM, estimate_tokens
+from scout_tui.core.tool_calls import find_calls
 from tests.test_compaction import PROPERTY, SETTINGS, STRATEGIES, conversations
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from textual import events
 
-from scout_tui.completion import Choice, Token, complete, file_choice, token_at
+from scout_tui.session.completion import Choice, Token, complete, file_choice, token_at
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice
 from tests.app_helpers import SIZE, make_app, settle, steady
@@ -175,7 +175,7 @@ async def test_a_command_and_its_arguments_typed_at_once_with_enter_run(repo):
     ran: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        from scout_tui.commands import Command
+        from scout_tui.session.commands import Command
 
         app.commands.add(Command("fork", "[N]", "recorded", ran.append))
         await pilot.press("/", "f", "o", "r", "k")
@@ -197,7 +197,7 @@ async def test_enter_typed_with_the_rest_of_a_command_runs_what_was_typed_not_th
     ran: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        from scout_tui.commands import Command
+        from scout_tui.session.commands import Command
 
         app.commands.add(Command("redo", "", "recorded", lambda args: ran.append("redo")))
         app.commands.add(Command("rename", "TITLE", "recorded", lambda args: ran.append("rename")))
@@ -215,7 +215,7 @@ async def test_enter_typed_with_the_rest_of_a_command_runs_what_was_typed_not_th
 async def test_a_command_s_first_letters_and_enter_sent_at_once_run_the_highlighted_completion(repo, list_before):
     # seen by a new user: '/cos' and Enter sent at once said "Unknown command /cos" (3 of 3);
     # with a pause between them it ran /cost, the list's highlighted choice
-    from scout_tui.commands import Command
+    from scout_tui.session.commands import Command
     from tests.app_helpers import type_ahead
 
     app = make_app(repo, None, api_key="sk-test")

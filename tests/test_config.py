@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import Config, data_dir, load_config, user_config_dir
-from scout_tui.errors import ScoutError
+from scout_tui.config.layers import Config, data_dir, load_config, user_config_dir
+from scout_tui.core.errors import ScoutError
 
 
 def write_user(text: str) -> Path:
@@ -116,7 +116,7 @@ def test_config_repr_is_a_dataclass_repr_without_the_key() -> None:
 
 
 def test_context_window_comes_from_env_or_file_else_the_model_id(tmp_home, workdir, monkeypatch):
-    from scout_tui.runtime import context_window
+    from scout_tui.session.runtime import context_window
 
     assert context_window(load_config(workdir)) == 200_000  # claude-* by default
     assert context_window(load_config(workdir, flags={"provider": "openai", "model": "gpt-4o-mini"})) == 128_000
@@ -262,7 +262,7 @@ def test_an_out_of_range_number_names_the_file_and_line(tmp_home, workdir, text)
 
 
 def test_an_unknown_strategy_names_the_file_and_line(tmp_home, workdir):
-    from scout_tui.runtime import compaction_settings
+    from scout_tui.session.runtime import compaction_settings
 
     (workdir / "scout.toml").write_text('model = "m"\n\n[compaction]\nstrategy = "shorten_tool"\n')
     with pytest.raises(ScoutError, match=r"scout\.toml:4: \[compaction\]: unknown prompt strategy 'shorten_tool' "
@@ -273,7 +273,7 @@ def test_an_unknown_strategy_names_the_file_and_line(tmp_home, workdir):
 
 
 def test_an_unknown_models_key_suggests_the_known_one(tmp_home, workdir):
-    from scout_tui.models import check_models_tables
+    from scout_tui.config.models import check_models_tables
 
     (workdir / "scout.toml").write_text('[models."m"]\ncontext_windw = 1000\n')
     with pytest.raises(ScoutError, match=r"scout\.toml:2: unknown key 'context_windw' in \[models\.\"m\"\]; "
@@ -288,7 +288,7 @@ def test_an_unknown_provider_names_the_file_and_line(tmp_home, workdir):
     import asyncio
     import io
 
-    from scout_tui.headless import run_headless
+    from scout_tui.frontends.headless import run_headless
 
     (workdir / "scout.toml").write_text('model = "m"\nprovider = "nope"\n')
     config = load_config(workdir, env={})
@@ -298,7 +298,7 @@ def test_an_unknown_provider_names_the_file_and_line(tmp_home, workdir):
 
 
 async def test_the_app_shows_the_config_notes_and_where_the_provider_is_set(tmp_home, workdir):
-    from scout_tui.app import ScoutApp
+    from scout_tui.tui.app import ScoutApp
     from scout_tui.widgets.chat_messages import Notice
     from tests.app_helpers import settle
 
@@ -315,7 +315,7 @@ def test_headless_prints_the_config_notes_on_stderr(tmp_home, workdir):
     import asyncio
     import io
 
-    from scout_tui.headless import run_headless
+    from scout_tui.frontends.headless import run_headless
 
     (workdir / "scout.toml").write_text('max_turn = 5\nprovider = "nope"\n')
     err = io.StringIO()

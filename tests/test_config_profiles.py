@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import load_config, user_config_dir
-from scout_tui.errors import ScoutError
-from scout_tui.runtime import model_backend, model_name
+from scout_tui.config.layers import load_config, user_config_dir
+from scout_tui.core.errors import ScoutError
+from scout_tui.session.runtime import model_backend, model_name
 
 KEY = "sk-or-v1-0123456789abcdef"
 OTHER = "sk-ant-api03-0123456789"

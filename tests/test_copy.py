@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.text import code_blocks
+from scout_tui.core.text import code_blocks
 from scout_tui.widgets import ChatView
 from scout_tui.widgets.chat_messages import Notice
 from tests.app_helpers import SIZE, make_app, send, settle

@@ -280,7 +280,7 @@ def test_a_config_error_exits_1_with_its_file_and_line_after_what_could_be_shown
 
 
 def test_the_doctor_imports_no_textual() -> None:
-    code = "import sys, scout_tui.doctor; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    code = "import sys, scout_tui.frontends.doctor; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -289,7 +289,7 @@ def test_doctor_shows_the_window_the_server_gives_on_the_anthropic_route_and_the
         tmp_home: Path, workdir: Path, capsys) -> None:
     from llama_server import LlamaServer
 
-    from scout_tui.calibration import remember, server_key
+    from scout_tui.config.calibration import remember, server_key
 
     with LlamaServer(n_ctx=8192).serve() as server:
         (workdir / "scout.toml").write_text(f'provider = "anthropic"\nbase_url = "{server.url}"\nmodel = "small"\n')

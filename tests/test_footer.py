@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets._footer import FooterKey
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.themes import shipped_themes
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.theming.themes import shipped_themes
 from scout_tui.widgets.footer import KeysFooter
 from tests.app_helpers import SIZE, settle
 from tests.conftest import wait_until

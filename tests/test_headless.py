@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from tests.conftest import until
 from tests.headless_helpers import SECRET, env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
@@ -199,8 +199,8 @@ def test_print_mode_names_the_rule_that_denied_a_call(repo, env):
 async def test_on_one_terminal_a_tool_line_starts_its_own_line(repo, env, monkeypatch):
     import io
 
-    from scout_tui.config import load_config
-    from scout_tui.headless import run_headless
+    from scout_tui.config.layers import load_config
+    from scout_tui.frontends.headless import run_headless
 
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -246,7 +246,7 @@ def test_a_character_split_into_utf16_halves_across_events_is_joined_not_a_crash
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, signum):
-    from scout_tui.history import problems
+    from scout_tui.engine.history import problems
 
     started = repo / "started"
     token = f"600.{uuid.uuid4().int % 10**9}"  # found by command line: a sandbox's own pids differ from the host's
@@ -263,7 +263,7 @@ def test_a_hangup_or_term_kills_the_running_tool_and_closes_the_turn(repo, env, 
             proc.kill()
     assert proc.returncode == 128 + signum, err
     assert processes_with(token) == []
-    from scout_tui.messages import TOOL_INTERRUPTED
+    from scout_tui.core.messages import TOOL_INTERRUPTED
     # the call cut short gets its line on stderr, as finished calls do
     assert [line for line in err.splitlines() if line.startswith("✗ bash sleep")][0].endswith(f": {TOOL_INTERRUPTED}"), err
     store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from scout_tui.messages import INTERRUPTED_TURN
+from scout_tui.core.messages import INTERRUPTED_TURN
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 

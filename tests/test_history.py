@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from scout_tui.history import INTERRUPTED, problems, repair
+from scout_tui.engine.history import INTERRUPTED, problems, repair
 
 
 def user(text):

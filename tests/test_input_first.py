@@ -16,8 +16,8 @@ from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message_pump import MessagePump
 
-from scout_tui import urgency
-from scout_tui.input_first import InputFirstMixin, KeyFirstScreen, noting_input
+from scout_tui.core import urgency
+from scout_tui.tui.input_first import InputFirstMixin, KeyFirstScreen, noting_input
 from scout_tui.widgets import Composer
 from tests.app_helpers import make_app
 from tests.conftest import until, wait_until

@@ -133,8 +133,8 @@ def test_a_start_that_fails_before_the_app_runs_gives_the_terminal_its_mode_back
 SUSPENDED = r"""
 import termios
 from textual.app import App
-from scout_tui import line_mode
-from scout_tui.input_first import noting_input
+from scout_tui.tui import line_mode
+from scout_tui.tui.input_first import noting_input
 
 before = termios.tcgetattr(0)
 assert line_mode.leave_line_mode()

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from scout_tui.history import problems
+from scout_tui.engine.history import problems
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 from tests.agent_helpers import collect, make_agent
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures

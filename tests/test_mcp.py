@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import load_config
-from scout_tui.errors import ScoutError
+from scout_tui.config.layers import load_config
+from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.client import McpClient
 from scout_tui.mcp.config import ServerConfig, mcp_settings
 from scout_tui.mcp.resources import RESOURCE_TOOLS
 from scout_tui.mcp.tools import mcp_tools, tool_name
 from scout_tui.tools.base import ToolContext
 from scout_tui.tools.permissions import Policy, parse_rule
-from scout_tui.trust import record_trust
+from scout_tui.config.trust import record_trust
 from tests.conftest import until
 
 FAST_SERVER = Path(__file__).parent / "mcp_servers" / "fast_server.py"
@@ -348,7 +348,7 @@ async def test_the_reference_server_everything(tmp_path):
 
 
 def test_the_app_and_the_engine_import_no_mcp_sdk_and_the_client_no_textual():
-    code = ("import sys, scout_tui.app, scout_tui.headless, scout_tui.runtime\n"
+    code = ("import sys, scout_tui.tui.app, scout_tui.frontends.headless, scout_tui.session.runtime\n"
             "assert 'mcp' not in sys.modules, 'mcp imported'\n"
             "for name in [m for m in sys.modules if m.startswith('textual')]: del sys.modules[name]\n")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -479,7 +479,7 @@ async def test_a_tool_that_needs_task_augmentation_is_not_offered(tmp_path):
     try:
         assert client.servers["tasky"].state == "ready"
         assert set(tools_of(client)) == {"mcp__tasky__echo"}  # not mcp__tasky__research: every call would fail
-        from scout_tui.app_mcp import describe_servers
+        from scout_tui.tui.app_mcp import describe_servers
         from scout_tui.mcp.config import McpSettings
 
         shown = describe_servers(client, McpSettings({"tasky": client.servers["tasky"].config}), True)

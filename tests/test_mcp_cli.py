@@ -123,7 +123,7 @@ def test_an_unset_variable_in_a_servers_command_is_said_with_its_file_and_line(t
 
 
 def test_doctor_lists_the_mcp_servers_without_their_header_values(tmp_home, workdir):
-    from scout_tui.doctor import report
+    from scout_tui.frontends.doctor import report
 
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": {
         "url": "http://127.0.0.1:1/mcp", "headers": {"X-Api-Key": "hdr-secret-value-123"}},

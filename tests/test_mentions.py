@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui import mentions as mentions_module
+from scout_tui.session import mentions as mentions_module
 from scout_tui.tools.permissions import Policy, parse_rule
-from scout_tui.mentions import mention_of, mentioned_paths, mentions, prompt_content, typed_text
+from scout_tui.session.mentions import mention_of, mentioned_paths, mentions, prompt_content, typed_text
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice, UserMessage
-from scout_tui.workspace_files import list_files
+from scout_tui.session.workspace_files import list_files
 from tests.app_helpers import SIZE, make_app, send, settle, write
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream

@@ -3,7 +3,7 @@ result" for the prompt, the backends, the panes and the exports."""
 
 from __future__ import annotations
 
-from scout_tui.messages import blocks, has_text, message_text, result_text, tool_results, tool_uses, turn_of
+from scout_tui.core.messages import blocks, has_text, message_text, result_text, tool_results, tool_uses, turn_of
 
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
 

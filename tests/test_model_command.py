@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from scout_tui.widgets.chat_messages import Notice
 from tests.app_helpers import SIZE, make_app, send, settle, steady, write
 from tests.conftest import wait_until
@@ -125,9 +125,9 @@ async def test_opening_a_session_goes_on_with_its_model_and_another_with_the_run
 
 
 async def test_the_session_opened_at_start_keeps_the_model_the_command_line_chose(repo, tmp_home):
-    from scout_tui.app import ScoutApp
-    from scout_tui.bus import ModelSwitch
-    from scout_tui.config import load_config
+    from scout_tui.tui.app import ScoutApp
+    from scout_tui.core.bus import ModelSwitch
+    from scout_tui.config.layers import load_config
 
     store = Store()
     sid = store.create_session(repo)

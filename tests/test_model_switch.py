@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bus import MessageAssistant, MessageDelta, ModelSwitch
-from scout_tui.config import load_config, resumed_config, user_config_dir
-from scout_tui.runtime import build_agent, switch_agent
-from scout_tui.store import Store
+from scout_tui.core.bus import MessageAssistant, MessageDelta, ModelSwitch
+from scout_tui.config.layers import load_config, resumed_config, user_config_dir
+from scout_tui.session.runtime import build_agent, switch_agent
+from scout_tui.store.event_log import Store
 from tests.headless_helpers import SECRET, env, scout  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 

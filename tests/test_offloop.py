@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from scout_tui import urgency
+from scout_tui.core import urgency
 from scout_tui.backends import offloop
 from scout_tui.backends.base import (Backend, Completed, Request, TextDelta, ThinkingDelta, ToolCallDelta,
                                      ToolCallStarted, Usage)
-from scout_tui.bus import MessageDelta
-from scout_tui.errors import ModelError
+from scout_tui.core.bus import MessageDelta
+from scout_tui.core.errors import ModelError
 from tests.agent_helpers import collect, make_agent
 from tests.conftest import until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream

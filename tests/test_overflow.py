@@ -19,11 +19,11 @@ from cache_emulator import AnthropicCache, OpenAICache, anthropic_sse, loopback_
 from loopback import LoopbackServer, Reply
 from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
-from scout_tui.errors import ModelError
-from scout_tui.history import problems
-from scout_tui.messages import is_turn_marker
+from scout_tui.core.errors import ModelError
+from scout_tui.engine.history import problems
+from scout_tui.core.messages import is_turn_marker
 from scout_tui.tools import builtin_registry
 
 WINDOW = 16_000

@@ -95,7 +95,7 @@ def test_every_module_of_the_checkout_imports_from_the_installed_wheel(installed
     script = ("import importlib, sys\n"
               "for name in sys.argv[1:]:\n"
               "    print(importlib.import_module(name).__file__)\n"
-              "from scout_tui.themes import shipped_themes_dir\n"
+              "from scout_tui.theming.themes import shipped_themes_dir\n"
               "print(shipped_themes_dir() / 'scout-dark.toml')\n")
     done = subprocess.run([installed / "bin" / "python", "-I", "-c", script, *modules], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import load_config
-from scout_tui.errors import ScoutError
+from scout_tui.config.layers import load_config
+from scout_tui.core.errors import ScoutError
 from scout_tui.tools.permission_config import policy_from_config, rules_from_files
 from scout_tui.tools.permissions import Policy, parse_rule
 from scout_tui.tools.shell_parts import Part, split_command

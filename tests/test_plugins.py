@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from scout_tui.backends import PROVIDERS, make_backend
-from scout_tui.bus import Bus, Event
-from scout_tui.compaction import prepare_prompt, strategy_names
-from scout_tui.config import Config, load_config
-from scout_tui.errors import ScoutError
-from scout_tui.plugins import load_plugins, project_plugin_files
-from scout_tui.runtime import build_agent
-from scout_tui.trust import check_file, record_trust
-from scout_tui.skills import discover_skills
+from scout_tui.core.bus import Bus, Event
+from scout_tui.engine.compaction import prepare_prompt, strategy_names
+from scout_tui.config.layers import Config, load_config
+from scout_tui.core.errors import ScoutError
+from scout_tui.extensions.plugins import load_plugins, project_plugin_files
+from scout_tui.session.runtime import build_agent
+from scout_tui.config.trust import check_file, record_trust
+from scout_tui.extensions.skills import discover_skills
 from tests.headless_helpers import env  # noqa: F401 — a fixture
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -41,7 +41,7 @@ def scout(api):
 @pytest.fixture(autouse=True)
 def _registries():
     """Plugins register strategies and providers process-wide: put the registries back after."""
-    from scout_tui import compaction
+    from scout_tui.engine import compaction
 
     strategies, providers = dict(compaction._REGISTRY), dict(PROVIDERS)
     yield

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import platform
 
-from scout_tui.prompt import AGENTS_MD_LIMIT, system_prompt
+from scout_tui.session.prompt import AGENTS_MD_LIMIT, system_prompt
 
 
 def test_system_prompt_carries_tools_directory_platform_date_and_clipped_agents_md(tmp_home, workdir):

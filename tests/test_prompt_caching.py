@@ -13,14 +13,14 @@ from cache_emulator import AnthropicCache, OpenAICache, anthropic_sse, loopback_
 from loopback import LoopbackServer
 from scripted_model import ScriptedModel, write_files
 
-from scout_tui import compaction
-from scout_tui.agent import Agent
+from scout_tui.engine import compaction
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.backends.anthropic import AnthropicBackend
 from scout_tui.backends.anthropic_cache import MAX_BREAKPOINTS, place_breakpoints
 from scout_tui.backends.base import Request
-from scout_tui.compaction import epoch_bounds, resolve_settings
-from scout_tui.history import problems
+from scout_tui.engine.compaction import epoch_bounds, resolve_settings
+from scout_tui.engine.history import problems
 from scout_tui.tools import builtin_registry
 
 MODEL = "claude-sonnet-4-5"
@@ -397,7 +397,7 @@ async def test_1h_breakpoints_over_a_long_run_are_accepted_and_read(tmp_path):
 
 def test_a_result_the_budget_cut_to_another_size_is_named_as_the_budget():
     """The same number of cuts, but a cut result shorter than last time: still the budget."""
-    from scout_tui.cache_report import PromptRecord, explain
+    from scout_tui.engine.cache_report import PromptRecord, explain
 
     def record(cut_to: int) -> PromptRecord:
         messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]},

@@ -13,9 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from scout_tui.config import load_config, user_config_dir
-from scout_tui.errors import ScoutError
-from scout_tui.providers import configured_models, list_models
+from scout_tui.config.layers import load_config, user_config_dir
+from scout_tui.core.errors import ScoutError
+from scout_tui.session.providers import configured_models, list_models
 from tests.loopback import send_json
 
 KEY = "sk-test-models-0123456789"

@@ -10,7 +10,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import Notice, UserMessage
 from scout_tui.widgets.chat_view import ChatView

@@ -19,11 +19,11 @@ from typing import Iterator
 
 import pytest
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
-from scout_tui.config import Config, ConfigFile
-from scout_tui.errors import ScoutError
-from scout_tui.runtime import build_agent
+from scout_tui.config.layers import Config, ConfigFile
+from scout_tui.core.errors import ScoutError
+from scout_tui.session.runtime import build_agent
 from scout_tui.tools import ToolContext, ToolResult, builtin_registry
 from scout_tui.tools import sandbox as sandbox_module
 from scout_tui.tools import seccomp
@@ -599,9 +599,9 @@ SHOW_ENVIRONS = "cat /proc/$PPID/environ /proc/1/environ; for p in /proc/[0-9]*;
 RUN_TOOL = """
 import asyncio, sys
 from pathlib import Path
-from scout_tui import keys
-from scout_tui.config import Config
-from scout_tui.runtime import tool_environment
+from scout_tui.config import keys
+from scout_tui.config.layers import Config
+from scout_tui.session.runtime import tool_environment
 from scout_tui.tools import ToolContext, builtin_registry
 from scout_tui.tools.sandbox import SandboxSettings
 if sys.argv[4] == "withhold":

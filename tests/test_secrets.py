@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui import keys
-from scout_tui.tools.output import StreamRedactor, redact_deep
+from scout_tui.config import keys
+from scout_tui.core.redaction import StreamRedactor, redact_deep
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, split
 
 USED = "sk-ant-used-key-0123456789abcdef"  # ANTHROPIC_API_KEY: the provider in use
@@ -40,7 +40,7 @@ def test_key_variables_come_from_our_own_names_and_the_catalogue() -> None:
 
 
 def test_withhold_takes_keys_out_and_config_still_finds_its_own(monkeypatch, tmp_path) -> None:
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
 
     environ = {"ANTHROPIC_API_KEY": USED, "GROQ_API_KEY": FOREIGN, "PATH": "/bin"}
     monkeypatch.setattr(os, "environ", environ)
@@ -129,7 +129,7 @@ def test_no_key_reaches_tools_model_screen_store_or_exports(tmp_path, env) -> No
     assert leaked(result) == []
     assert done.stdout.startswith("Looking.") and "The keys are [redacted] and [redacted]." in done.stdout
     assert leaked(done.stdout + done.stderr) == []
-    from scout_tui.store import Store
+    from scout_tui.store.event_log import Store
 
     [session] = Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo)
     written = everything_written(env, [session.id], repo)
@@ -146,14 +146,14 @@ def test_a_key_echoed_in_a_server_error_is_redacted(tmp_path, env) -> None:
         done = scout(["-p", "hello", "--base-url", server.url], repo, env)
     assert done.returncode != 0
     assert "invalid x-api-key: [redacted]" in done.stderr and leaked(done.stdout + done.stderr) == []
-    from scout_tui.store import Store
+    from scout_tui.store.event_log import Store
 
     sessions = Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo)
     assert leaked(everything_written(env, [s.id for s in sessions], repo)) == []
 
 
 def test_the_agent_redacts_a_key_split_across_deltas(tmp_path) -> None:
-    from scout_tui.agent import Agent
+    from scout_tui.engine.agent import Agent
     from scout_tui.backends import make_backend
     from scout_tui.tools import builtin_registry
 
@@ -177,7 +177,7 @@ def test_the_diff_shown_when_asking_has_keys_redacted(tmp_path) -> None:
     # The preview diff went to the approval prompt as it was; only the result's was redacted.
     import asyncio
 
-    from scout_tui.agent import Agent
+    from scout_tui.engine.agent import Agent
     from scout_tui.backends import make_backend
     from scout_tui.tools import builtin_registry
     from scout_tui.tools.permissions import Policy
@@ -235,7 +235,7 @@ async def test_the_tui_takes_keys_out_of_its_environment_and_off_the_screen(tmp_
 
 def test_an_error_scout_tui_prints_has_every_key_redacted(monkeypatch, capsys) -> None:
     from scout_tui import cli
-    from scout_tui.errors import ScoutError
+    from scout_tui.core.errors import ScoutError
 
     monkeypatch.setenv("GROQ_API_KEY", FOREIGN)
 
@@ -260,7 +260,7 @@ def test_doctor_says_which_key_variables_tools_never_see(tmp_home, workdir, monk
 def test_a_key_printed_in_base64_or_hex_is_redacted_too(before: str) -> None:
     import base64
 
-    from scout_tui.tools.output import redact
+    from scout_tui.core.redaction import redact
 
     found = keys.secrets([OTHER], {})
     for encoded in (base64.b64encode(f"{before}{OTHER}\n".encode()).decode(), f"{before}{OTHER}".encode().hex()):
@@ -271,7 +271,7 @@ def test_a_key_printed_in_base64_or_hex_is_redacted_too(before: str) -> None:
 
 
 def test_a_projects_base_url_cannot_send_your_key_to_a_server_it_names(tmp_home, workdir, monkeypatch) -> None:
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", USED)
     (workdir / "scout.toml").write_text('model = "m"\nbase_url = "http://attacker.example"\n')

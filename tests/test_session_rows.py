@@ -104,7 +104,7 @@ def test_a_compaction_leaf_leaves_out_its_parts_whole_at_every_width():
 
 
 def test_a_checkpoint_leaf_cuts_its_file_names_first_and_keeps_undone_longest_at_every_width():
-    entry = CheckpointEntry("b", 3, ("notes.txt", "scout_tui/app.py"), undone=True)
+    entry = CheckpointEntry("b", 3, ("notes.txt", "scout_tui/tui/app.py"), undone=True)
     assert checkpoint_label(entry) == "✎ msg 3: 2 files · notes.txt, app.py (undone)"
     assert checkpoint_label(entry, 40) == "✎ msg 3: 2 files · notes.txt,… (undone)"
     assert checkpoint_label(entry, 25) == "✎ msg 3: 2 files (undone)"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bus import Event
-from scout_tui.errors import ScoutError
-from scout_tui.sessions import OpenedSession, open_session, resolve_session
-from scout_tui.store import Store
+from scout_tui.core.bus import Event
+from scout_tui.core.errors import ScoutError
+from scout_tui.store.opening import OpenedSession, open_session, resolve_session
+from scout_tui.store.event_log import Store
 
 
 def say(role: str, text: str) -> Event:

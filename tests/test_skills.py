@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.errors import ScoutError
-from scout_tui.prompt import AGENTS_MD_LIMIT, system_prompt
-from scout_tui.skills import discover_skills, parse_front_matter, skill_tool
+from scout_tui.core.errors import ScoutError
+from scout_tui.session.prompt import AGENTS_MD_LIMIT, system_prompt
+from scout_tui.extensions.skills import discover_skills, parse_front_matter, skill_tool
 from scout_tui.tools import Registry, ToolContext
 
 

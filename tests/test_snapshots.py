@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
 from scout_tui.tools import sandbox as sandbox_module
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets.approval import ApprovalScreen

@@ -11,18 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scout_tui.app import NARROW, ScoutApp
-from scout_tui.bus import Event
-from scout_tui.config import load_config
-from scout_tui.store import Store
+from scout_tui.tui.app import NARROW, ScoutApp
+from scout_tui.core.bus import Event
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer, SessionTree, ToolActivity
 from tests.app_helpers import SIZE, long_session, settle
 from tests.conftest import wait_until
 
 NOT_FOR_THE_FIRST_FRAME = (
-    "httpx", "scout_tui.agent", "scout_tui.runtime", "scout_tui.backends", "scout_tui.compaction",
-    "scout_tui.headless", "scout_tui.plugins", "scout_tui.skills", "scout_tui.summary", "scout_tui.trust",
-    "scout_tui.widgets.approval", "scout_tui.strategies", "rich.markdown", "markdown_it",
+    "httpx", "scout_tui.engine.agent", "scout_tui.session.runtime", "scout_tui.backends", "scout_tui.engine.compaction",
+    "scout_tui.frontends.headless", "scout_tui.extensions.plugins", "scout_tui.extensions.skills", "scout_tui.engine.summary", "scout_tui.config.trust",
+    "scout_tui.widgets.approval", "scout_tui.engine.strategies", "rich.markdown", "markdown_it",
     # The tools run in a turn; the widgets need only ``tools.output.redact``. (The permission
     # and sandbox tables are checked in ``ScoutApp.__init__``, with the modules they need:
     # ``tools.globs`` for the rules' paths, ``sandbox_config`` for the settings.)
@@ -34,7 +34,7 @@ NOT_FOR_THE_FIRST_FRAME = (
     # The side panes, mounted once the first frame is painted (stand-ins hold their places).
     "scout_tui.widgets.session_tree", "scout_tui.widgets.tool_activity",
     # The store and the events' vocabulary: a new session reads nothing before its first frame.
-    "scout_tui.store", "sqlite3", "scout_tui.bus", "scout_tui.app_show",
+    "scout_tui.store.event_log", "sqlite3", "scout_tui.core.bus", "scout_tui.tui.app_show",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )
@@ -48,8 +48,8 @@ def imported_by(statement: str) -> set[str]:
 
 
 def test_importing_the_app_leaves_the_engine_unimported() -> None:
-    loaded = imported_by("import scout_tui.app")
-    assert "scout_tui.app" in loaded
+    loaded = imported_by("import scout_tui.tui.app")
+    assert "scout_tui.tui.app" in loaded
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
@@ -57,8 +57,8 @@ def test_the_first_frame_is_drawn_without_the_engine_the_tools_or_pygments(tmp_h
     code = """
 import sys
 from pathlib import Path
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
 class FirstFrame(ScoutApp):
     def on_mount(self):
         self.call_after_refresh(lambda: (print("\\n".join(sys.modules)), self.exit()))
@@ -159,8 +159,8 @@ def test_markdown_rendering_is_set_up_in_a_thread_before_the_first_answer(tmp_ho
 import asyncio, sys, threading
 from pathlib import Path
 import rich
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
 importers = []
 real_import = __builtins__.__import__ if hasattr(__builtins__, "__import__") else __builtins__["__import__"]
 def spy(name, *args, **kwargs):
@@ -191,10 +191,10 @@ def test_the_event_loop_imports_no_engine_module_at_start_up_or_in_a_turn(tmp_ho
     code = f"""
 import asyncio, builtins, sys, threading
 from pathlib import Path
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
-ENGINE = ("scout_tui.runtime", "scout_tui.agent", "scout_tui.backends", "httpx")
+ENGINE = ("scout_tui.session.runtime", "scout_tui.engine.agent", "scout_tui.backends", "httpx")
 on_the_loop = []
 real_import = builtins.__import__
 def spy(name, *args, **kwargs):

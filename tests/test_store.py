@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scout_tui.bus import Bus, Event
-from scout_tui.errors import ScoutError
-from scout_tui.messages import tool_uses
-from scout_tui.projection import title_of
-from scout_tui.store import SCHEMA_VERSION, Store
+from scout_tui.core.bus import Bus, Event
+from scout_tui.core.errors import ScoutError
+from scout_tui.core.messages import tool_uses
+from scout_tui.store.projection import title_of
+from scout_tui.store.event_log import SCHEMA_VERSION, Store
 
 
 def user(text: str) -> Event:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.errors import ScoutError
-from scout_tui.store import SCHEMA_VERSION, Store
+from scout_tui.core.errors import ScoutError
+from scout_tui.store.event_log import SCHEMA_VERSION, Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store_v1.db"
 REPO = "/home/ana/projects/café-app"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bus import Event, ModelSwitch
-from scout_tui.store import Store
+from scout_tui.core.bus import Event, ModelSwitch
+from scout_tui.store.event_log import Store
 
 OPUS, LLAMA, GPT = ModelSwitch("anthropic", "claude-opus-4-1"), ModelSwitch("local", "llama3.1"), ModelSwitch("openai", "gpt-4.1")
 

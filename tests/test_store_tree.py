@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bus import Event
-from scout_tui.errors import ScoutError
-from scout_tui.store import Store, valid_fork_point
+from scout_tui.core.bus import Event
+from scout_tui.core.errors import ScoutError
+from scout_tui.store.event_log import Store, valid_fork_point
 
 
 def say(role: str, text: str) -> Event:
@@ -306,8 +306,8 @@ def test_tree_shows_a_branch_of_a_hidden_or_elsewhere_parent_as_a_root(store: St
 
 
 def test_messages_since_reads_the_tail_through_the_ancestry(tmp_path):
-    from scout_tui.bus import Event
-    from scout_tui.store import Store
+    from scout_tui.core.bus import Event
+    from scout_tui.store.event_log import Store
 
     store = Store(tmp_path / "s.db")
     root = store.create_session(tmp_path)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 
 APPENDS = 200
 
@@ -15,8 +15,8 @@ APPENDS = 200
 # the shared session every 50 appends.
 WRITER = r"""
 import sys
-from scout_tui.bus import Event
-from scout_tui.store import Store
+from scout_tui.core.bus import Event
+from scout_tui.store.event_log import Store
 
 path, shared, tag, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 store = Store(path)

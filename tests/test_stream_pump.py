@@ -13,8 +13,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from scout_tui import app_events, collector, urgency
-from scout_tui.app import ScoutApp
+from scout_tui.tui import app_events, collector
+from scout_tui.core import urgency
+from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.widgets import assistant_message as pump
 from scout_tui.widgets import chat_layout

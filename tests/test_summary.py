@@ -14,16 +14,16 @@ from cache_emulator import AnthropicCache, anthropic_sse, loopback_handler
 from loopback import LoopbackServer
 from scripted_model import is_summary_request
 
-from scout_tui import summary
-from scout_tui.agent import Agent, user_message
+from scout_tui.engine import summary
+from scout_tui.engine.agent import Agent, user_message
 from scout_tui.backends import make_backend
-from scout_tui.bus import TRANSIENT, Bus, Event
-from scout_tui.compaction import estimate_tokens
-from scout_tui.errors import ScoutError
-from scout_tui.history import problems
-from scout_tui.plugins import load_plugins
-from scout_tui.store import Store
-from scout_tui.summary import INSTRUCTIONS, SUMMARY_HEADER, Compaction, cut_point, view
+from scout_tui.core.bus import TRANSIENT, Bus, Event
+from scout_tui.engine.compaction import estimate_tokens
+from scout_tui.core.errors import ScoutError
+from scout_tui.engine.history import problems
+from scout_tui.extensions.plugins import load_plugins
+from scout_tui.store.event_log import Store
+from scout_tui.engine.summary import INSTRUCTIONS, SUMMARY_HEADER, Compaction, cut_point, view
 from scout_tui.tools import builtin_registry
 
 SUMMARY_TEXT = "## Current task\n\"Fix the parser.\"\n\n## Next steps\nRun the tests."

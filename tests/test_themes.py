@@ -14,9 +14,9 @@ from textual.color import Color
 from textual.design import ColorSystem
 from textual.theme import BUILTIN_THEMES
 
-from scout_tui.errors import ScoutError
-from scout_tui.theme_colours import contrast_ratio, css_variables, derive_variables, resolve_colour
-from scout_tui.themes import (
+from scout_tui.core.errors import ScoutError
+from scout_tui.theming.colours import contrast_ratio, css_variables, derive_variables, resolve_colour
+from scout_tui.theming.themes import (
     DEFAULT_THEME,
     SCOUT_VARIABLES,
     discover_themes,

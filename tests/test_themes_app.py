@@ -10,12 +10,12 @@ import pytest
 from textual.color import Color
 from textual.command import CommandList, CommandPalette
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.themes import saved_theme, state_path
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.theming.themes import saved_theme, state_path
 from scout_tui.widgets.chat_messages import Notice
 from scout_tui.widgets.markdown_render import code_theme_of
-from scout_tui.store import Store
+from scout_tui.store.event_log import Store
 from tests.app_helpers import SIZE, conversation, project_dir, send, settle, user_dir, write
 from tests.conftest import wait_until
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.store import Store
-from scout_tui.themes import shipped_themes_dir
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.store.event_log import Store
+from scout_tui.theming.themes import shipped_themes_dir
 from tests.app_helpers import SIZE, conversation, settle, steady
 
 # The same ids, context estimate and session ages on every run.

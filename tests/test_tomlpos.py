@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scout_tui.tomlpos import key_line
+from scout_tui.config.tomlpos import key_line
 
 TEXT = """\
 model = "claude"            # 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.history import problems
+from scout_tui.engine.history import problems
 from scout_tui.tools.permissions import Policy
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 from tests.agent_helpers import collect, make_agent

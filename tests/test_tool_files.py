@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.diffs import diff_lines, unified_diff
+from scout_tui.core.diffs import diff_lines, unified_diff
 from scout_tui.tools import ToolContext, ToolError, ToolResult, builtin_registry
 from scout_tui.tools.files import MAX_LINE_CHARS, WRITE
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from scout_tui.skills import skill_tool
+from scout_tui.extensions.skills import skill_tool
 from scout_tui.tools import BUILTIN_TOOLS
 from scout_tui.tools.base import boolean, integer, number, object_schema, string
 from scout_tui.tools.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT

@@ -1,5 +1,5 @@
 """The trust gate: a project's plugin runs only once the person trusted that content at that path
-(``scout_tui.trust``, ``scout-tui trust``, ``/trust``); the user's own plugins always run."""
+(``scout_tui.config.trust``, ``scout-tui trust``, ``/trust``); the user's own plugins always run."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from scout_tui.cli import trust_command
-from scout_tui.plugins import load_plugins, project_plugin_trust
-from scout_tui.trust import UNTRUSTED, check_file, read_trusted, record_trust, trust_file
+from scout_tui.extensions.plugins import load_plugins, project_plugin_trust
+from scout_tui.config.trust import UNTRUSTED, check_file, read_trusted, record_trust, trust_file
 from scout_tui.widgets.dialogs import ConfirmScreen
 from scout_tui.widgets.chat_view import Notice
 from tests.app_helpers import SIZE, make_app, rendered, send, settle

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from scout_tui.history import problems
-from scout_tui.messages import (INTERRUPTED_TURN, RETRIED_TURN, is_turn_marker, last_prompt, retryable, turn_marker,
+from scout_tui.engine.history import problems
+from scout_tui.core.messages import (INTERRUPTED_TURN, RETRIED_TURN, is_turn_marker, last_prompt, retryable, turn_marker,
                                  turn_of)
-from scout_tui.mentions import typed_text
+from scout_tui.session.mentions import typed_text
 from tests.agent_helpers import collect, interrupted, make_agent
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream
 

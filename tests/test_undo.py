@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.restores import next_step, rewind_to
-from scout_tui.store import Store
+from scout_tui.checkpoints.restores import next_step, rewind_to
+from scout_tui.store.event_log import Store
 from scout_tui.widgets.chat_messages import Notice
 from scout_tui.widgets.dialogs import ConfirmScreen
 from tests.app_helpers import SIZE, make_app, send, settle
@@ -38,7 +38,7 @@ def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
 
 
 def test_nothing_to_undo_or_redo_says_why():
-    from scout_tui.app_checkpoints import _why_nothing
+    from scout_tui.tui.app_checkpoints import _why_nothing
 
     assert "no turn of this session changed files" in _why_nothing([], redo=False)
     undone = [_checkpoint(0, "f"), ("checkpoint.restore", {"turn": 0, "redo": False})]
@@ -192,8 +192,8 @@ def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
 
 
 def test_a_restore_question_names_the_first_files_and_counts_the_rest():
-    from scout_tui.app_checkpoints import LISTED_FILES, restore_lines
-    from scout_tui.restores import Restore
+    from scout_tui.tui.app_checkpoints import LISTED_FILES, restore_lines
+    from scout_tui.checkpoints.restores import Restore
 
     files = [{"status": "added", "path": f"f{n:02}.txt"} for n in range(LISTED_FILES + 3)]
     lines = restore_lines(Restore(0, "t", [f["path"] for f in files], "s", files=files), ["f00.txt"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
 from scout_tui.tools import sandbox as sandbox_module
@@ -216,7 +216,7 @@ def test_without_the_sandbox_a_command_naming_scouts_or_gits_settings_asks(ws: P
 
 
 def test_a_project_scout_toml_linked_to_a_file_elsewhere_is_still_the_projects(tmp_path: Path, monkeypatch) -> None:
-    from scout_tui.config import in_project, load_config
+    from scout_tui.config.layers import in_project, load_config
     from scout_tui.tools.permission_config import policy_from_config
 
     home, repo = tmp_path / "home", tmp_path / "repo"
@@ -235,7 +235,7 @@ def test_a_project_scout_toml_linked_to_a_file_elsewhere_is_still_the_projects(t
 
 
 def test_a_projects_own_bash_rules_hold_only_in_the_sandbox(tmp_path: Path, monkeypatch) -> None:
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
     from scout_tui.tools.permission_config import policy_from_config
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -254,7 +254,7 @@ def test_a_projects_own_bash_rules_hold_only_in_the_sandbox(tmp_path: Path, monk
 
 
 def test_a_project_scout_toml_linked_elsewhere_cannot_turn_the_sandbox_off(tmp_path: Path, monkeypatch) -> None:
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
     from scout_tui.tools.sandbox_config import sandbox_from_config
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -298,7 +298,7 @@ def test_git_config_counts_as_writing_the_file_it_changes(ws: Path, command: str
 
 
 def test_working_in_the_home_folder_is_said_to_leave_it_writable(tmp_path: Path, monkeypatch) -> None:
-    from scout_tui.config import load_config
+    from scout_tui.config.layers import load_config
     from scout_tui.tools.sandbox_config import sandbox_from_config
 
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui import urgency
+from scout_tui.core import urgency
 from tests.conftest import until
 
 

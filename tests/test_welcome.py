@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.app import ScoutApp
-from scout_tui.config import load_config
-from scout_tui.runtime import SETUP_HELP
-from scout_tui.store import Store
+from scout_tui.tui.app import ScoutApp
+from scout_tui.config.layers import load_config
+from scout_tui.session.runtime import SETUP_HELP
+from scout_tui.store.event_log import Store
 from scout_tui.widgets.chat_messages import Notice, UserMessage
 from scout_tui.widgets.welcome import Welcome, tilde
 from tests.app_helpers import SIZE, conversation, make_app, send, settle, steady

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.widgets import Static
 
-from scout_tui.store import SessionInfo
+from scout_tui.store.event_log import SessionInfo
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, CostView
 from scout_tui.widgets.cost_view import cache_hit, cost_text
 

@@ -17,7 +17,7 @@ def _checkpoint(turn: int, *paths: str) -> tuple[str, dict]:
     return "checkpoint", {"turn": turn, "before": f"b{turn}", "after": f"a{turn}", "files": files}
 
 
-EVENTS = [_checkpoint(2, "notes.txt", "scout_tui/app.py"), _checkpoint(30, "b.py"),
+EVENTS = [_checkpoint(2, "notes.txt", "scout_tui/tui/app.py"), _checkpoint(30, "b.py"),
           ("checkpoint.restore", {"turn": 30, "tree": "b30", "paths": ["b.py"], "redo": False})]
 
 

@@ -7,7 +7,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scout_tui.text import clip, one_line, sanitize, tool_summary
+from scout_tui.core.text import clip, one_line, sanitize, tool_summary
 
 ZWJ_FAMILY = "👩\u200d👩\u200d👧\u200d👦"
 COMBINING = "e\u0301"  # e + combining acute
@@ -107,7 +107,7 @@ def test_tool_summary_survives_odd_input():
 
 
 def test_stream_sanitizer_removes_sequences_cut_between_pieces():
-    from scout_tui.text import StreamSanitizer
+    from scout_tui.core.text import StreamSanitizer
 
     text = "ANSI \x1b[31mRED\x1b[0m title \x1b]0;PWNED\x07 done\r\nnext"
     for size in (1, 2, 3, 5, 7):
@@ -117,14 +117,14 @@ def test_stream_sanitizer_removes_sequences_cut_between_pieces():
 
 
 def test_stream_sanitizer_passes_plain_text_straight_through():
-    from scout_tui.text import StreamSanitizer
+    from scout_tui.core.text import StreamSanitizer
 
     cleaner = StreamSanitizer()
     assert cleaner.feed("hello ") == "hello " and cleaner.feed("world") == "world" and cleaner.flush() == ""
 
 
 def test_surrogate_halves_are_joined_and_lone_ones_replaced():
-    from scout_tui.text import repair_surrogates
+    from scout_tui.core.text import repair_surrogates
 
     assert repair_surrogates("a\ud83d\ude00b") == "a\U0001f600b"
     assert repair_surrogates("x\ud83dy\ude00") == "x\ufffdy\ufffd"
@@ -133,7 +133,7 @@ def test_surrogate_halves_are_joined_and_lone_ones_replaced():
 
 
 def test_a_high_half_at_the_end_of_a_piece_waits_for_the_next():
-    from scout_tui.text import SurrogateJoiner
+    from scout_tui.core.text import SurrogateJoiner
 
     joiner = SurrogateJoiner()
     assert joiner.feed("hi \ud83d") == "hi "

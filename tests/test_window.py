@@ -18,9 +18,9 @@ import pytest
 
 from llama_server import LlamaServer
 
-from scout_tui.agent import Agent
+from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
-from scout_tui.summary import Compaction
+from scout_tui.engine.summary import Compaction
 from scout_tui.tools import builtin_registry
 from tests.headless_helpers import env, repo  # noqa: F401 — fixtures
 
@@ -187,7 +187,7 @@ async def test_an_overflow_summary_would_not_stand_for_the_persons_request(tmp_p
 async def test_a_summary_that_would_make_each_request_larger_is_not_applied(tmp_path):
     """Past ``auto_compact`` of the window, a plugin supplies a summary longer than what it
     stands for: it is not applied, and the request goes out as it was."""
-    from scout_tui.bus import BeforeCompact
+    from scout_tui.core.bus import BeforeCompact
 
     llama = LlamaServer(n_ctx=200_000)
     history = conversation(58, 3_000)  # about 88k tokens, past 85 % of 100k
@@ -241,8 +241,8 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
     """A session sent with a one-off ``context_window`` of 5,000, reopened without it on the
     Anthropic route of ``llama-server -c 8192``: the status bar, Ctrl+O and the agent hold the
     server's 8,192 (asked of ``/props`` on that route too), and so does Ctrl+N's new session."""
-    from scout_tui.app import ScoutApp
-    from scout_tui.config import load_config
+    from scout_tui.tui.app import ScoutApp
+    from scout_tui.config.layers import load_config
     from scout_tui.widgets import StatusBar
     from scout_tui.widgets.prompt_view import PromptView
     from tests.app_helpers import SIZE, send, settle
@@ -276,9 +276,9 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
 
 
 def test_a_model_switch_brings_what_earlier_runs_learnt_of_the_new_model_on_its_server(repo, tmp_home):
-    from scout_tui.calibration import remember, server_key
-    from scout_tui.config import load_config
-    from scout_tui.runtime import build_agent, switch_agent
+    from scout_tui.config.calibration import remember, server_key
+    from scout_tui.config.layers import load_config
+    from scout_tui.session.runtime import build_agent, switch_agent
 
     remember(server_key("openai", "http://127.0.0.1:9/v1", "big-model"), 1.4, 9)
     config = load_config(repo, flags={"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "small-model",

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from scout_tui.backends.anthropic import AnthropicBackend
 from scout_tui.backends.base import Backend
 from scout_tui.backends.openai import OpenAIBackend
-from scout_tui.errors import ScoutError
+from scout_tui.core.errors import ScoutError
 
 PROVIDERS: dict[str, type[Backend]] = {
     "anthropic": AnthropicBackend,

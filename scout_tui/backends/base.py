@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, Protocol
 
 from scout_tui.backends.failures import (StreamError, backoff, classify, error_fields, exception_text, overflow_counts,
                                          retry_after_seconds, snippet)
-from scout_tui.errors import ModelError
+from scout_tui.core.errors import ModelError
 
 if TYPE_CHECKING:  # httpx costs ~130 ms to import: it is loaded on the first request only
     import httpx
@@ -218,7 +218,7 @@ class Backend:
     def _redact(self, text: str) -> str:
         """``text`` with the API key and the extra headers' values blotted out (servers
         sometimes echo part of them back)."""
-        from scout_tui.tools.output import redact  # here: importing scout_tui.tools loads every tool
+        from scout_tui.core.redaction import redact# here: importing scout_tui.tools loads every tool
 
         secrets = [s for s in self.extra_headers.values() if len(s) >= 8]  # keys.MIN_SECRET: not "1" everywhere
         if self.api_key and len(self.api_key) >= 4:

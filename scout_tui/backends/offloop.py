@@ -19,7 +19,7 @@ import asyncio
 import threading
 from typing import Any, AsyncIterator, Callable
 
-from scout_tui import urgency
+from scout_tui.core import urgency
 from scout_tui.backends.base import Backend, Request, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 
 HOLD_POLL = 0.005

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from scout_tui.backends.base import (Accumulator, Backend, Completed, Request, StreamEvent, TextDelta, ThinkingDelta,
                                      ToolCallDelta, ToolCallStarted, Usage)
 from scout_tui.backends.failures import StreamError, event_payload, stream_error, unparsed_input
-from scout_tui.errors import ModelError
-from scout_tui.messages import blocks, message_text, result_text, tool_results, tool_uses
+from scout_tui.core.errors import ModelError
+from scout_tui.core.messages import blocks, message_text, result_text, tool_results, tool_uses
 
 _STOP = {
     "stop": "end_turn",

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scout_tui.config import CONFIG_FILE, ConfigFile, in_project
-from scout_tui.errors import ScoutError
+from scout_tui.config.layers import CONFIG_FILE, ConfigFile, in_project
+from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
-from scout_tui.tomlpos import key_line
-from scout_tui.trust import PluginFile, check_entry, read_trusted
+from scout_tui.config.tomlpos import key_line
+from scout_tui.config.trust import PluginFile, check_entry, read_trusted
 
 MCP_JSON = ".mcp.json"
 TOML_KEYS = ("type", "command", "args", "env", "url", "headers", "startup_timeout", "tool_timeout")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from scout_tui.mcp.client import McpClient, McpUnavailable
+from scout_tui.mcp.content import resource_text
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 LIST_TOOL = "list_mcp_resources"
@@ -74,12 +75,11 @@ async def list_text(client: McpClient, server: str | None = None) -> str:
 
 async def read_text(client: McpClient, server: str, uri: str) -> str:
     """The contents of resource ``uri`` of ``server``: a single text as it is, else each part
-    headed by its URI, a binary one as a placeholder with its type and size (``tools.resource_text``).
+    headed by its URI, a binary one as a placeholder with its type and size (``content.resource_text``).
 
     Raises:
         ToolError: ``server`` does not offer resources, is not running, or answered an error.
     """
-    from scout_tui.mcp.tools import resource_text
 
     _servers(client, server)
     try:

@@ -10,14 +10,13 @@ as JSON when no text block already holds it; ``isError`` as the result's ``is_er
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import hashlib
-import json
 import re
 from typing import Any
 
 from scout_tui.mcp.client import McpClient, McpUnavailable, ServerStatus
+from scout_tui.mcp.content import tool_result
+from scout_tui.mcp.resources import RESOURCE_TOOLS, resource_tools
 from scout_tui.tools.base import Registry, Tool, ToolContext, ToolResult
 
 PREFIX = "mcp__"
@@ -49,8 +48,6 @@ def mcp_tools(client: McpClient) -> list[Tool]:
     annotations say ``readOnlyHint``), but those that need task augmentation
     (``needs_task``); and, when a ready server offers resources, ``list_mcp_resources`` and
     ``read_mcp_resource`` (``mcp.resources``). A call goes through ``client``."""
-    from scout_tui.mcp.resources import resource_tools
-
     tools = []
     for status in client.status():
         if status.state != "ready":
@@ -75,8 +72,6 @@ def offer_tools(registry: Registry, client: McpClient) -> None:
     """Make ``registry``'s MCP tools those ``mcp_tools(client)`` gives now: a server that
     became ready joins the next request, one that failed or restarts leaves it. Call it on the
     loop the agent runs on."""
-    from scout_tui.mcp.resources import RESOURCE_TOOLS
-
     for name in [n for n in registry.tools if server_of(n) is not None or n in RESOURCE_TOOLS]:
         del registry.tools[name]
     for tool in mcp_tools(client):
@@ -151,67 +146,3 @@ def progress_line(progress: float, total: float | None, message: str | None) -> 
 
     done = f"{number(progress)}/{number(total)}" if total else number(progress)
     return f"progress {done}{f': {message}' if message else ''}"
-
-
-def tool_result(result: Any) -> ToolResult:
-    """A ``CallToolResult`` (content blocks, ``structuredContent``, ``isError``) as a
-    ``ToolResult`` whose text holds every block (see the module docstring)."""
-    parts = [block_text(block) for block in result.content]
-    structured = getattr(result, "structuredContent", None)
-    # FastMCP wraps a plain return value as {"result": value}; its text block already says it.
-    wrapped = structured.get("result") if isinstance(structured, dict) and len(structured) == 1 else None
-    if structured is not None and not any(_same_json(p, structured) or p == wrapped for p in parts):
-        parts.append(json.dumps(structured, indent=2, ensure_ascii=False))
-    text = "\n".join(p for p in parts if p) or "(no output)"
-    return ToolResult(text, bool(result.isError))
-
-
-def block_text(block: Any) -> str:
-    """One content block (text, image, audio, resource, resource link) as text."""
-    kind = getattr(block, "type", "")
-    if kind == "text":
-        return block.text
-    if kind in ("image", "audio"):
-        return f"[{kind}: {block.mimeType}, {_size(_decoded_length(block.data))}]"
-    if kind == "resource":
-        return resource_text(block.resource)
-    if kind == "resource_link":
-        return f"[resource link: {block.uri}{f' ({block.name})' if block.name else ''}]"
-    return f"[{kind or type(block).__name__} content]"
-
-
-def resource_text(resource: Any) -> str:
-    """A resource's contents (embedded in a result, or read): "[resource URI]" and its text, or
-    "[resource URI: MIME, SIZE]" for a blob."""
-    if getattr(resource, "text", None) is not None:
-        return f"[resource {resource.uri}]\n{resource.text}"
-    return (f"[resource {resource.uri}: {resource.mimeType or 'binary'}, "
-            f"{_size(_decoded_length(getattr(resource, 'blob', '')))}]")
-
-
-def prompt_text(result: Any) -> str:
-    """A ``GetPromptResult``'s messages as one prompt: each message's text (placeholders for
-    other content), a blank line between; an assistant message is marked as one."""
-    texts = []
-    for message in result.messages:
-        text = block_text(message.content)
-        texts.append(text if message.role == "user" else f"(assistant) {text}")
-    return "\n\n".join(texts)
-
-
-def _decoded_length(data: str) -> int:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        return len(data) * 3 // 4
-
-
-def _size(n: int) -> str:
-    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MB"
-
-
-def _same_json(text: str, value: Any) -> bool:
-    try:
-        return json.loads(text) == value
-    except (ValueError, TypeError):
-        return False

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
-from scout_tui.errors import error_text, raised_at
+from scout_tui.core.errors import error_text, raised_at
 
 if TYPE_CHECKING:
     from scout_tui.tools.sandbox import SandboxSettings

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scout_tui.diffs import unified_diff
+from scout_tui.core.diffs import unified_diff
 from scout_tui.tools.base import (Tool, ToolContext, ToolError, boolean, integer, missing_argument, object_schema,
                                   string)
 

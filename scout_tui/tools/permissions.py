@@ -16,8 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from scout_tui.config import PERMISSION_MODES, user_config_dir
-from scout_tui.errors import ScoutError
+from scout_tui.config.layers import PERMISSION_MODES, user_config_dir
+from scout_tui.core.errors import ScoutError
 from scout_tui.tools.globs import glob_regex
 from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
 from scout_tui.tools.session_rules import WRAPPERS, command_name, session_rule

@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from scout_tui.config import user_config_dir
+from scout_tui.config.layers import user_config_dir
 from scout_tui.tools import seccomp
 from scout_tui.tools.sandbox_config import SandboxSettings
 

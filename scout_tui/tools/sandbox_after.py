@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scout_tui.config import data_dir
+from scout_tui.config.layers import data_dir
 from scout_tui.tools.sandbox import PROTECTED, SandboxSettings
 
 

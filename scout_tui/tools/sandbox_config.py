@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scout_tui.config import SANDBOX_MODES, TABLE_KEYS, in_project
-from scout_tui.errors import ScoutError
-from scout_tui.tomlpos import key_line
+from scout_tui.config.layers import SANDBOX_MODES, TABLE_KEYS, in_project
+from scout_tui.core.errors import ScoutError
+from scout_tui.config.tomlpos import key_line
 
 # The names live in config.py, which checks every file's [sandbox] table as it loads it.
 MODES = SANDBOX_MODES

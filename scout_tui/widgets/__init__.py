@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 # The scout-specific CSS variables the widgets use, with fallbacks: Textual fails to parse
 # CSS naming an undefined variable, so an app showing these widgets returns them from
 # ``App.get_theme_variable_defaults``; themes override them.
-from ..themes import VARIABLE_DEFAULTS as THEME_VARIABLE_DEFAULTS
+from ..theming.themes import VARIABLE_DEFAULTS as THEME_VARIABLE_DEFAULTS
 
 if TYPE_CHECKING:
     from .chat_view import ChatView

@@ -24,8 +24,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from ..diffs import diff_lines
-from ..text import reveal
+from ..core.diffs import diff_lines
+from ..core.text import reveal
 from ..tools.approvals import Approval, PermissionRequest
 
 MAX_DIFF_LINES = 2_000

@@ -41,9 +41,9 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from .. import urgency
-from ..messages import message_text, thinking_text
-from ..text import sanitize
+from ..core import urgency
+from ..core.messages import message_text, thinking_text
+from ..core.text import sanitize
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import ThinkingBlock
 from .markdown_cut import CHUNK_CHARS, LIVE_CHARS, last_cut, split_markdown

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
-from ..mentions import mentions, typed_text
-from ..messages import blocks, message_text, thinking_text, tool_results
-from ..text import sanitize
+from ..session.mentions import mentions, typed_text
+from ..core.messages import blocks, message_text, thinking_text, tool_results
+from ..core.text import sanitize
 from .assistant_message import AssistantMessage
 from .chat_markdown import MarkdownChunk
 from .chat_messages import ToolCallLine, UserMessage

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.markdown import Markdown as RichMarkdown
 
-    from ..mentions import Mention
+    from ..session.mentions import Mention
     from .tool_call import ToolCall
 
 from rich.cells import cell_len, set_cell_size
 from textual.content import Content
 from textual.widgets import Static
 
-from ..text import clip, sanitize, tool_summary
+from ..core.text import clip, sanitize, tool_summary
 from .markdown_render import LeftMarkdown, code_theme_of
 
 THINKING_CHARS = 20_000

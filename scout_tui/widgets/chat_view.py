@@ -25,9 +25,9 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..messages import has_text
-from ..text import code_blocks, sanitize
-from ..tools.output import redact
+from ..core.messages import has_text
+from ..core.text import code_blocks, sanitize
+from ..core.redaction import redact
 from .assistant_message import AnswerState, AssistantMessage
 from .chat_batch import answer_calls, build_batch, user_widget
 from .chat_markdown import LiveBlock, MarkdownChunk

@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ..text import one_line, sanitize
+from ..core.text import one_line, sanitize
 from .composer import MultilineInput
 from .markdown_render import LeftMarkdown, code_theme_of
 from .status_bar import dollars, tokens

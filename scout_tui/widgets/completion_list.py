@@ -13,7 +13,7 @@ from textual.fuzzy import Matcher
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..completion import Choice, Token
+from ..session.completion import Choice, Token
 
 LABEL_COLUMNS = 24
 """The help of each choice starts after this many columns (or after a longer label)."""

@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
-from ..completion import Choice, Token, complete, token_at
+from ..session.completion import Choice, Token, complete, token_at
 
 if TYPE_CHECKING:
     from .completion_list import CompletionList

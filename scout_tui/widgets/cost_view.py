@@ -18,9 +18,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..models import cache_hit_share
-from ..store import SessionInfo
-from ..text import one_line
+from ..config.models import cache_hit_share
+from ..store.event_log import SessionInfo
+from ..core.text import one_line
 from .status_bar import dollars, tokens
 
 TITLE_WIDTH = 40

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from ..text import one_line
+from ..core.text import one_line
 
 
 class PendingPrompts(Static):

@@ -16,8 +16,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..messages import blocks, result_text
-from ..text import sanitize
+from ..core.messages import blocks, result_text
+from ..core.text import sanitize
 
 PREVIEW_CHARS = 240
 """Characters of each text, argument set or result shown per block."""

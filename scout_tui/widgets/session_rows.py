@@ -11,9 +11,9 @@ from typing import Iterable
 
 from rich.cells import cell_len, set_cell_size
 
-from ..restores import undone_turns
-from ..store import SessionInfo
-from ..text import one_line
+from ..checkpoints.restores import undone_turns
+from ..store.event_log import SessionInfo
+from ..core.text import one_line
 from .status_bar import dollars, tokens
 
 TITLE_WIDTH = 40

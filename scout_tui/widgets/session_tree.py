@@ -43,8 +43,8 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ..store import SessionInfo, tree_order
-from ..text import one_line, sanitize
+from ..store.event_log import SessionInfo, tree_order
+from ..core.text import one_line, sanitize
 from .session_rows import (TITLE_WIDTH, CheckpointEntry, CompactionEntry, Leaf, checkpoint_entries, display_parents,
                            folded_note, leaf_label, session_label, shown_sessions, title_of)
 

@@ -28,8 +28,8 @@ from textual.message import Message
 from textual.widgets import Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..diffs import diff_lines
-from ..text import one_line, reveal, sanitize, tool_summary
+from ..core.diffs import diff_lines
+from ..core.text import one_line, reveal, sanitize, tool_summary
 from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, ToolCall, stored_calls
 
 __all__ = ["DETAIL_CHARS", "DETAIL_LINES", "OUTPUT_CAP", "ToolActivity", "ToolCall"]

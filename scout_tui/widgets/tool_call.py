@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..messages import blocks, result_text
-from ..text import clip, one_line, sanitize
+from ..core.messages import blocks, result_text
+from ..core.text import clip, one_line, sanitize
 
 OUTPUT_CAP = 200_000
 """Characters of output kept per tool call; the rest is counted, not kept."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
-from ..text import one_line
+from ..core.text import one_line
 
 
 def tilde(path: Path, home: Path | None = None) -> str:

@@ -1,0 +1,548 @@
+"""The agent loop: model → tool calls → results → model, until plain text or ``max_turns``.
+
+``Agent.run`` is an async generator of ``bus.Event``: it holds no widget, file handle or
+database, so the TUI worker and headless ``-p`` share every line of it (the seed agent's design).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, AsyncIterator, Callable
+
+from scout_tui.engine import summary as summaries
+from scout_tui.backends import offloop
+from scout_tui.backends.base import (
+    Backend,
+    Completed,
+    Request,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+from scout_tui.engine.budget import Estimator
+from scout_tui.core.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
+                           PromptCompacted, Retry, ToolEnd, TurnEnd)
+from scout_tui.engine.cache_report import PromptRecord, explain
+from scout_tui.engine.compaction import Compacted
+from scout_tui.engine.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
+from scout_tui.core.errors import ModelError, ScoutError
+from scout_tui.engine.history import error_result
+from scout_tui.config.keys import MIN_SECRET
+from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_uses, turn_marker
+from scout_tui.core.text import SurrogateJoiner, repair_surrogates
+from scout_tui.engine.tool_runner import ToolRunner, result_block
+from scout_tui.tools.base import Registry, ToolContext, ToolResult
+from scout_tui.core.redaction import StreamRedactor, redact_deep
+from scout_tui.tools.approvals import Approver
+from scout_tui.tools.permissions import Policy
+from scout_tui.tools.sandbox import SandboxSettings
+
+if TYPE_CHECKING:
+    from scout_tui.checkpoints.snapshots import Checkpoints, Snapshot
+
+Strategies = str | list | Callable[[list[dict]], list[dict]] | None
+
+
+
+def user_message(text: str | list[dict]) -> dict:
+    """A user message holding ``text`` as one text block, or the content blocks ``text`` (a
+    prompt with its ``@`` mentions, ``mentions.prompt_content``)."""
+    return {"role": "user", "content": [{"type": "text", "text": text}] if isinstance(text, str) else list(text)}
+
+
+class Agent(ContextWindow, ToolRunner):
+    """Runs turns of one conversation against ``backend`` with ``tools``.
+
+    Args:
+        backend: the model provider.
+        tools: the tools offered; their failures become ``is_error`` results.
+        system: the system prompt.
+        cwd: the working directory tools resolve paths against.
+        max_turns: model calls allowed per ``run`` before stopping (and saying so).
+        max_tokens: output-token cap per model call.
+        strategies: the prompt strategies applied before each call (see
+            ``compaction.prepare_prompt``; None means the configured default). Ephemeral: they
+            never change ``self.messages``; their result is repaired by the history check.
+        compaction_settings: threshold overrides for the strategies (None: config and env).
+        tool_env: the environment for processes tools start (None: this process's).
+        sandbox: how processes tools start are sandboxed (``tools.sandbox``; None: unsandboxed).
+        secrets: strings (API keys, ``keys.secrets``) replaced by ``[redacted]`` in everything
+            the agent passes on: tool output (before the screen, the store, the model or a saved
+            output file sees it), messages (the person's and the model's, streamed or whole),
+            error text and notices, summaries.
+        permissions: the policy each tool call is checked against first (None: every call runs).
+        approve: asked, one call at a time, about a call the policy says to ask about (None:
+            such calls are denied, and the model told so).
+        output_dir: where a result cut to fit the model is saved whole (None: not saved).
+        context_window: the model's context window in tokens (None: unknown until a server's
+            overflow error names it, or refuses a prompt of an estimated size, which bounds it);
+            the token budget and auto-compaction need it.
+        auto_compact: the share of the context window past which the conversation is summarised
+            before the next call (None: never automatically).
+        compaction: the summary in force (from the session's ``session.compacted`` events).
+        summary_backend: the backend that writes summaries (None: ``backend``).
+        keep_tokens: tokens of the newest messages a summary leaves verbatim.
+        pricing: ``pricing(usage dict, model) -> dollars or None``, for the events' ``cost``.
+        cache_key: the conversation branch's id for OpenAI's ``prompt_cache_key`` (None: none).
+        cache_ttl: "5m" or "1h" for Anthropic's cache breakpoints.
+        key_source: where the API key sent comes from, added to a refused key's error.
+        summary_provider: the provider profile whose ``compaction_model`` built
+            ``summary_backend`` (``runtime.switch_agent`` keeps it only on that profile).
+        estimator: the token estimator, calibrated by earlier runs against this model and server
+            (None: uncalibrated, ``budget.Estimator()``).
+        remember: ``remember(ratio, samples, window)``, called in a thread whenever a request
+            taught the estimator (and ``window``: one an overflow error named, else None), so
+            that later runs start calibrated (``calibration.remember``; None: forgotten).
+
+    ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
+    """
+
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+    """Seconds on a monotonic clock, for the ``elapsed`` of tool calls (tests fix it)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        tools: Registry,
+        *,
+        system: str = "",
+        cwd: Path | None = None,
+        max_turns: int = 50,
+        max_tokens: int = 8192,
+        strategies: Strategies = None,
+        compaction_settings: dict | None = None,
+        tool_env: dict[str, str] | None = None,
+        sandbox: SandboxSettings | None = None,
+        secrets: list[str] | None = None,
+        permissions: Policy | None = None,
+        approve: Approver | None = None,
+        output_dir: Path | None = None,
+        context_window: int | None = None,
+        auto_compact: float | None = None,
+        compaction: summaries.Compaction | None = None,
+        summary_backend: Backend | None = None,
+        keep_tokens: int = summaries.KEEP_TOKENS,
+        pricing: Callable[[dict, str], float | None] | None = None,
+        cache_key: str | None = None,
+        cache_ttl: str = "5m",
+        key_source: str = "",
+        summary_provider: str | None = None,
+        checkpoints: Checkpoints | None = None,
+        estimator: Estimator | None = None,
+        remember: Callable[[float, int, int | None], None] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.checkpoints = checkpoints
+        """The workspace's snapshot store: a turn that may change files is snapshotted before its
+        first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
+        self._turn_before: Snapshot | None = None
+        self._turn_at = 0  # the running turn's position: its prompt's index
+        self.summary_provider = summary_provider
+        self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
+        self._model = backend.model  # the model of the request in progress (or the last one)
+        self.tools = tools
+        self.system = system
+        self.cwd = cwd or Path.cwd()
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.strategies = strategies
+        self.compaction_settings = compaction_settings
+        self.tool_env = tool_env
+        self.sandbox = sandbox
+        self.secrets = tuple(sorted({s for s in secrets or () if len(s) >= MIN_SECRET}, key=len, reverse=True))
+        self.permissions = permissions
+        self.approve = approve
+        self.output_dir = output_dir
+        self.context_window = context_window
+        self.auto_compact = auto_compact
+        self.key_source = key_source
+        """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
+        self.compaction = compaction
+        self.summary_backend = summary_backend
+        self.keep_tokens = keep_tokens
+        self.pricing = pricing
+        self.cache_key = cache_key
+        self.cache_ttl = cache_ttl
+        self.estimator = estimator or Estimator()
+        self.remember = remember
+        self._squeeze = 1.0  # < 1 after an overflow no summary answered
+        self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
+        self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large
+        self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
+        self._last_tokens = 0  # its calibrated size estimate, in tokens
+        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
+        self._asking = asyncio.Lock()  # one approval prompt at a time
+        self._stopping = False  # the person stopped the turn at an approval prompt
+        self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
+        self._file_stamps: dict[str, tuple[int, int]] = {}  # files.FILE_STAMPS: what this agent last saw of each file
+        self.messages: list[dict] = []
+        self._overhead: int | None = None
+        # State an interrupt needs to close the turn validly.
+        self._partial: list[str] = []
+        self._streaming = False
+        self._turn_open = False  # between a turn's start and its turn.end
+        self._open_calls: list[dict] = []
+        self.steering: list[list[dict]] = []
+        """Prompts (content blocks) the person sent while this turn runs, to go with the results of
+        the running tool calls (``steer``); what is left when the turn ends is theirs to send next."""
+        self._results: dict[str, ToolResult] = {}
+        self._started: dict[str, float] = {}
+
+    async def run(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
+        """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
+        files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
+        and what changed (and a notice naming files it changed that no snapshot keeps).
+
+        ``text`` None sends ``history`` again without a new prompt: ``/retry`` of a turn that
+        ended without a complete answer (``messages.retryable``), with the note that asks the
+        model to carry on with it (``turn_marker("retry")``), stored as the turn's first message."""
+        self._turn_before = None
+        self._turn_at = len(history) if text is not None else last_prompt(history)
+        self._turn_open = True
+        async for event in self._turn(history, text):
+            if isinstance(event, TurnEnd):
+                self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
+            yield event
+            if isinstance(event, TurnEnd) and self._turn_before is not None:
+                for after in await self._checkpoint(self._turn_at):
+                    yield after
+
+    async def checkpoint_interrupted(self) -> list[Event]:
+        """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
+        changing files (what its calls did before Esc can be undone too), as ``run`` gives it."""
+        if self._turn_before is None:
+            return []
+        return await self._checkpoint(self._turn_at)
+
+    async def _checkpoint(self, turn: int) -> list[Event]:
+        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread) if
+        it changed files, and a notice naming the files it changed that are not kept (too large,
+        or inside a repository of their own: /undo leaves them as they are). A failing snapshot
+        is a notice, never a failed turn."""
+        from scout_tui.checkpoints.snapshots import why_skipped
+
+        before, self._turn_before = self._turn_before, None
+        assert before is not None and self.checkpoints is not None
+        try:
+            after = await asyncio.to_thread(self.checkpoints.snapshot)
+            changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
+        except ScoutError as e:
+            return [Notice(f"No checkpoint of this turn's files: {e}")]
+        left_out = set(before.skipped) | set(after.skipped)
+        # a file that crossed the size limit looks added or deleted between the snapshots: it is neither
+        kept = [c for c in changes if c.path not in left_out and c.old_path not in left_out]
+        crossed = {p for c in changes for p in (c.path, c.old_path) if p in left_out}
+        skipped = sorted(crossed | (set(after.skipped) - set(before.skipped)))  # this turn's, not the workspace's
+        out: list[Event] = []
+        if kept:  # none: it could have changed files and did not (a file written as it was)
+            out.append(Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in kept], skipped))
+        if skipped:
+            out.append(Notice("Not kept in this turn's checkpoint, so /undo leaves them as they are: "
+                              + ", ".join(f"{p} ({why_skipped(p)})" for p in skipped)))
+        return out
+
+    async def snapshot_before_change(self) -> Notice | None:
+        """Before the turn's first call that may change files: its before-snapshot (in a
+        thread). A notice when it fails (the call still runs)."""
+        if self.checkpoints is None or self._turn_before is not None:
+            return None
+        try:
+            self._turn_before = await asyncio.to_thread(self.checkpoints.snapshot)
+        except ScoutError as e:
+            self.checkpoints = None  # not again this session: each call would say the same
+            return Notice(f"Checkpoints are off for this session: {e}")
+        return None
+
+    async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
+        """One user turn: yields ``message.user`` first, then stream, tool and message events.
+        ``text`` is the prompt, or its content blocks (``user_message``); None: no new prompt.
+
+        ``history`` is the stored conversation (not mutated; ``self.messages`` stays message for
+        message what the store holds, and only requests are repaired). Before a call whose
+        prompt passes ``auto_compact`` of the window, the conversation is summarised; a
+        context-overflow error is answered by compacting and retrying once. Ends with
+        ``turn.end`` {stop_reason}; a model error ends the turn with an ``error`` event.
+        """
+        self.messages = list(history)
+        self._stopping = False
+        self._summary_failed = False
+        yield self._add_user(user_message(text) if text is not None else turn_marker("retry"))
+
+        retried = False
+        for _ in range(self.max_turns):
+            try:
+                prepared: Compacted | None = self.preview()
+            except (ScoutError, ValueError):
+                prepared = None  # _call_model reports it
+            if prepared is not None and self._over_threshold(prepared):
+                prepared = None  # the summary changes what the next request sends
+                async for event in self.compact_to_fit():
+                    yield event
+            backend = self.backend  # a switch while this request streams takes effect at the next one
+            try:
+                completed = None
+                async for event in self._call_model(prepared, backend):
+                    if isinstance(event, Completed):
+                        completed = event
+                    else:
+                        yield event
+            except ModelError as e:
+                if e.kind == "context_overflow" and not retried and not self._partial:
+                    retried = True
+                    recovered: list[bool] = []
+                    async for event in self._recover(e, recovered):
+                        yield event
+                    if recovered:
+                        continue
+                    return
+                if e.kind == "context_overflow":
+                    for event in self._refused(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status,
+                                                          url=e.url)):
+                        yield event
+                    return
+                if e.kind == "auth" and self.key_source:
+                    e = ModelError(f"{e}. {self.key_source}", kind=e.kind, status=e.status, url=e.url)
+                for event in self._failed(e):
+                    yield event
+                return
+            except ScoutError as e:
+                for event in self._refused(e) if isinstance(e, PromptTooLong) else self._failed(e):
+                    yield event
+                return
+            assert completed is not None  # a backend ends with Completed or raises
+            retried = False  # the next overflow (the conversation grew again) gets its own retry
+            usage = self._usage(completed.usage, backend.model)
+            added = self._add_assistant(completed.message, usage=completed.usage.as_dict(),
+                                        stop_reason=completed.stop_reason, cost=usage["cost"])
+            reply = added.message  # redacted: a key the model wrote into a call's arguments is not used
+            uses = tool_uses(reply)
+            # From here on an interrupt must answer these calls, even before any of them runs.
+            self._open_calls, self._results = list(uses), {}
+            yield added
+            if completed.stop_reason == "max_tokens":
+                yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
+                             "Send “continue” to let it go on.")
+            elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
+                thought = any(b.get("type") == "thinking" for b in blocks(reply))
+                yield Notice("The model answered only in its thinking, with no text after it." if thought
+                             else "The model sent an empty answer.")
+            if not uses:
+                yield TurnEnd(completed.stop_reason)
+                return
+            async for event in self._run_tools(uses, cut_last=completed.stop_reason == "max_tokens"):
+                yield event
+            if self._stopping:
+                yield TurnEnd("stopped")
+                return
+
+        yield Notice(f"Stopped after {self.max_turns} model calls (max_turns). Send a message to let it continue.")
+        yield TurnEnd("max_turns")
+
+    def steer(self, content: list[dict]) -> None:
+        """Send ``content`` (a prompt's blocks, ``user_message``) with the results of the tool
+        calls running now, in the same user message after them, as Claude Code does: the model
+        reads it before its next step. When no tool call follows, it stays in ``steering``."""
+        self.steering.append(content)
+
+    def _add_user(self, message: dict) -> MessageUser:
+        """Append a user message to the conversation; the event that records it at its position."""
+        message = redact_deep(message, self.secrets)
+        self.messages.append(message)
+        return MessageUser(message, index=len(self.messages) - 1)
+
+    def _add_assistant(self, message: dict, *, usage: dict, stop_reason: str, interrupted: bool = False,
+                       cost: float | None = None) -> MessageAssistant:
+        """Append an assistant message; the event that records it, its usage and cost, and the
+        model of the request that wrote it (not a model switched to meanwhile)."""
+        message = redact_deep(message, self.secrets)
+        self.messages.append(message)
+        return MessageAssistant(message, usage, stop_reason, self._model, interrupted,
+                                index=len(self.messages) - 1, cost=cost)
+
+    def use_backend(self, backend: Backend, *, context_window: int | None,
+                    pricing: Callable[[dict, str], float | None] | None = None, key_source: str = "",
+                    summary_backend: Backend | None = None) -> None:
+        """Send the next model request, and those after, to ``backend`` (another model, or
+        another provider's server): ``runtime.switch_agent`` builds it from a profile.
+
+        A request streaming now is not disturbed: it finishes on the backend it began with, and
+        its answer is recorded with that model and priced by it. ``context_window`` (tokens),
+        ``pricing`` and ``key_source`` become the new model's; ``summary_backend`` None means
+        the new model writes summaries. What was learnt of the old model's tokenizer and
+        window (the estimator's calibration, a window an overflow error named) is forgotten.
+        The backends replaced are closed before the next request (``offloop.aclose``).
+        """
+        for old in (self.backend, self.summary_backend):
+            if old is not None and old is not backend and old is not summary_backend and old not in self._retired:
+                self._retired.append(old)
+        self.backend = backend
+        self.summary_backend = summary_backend
+        self.context_window = context_window
+        self.pricing = pricing
+        self.key_source = key_source
+        self.estimator = Estimator()
+        self._squeeze = 1.0
+
+    async def _close_retired(self) -> None:
+        """Close the backends ``use_backend`` replaced: no request of this agent uses them now."""
+        retired, self._retired = self._retired, []
+        for backend in retired:
+            try:
+                await offloop.aclose(backend)
+            except Exception:  # noqa: BLE001  an idle client that fails to close must not fail the next request
+                pass
+
+    def interrupt(self) -> list[Event]:
+        """Events that close a turn cancelled mid-way, leaving a valid conversation.
+
+        Call after cancelling the task that consumed ``run``. The partial answer is kept (marked
+        interrupted); every tool call without a result gets an error result saying so. With no
+        call open, the turn is recorded as interrupted (``messages.turn_marker``), so the model is
+        told at the next request and the prompt is not taken for part of the next one. Nothing
+        when the turn had ended already (a cancel during its checkpoint).
+        """
+        events: list[Event] = []
+        if not self._turn_open:
+            self._streaming, self._open_calls = False, []
+            return events
+        self._turn_open = False
+        if self._streaming:
+            self._streaming = False
+            text = "".join(self._partial)
+            if text.strip():
+                message = {"role": "assistant", "content": [{"type": "text", "text": text}], "incomplete": True}
+                events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="interrupted",
+                                                  interrupted=True))
+        if self._open_calls:
+            content = []
+            for use in self._open_calls:
+                result = self._results.get(use["id"])
+                if result is None:
+                    started = self._started.get(use["id"])
+                    elapsed = None if started is None else round(self.clock() - started, 3)
+                    events.append(ToolEnd(use["id"], use["name"], TOOL_INTERRUPTED, True, elapsed))
+                    content.append(error_result(use["id"], TOOL_INTERRUPTED))
+                else:
+                    content.append(result_block(use["id"], result))
+            self._open_calls = []
+            events.append(self._add_user({"role": "user", "content": content}))
+        else:  # no call's result can say so: the note does
+            events.append(self._add_user(turn_marker()))
+        events.append(TurnEnd("interrupted"))
+        return events
+
+    # -- one model call ---------------------------------------------------------------------
+
+    async def _call_model(self, prepared: Compacted | None = None,
+                          backend: Backend | None = None) -> AsyncIterator[Event | Completed]:
+        """One request to ``backend`` (None: ``self.backend``): ``prepared`` (this
+        conversation's ``preview()``, when the caller has it) or a new preview, streamed; ends
+        with the backend's ``Completed``."""
+        backend = backend if backend is not None else self.backend
+        if self._retired:
+            await self._close_retired()
+        try:
+            compacted = prepared if prepared is not None else self.preview()
+        except ValueError as e:  # an unknown strategy name
+            raise ScoutError(str(e)) from None
+        if not compacted.fits:  # the person's own text is over the window: it would only be refused
+            raise PromptTooLong(self._too_long())
+        prompt = compacted.messages
+        self._model = backend.model
+        request = Request(
+            model=backend.model,
+            messages=prompt,
+            system=self.system,
+            tools=self.tools.specs(),
+            max_tokens=self.max_tokens,
+            stable=compacted.stable or 0,
+            cache_key=self.cache_key,
+            cache_ttl=self.cache_ttl,
+        )
+        record = PromptRecord.of(request, compacted, self.compaction)
+        data = compacted.event_data()
+        data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
+        data["context_window"] = self.context_window  # may have been learnt from an overflow error
+        data["cache"] = explain(self.last_prompt, record)
+        yield PromptCompacted(**data)
+        self.last_prompt = record
+        estimated = self._last_estimated = compacted.tokens_after + self.overhead_tokens()
+        self._partial = []
+        self._streaming = True
+        streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
+        async for event in offloop.stream(backend, request):  # read and parsed off this loop
+            if isinstance(event, (TextDelta, ThinkingDelta)):
+                kind = "text" if isinstance(event, TextDelta) else "thinking"
+                if text := streams[kind].feed(event.text):
+                    if kind == "text":
+                        self._partial.append(text)
+                    yield MessageDelta(kind, text)
+            elif isinstance(event, Retrying):
+                streams = {kind: _DeltaText(self.secrets) for kind in streams}  # the stream starts again
+                yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
+            elif isinstance(event, Completed):
+                self._streaming = False
+                for kind, stream in streams.items():
+                    if text := stream.flush():
+                        if kind == "text":
+                            self._partial.append(text)
+                        yield MessageDelta(kind, text)
+                if self.estimator.learn(estimated, event.usage.prompt_tokens):
+                    await self._remember()
+                yield dataclasses.replace(event, message=_whole_characters(event.message))
+
+    def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
+        """Close a turn whose model call failed: keep any partial text, marked incomplete, and
+        record the turn as failed (``messages.turn_marker``; not with ``note`` False, for a
+        prompt refused unsent): the model is told at the next request, which ``/retry`` may
+        send at once."""
+        self._streaming = False
+        events: list[Event] = []
+        partial = getattr(error, "partial", None) or {"role": "assistant", "content": [{"type": "text", "text": "".join(self._partial)}]}
+        kept = [b for b in blocks(partial) if b.get("type") == "text" and b.get("text", "").strip()]
+        if kept:
+            message = {"role": "assistant", "content": kept, "incomplete": True}
+            events.append(self._add_assistant(message, usage=Usage().as_dict(), stop_reason="error", interrupted=True))
+        kind = getattr(error, "kind", "config")
+        if note:
+            events.append(self._add_user(turn_marker(kind)))
+        events.append(Error(self.redact(str(error)), kind))
+        events.append(TurnEnd("error"))
+        return events
+
+
+class _DeltaText:
+    """One kind of streamed text (the answer, or thinking) made safe to pass on piece by piece:
+    a character outside the BMP a proxy split between two events is joined again
+    (``SurrogateJoiner``), and a secret is replaced even when cut between two events
+    (``StreamRedactor``)."""
+
+    def __init__(self, secrets: tuple[str, ...]) -> None:
+        self.joiner = SurrogateJoiner()
+        self.redactor = StreamRedactor(secrets)
+
+    def feed(self, piece: str) -> str:
+        return self.redactor.feed(self.joiner.feed(piece))
+
+    def flush(self) -> str:
+        return self.redactor.feed(self.joiner.flush()) + self.redactor.flush()
+
+
+def _whole_characters(message: dict) -> dict:
+    """``message`` with the text and thinking of its blocks passed through ``repair_surrogates``
+    (the same object when nothing needed it), so what is stored and sent again is valid UTF-8."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    fixed, changed = [], False
+    for block in content:
+        key = "thinking" if isinstance(block, dict) and block.get("type") == "thinking" else "text"
+        value = block.get(key) if isinstance(block, dict) else None
+        if isinstance(value, str) and (repaired := repair_surrogates(value)) is not value:
+            block, changed = {**block, key: repaired}, True
+        fixed.append(block)
+    return {**message, "content": fixed} if changed else message

@@ -1,0 +1,2 @@
+"""Extensions a project adds: skills (Markdown instructions) and plugins (Python files).
+"""

@@ -1,0 +1,3 @@
+"""The front ends without a screen: headless ``-p``, the ACP agent, ``doctor`` and the checkpoint
+commands.
+"""

@@ -1,0 +1,250 @@
+"""Headless mode (``scout-tui -p``): the answer streams to stdout, one line per tool call to stderr.
+
+``output_format`` "json" prints one JSON object instead, once the request ends (``result``);
+"stream-json" prints each of the turn's events as a JSON line as it happens (``{"type", "session",
+"data"}``: the event's name and data, as the store keeps them, ``bus.py``), then that result.
+
+Same agent, store, skills and plugins as the TUI; the session is saved and can be continued
+with ``-c``. Configuration warnings, skill and plugin problems go to stderr as
+``scout-tui: <problem>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from scout_tui import STOP_SIGNALS
+from scout_tui.backends import offloop
+from scout_tui.core.bus import (Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
+                           ToolEnd, ToolStart)
+from scout_tui.config.layers import Config
+from scout_tui.session.setup import agent_notes, load_extensions
+from scout_tui.session.mcp_startup import join_later, start_mcp
+from scout_tui.session.mentions import prompt_content
+from scout_tui.core.messages import message_text, thinking_text, tool_uses
+from scout_tui.session.runtime import build_agent, model_metadata_asking_the_server
+from scout_tui.store.opening import open_session
+from scout_tui.store.event_log import Store
+from scout_tui.engine.summary import Compaction
+from scout_tui.core.text import StreamSanitizer, one_line, tool_summary
+from scout_tui.tools.approvals import Approval, PermissionRequest
+
+
+
+def _replacing(stream: TextIO) -> TextIO:
+    """``stream`` writing what its encoding cannot hold (an emoji to a latin-1 or ASCII terminal,
+    PYTHONIOENCODING=ascii) as ``?`` instead of raising UnicodeEncodeError mid-answer."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="replace")
+    return stream
+
+
+async def run_headless(
+    config: Config,
+    cwd: Path,
+    prompt: str,
+    *,
+    resume: str | None = None,
+    continue_: bool = False,
+    fork: tuple[str, int | None] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    output_format: str = "text",
+) -> int:
+    """Run one request; return 0 on success, 1 on error (printed as ``scout-tui: <message>``).
+
+    ``resume``, ``continue_`` (the latest of ``cwd``) and ``fork`` choose the session as in
+    ``sessions.resolve_session``; without them, or when ``cwd`` has none, a new one. A tool
+    call the permission mode would ask about is denied: the model reads why, and stderr gets
+    a ``scout-tui: denied ...`` line.
+    """
+    out = stdout or _replacing(sys.stdout)
+    err = stderr or _replacing(sys.stderr)
+
+    def warn(text: str) -> None:
+        print(f"scout-tui: {text}", file=err, flush=True)
+
+    # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
+    extensions = load_extensions(config, cwd, warn,
+                                 on_notice=lambda event: print(event.data.get("text", ""), file=err, flush=True))
+    skills, plugins, bus = extensions.skills, extensions.plugins, extensions.bus
+    # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
+    cleaner = StreamSanitizer() if out.isatty() else None
+    shared_terminal = out.isatty() and err.isatty()
+    # Before a session is made: a bad [models."ID"] table must not leave an empty one behind.
+    info = await model_metadata_asking_the_server(config)
+    store = Store()
+    opened = open_session(store, cwd, resume=resume, latest=continue_, fork=fork)
+    if fork is not None and fork[1] is not None and opened.info.fork_at != fork[1]:
+        print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
+              "result", file=err, flush=True)
+
+    async def refuse(request: PermissionRequest) -> Approval:
+        # Nobody is there to ask: the model is told, and so is the person reading stderr.
+        what = f"{request.tool} {tool_summary(request.input)}".strip()
+        warn(f"denied {what}: it would ask, because {request.reason}, and -p cannot ask; {request.how_to_allow()}")
+        return Approval("deny", f"this call needs the user's approval (because {request.reason}), and headless "
+                        "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
+                        f"{request.how_to_allow()}", by="headless")
+
+    mcp = await start_mcp(config, cwd, warn)  # before the first request (a short wait): their tools belong in it
+    try:
+        agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id,
+                            info=info, mcp=mcp,
+                            compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+    except BaseException:
+        if mcp is not None:
+            await asyncio.to_thread(mcp.close)
+        raise
+    if mcp is not None:
+        join_later(mcp, agent.tools, warn)  # a server still starting joins a later request of this turn
+    # Made once the agent is: a run stopped by a bad permission rule or [sandbox] value never
+    # reached the model, and leaves no empty session in the sessions pane. A run that fails
+    # later is stored, and listed as failed (its turn.end's stop_reason "error").
+    session_id = agent.cache_key = opened.id or store.create_session(cwd)
+    for note in agent_notes(agent):
+        warn(note)
+    failure: str | None = None
+    last = "\n"  # the last character written to ``out``
+    new_message = False  # the next text starts another assistant message: keep them apart
+    inputs: dict[str, dict] = {}  # tool_use id -> arguments, for the stderr line
+    answers: list[str] = []  # the text of each finished assistant message (the json result)
+    cost: float | None = None  # dollars, summed over the requests that were priced
+
+    def emit(event) -> None:  # stream-json: one line per event
+        if output_format == "stream-json":
+            out.write(json.dumps({"type": event.type, "session": session_id, "data": event.data}) + "\n")
+            out.flush()
+
+    def write(text: str) -> None:
+        nonlocal last
+        text = cleaner.feed(text) if cleaner else text
+        if text:
+            out.write(text)
+            out.flush()
+            last = text[-1]
+
+    def tool_line(event: ToolEnd) -> None:  # stderr: ✓/✗, the call, its time, why it failed
+        if shared_terminal and last != "\n":
+            write("\n")  # stdout and stderr on one screen: the tool line starts a line
+        mark = "✗" if event.is_error else "✓"
+        summary = f"{event.name} {tool_summary(inputs.get(event.id, {}))}"
+        line = f"{mark} {summary} ({event.elapsed or 0:.2f}s)"
+        if event.is_error and (why := one_line(event.content.rstrip().rsplit("\n", 1)[-1], 200)):
+            line += f": {why}"  # its last line: a bash status line, or why a tool failed
+        print(line, file=err, flush=True)
+        if event.notice:
+            warn(event.notice)
+
+    # Closing the terminal (SIGHUP) or `kill` (SIGTERM) stops the turn as Ctrl+C does: the
+    # running tool's process group is killed and the turn is closed validly in the store.
+    signalled: list[int] = []
+    turn = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def stop(signum: int) -> None:
+        signalled.append(signum)
+        turn.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    content, notes = prompt_content(prompt, cwd, agent.permissions)  # @path mentions, as in the app
+    for note in notes:
+        warn(note)
+    try:
+        async for event in agent.run(opened.messages, content):
+            bus.emit(event)  # plugins' `on` handlers
+            store.append(session_id, event)
+            emit(event)
+            match event:
+                case MessageDelta(kind="text", text=text) if output_format == "text":
+                    if new_message and last != "\n":
+                        write("\n\n")
+                    new_message = False
+                    write(text)
+                case MessageAssistant():
+                    new_message = True
+                    if text := message_text(event.message):
+                        answers.append(text)
+                    elif (thought := only_thinking(event.message)) is not None:
+                        answers.append(thought)  # a thinking model that put its whole answer there
+                        if output_format == "text":
+                            write(thought)
+                    if event.cost is not None:
+                        cost = (cost or 0.0) + event.cost
+                case ToolStart(id=call_id, input=arguments):
+                    inputs[call_id] = arguments or {}
+                case PermissionDecision(by="rule"):
+                    warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
+                case ToolEnd():
+                    tool_line(event)
+                case SessionCompacted():
+                    print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
+                          f"scout-tui --fork {session_id[:8]}:{event.count})", file=err, flush=True)
+                case Retry():
+                    print(f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s: {event.reason}",
+                          file=err, flush=True)
+                case Error(message=message):
+                    failure = message
+        if cleaner:
+            write(cleaner.flush())
+    except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):
+        # Ctrl+C, or the reader of stdout went away (`| head`): close the turn validly.
+        for event in agent.interrupt():
+            bus.emit(event)
+            store.append(session_id, event)
+            if isinstance(event, ToolEnd):  # the call cut short is said, as the others were
+                with contextlib.suppress(BrokenPipeError):
+                    tool_line(event)
+        for event in await agent.checkpoint_interrupted():  # what ran before Ctrl+C can be undone
+            bus.emit(event)
+            store.append(session_id, event)
+        if signalled:
+            turn.uncancel()
+            return 128 + signalled[0]  # the shell's convention for "ended by signal N"
+        raise
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        if last != "\n":
+            try:
+                out.write("\n")
+                out.flush()
+            except BrokenPipeError:
+                pass
+        await offloop.aclose(agent.backend)
+        store.close()
+        if mcp is not None:
+            await asyncio.to_thread(mcp.close)
+    if output_format != "text":
+        out.write(result_json(session_id, failure, "\n\n".join(answers), cost) + "\n")
+        out.flush()
+    if failure:
+        print(f"scout-tui: {failure}", file=err, flush=True)
+        return 1
+    return 0
+
+
+
+def only_thinking(message: dict) -> str | None:
+    """The thinking of an answer that has nothing else (no text, no tool call): a small thinking
+    model on a small window often writes its whole answer there, and ``-p`` prints it rather than
+    nothing; else None."""
+    if message_text(message) or tool_uses(message):
+        return None
+    thought = thinking_text(message).strip()
+    return thought or None
+
+
+def result_json(session: str | None, error: str | None, text: str = "", cost: float | None = None) -> str:
+    """The last line of ``-p --output-format json|stream-json`` (README, "Headless"): ``{"type":
+    "result", "session", "is_error", "error", "text", "cost"}``; ``session`` None when the run
+    failed before one was made (a bad config, no prompt), ``cost`` in dollars or None."""
+    return json.dumps({"type": "result", "session": session, "is_error": error is not None, "error": error,
+                       "text": text, "cost": cost})

@@ -1,0 +1,592 @@
+"""The Textual app: chat, tool activity and session tree panes, composer, status bar.
+
+The model call and the tools run in a Textual worker (``run_turn``); the agent's events come
+back to the widgets as ``AgentEvent`` messages and are stored off the event loop (``app_events.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from scout_tui import STOP_SIGNALS
+from scout_tui.config import keys
+from scout_tui.core import urgency
+from scout_tui.tui.app_commands import CommandsMixin
+from scout_tui.tui.app_checkpoints import CheckpointsMixin
+from scout_tui.tui.app_completion import CompletionMixin
+from scout_tui.tui.app_models import ModelsMixin
+from scout_tui.tui.app_queue import Pending, QueueMixin
+from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
+from scout_tui.tui.app_sessions import SIDE_PANES, SessionsMixin
+from scout_tui.tui.app_long import LongSessionMixin, compaction_of
+from scout_tui.tui.app_mcp import McpMixin
+from scout_tui.tui.app_themes import ThemesMixin
+from scout_tui.tui.app_turns import TurnKeysMixin
+from scout_tui.session.commands import Commands, literal
+from scout_tui.core.errors import ScoutError
+from scout_tui.tui.input_first import InputFirstMixin
+from scout_tui.config.models import check_models_tables
+from scout_tui.core.redaction import redact
+from scout_tui.widgets import ChatView, Composer, StatusBar
+from scout_tui.widgets.footer import KeysFooter
+from scout_tui.widgets.markdown_render import code_theme_of, warm_up
+
+if TYPE_CHECKING:
+    from scout_tui.engine.agent import Agent
+    from scout_tui.core.bus import Bus
+    from scout_tui.config.layers import Config
+    from scout_tui.extensions.plugins import Plugins
+    from scout_tui.store.opening import OpenedSession
+    from scout_tui.extensions.skills import Skill
+    from scout_tui.store.event_log import Store
+    from scout_tui.tools.approvals import Approval, PermissionRequest
+    from scout_tui.widgets import SessionTree, ToolActivity
+
+# Start-up paints the first frame before it imports what that frame does not show: the agent,
+# backends, plugins, skills and the approval screen are imported where they are first used, the
+# store, the bus and the side panes are made after the first paint (tests/test_startup.py keeps
+# them out of ``import scout_tui.tui.app`` and of the first frame).
+
+
+@dataclass
+class ExtensionsLoaded(Message):
+    """Skills and plugins were discovered and loaded, and what depends on them checked (off the
+    event loop, which so imports none of the engine for it)."""
+
+    skills: list[Skill]
+    plugins: Plugins
+    problems: list[str]
+    """Skills and plugins skipped, each a sentence naming the file."""
+    unknown_tools: list[str]
+    """Permission rules naming a tool no one provides (``PermissionPolicy.unknown_tools``)."""
+    strategy_problem: str | None
+    """Why the configured prompt strategies are invalid, or None."""
+
+
+SESSIONS_POLL = 3.0
+"""Seconds between re-reads of the session list, to show other processes' sessions."""
+
+
+STOP_GRACE = 10.0
+"""Seconds the app has to end after SIGHUP or SIGTERM before the process exits regardless."""
+
+
+def _exit_later(code: int) -> None:
+    time.sleep(STOP_GRACE)
+    os._exit(code)
+
+
+NARROW = 100
+"""Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
+
+
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, TurnKeysMixin,
+               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
+    """scout-tui's full-screen app.
+
+    Args:
+        config: the layered configuration.
+        cwd: the working directory (tools act here; sessions are grouped by it).
+        resume: a session id (or unique prefix) to open.
+        continue_: open the latest session of ``cwd``.
+        store: the session store (default: the user's store under the data dir).
+
+    Raises:
+        ScoutError: a bad ``[permissions]`` rule or ``[sandbox]`` value in a config file (naming
+            the file and line).
+    """
+
+    TITLE = "scout"
+    CSS = """
+    #main { height: 1fr; }
+    #chat { width: 2fr; }
+    #side { width: 1fr; min-width: 32; }
+    #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
+    #tools-stand-in, #tree-stand-in { background: $surface; }  /* the panes' own */
+    /* The focused pane is marked: its top border and title in the accent colour. */
+    #tools:focus-within, #tree:focus { border-top: solid $accent; border-title-color: $accent; }
+    #composer { margin: 0 0; }
+    /* Below NARROW columns the side panes fold away; Ctrl+T shows them over the chat. */
+    #main { layers: panes overlay; }
+    Screen.-narrow #side { display: none; }
+    Screen.-narrow.-side-shown #side {
+        display: block; dock: right; layer: overlay; width: 44; max-width: 90%;
+        border-left: wide $accent; background: $surface;
+    }
+    """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
+        # Ctrl+C before the focused widget's copy (that is one of its cases) and Textual's "quit with Ctrl+Q" note
+        Binding("ctrl+c", "ctrl_c", "Interrupt, clear or quit", show=False, id="app.ctrl_c", priority=True),
+        Binding("ctrl+r", "retry", "Retry", show=False, id="agent.retry"),
+        Binding("ctrl+n", "new_session", "New session", id="session.new"),
+        Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
+        Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
+        Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True),
+    ]
+
+    busy: reactive[bool] = reactive(False)
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        cwd: Path | None = None,
+        resume: str | None = None,
+        continue_: bool = False,
+        store: Store | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = self.start_config = config
+        self.server_models: dict[str, list[str] | str] = {}  # /model: what each server listed
+        self.opened_with_session = bool(resume or continue_)
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self._resume = resume
+        self._continue = continue_
+        self._store = store
+        self._store_lock = threading.Lock()
+        from scout_tui.tools.permission_config import policy_from_config
+        from scout_tui.tools.sandbox_config import sandbox_from_config
+
+        # Rules allowed for the session at the approval prompt stay until the app closes.
+        self.permissions = policy_from_config(config, self.cwd)
+        self.sandbox = sandbox_from_config(config, self.cwd)  # a bad [sandbox] stops start-up too
+        # Every known key, kept off the screen; the key variables join once load_model_info has
+        # taken them out of the environment (reading their names costs more than a first frame).
+        self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
+        check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
+        self.session_id: str | None = None
+        self.conversation: list[dict | None] = []
+        self._history_ready = asyncio.Event()
+        self.agent = None
+        self._agent_lock = threading.Lock()
+        self.strategies: str | None = None  # None: the configured default
+        self.pending: list[Pending] = []  # prompts sent during a turn (app_queue)
+        self._before_tree = None  # the widget focused before Ctrl+T went to the tree
+        self.skills: list[Skill] = []
+        self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
+        self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
+        self._model_ready = asyncio.Event()  # the model's window and prices are read
+        self.compactions: list[dict] = []
+        self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
+        self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
+        self._background_started = False
+        # The side panes, mounted once the first frame is painted (``mount_side_panes``).
+        self.tool_pane: ToolActivity | None = None
+        self.tree_pane: SessionTree | None = None
+        self._opened: OpenedSession | None = None  # the session shown (``SessionOpened``)
+        self._side_panes_ready = asyncio.Event()
+
+    @property
+    def store(self) -> Store:
+        """The session store: the one given, else the user's (``Store()``), made on first use
+        (from the event loop or a thread): a new session's first frame needs neither it nor
+        sqlite."""
+        with self._store_lock:
+            if self._store is None:
+                from scout_tui.store.event_log import Store
+
+                self._store = Store()
+            return self._store
+
+    @cached_property
+    def bus(self) -> Bus:
+        """The events' bus, the UI subscribed (``AgentEvent``), made on first use (on the event
+        loop): the first frame needs neither it nor the events' classes."""
+        from scout_tui.core.bus import Bus
+
+        bus = Bus()
+        bus.on("*", lambda event: self.post_message(AgentEvent(event)))
+        return bus
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Textual's ``App.run``, with the garbage collector stopped until the first frame is
+        painted (``start_background`` starts it again). Start-up allocates the objects that live
+        for the whole run (modules, classes, CSS rules, widgets); collections that walk them
+        again and again cost ~40 ms of CPU before the first frame and find nothing to free."""
+        gc.disable()
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    def get_default_screen(self) -> Screen:
+        screen = super().get_default_screen()
+        # Focused as the screen is composed, not moved there from Textual's first pick after it
+        # is styled: each move restyles the widgets it leaves and enters, before the first frame.
+        screen.AUTO_FOCUS = "#composer"
+        return screen
+
+    def notify(self, message: str, **kwargs) -> None:
+        """Textual's ``App.notify``, with every known key redacted from ``message``."""
+        super().notify(redact(message, self.secrets), **kwargs)
+
+    def keys_withheld(self, secrets: tuple[str, ...]) -> None:
+        """The key variables are out of the environment: keep their values off the screen too
+        (and the MCP servers' header values and credential-like env values, ``McpMixin.mcp_secrets``)."""
+        self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_secrets}, key=len, reverse=True))
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        # The panes the agent's events update, held once (not looked up per event).
+        self.chat, self.status = ChatView(id="chat"), StatusBar(id="status")
+        self.chat.secrets = self.secrets
+        with Horizontal(id="main"):
+            yield self.chat
+            with Vertical(id="side"):
+                # The side panes' frames, titled: empty until the panes replace them once the
+                # first frame is painted (``mount_side_panes``; a session's tool calls and the
+                # session list are read after that frame anyway).
+                for pane, title in SIDE_PANES.items():
+                    stand_in = Static(id=f"{pane}-stand-in")
+                    stand_in.border_title = title
+                    yield stand_in
+        composer = Composer(id="composer")
+        composer.command_choices = self.command_choices  # Enter typed with a command's first letters
+        yield composer
+        yield self.status
+        # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
+        self.footer = KeysFooter()
+        yield self.footer
+
+    def on_mount(self) -> None:
+        # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
+        # worker is cancelled, which kills the running tool's process group and closes the turn.
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
+        self._report_themes()
+        status = self.status
+        status.provider = self.config.provider
+        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
+        status.permission_mode = self.permissions.mode
+        for note in self.config.notes:
+            self.notify(note, title="Configuration", severity="warning", timeout=15)
+        for note in self.permissions.notes:
+            self.notify(note, title="Permissions", severity="warning", timeout=15)
+        for note in self.sandbox.notes:
+            self.notify(note, title="Sandbox", severity="warning", timeout=15)
+        self.query_one(Composer).focus()
+        # The first frame shows the panes and, with -c or --resume, the session's newest
+        # messages; everything else starts once that is on screen (``start_background``).
+        self.open_session(self._resume, latest=self._continue)
+
+    def start_background(self) -> None:
+        """Start-up's work that the first frame does not show, once that frame is painted (and,
+        when a session opens with the app, its newest messages): the sandbox probe, skills and
+        plugins, the model's window and prices, and the session list's polling. Runs once."""
+        if self._background_started:
+            return
+        self._background_started = True
+        # Objects alive after start-up live for the whole run: keep the collector off them, so
+        # full collections during a stream stay short (see DESIGN.md, performance facts); and
+        # collect again, if ``run`` stopped it for start-up.
+        gc.freeze()
+        gc.enable()
+        # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
+        # and then, off the event loop (a cheap indexed query).
+        self.set_interval(SESSIONS_POLL, self._poll_sessions)
+        self.footer.show_keys()
+        self.mount_side_panes()
+        self.show_sandbox()
+        self.load_extensions()
+        self.start_mcp()  # MCP servers, on a thread of their own
+        self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
+        self.warm_markdown(code_theme_of(self))
+        self.warn_setup()
+
+    @work(thread=True, exclusive=True, group="warm-up")
+    def warm_markdown(self, code_theme: str) -> None:
+        """Markdown rendering's imports and set-up, in a thread (``markdown_render.warm_up``):
+        not on the event loop when the first answer streams. Its imports wait for typed keys."""
+        with urgency.yielding():
+            warm_up(code_theme)
+
+    def on_unmount(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_DFL)
+        self.stop_mcp()
+
+    def _stop_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
+        """SIGHUP or SIGTERM, in the main thread, even while the event loop is blocked: quit as
+        Ctrl+Q does, exit status 128 + ``signum``.
+
+        After SIGHUP the terminal is gone: a write to it fails with EIO, which ends Textual's
+        writer thread, after which the next write blocks for ever on its full queue (seen in
+        tmux: the app lived on, orphaned). So the standard streams go to /dev/null first, and if
+        the app has still not ended ``STOP_GRACE`` seconds later, the process exits there and
+        then; the store has every event written so far, and an open turn is repaired on load."""
+        if signum == signal.SIGHUP:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.close(null)
+        threading.Thread(target=_exit_later, args=(128 + signum,), daemon=True, name="stop-guard").start()
+        loop.call_soon_threadsafe(self.exit, None, 128 + signum)
+
+    def watch_busy(self, busy: bool) -> None:
+        self.query_one(StatusBar).busy = busy
+        self.query_one(Composer).busy = busy
+        self.take_back_quit()
+
+    @work(exclusive=True, group="sandbox")
+    async def show_sandbox(self) -> None:
+        """Tell the status bar whether commands run sandboxed. The first ``in_force`` runs bwrap
+        once (a subprocess): in a thread, off the event loop."""
+        from scout_tui.tools.sandbox import in_force
+
+        self.status.sandbox = await asyncio.to_thread(in_force, self.sandbox)
+
+    @work(thread=True, exclusive=True, group="extensions")
+    def load_extensions(self) -> None:
+        """Find skills and load plugins (their code runs here, off the event loop), then check
+        what plugins may supply: tools named by permission rules, prompt strategies. Its
+        imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            self.post_message(self._extensions())
+
+    def _extensions(self) -> ExtensionsLoaded:
+        from scout_tui.extensions.plugins import load_plugins
+        from scout_tui.session.runtime import compaction_settings
+        from scout_tui.extensions.skills import discover_skills
+        from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
+
+        skills, problems = discover_skills(self.cwd)
+        plugins = load_plugins(self.cwd, config=self.config)
+        unknown = self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *plugins.tools])
+        try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
+            compaction_settings(self.config)
+            strategy_problem = None
+        except ScoutError as e:
+            strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
+        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem)
+
+    def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
+        self.skills, self.plugins = message.skills, message.plugins
+        self.plugins.attach(self.bus)
+        self.add_plugin_commands()
+        for problem in message.problems:
+            self.notify(problem, title="Skipped", severity="error", timeout=10)
+        for problem in message.unknown_tools:
+            self.notify(problem, title="Permissions", severity="warning", timeout=15)
+        if message.strategy_problem:
+            self.chat.add_notice(message.strategy_problem, "error")
+        if not self.busy:
+            self.agent = None  # built again with the skills and plugin tools
+        self._extensions_ready.set()
+        self.estimate_context()
+
+    # -- turns --------------------------------------------------------------------------------
+
+    @on(Composer.Submitted)
+    def _submitted(self, message: Composer.Submitted) -> None:
+        if self.run_command(message.text):
+            return
+        text = literal(message.text) or message.text  # "//text" sends "/text"
+        if self.busy:
+            self.hold(text, steer=not message.later)
+            return
+        self.run_turn(text)
+
+    def _setup_problem(self) -> str:
+        """Why no turn can run with this configuration ("" when one can)."""
+        from scout_tui.session.runtime import check_provider, key_problem
+
+        try:
+            check_provider(self.config)
+        except ScoutError as e:
+            return f"{self.config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
+        if self.config.provider in (self.plugins.providers if self.plugins else ()):
+            return ""  # a plugin's provider decides for itself whether it needs a key
+        return key_problem(self.config)
+
+    def _unsent(self, text: str, problem: str) -> None:
+        """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer
+        to send once that is fixed, unless the person typed a new one meanwhile (then it is
+        shown in the chat, not stored)."""
+        composer = self.query_one(Composer)
+        if composer.text.strip():
+            self.chat.user_message(None, {"role": "user", "content": text})
+            where = "shown above"
+        else:
+            composer.load_text(text)
+            composer.move_cursor(composer.document.end)
+            where = "kept in the composer"
+        self.chat.add_notice(f"Not sent ({where}): {problem}", "error")
+
+    def _with_mentions(self, text: str) -> list[dict]:
+        """The content of prompt ``text`` with its ``@`` mentions attached (in a thread: files
+        are read); the mentions not attached are said in the chat. A path the permission rules
+        deny to ``read`` is not attached."""
+        from scout_tui.session.mentions import prompt_content
+
+        content, notes = prompt_content(text, self.cwd, self.permissions)
+        for note in notes:
+            self.call_from_thread(self.chat.add_notice, note, "warning")
+        return content
+
+    @work(thread=True, exclusive=True, group="setup")
+    def warn_setup(self) -> None:
+        """Say in the chat why no turn can run with this configuration (no API key, an unknown
+        provider), if so; in a thread, as it imports the backends (waiting for typed keys)."""
+        with urgency.yielding():
+            if problem := self._setup_problem():
+                from scout_tui.session.runtime import SETUP_HELP, needs_key
+
+                self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
+
+    # -- compaction: strategy, context use, what the model sees --------------------------------
+
+    def _ensure_agent(self) -> Agent:
+        """The agent, built on first use. Called from the event loop and from worker threads (the
+        context estimate): the lock keeps two callers from each building one, where the second
+        would replace the agent a turn is running (and its record of the last request). In a
+        worker thread, the engine's imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            from scout_tui.session.runtime import build_agent
+
+            with self._agent_lock:
+                if self.agent is None:
+                    agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
+                                        permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
+                                        info=self.model_info, compaction=compaction_of(self.compactions),
+                                        cache_key=self.session_id, mcp=self.mcp)
+                    agent.strategies = self.strategies
+                    self.agent = agent
+                return self.agent
+
+    # -- permissions ----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Shift+Tab is the mode key on the main screen only; a dialog keeps it for its fields.
+        if action == "cycle_mode":
+            return not isinstance(self.screen, ModalScreen)
+        if action == "ctrl_c":
+            return self.ctrl_c_applies()
+        return True
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (ask → auto-edit → yolo → ask), for this run."""
+        self.set_permission_mode(self.permissions.next_mode())
+
+    def set_permission_mode(self, mode: str) -> None:
+        """Use permission ``mode`` from the next tool call on (the running turn included)."""
+        self.permissions.mode = mode
+        self.query_one(StatusBar).permission_mode = mode
+        what = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
+                "yolo": "nothing asks (deny rules still hold)"}[mode]
+        self.notify(f"Permission mode {mode}: {what}.", timeout=3)
+
+    async def approve(self, request: PermissionRequest) -> Approval:
+        """Ask the person about one tool call with the approval prompt; wait for the answer."""
+        from scout_tui.tools.approvals import Approval
+        from scout_tui.widgets.approval import ApprovalScreen
+
+        answered: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        screen = ApprovalScreen(request)
+
+        def done(answer: Approval | None) -> None:
+            if not answered.done():
+                answered.set_result(answer or Approval("stop"))
+
+        await self.push_screen(screen, done)
+        try:
+            return await answered
+        except asyncio.CancelledError:  # the turn was cancelled while the prompt was up
+            if screen.is_current:
+                screen.dismiss(None)
+            raise
+
+    def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
+        if self.agent is None or not self.agent.kill(message.tool_use_id):
+            self.notify("That call is not running.", severity="warning", timeout=3)
+
+    def action_scroll_chat(self, where: str) -> None:
+        """PageUp, PageDown, Ctrl+Home, Ctrl+End in the composer: the chat by a page up or down
+        (``page_up``, ``page_down``), to its top (``home``: older batches mount on the way) or
+        to its newest message (``end``: it follows new output again)."""
+        chat = self.chat
+        scroll = {"page_up": chat.scroll_page_up, "page_down": chat.scroll_page_down, "home": chat.scroll_home,
+                  "end": chat.scroll_end}[where]
+        scroll(animate=False)
+
+    def action_interrupt(self) -> None:
+        """Esc: fold the side panes shown over the chat, if so; else cancel the newest prompt
+        pending, if any; else the running turn (the worker closes it validly, see ``run_turn``);
+        with nothing running, back to the composer from another pane."""
+        if self.screen.has_class("-side-shown"):
+            self.hide_side_panes()
+            return
+        if self.cancel_pending():
+            return
+        if self.busy:
+            self.workers.cancel_group(self, "agent")
+        elif self.screen.focused is not None and not isinstance(self.screen.focused, Composer):
+            self.screen.set_focus(self.query_one(Composer))
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_turn(self, text: str | None) -> None:
+        """Run one user turn in the background; events go to the widgets and the store.
+        ``text`` None sends the conversation again as it is (``action_retry``)."""
+        self.busy = True
+        try:
+            # Both import the engine (runtime, backends, httpx): in a thread, as a thread started
+            # after the first frame may be importing it, and the event loop would wait for it.
+            if problem := await asyncio.to_thread(self._setup_problem):
+                if text is None:
+                    self.chat.add_notice(f"Not sent: {problem}", "error")
+                else:
+                    self._unsent(text, problem)
+                return
+            await self._history_ready.wait()  # a long session's older messages may still be loading
+            await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
+            await self.wait_for_mcp(text)  # and the MCP servers' tools (a short wait; Esc keeps the prompt)
+            await self._model_ready.wait()  # the window and prices belong in the first request too
+            await self._side_panes_ready.wait()  # the tool calls' pane
+            if self.session_id is None:
+                self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
+                self.query_one(StatusBar).session_id = self.session_id
+                await asyncio.to_thread(self.record_switch)  # a /model made before the first message
+            agent = await asyncio.to_thread(self._ensure_agent)
+            agent.cache_key = self.session_id
+            content = None if text is None else await asyncio.to_thread(self._with_mentions, text)
+            try:
+                async for event in agent.run(self.conversation, content):
+                    await self.deliver(event)
+            except asyncio.CancelledError:
+                for event in agent.interrupt():
+                    await self.deliver(event)
+                for event in await agent.checkpoint_interrupted():
+                    await self.deliver(event)
+                raise
+        except ScoutError as e:
+            self.query_one(ChatView).add_notice(str(e), "error")
+        finally:
+            self.busy = False
+            self.refresh_sessions()
+            self.estimate_context()
+            if (text := self.next_pending()) is not None:
+                self.call_later(self.run_turn, text)
+

@@ -1,0 +1,284 @@
+"""``/diff``, ``/undo``, ``/redo`` and rewinding at a message: the files of the session's turns
+shown, put back as they were before a turn (or again as it left them), asked first, recorded as
+``checkpoint.restore`` events.
+
+A mixin of ``ScoutApp`` (app.py). What can be undone is worked out by ``restores.py`` from the
+branch's checkpoint events (``Store.checkpoint_events``: a fork sees the checkpoints of the
+turns it shares). A file changed since the turn by someone else is named in the question, never
+overwritten unasked. The store and git are read in threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+
+from scout_tui.core.errors import ScoutError
+from scout_tui.checkpoints.restores import Restore, next_step, rewind_to, undone_turns
+from scout_tui.widgets.chat_view import ChatView
+from scout_tui.widgets.composer import Composer
+
+_UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
+_REDO_WORDS = {"added": "create again", "deleted": "remove again", "renamed": "rename again"}
+
+
+def _what(change: dict, redo: bool) -> str:
+    """The file a change is about; a rename names both ends, in the direction it goes."""
+    if change["status"] == "renamed" and change.get("old_path"):
+        ends = (change["old_path"], change["path"]) if redo else (change["path"], change["old_path"])
+        return " → ".join(ends)
+    return change["path"]
+
+
+LISTED_FILES = 8
+"""Files named in a restore's question; more are counted."""
+
+
+def _names(paths: list[str]) -> str:
+    """``paths`` joined, the first ``LISTED_FILES`` named and the rest counted."""
+    more = len(paths) - LISTED_FILES
+    return ", ".join(paths[:LISTED_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
+def _why_nothing(events: list[tuple[str, dict]], redo: bool) -> str:
+    """Why ``/undo`` (or ``/redo``) has nothing to do, from the branch's checkpoint events."""
+    if not any(kind == "checkpoint" for kind, _ in events):
+        return f"Nothing to {'redo' if redo else 'undo'}: no turn of this session changed files."
+    if not redo:
+        return "Nothing to undo: every turn's file changes are undone already."
+    if undone_turns(events):
+        return "Nothing to redo: a turn changed files since the last undo, and redoing would overwrite its work."
+    return "Nothing to redo: nothing was undone."
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def restore_lines(plan: Restore, others: list[str]) -> list[str]:
+    """What ``plan`` will do to each file, one line each (the first ``LISTED_FILES``), and
+    which files someone else changed since."""
+    words = _REDO_WORDS if plan.redo else _UNDO_WORDS
+    lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {_what(f, plan.redo)}"
+             for f in plan.files[:LISTED_FILES]]
+    if len(plan.files) > LISTED_FILES:  # the choice stays on a 24-row screen; /diff lists them all
+        lines.append(f"  and {len(plan.files) - LISTED_FILES} more (/diff lists them)")
+    if others:
+        lines += ["", f"Changed since by someone else, and overwritten: {', '.join(others)}"]
+    return lines
+
+
+class CheckpointsMixin:
+    """``/diff``, ``/undo``, ``/redo`` and rewinding for ``ScoutApp``."""
+
+    def _checkpoint_events(self) -> list[tuple[str, dict]]:
+        return self.store.checkpoint_events(self.session_id) if self.session_id else []
+
+    def _prompt_texts(self) -> dict[int, str]:
+        """The chat's prompts shown now, by their position in the conversation."""
+        from scout_tui.widgets.chat_messages import UserMessage
+
+        return {m.index: m.text for m in self.chat.query(UserMessage) if m.index is not None}
+
+    def _quoted_prompt(self, at: int, width: int = 40) -> str | None:
+        """The prompt at message ``at`` as shown in the chat, quoted and cut to ``width``, or None."""
+        from scout_tui.core.text import one_line
+
+        prompt = self._prompt_texts().get(at)
+        return f"“{one_line(prompt, width)}”" if prompt else None
+
+    def _turn_name(self, turn: int) -> str:
+        """The turn at message ``turn`` as people know it: by its prompt, when shown."""
+        return self._quoted_prompt(turn) or f"the turn at message {turn}"
+
+    def _point_name(self, at: int) -> str:
+        """Message position ``at`` as people know it: before its prompt, when shown."""
+        quoted = self._quoted_prompt(at)
+        return f"before {quoted}" if quoted else f"message {at}"
+
+    def _diff_command(self, _: str) -> None:
+        self.show_diffs()
+
+    @work(thread=True, exclusive=True, group="checkpoint")
+    def show_diffs(self, turn: int | None = None) -> None:
+        """``/diff``: the session's changed files by turn and in total, each with its diff (read in
+        a thread: the store and git), in ``DiffView``, opened at ``turn``'s files if given."""
+        from scout_tui.checkpoints.snapshots import why_skipped
+        from scout_tui.session.runtime import checkpoint_store
+        from scout_tui.core.text import one_line
+        from scout_tui.widgets.diff_view import DiffView, FileDiff
+
+        store = checkpoint_store(self.config, self.cwd)
+        events = self._checkpoint_events()
+        found = [data for kind, data in events if kind == "checkpoint"]
+        undone = set(undone_turns(events))
+        if not found or store is None:
+            self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
+            return
+        prompts = self.call_from_thread(self._prompt_texts)
+        rows: list[FileDiff] = []
+        start = 0
+        try:
+            for c in found:
+                if c["turn"] == turn:
+                    start = len(rows)
+                # what to read first, first: the list cuts a long label with "…" (its CSS)
+                said = f"“{one_line(prompts[c['turn']], 40)}”" if prompts.get(c["turn"]) else f"at message {c['turn']}"
+                rows.append(FileDiff(f"{_count(len(c['files']), 'file')}{' (undone)' if c['turn'] in undone else ''}"
+                                     f" · {said}"))
+                rows += [FileDiff(f["path"], f["path"], f["status"],
+                                  store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
+                         for f in c["files"]]
+                rows += [FileDiff(f"  not kept: {p} ({why_skipped(p)})") for p in c.get("skipped", [])]
+            now = store.snapshot().tree  # the files as they are, undone turns and all
+            total = store.changes(found[0]["before"], now)
+            rows.append(FileDiff(f"Net, as now · {_count(len(total), 'file')}"))
+            rows += [FileDiff(f.path, f.path, f.status,
+                              store.diff(found[0]["before"], now, [p for p in (f.old_path, f.path) if p]))
+                     for f in total]
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return
+        title = (f"{_count(len(found), 'turn')} of this session changed files"
+                 + (f", {len(undone)} undone since" if undone else "")
+                 + f" · {_count(len(total), 'file')} {'differs' if len(total) == 1 else 'differ'} now from before the first")
+        self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
+
+    def _undo_command(self, _: str) -> None:
+        self.plan_restore(redo=False)
+
+    def _redo_command(self, _: str) -> None:
+        self.plan_restore(redo=True)
+
+    def _changed_by_others(self, plan: Restore) -> list[str] | None:
+        """``plan``'s paths someone else changed since (in a thread), or None after saying why
+        they could not be read."""
+        from scout_tui.session.runtime import checkpoint_store
+
+        store = checkpoint_store(self.config, self.cwd)
+        if store is None:
+            self.call_from_thread(self.chat.add_notice, "Checkpoints are off (checkpoints = \"off\").", "warning")
+            return None
+        try:
+            return store.changed_since(plan.since, plan.paths)
+        except ScoutError as e:
+            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            return None
+
+    @work(thread=True, exclusive=True, group="checkpoint")
+    def plan_restore(self, redo: bool) -> None:
+        """Find what ``/undo`` or ``/redo`` would change (in a thread: the store and git), then ask."""
+        if self.session_id is None or self.busy:
+            self.call_from_thread(self.chat.add_notice, "Nothing to undo yet." if not self.busy
+                                  else "A turn is running: press Esc first.", "warning")
+            return
+        events = self._checkpoint_events()
+        plan = next_step(events, redo)
+        if plan is None:
+            self.call_from_thread(self.chat.add_notice, _why_nothing(events, redo), "warning")
+            return
+        if (others := self._changed_by_others(plan)) is not None:
+            self.call_from_thread(self._ask_restore, plan, others)
+
+    def _ask_restore(self, plan: Restore, others: list[str]) -> None:
+        from scout_tui.widgets.dialogs import ConfirmScreen
+
+        verb = "Redo" if plan.redo else "Undo"
+        lines = [f"{verb} the file changes of {self._turn_name(plan.turn)}?", "", *restore_lines(plan, others)]
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.restore_files(plan)
+
+        self.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel", enter=not others), done)
+
+    @work(exclusive=True, group="checkpoint")
+    async def restore_files(self, plan: Restore, rewind_at: int | None = None, fork: str | None = None) -> None:
+        """Write the files back (in a thread) and record it in the session. ``rewind_at``: this
+        rewinds the files to that message; ``fork`` (the prompt to offer, maybe "") then forks
+        the conversation there too."""
+        from scout_tui.core.bus import CheckpointRestore
+        from scout_tui.session.runtime import checkpoint_store
+
+        store = checkpoint_store(self.config, self.cwd)
+        assert store is not None
+        try:
+            await asyncio.to_thread(store.restore, plan.tree, plan.paths)
+        except ScoutError as e:
+            self.chat.add_notice(str(e), "error")
+            return
+        await self.deliver(CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo))
+        files = _names(plan.paths)
+        if rewind_at is None:
+            done = "Redid" if plan.redo else "Undid"
+            self.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
+                                 "The conversation is unchanged.")
+        elif fork is None:
+            self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
+                                 "unchanged; /redo makes the turns' changes again, one at a time.")
+        else:  # the chat is about to show the branch: the fork says it
+            self.fork_session(rewind_at, fork, rewound=files)
+
+    # -- rewind at a message ------------------------------------------------------------------
+
+    def _rewind_command(self, args: str) -> None:
+        """``/rewind N``: the choice for message N; ``/rewind``: the newest prompt selected in the
+        chat, to move from and press ``r``."""
+        from scout_tui.widgets.chat_messages import UserMessage
+
+        prompts = [m for m in self.chat.query(UserMessage) if m.index is not None]
+        if args:
+            if not (args.isascii() and args.isdigit()):
+                self.chat.add_notice("Use `/rewind` (then pick a message) or `/rewind N` (to message N).", "error")
+                return
+            at = int(args)
+            self.plan_rewind(at, next((m.text for m in prompts if m.index == at), ""))
+        elif not prompts:
+            self.chat.add_notice("Nothing to rewind yet: send a message first.", "warning")
+        else:
+            self.chat.focus()
+            self.chat.select(prompts[-1])
+            self.chat.add_notice("Rewind: ↑/↓ to a message, then r (before a prompt, or after an answer).")
+
+    def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
+        self.plan_rewind(message.at, message.prompt)
+
+    @work(thread=True, exclusive=True, group="checkpoint")
+    def plan_rewind(self, at: int, prompt: str) -> None:
+        """Find which files rewinding to message ``at`` would write back (in a thread), then
+        offer the choice: code and conversation, the conversation only, the code only."""
+        if self.busy:
+            self.call_from_thread(self.chat.add_notice, "A turn is running: press Esc first.", "warning")
+            return
+        plan = rewind_to(self._checkpoint_events(), at)
+        others: list[str] = []
+        if plan is not None and (others := self._changed_by_others(plan)) is None:
+            return
+        self.call_from_thread(self._ask_rewind, at, prompt, plan, others)
+
+    def _ask_rewind(self, at: int, prompt: str, plan: Restore | None, others: list[str]) -> None:
+        from scout_tui.widgets.dialogs import ChoiceScreen
+
+        from scout_tui.core.text import one_line
+
+        where = f"before “{one_line(prompt, 48)}”" if prompt else "after this answer"
+        lines = [f"Rewind to {where} (message {at})?", ""]
+        if plan is None:
+            lines.append("No file was changed after this message: only the conversation can go back.")
+            choices = [("conversation", "Fork the conversation here")]
+        else:
+            lines += ["The code goes back as it was then:", *restore_lines(plan, others)]
+            choices = [("both", "Both: restore the files and fork the conversation here"),
+                       ("conversation", "Conversation only: fork here, keep the files"),
+                       ("code", "Code only: restore the files, keep the conversation")]
+
+        def chosen(choice: str | None) -> None:
+            self.query_one(Composer).focus()  # not the chat, where typed letters are keys (r rewinds)
+            if choice == "conversation":
+                self.fork_session(at, prompt)
+            elif choice in ("both", "code") and plan is not None:
+                self.restore_files(plan, at, prompt if choice == "both" else None)
+
+        # Cancel highlighted: an Enter meant for the composer changes nothing
+        self.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")], initial=len(choices)), chosen)

@@ -1,0 +1,99 @@
+"""The running turn's events on their way to the screen, the store and the app's conversation.
+
+``deliver`` is the one door: it hands an event to the bus (plugins, and the UI through an
+``AgentEvent`` message), appends the message it adds to ``conversation`` and writes it to the
+store, so the three never disagree; ``app_show.show`` puts each event in the panes. A mixin of
+``ScoutApp`` (app.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from scout_tui.tui import collector
+from scout_tui.config.models import cache_hit_share, prompt_tokens
+from scout_tui.widgets.assistant_message import AssistantMessage
+
+if TYPE_CHECKING:
+    from scout_tui.core.bus import Event
+
+
+@dataclass
+class AgentEvent(Message):
+    """An event of the running turn, delivered to the app on its message queue."""
+
+    event: Event
+
+
+QUIET_BEFORE_COLLECT = 1.0
+"""Seconds without a typed key before a finished turn's garbage is collected."""
+
+
+class AgentEventsMixin:
+    """Delivery and display of the agent's events for ``ScoutApp``."""
+
+    conversation: list[dict | None]
+    """The open session's messages, as the store holds them (None: an older message still being
+    read); grown only by ``deliver``, from the events the store projects."""
+
+    async def deliver(self, event: Event) -> None:
+        """Show ``event``, add its message to the conversation and store it; the write runs in
+        a thread so the UI never waits on disk."""
+        from scout_tui.core.bus import added_message, mark_refused
+
+        self.bus.emit(event)
+        message = added_message(event)
+        if event.stored and self.session_id:
+            await asyncio.to_thread(self.store.append, self.session_id, event)
+            if message is not None:
+                self.refresh_sessions()  # the tree updates live: counts, titles, order
+        if message is not None:  # after the store took it: a failed write leaves both as they were
+            self.conversation.append(message)
+        mark_refused(self.conversation, event)
+
+    def on_agent_event(self, message: AgentEvent) -> None:
+        from scout_tui.tui.app_show import show  # with the bus's vocabulary: after the first frame
+
+        show(message.event, self)
+
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        self._collect_if_drawn()
+
+    _collect_pending = False
+
+    def collect_after_turn(self) -> None:
+        """A turn ended: collect its garbage once its answer is drawn (``_collect_if_drawn``)."""
+        self._collect_pending = True
+        self._collect_if_drawn()
+
+    def _collect_if_drawn(self) -> None:
+        """After a turn, once no answer is still being drawn (a burst is shown after it ended)
+        and the person has not typed for ``QUIET_BEFORE_COLLECT`` s: collect the turn's
+        garbage once and freeze what survives (``collector.py``; a full collection can take
+        100-200 ms, which a keystroke would wait behind)."""
+        if not self._collect_pending or self.chat.drawing:
+            return
+        quiet = (self.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
+        if quiet > 0:
+            self.set_timer(quiet, self._collect_if_drawn)
+            return
+        self._collect_pending = False
+        self.call_after_refresh(collector.collect_and_freeze)
+
+    def show_usage(self, usage: dict) -> None:
+        """A request's usage (``Usage.as_dict`` and its ``cost``): tokens, cost and cache-hit
+        share in the status bar. An empty usage (an interrupted answer) changes nothing."""
+        if not usage or not any(usage.get(k) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                       "cache_write_tokens")):
+            return
+        status = self.status
+        status.input_tokens += prompt_tokens(usage)
+        status.output_tokens += int(usage.get("output_tokens") or 0)
+        if usage.get("cost") is not None:
+            status.cost = (status.cost or 0.0) + usage["cost"]
+        status.cache_share = cache_hit_share(usage)

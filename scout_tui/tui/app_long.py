@@ -1,0 +1,322 @@
+"""The app's long-session side: model metadata, what the next request sends (the status bar's
+estimate, Ctrl+O's prompt view and cache report), ``/compact`` with its preview, undoing a
+compaction, and ``/cost``.
+
+A mixin of ``ScoutApp`` (app.py): it uses the app's agent, store, bus and panes, and keeps the
+engine's facts where the engine keeps them (the agent's summary in force, the store's events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.message import Message
+
+from scout_tui.config import keys
+from scout_tui.core import urgency
+from scout_tui.core.errors import ScoutError
+from scout_tui.config.models import ModelInfo
+from scout_tui.widgets import ChatView, StatusBar
+
+if TYPE_CHECKING:
+    from scout_tui.engine.agent import Agent
+    from scout_tui.engine.summary import Compaction
+
+# The engine's modules (runtime, backends, summary, context) are imported where they are used:
+# all of it runs after the first paint (see app.py).
+
+
+@dataclass
+class ContextEstimated(Message):
+    """The estimated size of the next request, in tokens."""
+
+    tokens: int
+
+
+class LongSessionMixin:
+    """``/compact``, undo, ``/cost`` and model metadata for ``ScoutApp``."""
+
+    model_info: ModelInfo | None = None
+    compactions: list[dict]
+    """The open session's compactions in force, oldest first (``Store.compactions``)."""
+
+    # -- model metadata ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="model-info")
+    def load_model_info(self) -> None:
+        """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
+        for a server of our own, ask it for its window; off the event loop. First the provider
+        key variables leave the environment (``keys.withhold``), before any tool can run. Its
+        imports wait for typed keys (``urgency.yielding``)."""
+        with urgency.yielding():
+            self._load_model_info()
+
+    def _load_model_info(self) -> None:
+        keys.withhold()
+        from scout_tui.session.runtime import model_metadata_asking_the_server, model_name, secret_settings
+
+        self.call_from_thread(self.keys_withheld, keys.secrets(secret_settings(self.config)))
+        self.call_from_thread(self._model_named, model_name(self.config))
+        try:
+            info = asyncio.run(model_metadata_asking_the_server(self.config))
+        except Exception as e:  # turns wait for this: whatever fails, they must go on without it
+            self.call_from_thread(self.notify, f"Model window and prices unknown: {e}", severity="error", timeout=15)
+            info = ModelInfo(id=model_name(self.config))
+        self.call_from_thread(self._model_info_loaded, info)
+
+    def _model_named(self, name: str) -> None:
+        """The model in use (the configured one, or the provider's default) on the status bar."""
+        for status in self.query(StatusBar):  # none once the app is closing
+            status.model = name
+
+    def _model_info_loaded(self, info: ModelInfo) -> None:
+        self.model_info = info
+        self._model_ready.set()
+        for status in self.query(StatusBar):
+            status.context_window = info.context_window or 0
+        if self.agent is not None and not self.busy:
+            self.agent = None  # built again with the window and prices
+        self.estimate_context()
+
+    # -- what the next request sends ----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def estimate_context(self) -> None:
+        """Estimate the next request's size off the event loop and show it in the status bar."""
+        history = self.conversation
+        if not self._history_ready.is_set() or (history and history[0] is None):
+            return  # estimated again once the whole conversation is read
+        if not self._model_ready.is_set():
+            return  # estimated again once the model's window is known
+        try:
+            agent = self._ensure_agent()
+            compacted = agent.preview(history)
+        except (ScoutError, ValueError):
+            return  # the chat already says what is wrong with the configuration
+        self.post_message(ContextEstimated(agent.context_tokens(compacted)))
+
+    def on_context_estimated(self, message: ContextEstimated) -> None:
+        for status in self.query(StatusBar):  # none once the app is closing
+            status.context_used = message.tokens
+
+    def action_show_prompt(self) -> None:
+        """Ctrl+O: the stored history beside what the next model call would send."""
+        from scout_tui.widgets.prompt_view import PromptView
+
+        if isinstance(self.screen, PromptView):
+            self.screen.dismiss(None)
+            return
+        self._open_prompt_view()
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def _open_prompt_view(self) -> None:
+        history = list(self.conversation)
+        if not self._history_ready.is_set() or (history and history[0] is None):
+            self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
+            return
+        try:
+            agent = self._ensure_agent()
+            compacted = agent.preview(history)
+        except (ScoutError, ValueError) as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            return
+        budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
+                  if compacted.budget_cut or compacted.budget_dropped else "")
+        summary_note = (f" A summary stands for messages 0–{agent.compaction.at - 1}."
+                        if agent.compaction is not None else "")
+        summary = (
+            f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
+            f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
+            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
+            f"{summary_note} The store keeps everything. Esc closes.\n{self._window_note(agent)}\n"
+            f"{self._cache_note(agent, compacted)}"
+        )
+        from scout_tui.widgets.prompt_view import PromptView
+
+        self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+
+    def _window_note(self, agent: Agent) -> str:
+        """Context window: its size and where it comes from, and the token estimate's calibration."""
+        from scout_tui.config.calibration import window_text
+
+        info = self.model_info
+        source = (info.window_source if info is not None and info.context_window == agent.context_window
+                  else "named by the server's overflow error in this run")
+        ratio, samples = agent.estimator.ratio, agent.estimator.samples
+        return f"Context window: {window_text(agent.context_window, source, ratio, samples)}."
+
+    def _cache_note(self, agent: Agent, compacted) -> str:
+        """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
+        from scout_tui.backends.base import Request
+        from scout_tui.engine.cache_report import PromptRecord, explain
+
+        if agent.last_prompt is None:
+            return "Prompt cache: no request sent yet in this run."
+        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
+                          tools=agent.tools.specs())
+        why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
+        share = self.query_one(StatusBar).cache_share
+        last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
+        return f"Prompt cache: {why}{last}." if why else (
+            f"Prompt cache: the next request begins with the whole previous one, so the cache can reuse it{last}.")
+
+    # -- /compact ------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def compact_session(self, focus: str = "") -> None:
+        """``/compact [focus]``: the summary model writes a summary of everything before the cut;
+        the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
+        event), Esc cancels (its cost is still recorded)."""
+        from scout_tui.core.bus import BeforeCompact, CompactCancelled, SessionCompacted
+
+        chat = self.query_one(ChatView)
+        if self.session_id is None:
+            chat.add_notice("Nothing to compact yet: send a message first.", "warning")
+            return
+        self.busy = True
+        status = self.query_one(StatusBar)
+        try:
+            await self._history_ready.wait()
+            await self._extensions_ready.wait()
+            await self._model_ready.wait()
+            agent = await asyncio.to_thread(self._ensure_agent)  # may import the engine: see ``run_turn``
+            agent.messages = list(self.conversation)
+            # Asked for by the person: keep at most a quarter of the prompt verbatim, so it shrinks.
+            cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
+            if cut is None:
+                chat.add_notice("Nothing to compact yet: every message is newer than what a summary keeps verbatim.",
+                                "warning")
+                return
+            gain = await asyncio.to_thread(agent.compaction_gain, cut)
+            from scout_tui.engine.context import MIN_GAIN
+
+            if gain < MIN_GAIN:
+                chat.add_notice(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
+                                "request (what is older than the newest messages is small).", "warning")
+                return
+            hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
+            self.bus.emit(hook)
+            supplied, veto = hook.answer()
+            if veto:
+                chat.add_notice(f"Compaction vetoed by a plugin: {veto}", "warning")
+                return
+            status.state = "writing a summary…"
+            try:
+                data = await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
+                                             supplied=supplied)
+            except ScoutError as e:
+                chat.add_notice(f"Could not summarise the conversation: {e}", "error")
+                return
+            except asyncio.CancelledError:
+                chat.add_notice("Compaction stopped: nothing changed (the summary request was cancelled).")
+                raise
+            finally:
+                status.state = ""
+            if await self._summary_not_applied(agent, data):
+                return
+            from scout_tui.widgets.compaction import CompactPreview
+
+            answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
+                    f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
+                    f"{data['tokens_after']:,} tokens per request.")
+            self.busy = False  # the preview is the person's to answer: no "working (Esc to interrupt)"
+            await self.push_screen(CompactPreview(data["summary"], info=info),
+                                   lambda text: answered.done() or answered.set_result(text))
+            text = await answered
+            if text is None:
+                if data["usage"]:  # what the cancelled summary cost stays in the session's totals
+                    await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+                chat.add_notice("Compaction cancelled: nothing changed.")
+                return
+            if text != data["summary"]:  # edited: what each request would carry is the edited text's
+                from scout_tui.engine.summary import Compaction
+
+                edited = Compaction(data["at"], data["count"], text)
+                data = {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.tokens_now, edited)}
+                if await self._summary_not_applied(agent, data, paid=False):
+                    return
+            agent.apply_compaction(data)
+            await self.deliver(SessionCompacted(**data))
+        finally:
+            self.busy = False
+            self.estimate_context()
+
+    async def _summary_not_applied(self, agent, data: dict, *, paid: bool = True) -> bool:
+        """Whether ``/compact``'s summary (``data``, a ``session.compacted`` event's) must not be
+        applied (``Agent.summary_unfit``: it would make each request larger, or not fit the
+        window): then the chat says why and, ``paid``, the summary's cost is recorded."""
+        from scout_tui.core.bus import CompactCancelled
+
+        why = await asyncio.to_thread(agent.summary_unfit, data)
+        if why is None:
+            return False
+        if paid and data["usage"]:  # what the summary cost stays in the session's totals
+            await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+        self.query_one(ChatView).add_notice(
+            f"The summary was not applied: {why}. `/compact` with a focus (e.g. `/compact the failing test`) "
+            "asks for a shorter one.", "warning")
+        return True
+
+    def show_compaction(self, data: dict) -> None:
+        """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""
+        self.compactions = [*self.compactions, data]
+        self.query_one(ChatView).add_compaction(data)
+        if self.session_id and self.tree_pane is not None:
+            self.tree_pane.set_compactions(self.session_id, self.compactions)
+        self.notify(f"Compacted: about {data['tokens_before']:,} → {data['tokens_after']:,} tokens per request. "
+                    "The marker in the chat shows the summary; u on it undoes the compaction.", timeout=8)
+
+    # -- undo ------------------------------------------------------------------------------------
+
+    def on_compaction_marker_undo_requested(self, message) -> None:
+        """``u`` on a compaction marker in the chat (``CompactionMarker.UndoRequested``)."""
+        self.undo_compaction(message.count)
+
+    def on_session_tree_undo_compaction_requested(self, message) -> None:
+        """``u`` on a compaction node of the tree (``SessionTree.UndoCompactionRequested``)."""
+        if message.session_id != self.session_id:
+            self.notify("Open that session first to undo its compaction.", severity="warning")
+            return
+        self.undo_compaction(message.count)
+
+    def undo_compaction(self, count: int) -> None:
+        """Undo a compaction, once the person confirms: a new branch forked just before it (its
+        first ``count`` messages, without that summary); the compacted branch stays as it was.
+        Asking first keeps a ``u`` typed into a focused marker from switching branches."""
+        from scout_tui.widgets.dialogs import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.fork_session(count, undo=True)
+
+        self.push_screen(ConfirmScreen(f"Undo this compaction? A new branch shares the first {count} messages "
+                                       "without its summary; this branch stays as it is.", yes="undo"), answered)
+
+    # -- /cost ---------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="cost")
+    def show_cost(self) -> None:
+        """``/cost``: spending by model, cache read and write, and by branch."""
+        from scout_tui.widgets.cost_view import CostView
+
+        session_id = self.session_id
+        by_model = self.store.spending(session_id) if session_id else {}
+        branches = self.store.tree(self.cwd)
+        info = self.model_info
+        if info is not None and info.input is not None:
+            note = f"Prices: {info.source}."
+        else:
+            note = ("No price is known for this model: set input and output (USD per 1M tokens) in "
+                    f'[models."{info.id if info else "ID"}"] in scout.toml.')
+        self.call_from_thread(self.push_screen, CostView(by_model, branches, session_id, note=note))
+
+
+def compaction_of(compactions: list[dict]) -> Compaction | None:
+    """The summary in force: the last of a session's compactions (None when it has none)."""
+    from scout_tui.engine.summary import Compaction
+
+    return Compaction.from_event(compactions[-1]) if compactions else None
