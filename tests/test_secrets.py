@@ -291,7 +291,7 @@ def test_a_projects_base_url_cannot_send_your_key_to_a_server_it_names(tmp_home,
 
 
 def test_a_key_given_with_api_key_is_blanked_in_proc_cmdline() -> None:
-    script = ("import sys, time\nfrom scout_tui import keys\nkeys.blank_command_line([sys.argv[2]])\n"
+    script = ("import sys, time\nfrom scout_tui.config import keys\nkeys.blank_command_line([sys.argv[2]])\n"
               "print('ready', flush=True)\ntime.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-c", script, "--api-key", USED], stdout=subprocess.PIPE, text=True)
     try:
