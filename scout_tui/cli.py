@@ -176,7 +176,8 @@ def _start(args: argparse.Namespace) -> int:
         # Resolve the session (or make the branch) before the screen opens, so a bad id is a
         # plain error; the app opens it by its full id.
         with Store() as store:
-            resume = resolve_session(store, cwd, resume=resume, fork=fork).id
+            named = resolve_session(store, cwd, resume=resume, fork=fork)  # not None: a session is named
+            resume = named.id if named is not None else None
     if resume or args.continue_:
         config = _session_model(config, cwd, resume=resume, latest=args.continue_)
     gc.disable()  # from here to the first frame: see ScoutApp.run, which turns it back on then

@@ -21,7 +21,7 @@ PROVIDERS: dict[str, type[Backend]] = {
 
 def register_provider(name: str, cls_or_factory: type[Backend] | Callable[..., Backend]) -> None:
     """Make ``name`` build backends with ``cls_or_factory`` (replacing any earlier one)."""
-    PROVIDERS[name] = cls_or_factory  # type: ignore[assignment]
+    PROVIDERS[name] = cls_or_factory  # type: ignore[assignment]  # a class is a factory too; the table's type names the classes
 
 
 def make_backend(provider: str, **kwargs: Any) -> Backend:

@@ -12,11 +12,12 @@ import asyncio
 import json
 from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Mapping, Protocol
 
 from scout_tui.backends.failures import (StreamError, backoff, classify, error_fields, exception_text, overflow_counts,
                                          retry_after_seconds, snippet)
 from scout_tui.core.errors import ModelError
+from scout_tui.core.redaction import redact
 
 if TYPE_CHECKING:  # httpx costs ~130 ms to import: it is loaded on the first request only
     import httpx
@@ -218,18 +219,16 @@ class Backend:
     def _redact(self, text: str) -> str:
         """``text`` with the API key and the extra headers' values blotted out (servers
         sometimes echo part of them back)."""
-        from scout_tui.core.redaction import redact# here: importing scout_tui.tools loads every tool
-
         secrets = [s for s in self.extra_headers.values() if len(s) >= 8]  # keys.MIN_SECRET: not "1" everywhere
         if self.api_key and len(self.api_key) >= 4:
             secrets.append(self.api_key)
-        return redact(text, sorted(secrets, key=len, reverse=True)) if secrets else text
+        return redact(text, tuple(sorted(secrets, key=len, reverse=True))) if secrets else text
 
     def with_extra_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         """``headers`` (the backend's own) with ``extra_headers`` added, an extra one replacing
         an own one whatever the case of its name."""
         if not self.extra_headers:
-            return headers
+            return dict(headers)
         replaced = {name.lower() for name in self.extra_headers}
         return {**{k: v for k, v in headers.items() if k.lower() not in replaced}, **self.extra_headers}
 
@@ -288,7 +287,7 @@ class Backend:
             overflow=overflow_counts(payload, message) if kind == "context_overflow" else (None, None),
         )
 
-    async def _send(self, url: str, headers: dict[str, str], body: dict) -> AsyncIterator["Retrying | httpx.Response"]:
+    async def _send(self, url: str, headers: dict[str, str], body: dict) -> AsyncGenerator["Retrying | httpx.Response", None]:
         """POST ``body`` as JSON; yield a ``Retrying`` before each retry, then the open response.
 
         Retries (at most ``max_retries`` times) only before any byte of an answer arrived: on

@@ -152,7 +152,9 @@ def classify(status: int | None, etype: str | None = None, code: str | int | Non
     if isinstance(code, int) and status in (None, 200):
         status = code  # OpenRouter puts the upstream HTTP status in error.code
     names = {str(x).lower() for x in (etype, code) if x not in (None, "")}
-    in_stream = status in (None, 200)
+    if status is None:
+        status = 200  # no HTTP status: an error event in a stream that began well
+    in_stream = status == 200
     if (in_stream or 400 <= status < 500) and (
         "context_length_exceeded" in names or "exceed_context_size_error" in names or _CONTEXT_OVERFLOW.search(message)
     ):

@@ -109,7 +109,7 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
         failure = e
     finally:
         try:
-            await stream.aclose()  # type: ignore[attr-defined]
+            await stream.aclose()  # type: ignore[attr-defined]  # a Backend.stream is an async generator; AsyncIterator has no aclose
         except Exception:  # not an async generator (no aclose), or it failed closing
             pass
         handover.end(failure)

@@ -144,7 +144,7 @@ def to_wire(messages: list[dict], system: str = "") -> list[dict]:
             continue
         results = tool_results(message)
         order = {tid: i for i, tid in enumerate(calls)}
-        results.sort(key=lambda b: order.get(b.get("tool_use_id"), len(order)))  # stable: strays last
+        results.sort(key=lambda b: order.get(b.get("tool_use_id") or "", len(order)))  # stable: strays last
         for result in results:
             out.append({"role": "tool", "tool_call_id": result.get("tool_use_id"), "content": _result_text(result)})
         rest = _user_content([b for b in blocks(message) if b.get("type") != "tool_result"])
@@ -268,7 +268,7 @@ class ChunkAssembler:
         index = raw.get("index") if isinstance(raw.get("index"), int) else None
         given = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
         fn = raw.get("function") or {}
-        name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+        name = given_name if isinstance(given_name := fn.get("name"), str) else ""
         args = fn.get("arguments")
         if isinstance(args, (dict, list)):  # some servers send the object itself, not a string
             args = json.dumps(args, ensure_ascii=False)
@@ -306,14 +306,14 @@ class ChunkAssembler:
                 if call.id_given and call.id == given:
                     return call
         if index is not None:
-            call = self._by_index.get(index)
-            if call is None:
+            indexed = self._by_index.get(index)
+            if indexed is None:
                 return None
-            if given and call.id_given:
+            if given and indexed.id_given:
                 return None  # the index is reused by a call with a new id
-            if name and call.name and fragment.lstrip().startswith("{") and _complete_json(call):
+            if name and indexed.name and fragment.lstrip().startswith("{") and _complete_json(indexed):
                 return None  # the same index, a whole new call (servers without ids)
-            return call
+            return indexed
         # No index: a new call, unless it is a bare continuation of the last one.
         if not given and not name and self.calls:
             return self.calls[-1]

@@ -48,9 +48,10 @@ def read_learnt(key: str, path: Path | None = None) -> Learnt:
     if not isinstance(entry, dict):
         return Learnt()
     ratio, samples, window = entry.get("ratio"), entry.get("samples"), entry.get("window")
-    good = isinstance(ratio, (int, float)) and 0.5 <= ratio <= 3.0 and isinstance(samples, int) and samples > 0
     named = window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
-    return Learnt(float(ratio) if good else 1.0, samples if good else 0, named)
+    if isinstance(ratio, (int, float)) and 0.5 <= ratio <= 3.0 and isinstance(samples, int) and samples > 0:
+        return Learnt(float(ratio), samples, named)
+    return Learnt(1.0, 0, named)
 
 
 def write_learnt(key: str, learnt: Learnt, path: Path | None = None) -> None:

@@ -81,8 +81,8 @@ def _build() -> dict[str, Provider]:
             cost = m.cost
             models[mid.lower()] = list(Row(
                 m.id, m.limit.context, m.limit.output,
-                cost and cost.input, cost and cost.output, cost and cost.cache_read, cost and cost.cache_write,
-                bool(m.open_weights), _tier(cost and cost.context_over_200k)))
+                *((cost.input, cost.output, cost.cache_read, cost.cache_write) if cost else (None,) * 4),
+                bool(m.open_weights), _tier(cost.context_over_200k if cost else None)))
         out[p.id] = Provider(list(p.env or ()), p.api, models)
     return out
 

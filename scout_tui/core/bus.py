@@ -13,8 +13,16 @@ live and never persisted. Units: tokens, seconds, dollars.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import FrozenInstanceError, dataclass, field, fields
-from typing import Any, Callable, ClassVar
+from dataclasses import Field, FrozenInstanceError, dataclass, field, fields
+from typing import Any, Callable, ClassVar, TypeVar, dataclass_transform
+
+
+E = TypeVar("E", bound="Event")
+
+
+def _fields(event: Event) -> tuple[Field[Any], ...]:
+    """The fields of ``event``'s class, a dataclass (``@event`` makes every concrete event one)."""
+    return fields(event)  # type: ignore[arg-type]  # Event itself is not a dataclass; each event class is
 
 
 class Event:
@@ -30,19 +38,19 @@ class Event:
     # fields, each set once, by ``__init__`` (a slot holds no value until then).
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)  # type: ignore[arg-type]
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in _fields(self) if f.repr)
         return f"{type(self).__qualname__}({shown})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._compared() == other._compared()  # type: ignore[attr-defined]
+        return self._compared() == other._compared()
 
     def __hash__(self) -> int:
         return hash(self._compared())
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if hasattr(self, name) or name not in self.__dataclass_fields__:  # type: ignore[attr-defined]
+        if hasattr(self, name) or name not in self.__dataclass_fields__:  # type: ignore[attr-defined]  # set by @event
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         object.__setattr__(self, name, value)
 
@@ -50,13 +58,13 @@ class Event:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def _compared(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.compare)  # type: ignore[arg-type]
+        return tuple(getattr(self, f.name) for f in _fields(self) if f.compare)
 
     @property
     def data(self) -> dict[str, Any]:
         """The event's fields as a dict; an optional field (default None) left out while None."""
         out: dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]  (every concrete event is a dataclass)
+        for f in _fields(self):
             value = getattr(self, f.name)
             if value is None and f.default is None:
                 continue
@@ -86,7 +94,7 @@ class Named(Event):
     payload: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def type(self) -> str:  # type: ignore[override]
+    def type(self) -> str:  # type: ignore[override]  # Event.type is a class name; here it is the plugin's, per instance
         return self.name
 
     @property
@@ -98,17 +106,19 @@ VOCABULARY: dict[str, type[Event]] = {}
 """Every event class by its ``type`` name (filled by ``@event``)."""
 
 
-def event(name: str, *, stored: bool = True, frozen: bool = True) -> Callable[[type], type]:
+@dataclass_transform()  # PEP 681: type checkers read each event class as the dataclass it becomes
+def event(name: str, *, stored: bool = True, frozen: bool = True) -> Callable[[type[E]], type[E]]:
     """Class decorator: ``cls`` as a slotted dataclass event named ``name`` (``stored=False``:
     transient, never persisted; ``frozen=False``: changed by its handlers, so unhashable),
     registered in ``VOCABULARY``."""
 
-    def register(cls: type) -> type:
+    def register(cls: type[E]) -> type[E]:
         cls.type, cls.stored = name, stored
         made = dataclass(slots=True, repr=False, eq=False)(cls)  # frozen, repr, eq, hash: Event's
         if not frozen:
-            made.__hash__ = None  # type: ignore[assignment]
-            made.__setattr__, made.__delattr__ = object.__setattr__, object.__delattr__
+            setattr(made, "__hash__", None)
+            setattr(made, "__setattr__", object.__setattr__)
+            setattr(made, "__delattr__", object.__delattr__)
         VOCABULARY[name] = made
         return made
 

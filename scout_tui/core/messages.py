@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def blocks(message: dict) -> list[dict]:
-    """Content blocks of ``message``; a plain-string content becomes one text block."""
+def blocks(message: dict) -> list[Any]:
+    """Content blocks of ``message``; a plain-string content becomes one text block. Each is a
+    dict in a well-formed message; a stored or received one may hold anything, so callers check."""
     content = message.get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
@@ -80,8 +81,8 @@ def retryable(messages: list[dict | None]) -> bool:
 def is_prompt(message: dict | None) -> bool:
     """Whether ``message`` is a prompt the person sent: a user message that is neither tool
     results nor a ``turn_marker``."""
-    return bool(message) and message.get("role") == "user" and not tool_results(message) \
-        and not is_turn_marker(message)
+    return message is not None and bool(message) and message.get("role") == "user" \
+        and not tool_results(message) and not is_turn_marker(message)
 
 
 def last_prompt(messages: Sequence[dict]) -> int:

@@ -114,6 +114,7 @@ def call_key(use: dict) -> Any:
     5,000-call session pay for collections).
     """
     name, args = use.get("name"), use.get("input")
+    key: tuple[Any, ...]
     if type(args) is dict or isinstance(args, Mapping):
         try:
             if len(args) == 1:
@@ -128,7 +129,7 @@ def call_key(use: dict) -> Any:
         except TypeError:  # a list or dict among the values
             return name, json.dumps(args, sort_keys=True, default=str)
     try:
-        return name, frozenset(args.items())
+        return name, frozenset(getattr(args, "items")())  # None or a non-mapping: the except below
     except (AttributeError, TypeError):
         return name, json.dumps(args, sort_keys=True, default=str)
 
@@ -160,7 +161,7 @@ def _is_shortened(text: str) -> bool:
     """Whether ``text`` is already a ``shorten_string`` result (so a second strategy in a chain
     does not cut it again)."""
     match = _TRUNCATED.match(text)
-    return bool(match) and int(match[1]) > len(text) and f"<...{match[1]} - " in text
+    return match is not None and int(match[1]) > len(text) and f"<...{match[1]} - " in text
 
 
 def _shorten(text: str, size: int) -> str:
@@ -255,7 +256,7 @@ def merge_roles(messages: list[dict]) -> list[dict]:
     return merged
 
 
-def merged_content(parts: list[Sequence[dict]], assistant: bool) -> list[dict]:
+def merged_content(parts: Sequence[Sequence[dict]], assistant: bool) -> list[dict]:
     """The blocks of a run of messages of one role merged into one (``parts``: each message's
     blocks, in order): all of them in order, except that for an ``assistant`` the last
     message's leading thinking blocks go first. A new list; ``parts`` are left as they are."""

@@ -239,8 +239,8 @@ class Plugins:
             bus.on(event, self._guarded(fn, owner, path, say))
         self._buses.append(bus)
         pending, self._pending = self._pending, []
-        for event in pending:
-            self._emit(event)
+        for held in pending:
+            self._emit(held)
 
     def run_command(self, name: str, args: str = "") -> str | None:
         """Run the plugin command ``/name`` with ``args``; its text (None: nothing to show).
@@ -304,9 +304,9 @@ class Plugins:
             self.commands[name] = (fn, api.name)
             self._command_files[name] = api.path
         self.prompts.extend(staged.prompts)
-        for event, fn in staged.handlers:
-            self.handlers[event].append(fn)
-            self._subscriptions.append((event, fn, api.name, api.path))
+        for name, handler in staged.handlers:
+            self.handlers[name].append(handler)
+            self._subscriptions.append((name, handler, api.name, api.path))
         for name, factory in staged.providers:
             from scout_tui.backends import register_provider  # imported only when a plugin needs it
 
@@ -323,8 +323,8 @@ class Plugins:
                 table = api._config.extra.setdefault("plugins", {})
                 table[api.name] = staged.settings
         self.loaded.append((api.name, api.path))
-        for event in staged.events:
-            self._emit(event)
+        for emitted in staged.events:
+            self._emit(emitted)
 
 
 def plugin_files(cwd: Path, home: Path | None = None) -> list[Path]:

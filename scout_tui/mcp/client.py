@@ -500,7 +500,7 @@ def _watched(read: Any, ended: asyncio.Event) -> Any:
     sender sets ``ended`` when the transport's stream ends: the server exited or hung up."""
     import anyio
 
-    send, receive = anyio.create_memory_object_stream(0)
+    send, receive = anyio.create_memory_object_stream[Any](0)
 
     async def forward() -> None:
         try:

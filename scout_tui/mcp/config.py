@@ -12,6 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from scout_tui.config.layers import CONFIG_FILE, ConfigFile, in_project
@@ -109,7 +110,7 @@ class McpSettings:
         return [s for s in self.servers.values() if s.trusted]
 
 
-def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) -> McpSettings:
+def mcp_settings(config: Any, cwd: Path, environ: Mapping[str, str] | None = None) -> McpSettings:
     """The MCP servers of a ``Config`` run in ``cwd``: ``config.layers``' ``[mcp.servers.NAME]``
     (user file < project file), then ``cwd/.mcp.json``'s ``mcpServers`` (a name the scout.toml
     files define keeps theirs). A project's servers (``.mcp.json``, or the project's own

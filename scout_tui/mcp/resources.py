@@ -64,7 +64,7 @@ async def list_text(client: McpClient, server: str | None = None) -> str:
         try:
             resources = await client.list_resources(name)
         except Exception as exc:  # the server's error, or it went away: the others are still listed
-            lines.append(f"{name}: cannot list its resources: {exc or type(exc).__name__}")
+            lines.append(f"{name}: cannot list its resources: {str(exc) or type(exc).__name__}")
             continue
         for resource in resources:
             kind = ", ".join(part for part in (resource.name, resource.mimeType) if part)
@@ -87,7 +87,7 @@ async def read_text(client: McpClient, server: str, uri: str) -> str:
     except McpUnavailable as exc:
         raise ToolError(str(exc)) from None
     except Exception as exc:  # the server's error (an unknown URI), a malformed URI
-        raise ToolError(f"MCP server {server!r} could not read {uri}: {exc or type(exc).__name__}") from None
+        raise ToolError(f"MCP server {server!r} could not read {uri}: {str(exc) or type(exc).__name__}") from None
     if len(result.contents) == 1 and getattr(result.contents[0], "text", None) is not None:
         return result.contents[0].text
     return "\n\n".join(resource_text(part) for part in result.contents) or "(empty)"

@@ -46,14 +46,16 @@ async def stdio_transport(command: str, args: list[str], *, env: Mapping[str, st
 
     process = await anyio.open_process([command, *args], env=dict(env), cwd=cwd, stderr=errlog,
                                        start_new_session=True)
-    to_session, read = anyio.create_memory_object_stream(0)
-    write, from_session = anyio.create_memory_object_stream(0)
+    to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+    stdout, stdin = process.stdout, process.stdin
+    assert stdout is not None and stdin is not None  # open_process pipes both unless told otherwise
 
     async def reader() -> None:
         buffer = b""
         async with to_session:
             try:
-                async for chunk in process.stdout:
+                async for chunk in stdout:
                     *lines, buffer = (buffer + chunk).split(b"\n")
                     for raw in lines:
                         line = raw.decode("utf-8", "replace").strip()
@@ -73,7 +75,7 @@ async def stdio_transport(command: str, args: list[str], *, env: Mapping[str, st
             try:
                 async for message in from_session:
                     text = message.message.model_dump_json(by_alias=True, exclude_none=True)
-                    await process.stdin.send((text + "\n").encode())
+                    await stdin.send((text + "\n").encode())
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass  # the server closed its stdin: the reader sees its stdout end
 

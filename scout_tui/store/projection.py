@@ -203,7 +203,7 @@ def _project_spending(db: sqlite3.Connection, session_id: str, data: dict) -> No
     read, write = int(usage.get("cache_read_tokens") or 0), int(usage.get("cache_write_tokens") or 0)
     spent_in = prompt_tokens(usage)
     spent_out = int(usage.get("output_tokens") or 0)
-    cost = data.get("cost") if isinstance(data.get("cost"), (int, float)) else 0.0
+    cost = given if isinstance(given := data.get("cost"), (int, float)) else 0.0
     if spent_in or spent_out or cost:
         db.execute(
             "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"

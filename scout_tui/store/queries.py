@@ -89,7 +89,8 @@ class SessionInfo:
 def info_of(row: tuple) -> SessionInfo:
     """A ``SessionInfo`` from a row of ``SESSION_COLUMNS``."""
     *head, deleted, inherited, stop_reason = row
-    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),
+    # head is exactly the columns before these three (SESSION_COLUMNS); mypy cannot count a starred row
+    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),  # type: ignore[misc]
                        last_stop_reason=str(stop_reason) if stop_reason is not None else None)
 
 

@@ -14,7 +14,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ def load_theme(path: Path, text: str | None = None, *, check_variables: bool = T
     if not isinstance(variables, dict):
         raise fail("variables", "must be a table: [variables]")
     for key, value in variables.items() if check_variables else ():
-        _check_variable(key, value, lambda problem, key=key: fail(key, problem, "variables"))
+        _check_variable(key, value, partial(fail, key, table="variables"))
     colours = {k: data[k] for k in COLOUR_FIELDS if k in data}
     dark = data.get("dark")
     if dark is None:

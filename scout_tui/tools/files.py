@@ -468,7 +468,8 @@ def _plan_edit(ctx: ToolContext, path: str, old: str, new: str, replace_all: boo
     if count == 0:
         raise ToolError(f"old_string was not found in {path}.{_fuzzy_hint(text, old)}")
     if count > 1 and not replace_all:
-        lines, start = [], 0
+        lines: list[str] = []
+        start = 0
         while (start := text.find(old, start)) != -1 and len(lines) < 10:
             lines.append(str(_line_of(text, start)))
             start += len(old)

@@ -232,9 +232,8 @@ class Policy:
             return Check("ask", "bash could not parse this command, so no rule can allow it")
         if isinstance(command, str) and _CONTROL.search(command):
             return Check("ask", "the command holds control characters (shown as \\r, \\e…), so no rule can allow it")
-        linked = _hard_links(tool, input, cwd)
-        if linked:
-            return Check("ask", linked)
+        if links := _hard_links(tool, input, cwd):
+            return Check("ask", links)
         if isinstance(command, str):
             # In the sandbox only the hard-link check reads arguments, and only a writer's.
             named = named_paths(command, cwd) if sandbox != "active" or _runs_a_writer(parts) else []

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from scout_tui.config.layers import user_config_dir
 from scout_tui.tools import seccomp
@@ -164,7 +164,7 @@ def _remove_filter_file() -> None:
                 os.unlink(path)
 
 
-def active(settings: SandboxSettings | None) -> bool:
+def active(settings: SandboxSettings | None) -> TypeGuard[SandboxSettings]:
     """Whether commands run in the sandbox: settings given, mode not ``off``, bwrap works."""
     return settings is not None and settings.mode != "off" and available()
 
@@ -361,14 +361,14 @@ def wrap(argv: Sequence[str], cwd: Path, settings: SandboxSettings, *, bwrap: st
         line += ["--tmpfs", str(path)]
     if not settings.network:
         line.append("--unshare-net")
-    path = None
+    filter_file = None
     if seccomp_filter or (seccomp_filter is None and _filter_refused is None):
-        path = filter_path()
-    if path is not None:
+        filter_file = filter_path()
+    if filter_file is not None:
         line += ["--seccomp", str(FILTER_FD)]
     line += ["--die-with-parent", "--chdir", str(cwd), "--", *argv]
-    if path is not None:
-        line = ["/bin/sh", "-c", f'exec {FILTER_FD}<"$0" && exec "$@"', path, *line]
+    if filter_file is not None:
+        line = ["/bin/sh", "-c", f'exec {FILTER_FD}<"$0" && exec "$@"', filter_file, *line]
     return line
 
 

@@ -210,7 +210,7 @@ def _grep(ctx: ToolContext, regex: re.Pattern[str], base: Path, include: str | N
     for file in walk_files(base, stop):
         if include_re is not None:
             # A pattern without "/" names files anywhere (like rg --glob); with "/", paths below `path`.
-            name = file.name if file == base or "/" not in include else file.relative_to(base).as_posix()
+            name = file.name if file == base or "/" not in (include or "") else file.relative_to(base).as_posix()
             if not include_re.match(name):
                 continue
         try:

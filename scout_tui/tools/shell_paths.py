@@ -101,6 +101,9 @@ class _Walk:
             self.cwd = None
             return
         target = targets[0] if targets else self.variables["HOME"]
+        if target is None:
+            self.cwd = None
+            return
         self.check(target)
         self.cwd = self.resolve(target)
 

@@ -229,8 +229,13 @@ class AssistantMessage(Vertical):
 
     async def _frame(self) -> None:
         """Wait until the frame showing this round is on screen."""
-        shown = asyncio.get_running_loop().create_future()
-        self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
+        shown: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_screen() -> None:
+            if not shown.done():
+                shown.set_result(None)
+
+        self.call_after_refresh(on_screen)
         await shown
 
     async def _input_first(self, started: float) -> None:

@@ -33,7 +33,7 @@ def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:
     ``tool_result`` blocks, elapsed unknown, and give them the result's content as their output;
     a line already finished keeps its elapsed time and output."""
     for result in tool_results(message):
-        line = lines.get(result.get("tool_use_id"))  # type: ignore[arg-type]
+        line = lines.get(result.get("tool_use_id") or "")
         if line is not None and line.status == "running":
             line.finish(bool(result.get("is_error")), None)
         if line is not None and not line.has_result:

@@ -45,7 +45,11 @@ class VisibleLayout:
     _parts: list[Part]
     _measuring: bool
     _pin: tuple[Widget, int] | None
-    drawing: bool
+
+    @property
+    def drawing(self) -> bool:
+        """Whether an answer is still being drawn (``ChatView.drawing``)."""
+        raise NotImplementedError
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Textual's arrangement, bounded by what is visible, before this layout is painted:

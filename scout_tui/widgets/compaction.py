@@ -8,7 +8,7 @@ the app's business (a fork at ``count``): the marker only asks for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from rich.markdown import Markdown as RichMarkdown
@@ -32,9 +32,9 @@ BY = {"user": "by you", "auto": "automatic", "overflow": "context overflow", "pl
 """How the marker names what made a compaction (the event's ``by``)."""
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
     try:
-        return int(value)  # type: ignore[arg-type]
+        return int(value)
     except (TypeError, ValueError):
         return 0
 

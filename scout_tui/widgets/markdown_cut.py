@@ -177,7 +177,8 @@ def _fence_line(line: str, complete: bool) -> re.Match[str] | None:
 
 
 def _closes(match: re.Match[str] | None, marker: str) -> bool:
-    return bool(match) and match.group(1)[0] == marker[0] and len(match.group(1)) >= len(marker) and not match.group(2).strip()  # type: ignore[union-attr]
+    return match is not None and match.group(1)[0] == marker[0] and len(match.group(1)) >= len(marker) \
+        and not match.group(2).strip()
 
 
 def _scan(source: str) -> Iterator[tuple[int, int, str, bool, re.Match[str] | None]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from rich.cells import cell_len, set_cell_size
 
@@ -54,9 +54,9 @@ def title_of(session: SessionInfo) -> str:
     return str(session.title or "")
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
     try:
-        return int(value)  # type: ignore[arg-type]
+        return int(value)
     except (TypeError, ValueError):
         return 0
 
@@ -280,6 +280,6 @@ def shown_sessions(ordered: list[tuple[SessionInfo, int]], parent_of: dict[str, 
     for info, _ in reversed(ordered):
         if info.id in kept or needle in title_of(info).casefold():
             kept.add(info.id)
-            if parent_of[info.id] is not None:
-                kept.add(parent_of[info.id])  # type: ignore[arg-type]
+            if (parent := parent_of[info.id]) is not None:
+                kept.add(parent)
     return [info for info, _ in ordered if info.id in kept]

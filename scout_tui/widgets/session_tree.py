@@ -31,7 +31,7 @@ and closes it. With no filter open, Esc is not handled here, so the app's Esc bi
 from __future__ import annotations
 
 import time
-from typing import Callable, ClassVar, Iterable
+from typing import Callable, ClassVar, Iterable, Sequence
 
 from rich.style import Style
 from rich.text import Text
@@ -180,7 +180,7 @@ class SessionTree(Tree[NodeData]):
         self.show_root = False
         self.guide_depth = 3
         self.auto_expand = False  # Enter opens a session; it must not fold its branches
-        self.clock = clock if clock is not None else self.default_clock
+        self.clock = clock if clock is not None else type(self).default_clock
         self.current_id: str | None = None
         self._ordered: list[tuple[SessionInfo, int]] = []  # (session, depth) in display order
         self._parent_of: dict[str, str | None] = {}  # as displayed: None for a top-level session
@@ -210,8 +210,10 @@ class SessionTree(Tree[NodeData]):
         if current_id is not None and current_id != previous:
             self._reveal(current_id)
         self._show()
-        for session_id in {previous, current_id} - {None}:
-            node = self._session_nodes.get(session_id)  # type: ignore[arg-type]
+        for session_id in {previous, current_id}:
+            if session_id is None:
+                continue
+            node = self._session_nodes.get(session_id)
             if node is not None:
                 node.refresh()
 
@@ -229,11 +231,11 @@ class SessionTree(Tree[NodeData]):
         ``Store.checkpoint_events`` gives them (a turn its restores took back reads "(undone)")."""
         self._set_leaves(session_id, CheckpointEntry, checkpoint_entries(session_id, events))
 
-    def _set_leaves(self, session_id: str, kind: type, entries: list[Leaf]) -> None:
+    def _set_leaves(self, session_id: str, kind: type, entries: Sequence[Leaf]) -> None:
         """Replace the leaves of ``kind``; those of another kind stay if they are ``session_id``'s."""
-        same = self._leaves is not None and self._leaves[0] == session_id
-        kept = [e for e in self._leaves[1] if not isinstance(e, kind)] if same else []  # type: ignore[index]
-        leaves = tuple(sorted(kept + entries, key=lambda e: e.position))
+        old = self._leaves
+        kept = [e for e in old[1] if not isinstance(e, kind)] if old is not None and old[0] == session_id else []
+        leaves = tuple(sorted([*kept, *entries], key=lambda e: e.position))
         shown = (session_id, leaves) if leaves else None
         if shown != self._leaves:
             self._leaves = shown

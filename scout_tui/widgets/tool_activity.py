@@ -447,8 +447,8 @@ class ToolActivity(Vertical):
         for call in running:
             self._redraw(call)
         for key in self._dirty - {c.key for c in running}:
-            if call := self._rows.get(key):
-                self._redraw(call)
+            if dirty := self._rows.get(key):
+                self._redraw(dirty)
         if running or self._dirty:
             self._follow()  # a running row grows when its first output line arrives
         self._dirty.clear()

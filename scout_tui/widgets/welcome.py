@@ -57,6 +57,7 @@ class Welcome(Static):
 
     def render(self) -> Content:
         model = " · ".join(part for part in (one_line(self.provider, 30), one_line(self.model, 60)) if part)
+        read: tuple[str | tuple[str, str], ...]
         if self.instructions:
             read = ("reads ", (self.instructions, "$text"))
         else:
