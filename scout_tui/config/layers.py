@@ -26,7 +26,7 @@ import platformdirs
 
 from scout_tui.config import keys
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 from scout_tui.config.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting, builtin_profiles, check_profiles, endpoint,
                                 left_to_others, merge_profiles)
@@ -188,8 +188,7 @@ class Config:
             return "default"
         for layer in self.layers:
             if str(layer.path) == source:
-                line = key_line(layer.text, (key,))
-                return f"{source}:{line}" if line else source
+                return where(source, layer.text, (key,))
         return source
 
     def section(self, name: str) -> dict[str, Any]:
@@ -365,10 +364,6 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
     """
     notes: list[str] = []
 
-    def where(*keys: str) -> str:
-        line = key_line(text, keys)
-        return f"{path}:{line}" if line else str(path)
-
     for key, value in table.items():
         if key in _KINDS or key in KNOWN_TABLES:
             continue
@@ -380,21 +375,21 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         if not safety:
             safety = _looks_like_safety(key, value)
         if safety:
-            raise ScoutError(f"{where(key)}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
+            raise ScoutError(f"{where(path, text, (key,))}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
                              "a misspelt safety setting would be ignored")
-        notes.append(f"{where(key)}: unknown {shown} is ignored{hint or '.'}")
+        notes.append(f"{where(path, text, (key,))}: unknown {shown} is ignored{hint or '.'}")
 
     for name in ("compaction", *TABLE_KEYS):
         section = table.get(name)
         if name == "sandbox" and section is not None and not isinstance(section, dict):
-            raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {describe_value(section, name)}")
+            raise ScoutError(f"{where(path, text, (name,))}: sandbox must be a table ([sandbox]), got {describe_value(section, name)}")
         if not isinstance(section, dict):
             continue  # the table's reader says what is wrong with it
         known = table_keys(name)
         for key in section:
             if key in known:
                 continue
-            message = f"{where(name, key)}: unknown key {key!r} in [{name}]"
+            message = f"{where(path, text, (name, key))}: unknown key {key!r} in [{name}]"
             hint = did_you_mean(key, known) or f" (known: {', '.join(known)})."
             if name in ("permissions", "sandbox"):
                 raise ScoutError(f"{message}{hint} scout-tui stops here: a misspelt safety setting would be ignored")
@@ -409,7 +404,7 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         }
         for key, (ok, wanted) in checks.items():
             if key in sandbox and not ok(sandbox[key]):
-                raise ScoutError(f"{where('sandbox', key)}: sandbox.{key} must be {wanted}, "
+                raise ScoutError(f"{where(path, text, ('sandbox', key))}: sandbox.{key} must be {wanted}, "
                                  f"got {describe_value(sandbox[key], key)}")
     return notes
 
@@ -488,9 +483,8 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if kind == "share":
         share = _share(value)
         if share is None:
-            line = key_line(text, (key,))
-            where = f"{path}:{line}" if line else str(path)
-            raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
+            raise ScoutError(f"{where(path, text, (key,))}: {key} must be {_KIND_WORDS[kind]}, "
+                             f"got {describe_value(value, key)}")
         return share
     ok = (
         isinstance(value, str)
@@ -502,13 +496,10 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if ok and key in _POSITIVE and not (math.isfinite(value) and value > 0):
         ok = False
     if ok and key in _CHOICES and value not in _CHOICES[key]:
-        line = key_line(text, (key,))
-        where = f"{path}:{line}" if line else str(path)
-        raise ScoutError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
+        raise ScoutError(f"{where(path, text, (key,))}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
     if not ok:
-        line = key_line(text, (key,))
-        where = f"{path}:{line}" if line else str(path)
-        raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
+        raise ScoutError(f"{where(path, text, (key,))}: {key} must be {_KIND_WORDS[kind]}, "
+                         f"got {describe_value(value, key)}")
     return float(value) if kind == "float" else value
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import scout_tui.config.layers as config  # its helpers, at call time (config imports this module)
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 # The built-in profiles' key variables, read when no layer set api_key.
 PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -90,7 +90,7 @@ def place(setting: Setting, key: str, layers: list[config.ConfigFile]) -> str:
     """"<path>:<line>" of a top-level setting in a file, else its source ("env SCOUT_BASE_URL")."""
     for layer in layers:
         if setting.file is not None and str(layer.path) == setting.file:
-            return f"{setting.file}:{key_line(layer.text, (key,)) or 1}"
+            return where(setting.file, layer.text, (key,), line=1)
     return setting.source
 
 
@@ -187,27 +187,26 @@ def check_profiles(path: Path, text: str, table: Mapping[str, Any]) -> None:
     if section is None:
         return
 
-    def where(*keys: str) -> str:
-        line = key_line(text, ("providers", *keys))
-        return f"{path}:{line}" if line else str(path)
+    def at(*keys: str) -> str:
+        return where(path, text, ("providers", *keys))
 
     if not isinstance(section, dict):
-        raise ScoutError(f"{where()}: providers must be a table of provider profiles ([providers.NAME]), "
+        raise ScoutError(f"{at()}: providers must be a table of provider profiles ([providers.NAME]), "
                          f"got {config.describe_value(section, 'providers')}")
     for name, profile in section.items():
         shown = f"[providers.{toml_key(name)}]"
         if not isinstance(profile, dict):
-            raise ScoutError(f"{where(name)}: providers.{toml_key(name)} must be a table ({shown} with "
+            raise ScoutError(f"{at(name)}: providers.{toml_key(name)} must be a table ({shown} with "
                              f"{', '.join(PROFILE_KEYS)}), got {config.describe_value(profile, name)}")
         if not name.strip():
-            raise ScoutError(f"{where(name)}: a provider profile needs a name: [providers.NAME]")
+            raise ScoutError(f"{at(name)}: a provider profile needs a name: [providers.NAME]")
         for key, value in profile.items():
             if key not in PROFILE_KEYS:
                 hint = config.did_you_mean(key, PROFILE_KEYS) or f" (known: {', '.join(PROFILE_KEYS)})."
-                raise ScoutError(f"{where(name, key)}: unknown key {key!r} in {shown}{hint}")
+                raise ScoutError(f"{at(name, key)}: unknown key {key!r} in {shown}{hint}")
             wanted = _profile_value_problem(key, value)
             if wanted:
-                raise ScoutError(f"{where(name, key)}: {key} in {shown} must be {wanted}")
+                raise ScoutError(f"{at(name, key)}: {key} in {shown} must be {wanted}")
 
 
 def _profile_value_problem(key: str, value: Any) -> str:
@@ -265,14 +264,14 @@ def merge_profiles(layers: list[config.ConfigFile], cwd: Path) -> dict[str, Prof
             continue
         project = config.in_project(layer.path, cwd)
         for name, table in section.items():
-            line = key_line(layer.text, ("providers", name))
-            origins.setdefault(name, f"{layer.path}:{line or 1}")
+            origins.setdefault(name, where(layer.path, layer.text, ("providers", name), line=1))
             fields_, places = merged.setdefault(name, {}), sources.setdefault(name, {})
             for key, value in table.items():
                 if key == "headers":
                     value = {**fields_.get("headers", {}), **{h.lower(): v for h, v in value.items()}}
                 fields_[key] = value
-                places[key] = f"{layer.path}:{key_line(layer.text, ('providers', name, key)) or line or 1}"
+                places[key] = where(layer.path, layer.text, ("providers", name, key), table=("providers", name),
+                                    line=1)
                 if not project:
                     persons.setdefault(name, {})[key] = value
     profiles = dict(builtin)

@@ -22,7 +22,7 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.session.prompt import system_prompt
 from scout_tui.extensions.skills import Skill, skill_tool
 from scout_tui.engine.summary import Compaction
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permission_config import policy_from_config
 from scout_tui.tools.approvals import Approver
@@ -122,8 +122,8 @@ def compaction_settings(config: Config, env: Mapping[str, str] | None = None) ->
         for layer in reversed(config.layers):  # the project's file wins, so it is named first
             table = layer.table.get("compaction")
             if isinstance(table, dict) and (key in table or key == "compaction"):
-                line = key_line(layer.text, ("compaction",) if key == "compaction" else ("compaction", key))
-                return f"{layer.path}:{line}: [compaction]" if line else f"{layer.path}: [compaction]"
+                keys = ("compaction",) if key == "compaction" else ("compaction", key)
+                return f"{where(layer.path, layer.text, keys)}: [compaction]"
         return "[compaction]"
 
     return configured_settings(config.extra.get("compaction", {}), os.environ if env is None else env, place)
