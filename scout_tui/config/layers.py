@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
 from scout_tui.config import keys
 from scout_tui.core.errors import ScoutError
+# The config files' places and helpers live in files.py (profiles and catalog use them without
+# this module); they are named here too, where most callers import them from.
+from scout_tui.config.files import (CONFIG_FILE, ConfigFile, cache_dir, data_dir, describe_value, did_you_mean,
+                                    in_project, user_config_dir)
 from scout_tui.config.tomlpos import where
 
 from scout_tui.config.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting, builtin_profiles, check_profiles, endpoint,
@@ -33,25 +34,6 @@ from scout_tui.config.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting
 
 if TYPE_CHECKING:
     from scout_tui.core.bus import ModelSwitch
-
-CONFIG_FILE = "scout.toml"
-
-def user_config_dir() -> Path:
-    """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""
-    return Path(platformdirs.user_config_dir("scout"))
-
-
-def data_dir() -> Path:
-    """Where sessions live: ``$SCOUT_HOME`` if set, else the platform's user data dir."""
-    home = os.environ.get("SCOUT_HOME")
-    return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
-
-
-def cache_dir() -> Path:
-    """What can be built again (the models.dev extract): ``~/.cache/scout-tui`` on Linux
-    (honours XDG_CACHE_HOME)."""
-    return Path(platformdirs.user_cache_dir("scout-tui"))
-
 
 PERMISSION_MODES = ("ask", "auto-edit", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
@@ -69,29 +51,6 @@ SAFETY_NAMES = ("permissions", "sandbox", "permission_mode")
 SAFETY_CUTOFF = 0.75
 """``difflib`` similarity at which an unknown name counts as a misspelt safety name
 (``permission``: 0.95, ``sandbx``: 0.92, ``session``: 0.67)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
-    """One config file that was read: its path, text (rules quote their file and line) and
-    parsed table."""
-
-    path: Path
-    text: str
-    table: dict[str, Any]
-
-
-def in_project(path: str | Path, workspace: Path) -> bool:
-    """Whether config file ``path`` is a project's own (read from a folder inside ``workspace``),
-    which may tighten safety settings but not loosen them. Decided by the folder the file was
-    read from, not by where the file resolves: a project's ``scout.toml`` that is a symlink to
-    a file elsewhere is still the project's, and a user's file linked from a dotfiles repository
-    is still the user's. ``path`` may be a ``Config.sources`` value ("env …" and "flag …" are not files)."""
-    text = str(path)
-    if not text or text.startswith(("env ", "flag ")):
-        return False
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(text)))
-    return Path(folder).is_relative_to(Path(workspace).resolve())
 
 
 @dataclass
@@ -433,13 +392,6 @@ def table_keys(name: str) -> tuple[str, ...]:
     return TABLE_KEYS[name]
 
 
-def did_you_mean(word: str, known: Sequence[str]) -> str:
-    """"; did you mean 'max_turns'?" for the closest of ``known`` to ``word`` (case ignored), or ""."""
-    lowered = {name.lower(): name for name in known}
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=1)
-    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
-
-
 def read_text(path: Path, what: str = "config") -> str:
     """A TOML file's text. Raises ScoutError naming the file (and the line of a non-UTF-8 byte)."""
     try:
@@ -542,13 +494,6 @@ def _share(value: Any) -> str | None:
 def share_setting(value: str) -> float | None:
     """A share setting's number (``Config.auto_compact``), or None for "off"."""
     return None if value == "off" else float(value)
-
-
-def describe_value(value: Any, key: str) -> str:
-    """How an error shows a bad value: never the api_key itself."""
-    if key == "api_key":
-        return type(value).__name__
-    return f"{value!r} ({type(value).__name__})" if not isinstance(value, (dict, list)) else type(value).__name__
 
 
 def merge_tables(old: Any, new: Any) -> Any:
