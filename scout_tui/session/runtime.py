@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from scout_tui.config import keys
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import PROVIDERS, Backend, make_backend
 from scout_tui.core.bus import ModelSwitch
 from scout_tui.engine.compaction import configured_settings
@@ -264,9 +265,7 @@ def build_agent(
         mcp_secrets = [value for status in mcp.status() for value in status.config.secrets]
     system = system_prompt(cwd, list(tools.tools), skills=skills or (),
                            extra=plugins.prompts if plugins is not None else ())
-    return Agent(
-        backend,
-        tools,
+    return Agent(backend, tools, AgentSettings(
         system=system,
         cwd=cwd,
         max_turns=config.max_turns,
@@ -289,7 +288,7 @@ def build_agent(
         summary_provider=config.provider if config.compaction_model else None,
         checkpoints=checkpoints if checkpoints is not None else checkpoint_store(config, cwd),
         **calibrated(config),
-    )
+    ))
 
 
 def calibrated(config: Config) -> dict:
