@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scout_tui.config.layers import did_you_mean
+from scout_tui.config.files import did_you_mean
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.tomlpos import where
 

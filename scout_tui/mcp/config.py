@@ -10,11 +10,12 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scout_tui.config.layers import CONFIG_FILE, ConfigFile, in_project
+from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project
 from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
 from scout_tui.config.tomlpos import where
@@ -109,7 +110,7 @@ class McpSettings:
         return [s for s in self.servers.values() if s.trusted]
 
 
-def mcp_settings(config: Any, cwd: Path, environ: dict[str, str] | None = None) -> McpSettings:
+def mcp_settings(config: Any, cwd: Path, environ: Mapping[str, str] | None = None) -> McpSettings:
     """The MCP servers of a ``Config`` run in ``cwd``: ``config.layers``' ``[mcp.servers.NAME]``
     (user file < project file), then ``cwd/.mcp.json``'s ``mcpServers`` (a name the scout.toml
     files define keeps theirs). A project's servers (``.mcp.json``, or the project's own

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from scout_tui.config.layers import did_you_mean, in_project
+from scout_tui.config.files import did_you_mean, in_project
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.tomlpos import key_line, where
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Policy, Rule, parse_rule
