@@ -10,6 +10,7 @@ from typing import Callable
 import pytest
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
 from tests.conftest import wait_until
@@ -19,7 +20,7 @@ from tests.loopback import LoopbackServer
 def make_agent(server: LoopbackServer, cwd: Path, provider: str = "anthropic", **kw) -> Agent:
     """An agent in ``cwd`` with the built-in tools, talking to ``server`` as ``provider``."""
     backend = make_backend(provider, model="test-model", api_key="sk-test", base_url=server.url, max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a test.", cwd=cwd, **kw)
+    return Agent(backend, builtin_registry(), AgentSettings(system="You are a test.", cwd=cwd, **kw))
 
 
 async def collect(agent: Agent, history: list[dict], text: str) -> list:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.core.messages import TOOL_INTERRUPTED
 from scout_tui.backends import make_backend
 from scout_tui.engine.history import problems
@@ -206,7 +207,8 @@ async def test_api_keys_never_reach_tool_processes_output_or_the_model(tmp_path,
     replies = [Reply(anthropic_stream([], ("toolu_e", "bash", [command]))), Reply(anthropic_stream(["done"]))]
     with LoopbackServer(replies) as server:
         backend = make_backend("anthropic", model="m", api_key=key, base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=tmp_path, tool_env=tool_environment(config), secrets=[key])
+        settings = AgentSettings(cwd=tmp_path, tool_env=tool_environment(config), secrets=[key])
+        agent = Agent(backend, builtin_registry(), settings)
         events = [e async for e in agent.run([], "show env")]
     shown = json.dumps([e.data for e in events])
     assert key not in shown and key not in json.dumps(agent.messages)
@@ -275,7 +277,8 @@ async def test_a_key_printed_in_two_pieces_never_shows_live_or_in_the_saved_outp
                Reply(anthropic_stream(["done"]))]
     with LoopbackServer(replies) as server:
         backend = make_backend("anthropic", model="m", api_key=key, base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=tmp_path, secrets=[key], output_dir=tmp_path / "out")
+        settings = AgentSettings(cwd=tmp_path, secrets=[key], output_dir=tmp_path / "out")
+        agent = Agent(backend, builtin_registry(), settings)
         events = [e async for e in agent.run([], "show")]
     live = "".join(e.data["text"] for e in events if e.type == "tool.output")
     assert key[:12] not in live and "[redacted]" in live and live.rstrip().endswith("20000")

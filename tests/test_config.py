@@ -95,6 +95,17 @@ def test_wrong_type_in_a_file_names_file_line_and_key(tmp_home: Path, workdir: P
     assert str(caught.value).startswith(f"{path}:3:")
 
 
+def test_a_key_under_a_multi_line_string_is_named_on_its_own_line(tmp_home: Path, workdir: Path) -> None:
+    # The string's text looks like the key (line 3) and like a [sandbox] table (line 2): neither is one.
+    path = write_user('compaction_model = """\n[sandbox]\nmax_tokens = 5\n"""\nmax_tokens = "lots"\n')
+    with pytest.raises(ScoutError, match="max_tokens") as caught:
+        load_config(workdir, env={})
+    assert str(caught.value).startswith(f"{path}:5:")
+    write_user("compaction_model = \'\'\'\n[sandbox]\nnetwork = 1\n\'\'\'\n[sandbox]\nnetwork = \"no\"\n")
+    with pytest.raises(ScoutError, match=r"scout\.toml:6: sandbox\.network must be true or false"):
+        load_config(workdir, env={})
+
+
 def test_bad_env_int_names_the_variable(tmp_home: Path, workdir: Path) -> None:
     with pytest.raises(ScoutError, match="SCOUT_MAX_TURNS must be a positive integer, got 'many'"):
         load_config(workdir, env={"SCOUT_MAX_TURNS": "many"})

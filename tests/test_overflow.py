@@ -20,6 +20,7 @@ from loopback import LoopbackServer, Reply
 from scripted_model import FINAL, ScriptedModel, is_summary_request, write_files
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.core.errors import ModelError
 from scout_tui.engine.history import problems
@@ -44,8 +45,9 @@ def make_agent(api: str, url: str, cwd: Path, *, window: int | None, max_tokens:
     after a summary, the default otherwise."""
     backend = make_backend(api, model=MODELS[api], api_key="sk-test", base_url=url, max_retries=0)
     extra = {"keep_tokens": window // 4} if window else {}
-    return Agent(backend, builtin_registry(), system="You are a careful coding assistant.", cwd=cwd,
-                 max_tokens=max_tokens, max_turns=200, context_window=window, auto_compact=0.85, **extra)
+    settings = AgentSettings(system="You are a careful coding assistant.", cwd=cwd,
+                             max_tokens=max_tokens, max_turns=200, context_window=window, auto_compact=0.85, **extra)
+    return Agent(backend, builtin_registry(), settings)
 
 
 def input_tokens(api: str, usage: dict) -> int:
@@ -302,8 +304,9 @@ async def test_a_low_auto_compact_share_leaves_room_and_does_not_summarise_befor
     with LoopbackServer(handler=handler) as server:
         backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test", base_url=server.url,
                                max_retries=0)
-        agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
-                      max_turns=200, context_window=60_000, auto_compact=0.3)
+        settings = AgentSettings(system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                                 max_turns=200, context_window=60_000, auto_compact=0.3)
+        agent = Agent(backend, builtin_registry(), settings)
         events = [e async for e in agent.run([], "Read every file, one at a time.")]
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
     requests = len(handler.billed) - script.summaries
@@ -322,8 +325,9 @@ def test_no_automatic_summary_when_it_would_save_little(tmp_path):
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "r" * size}]}]
 
     backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test")
-    agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
-                  context_window=60_000, auto_compact=0.3)
+    settings = AgentSettings(system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                             context_window=60_000, auto_compact=0.3)
+    agent = Agent(backend, builtin_registry(), settings)
     agent.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]}, *round_(0, 400), *round_(1, 400),
                       *round_(2, 80_000)]
     assert agent.context_tokens(agent.preview()) > 0.3 * 60_000  # past the threshold
@@ -345,8 +349,9 @@ async def test_a_failed_automatic_summary_is_not_retried_before_every_request(tm
     with LoopbackServer(handler=handler) as server:
         backend = make_backend("anthropic", model=MODELS["anthropic"], api_key="sk-test", base_url=server.url,
                                max_retries=0)
-        agent = Agent(backend, builtin_registry(), system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
-                      context_window=WINDOW * 4, auto_compact=0.3, keep_tokens=WINDOW // 2)
+        settings = AgentSettings(system="You are careful.", cwd=tmp_path, max_tokens=MAX_TOKENS,
+                                 context_window=WINDOW * 4, auto_compact=0.3, keep_tokens=WINDOW // 2)
+        agent = Agent(backend, builtin_registry(), settings)
         events = [e async for e in agent.run([], "Read every file, one at a time.")]
     asked = [b for b in handler.billed if is_summary_request(b.body)]
     failures = [e for e in events if e.type == "notice" and "Could not summarise" in e.data["text"]]

@@ -15,6 +15,7 @@ from scripted_model import ScriptedModel, write_files
 
 from scout_tui.engine import compaction
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.backends.anthropic import AnthropicBackend
 from scout_tui.backends.anthropic_cache import MAX_BREAKPOINTS, place_breakpoints
@@ -168,7 +169,7 @@ def make_agent(api: str, url: str, cwd: Path, model: str = MODEL, **kw) -> Agent
     backend = make_backend(api, model=model, api_key="sk-test", base_url=url, max_retries=0)
     if api == "openai":
         backend.send_cache_key = kw.pop("send_cache_key", "on")
-    return Agent(backend, builtin_registry(), system=SYSTEM, cwd=cwd, **kw)
+    return Agent(backend, builtin_registry(), AgentSettings(system=SYSTEM, cwd=cwd, **kw))
 
 
 async def run_turn(agent: Agent, history: list[dict], text: str) -> list:

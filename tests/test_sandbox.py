@@ -20,6 +20,7 @@ from typing import Iterator
 import pytest
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.config.layers import Config, ConfigFile
 from scout_tui.core.errors import ScoutError
@@ -190,7 +191,7 @@ async def test_the_agents_bash_calls_run_in_its_sandbox(workspace: Path, outside
     replies = [Reply(anthropic_stream([], ("toolu_s", "bash", [command]))), Reply(anthropic_stream(["done"]))]
     with LoopbackServer(replies) as server:
         backend = make_backend("anthropic", model="m", api_key="sk-test", base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=workspace, sandbox=SandboxSettings())
+        agent = Agent(backend, builtin_registry(), AgentSettings(cwd=workspace, sandbox=SandboxSettings()))
         [e async for e in agent.run([], "write outside")]
     assert not (outside / "x").exists()
     assert BLOCKED in agent.messages[2]["content"][0]["content"]

@@ -154,13 +154,14 @@ def test_a_key_echoed_in_a_server_error_is_redacted(tmp_path, env) -> None:
 
 def test_the_agent_redacts_a_key_split_across_deltas(tmp_path) -> None:
     from scout_tui.engine.agent import Agent
+    from scout_tui.engine.settings import AgentSettings
     from scout_tui.backends import make_backend
     from scout_tui.tools import builtin_registry
 
     answer = f"Here: {USED}."
     with LoopbackServer([Reply(split(anthropic_stream([answer[:12], answer[12:20], answer[20:]]), 7))]) as server:
         backend = make_backend("anthropic", model="m", api_key="x", base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=tmp_path, secrets=[USED])
+        agent = Agent(backend, builtin_registry(), AgentSettings(cwd=tmp_path, secrets=[USED]))
 
         async def run() -> list:
             return [e async for e in agent.run([], f"remember {USED}")]
@@ -178,6 +179,7 @@ def test_the_diff_shown_when_asking_has_keys_redacted(tmp_path) -> None:
     import asyncio
 
     from scout_tui.engine.agent import Agent
+    from scout_tui.engine.settings import AgentSettings
     from scout_tui.backends import make_backend
     from scout_tui.tools import builtin_registry
     from scout_tui.tools.permissions import Policy
@@ -196,8 +198,9 @@ def test_the_diff_shown_when_asking_has_keys_redacted(tmp_path) -> None:
                Reply(anthropic_stream(["Ok."]))]
     with LoopbackServer(replies) as server:
         backend = make_backend("anthropic", model="m", api_key="x", base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=tmp_path, secrets=[USED], approve=approve,
-                      permissions=Policy(mode="ask", workspace=tmp_path))
+        settings = AgentSettings(cwd=tmp_path, secrets=[USED], approve=approve,
+                                 permissions=Policy(mode="ask", workspace=tmp_path))
+        agent = Agent(backend, builtin_registry(), settings)
 
         async def run() -> list:
             return [e async for e in agent.run([], "turn debug on")]

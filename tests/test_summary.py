@@ -16,6 +16,7 @@ from scripted_model import is_summary_request
 
 from scout_tui.engine import summary
 from scout_tui.engine.agent import Agent, user_message
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.core.bus import TRANSIENT, Bus, Event
 from scout_tui.engine.compaction import estimate_tokens
@@ -166,7 +167,7 @@ def replies(body: dict, usage: dict) -> bytes:
 
 def make_agent(url: str, cwd: Path, **kw) -> Agent:
     backend = make_backend("anthropic", model="claude-sonnet-4-5", api_key="sk-test", base_url=url, max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a test.", cwd=cwd, **kw)
+    return Agent(backend, builtin_registry(), AgentSettings(system="You are a test.", cwd=cwd, **kw))
 
 
 def long_history(rounds: int = 30, size: int = 4_000) -> list[dict]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.tools import builtin_registry
 from scout_tui.tools import sandbox as sandbox_module
@@ -153,8 +154,9 @@ def run_commands(ws: Path, commands: list[dict], answers: list[str], mode: str =
     replies.append(Reply(anthropic_stream(["done"])))
     with LoopbackServer(replies) as server:
         backend = make_backend("anthropic", model="m", api_key="sk-test", base_url=server.url, max_retries=0)
-        agent = Agent(backend, builtin_registry(), cwd=ws, permissions=Policy(mode, [], [], ws), approve=approve,
-                      sandbox=sandbox or SandboxSettings())
+        settings = AgentSettings(cwd=ws, permissions=Policy(mode, [], [], ws), approve=approve,
+                                 sandbox=sandbox or SandboxSettings())
+        agent = Agent(backend, builtin_registry(), settings)
 
         async def turn() -> None:
             async for _ in agent.run([], "go"):

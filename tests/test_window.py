@@ -19,6 +19,7 @@ import pytest
 from llama_server import LlamaServer
 
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import make_backend
 from scout_tui.engine.summary import Compaction
 from scout_tui.tools import builtin_registry
@@ -46,7 +47,8 @@ def of(events: list[dict], kind: str) -> list[dict]:
 def agent_for(url: str, cwd: Path, route: str = "openai", **kw) -> Agent:
     backend = make_backend(route, model="small-model", api_key="sk-local",
                            base_url=url + ("/v1" if route == "openai" else ""), max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a careful coding assistant.", cwd=cwd, **kw)
+    settings = AgentSettings(system="You are a careful coding assistant.", cwd=cwd, **kw)
+    return Agent(backend, builtin_registry(), settings)
 
 
 def conversation(turns: int, size: int) -> list[dict]:

@@ -108,7 +108,7 @@ def _data_file() -> Path | None:
 
 
 def _cache_path(source: Path) -> Path | None:
-    from scout_tui.config.layers import cache_dir
+    from scout_tui.config.files import cache_dir
 
     try:
         stat = source.stat()

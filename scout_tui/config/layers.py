@@ -14,44 +14,26 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import platformdirs
-
 from scout_tui.config import keys
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+# The config files' places and helpers live in files.py (profiles and catalog use them without
+# this module); they are named here too, where most callers import them from.
+from scout_tui.config.files import (CONFIG_FILE, ConfigFile, cache_dir, data_dir, describe_value, did_you_mean,
+                                    in_project, user_config_dir)
+from scout_tui.config.tomlpos import where
 
 from scout_tui.config.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting, builtin_profiles, check_profiles, endpoint,
                                 left_to_others, merge_profiles)
 
 if TYPE_CHECKING:
     from scout_tui.core.bus import ModelSwitch
-
-CONFIG_FILE = "scout.toml"
-
-def user_config_dir() -> Path:
-    """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""
-    return Path(platformdirs.user_config_dir("scout"))
-
-
-def data_dir() -> Path:
-    """Where sessions live: ``$SCOUT_HOME`` if set, else the platform's user data dir."""
-    home = os.environ.get("SCOUT_HOME")
-    return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
-
-
-def cache_dir() -> Path:
-    """What can be built again (the models.dev extract): ``~/.cache/scout-tui`` on Linux
-    (honours XDG_CACHE_HOME)."""
-    return Path(platformdirs.user_cache_dir("scout-tui"))
-
 
 PERMISSION_MODES = ("ask", "auto-edit", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
@@ -69,29 +51,6 @@ SAFETY_NAMES = ("permissions", "sandbox", "permission_mode")
 SAFETY_CUTOFF = 0.75
 """``difflib`` similarity at which an unknown name counts as a misspelt safety name
 (``permission``: 0.95, ``sandbx``: 0.92, ``session``: 0.67)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
-    """One config file that was read: its path, text (rules quote their file and line) and
-    parsed table."""
-
-    path: Path
-    text: str
-    table: dict[str, Any]
-
-
-def in_project(path: str | Path, workspace: Path) -> bool:
-    """Whether config file ``path`` is a project's own (read from a folder inside ``workspace``),
-    which may tighten safety settings but not loosen them. Decided by the folder the file was
-    read from, not by where the file resolves: a project's ``scout.toml`` that is a symlink to
-    a file elsewhere is still the project's, and a user's file linked from a dotfiles repository
-    is still the user's. ``path`` may be a ``Config.sources`` value ("env …" and "flag …" are not files)."""
-    text = str(path)
-    if not text or text.startswith(("env ", "flag ")):
-        return False
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(text)))
-    return Path(folder).is_relative_to(Path(workspace).resolve())
 
 
 @dataclass
@@ -188,8 +147,7 @@ class Config:
             return "default"
         for layer in self.layers:
             if str(layer.path) == source:
-                line = key_line(layer.text, (key,))
-                return f"{source}:{line}" if line else source
+                return where(source, layer.text, (key,))
         return source
 
     def section(self, name: str) -> dict[str, Any]:
@@ -365,10 +323,6 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
     """
     notes: list[str] = []
 
-    def where(*keys: str) -> str:
-        line = key_line(text, keys)
-        return f"{path}:{line}" if line else str(path)
-
     for key, value in table.items():
         if key in _KINDS or key in KNOWN_TABLES:
             continue
@@ -380,21 +334,21 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         if not safety:
             safety = _looks_like_safety(key, value)
         if safety:
-            raise ScoutError(f"{where(key)}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
+            raise ScoutError(f"{where(path, text, (key,))}: unknown {shown}; did you mean {safety[0]!r}? scout-tui stops here: "
                              "a misspelt safety setting would be ignored")
-        notes.append(f"{where(key)}: unknown {shown} is ignored{hint or '.'}")
+        notes.append(f"{where(path, text, (key,))}: unknown {shown} is ignored{hint or '.'}")
 
     for name in ("compaction", *TABLE_KEYS):
         section = table.get(name)
         if name == "sandbox" and section is not None and not isinstance(section, dict):
-            raise ScoutError(f"{where(name)}: sandbox must be a table ([sandbox]), got {describe_value(section, name)}")
+            raise ScoutError(f"{where(path, text, (name,))}: sandbox must be a table ([sandbox]), got {describe_value(section, name)}")
         if not isinstance(section, dict):
             continue  # the table's reader says what is wrong with it
         known = table_keys(name)
         for key in section:
             if key in known:
                 continue
-            message = f"{where(name, key)}: unknown key {key!r} in [{name}]"
+            message = f"{where(path, text, (name, key))}: unknown key {key!r} in [{name}]"
             hint = did_you_mean(key, known) or f" (known: {', '.join(known)})."
             if name in ("permissions", "sandbox"):
                 raise ScoutError(f"{message}{hint} scout-tui stops here: a misspelt safety setting would be ignored")
@@ -409,7 +363,7 @@ def check_names(path: Path, text: str, table: Mapping[str, Any]) -> list[str]:
         }
         for key, (ok, wanted) in checks.items():
             if key in sandbox and not ok(sandbox[key]):
-                raise ScoutError(f"{where('sandbox', key)}: sandbox.{key} must be {wanted}, "
+                raise ScoutError(f"{where(path, text, ('sandbox', key))}: sandbox.{key} must be {wanted}, "
                                  f"got {describe_value(sandbox[key], key)}")
     return notes
 
@@ -436,13 +390,6 @@ def table_keys(name: str) -> tuple[str, ...]:
 
         return SETTING_NAMES
     return TABLE_KEYS[name]
-
-
-def did_you_mean(word: str, known: Sequence[str]) -> str:
-    """"; did you mean 'max_turns'?" for the closest of ``known`` to ``word`` (case ignored), or ""."""
-    lowered = {name.lower(): name for name in known}
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=1)
-    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
 
 
 def read_text(path: Path, what: str = "config") -> str:
@@ -488,9 +435,8 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if kind == "share":
         share = _share(value)
         if share is None:
-            line = key_line(text, (key,))
-            where = f"{path}:{line}" if line else str(path)
-            raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
+            raise ScoutError(f"{where(path, text, (key,))}: {key} must be {_KIND_WORDS[kind]}, "
+                             f"got {describe_value(value, key)}")
         return share
     ok = (
         isinstance(value, str)
@@ -502,13 +448,10 @@ def _check_file_value(path: Path, text: str, key: str, value: Any) -> Any:
     if ok and key in _POSITIVE and not (math.isfinite(value) and value > 0):
         ok = False
     if ok and key in _CHOICES and value not in _CHOICES[key]:
-        line = key_line(text, (key,))
-        where = f"{path}:{line}" if line else str(path)
-        raise ScoutError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
+        raise ScoutError(f"{where(path, text, (key,))}: {key} must be one of {', '.join(_CHOICES[key])}, got {value!r}")
     if not ok:
-        line = key_line(text, (key,))
-        where = f"{path}:{line}" if line else str(path)
-        raise ScoutError(f"{where}: {key} must be {_KIND_WORDS[kind]}, got {describe_value(value, key)}")
+        raise ScoutError(f"{where(path, text, (key,))}: {key} must be {_KIND_WORDS[kind]}, "
+                         f"got {describe_value(value, key)}")
     return float(value) if kind == "float" else value
 
 
@@ -551,13 +494,6 @@ def _share(value: Any) -> str | None:
 def share_setting(value: str) -> float | None:
     """A share setting's number (``Config.auto_compact``), or None for "off"."""
     return None if value == "off" else float(value)
-
-
-def describe_value(value: Any, key: str) -> str:
-    """How an error shows a bad value: never the api_key itself."""
-    if key == "api_key":
-        return type(value).__name__
-    return f"{value!r} ({type(value).__name__})" if not isinstance(value, (dict, list)) else type(value).__name__
 
 
 def merge_tables(old: Any, new: Any) -> Any:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scout_tui.config.layers import did_you_mean
+from scout_tui.config.files import did_you_mean
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 if TYPE_CHECKING:
     import httpx
@@ -368,19 +368,18 @@ def _overrides(models: Any, model_id: str, text: str, path: str) -> dict[str, An
     if models is None:
         return {}
 
-    def where(*keys: str) -> str:
-        line = key_line(text, ("models", *keys))
-        return f"{path}:{line}" if line else path
+    def at(*keys: str) -> str:
+        return where(path, text, ("models", *keys))
 
     if not isinstance(models, dict):
-        raise ScoutError(f'{where()}: models must be a table of [models."ID"] tables, got {type(models).__name__}')
+        raise ScoutError(f'{at()}: models must be a table of [models."ID"] tables, got {type(models).__name__}')
     for mid, entry in models.items():
         if not isinstance(entry, dict):
-            raise ScoutError(f'{where(mid)}: [models."{mid}"] must be a table with keys {", ".join(MODEL_KEYS)}')
+            raise ScoutError(f'{at(mid)}: [models."{mid}"] must be a table with keys {", ".join(MODEL_KEYS)}')
         for key, value in entry.items():
             if key not in MODEL_KEYS:
                 known = ", ".join(MODEL_KEYS)
-                raise ScoutError(f'{where(mid, key)}: unknown key {key!r} in [models."{mid}"]'
+                raise ScoutError(f'{at(mid, key)}: unknown key {key!r} in [models."{mid}"]'
                                  f'{did_you_mean(key, MODEL_KEYS)}; known keys: {known}')
             number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             if key in _TOKEN_KEYS:
@@ -389,7 +388,7 @@ def _overrides(models: Any, model_id: str, text: str, path: str) -> dict[str, An
                 ok, wanted = number and value >= 0, "a number >= 0 (USD per 1M tokens)"
             if not ok:
                 got = f"{value!r} ({type(value).__name__})"
-                raise ScoutError(f'{where(mid, key)}: models."{mid}".{key} must be {wanted}, got {got}')
+                raise ScoutError(f'{at(mid, key)}: models."{mid}".{key} must be {wanted}, got {got}')
     entry = models.get(model_id, {})
     return {key: value if key in _TOKEN_KEYS else float(value) for key, value in entry.items()}
 

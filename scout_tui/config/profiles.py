@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import scout_tui.config.layers as config  # its helpers, at call time (config imports this module)
+from scout_tui.config import files
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 # The built-in profiles' key variables, read when no layer set api_key.
 PROVIDER_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -86,11 +86,11 @@ class Setting(NamedTuple):
     project: bool
 
 
-def place(setting: Setting, key: str, layers: list[config.ConfigFile]) -> str:
+def place(setting: Setting, key: str, layers: list[files.ConfigFile]) -> str:
     """"<path>:<line>" of a top-level setting in a file, else its source ("env SCOUT_BASE_URL")."""
     for layer in layers:
         if setting.file is not None and str(layer.path) == setting.file:
-            return f"{setting.file}:{key_line(layer.text, (key,)) or 1}"
+            return where(setting.file, layer.text, (key,), line=1)
     return setting.source
 
 
@@ -102,7 +102,7 @@ def file_of(source: str | None) -> str | None:
 
 
 def endpoint(name: str, profile: Profile, settings: Mapping[str, list[Setting]], env: Mapping[str, str],
-              layers: list[config.ConfigFile]) -> Endpoint:
+              layers: list[files.ConfigFile]) -> Endpoint:
     """Where provider ``name`` sends its requests, and which key, from the top-level
     ``settings`` that belong to it (``load_config``) and its ``profile``.
 
@@ -129,14 +129,14 @@ def endpoint(name: str, profile: Profile, settings: Mapping[str, list[Setting]],
         if "api_key_env" in profile.project_set:
             notes.append(f"{profile.sources.get('api_key_env')}: api_key_env {var} of {table} is not read: a project's "
                          "scout.toml chose it (a repository must not choose which of your secrets is sent); set it "
-                         f"in {table} of {config.user_config_dir() / config.CONFIG_FILE} to use it.")
+                         f"in {table} of {files.user_config_dir() / files.CONFIG_FILE} to use it.")
         else:
             key = Setting(env[var], f"env {var}", None, False)
     if url is not None and key is not None and url.project and key.file != url.file:
         if from_profile:
             notes.append(f"{url.source}: {table} base_url is used without your API key from {key.source}: a project's "
                          "scout.toml chose it (a repository must not send your key to a server it names); set the "
-                         f"same base_url in {table} of {config.user_config_dir() / config.CONFIG_FILE}, or pass "
+                         f"same base_url in {table} of {files.user_config_dir() / files.CONFIG_FILE}, or pass "
                          "--base-url, to "
                          "send it.")
             key = None
@@ -151,7 +151,7 @@ def endpoint(name: str, profile: Profile, settings: Mapping[str, list[Setting]],
 
 
 def left_to_others(provider: str, chosen: Endpoint, settings: list[tuple[str, str, Setting]],
-                    layers: list[config.ConfigFile], provider_source: str) -> list[str]:
+                    layers: list[files.ConfigFile], provider_source: str) -> list[str]:
     """Notes for top-level base_url and api_key settings that belong to another provider while
     ``provider`` has none: they are not used (once they were, and sent a request for one
     provider to another's server)."""
@@ -187,27 +187,26 @@ def check_profiles(path: Path, text: str, table: Mapping[str, Any]) -> None:
     if section is None:
         return
 
-    def where(*keys: str) -> str:
-        line = key_line(text, ("providers", *keys))
-        return f"{path}:{line}" if line else str(path)
+    def at(*keys: str) -> str:
+        return where(path, text, ("providers", *keys))
 
     if not isinstance(section, dict):
-        raise ScoutError(f"{where()}: providers must be a table of provider profiles ([providers.NAME]), "
-                         f"got {config.describe_value(section, 'providers')}")
+        raise ScoutError(f"{at()}: providers must be a table of provider profiles ([providers.NAME]), "
+                         f"got {files.describe_value(section, 'providers')}")
     for name, profile in section.items():
         shown = f"[providers.{toml_key(name)}]"
         if not isinstance(profile, dict):
-            raise ScoutError(f"{where(name)}: providers.{toml_key(name)} must be a table ({shown} with "
-                             f"{', '.join(PROFILE_KEYS)}), got {config.describe_value(profile, name)}")
+            raise ScoutError(f"{at(name)}: providers.{toml_key(name)} must be a table ({shown} with "
+                             f"{', '.join(PROFILE_KEYS)}), got {files.describe_value(profile, name)}")
         if not name.strip():
-            raise ScoutError(f"{where(name)}: a provider profile needs a name: [providers.NAME]")
+            raise ScoutError(f"{at(name)}: a provider profile needs a name: [providers.NAME]")
         for key, value in profile.items():
             if key not in PROFILE_KEYS:
-                hint = config.did_you_mean(key, PROFILE_KEYS) or f" (known: {', '.join(PROFILE_KEYS)})."
-                raise ScoutError(f"{where(name, key)}: unknown key {key!r} in {shown}{hint}")
+                hint = files.did_you_mean(key, PROFILE_KEYS) or f" (known: {', '.join(PROFILE_KEYS)})."
+                raise ScoutError(f"{at(name, key)}: unknown key {key!r} in {shown}{hint}")
             wanted = _profile_value_problem(key, value)
             if wanted:
-                raise ScoutError(f"{where(name, key)}: {key} in {shown} must be {wanted}")
+                raise ScoutError(f"{at(name, key)}: {key} in {shown} must be {wanted}")
 
 
 def _profile_value_problem(key: str, value: Any) -> str:
@@ -215,12 +214,12 @@ def _profile_value_problem(key: str, value: Any) -> str:
     if key == "kind":
         if value in BUILTIN_KINDS:
             return ""
-        return (f"one of {', '.join(BUILTIN_KINDS)} (the wire format), got {config.describe_value(value, key)}; a plugin's "
+        return (f"one of {', '.join(BUILTIN_KINDS)} (the wire format), got {files.describe_value(value, key)}; a plugin's "
                 "provider is chosen by its own name: provider = \"NAME\"")
     if key == "base_url":
         if isinstance(value, str) and re.match(r"https?://[^/\s]+", value) and not re.search(r"\s", value):
             return ""
-        return f"an http:// or https:// URL, got {config.describe_value(value, key)}"
+        return f"an http:// or https:// URL, got {files.describe_value(value, key)}"
     if key == "api_key_env":
         if isinstance(value, str) and _ENV_NAME.fullmatch(value):
             return ""
@@ -237,7 +236,7 @@ def _profile_value_problem(key: str, value: Any) -> str:
         return ""
     if isinstance(value, list) and all(isinstance(m, str) and m.strip() for m in value):  # models
         return ""
-    return f'a list of model ids (models = ["llama3.1"]), got {config.describe_value(value, key)}'
+    return f'a list of model ids (models = ["llama3.1"]), got {files.describe_value(value, key)}'
 
 
 def toml_key(name: str) -> str:
@@ -245,7 +244,7 @@ def toml_key(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
-def merge_profiles(layers: list[config.ConfigFile], cwd: Path) -> dict[str, Profile]:
+def merge_profiles(layers: list[files.ConfigFile], cwd: Path) -> dict[str, Profile]:
     """The built-in profiles, then each ``[providers.NAME]`` merged key by key across
     ``layers`` (later wins; headers merge by name). Which of base_url and api_key_env a
     project's file set to a value the person's files (or the built-in) do not give is
@@ -263,16 +262,16 @@ def merge_profiles(layers: list[config.ConfigFile], cwd: Path) -> dict[str, Prof
         section = layer.table.get("providers")
         if not isinstance(section, dict):
             continue
-        project = config.in_project(layer.path, cwd)
+        project = files.in_project(layer.path, cwd)
         for name, table in section.items():
-            line = key_line(layer.text, ("providers", name))
-            origins.setdefault(name, f"{layer.path}:{line or 1}")
+            origins.setdefault(name, where(layer.path, layer.text, ("providers", name), line=1))
             fields_, places = merged.setdefault(name, {}), sources.setdefault(name, {})
             for key, value in table.items():
                 if key == "headers":
                     value = {**fields_.get("headers", {}), **{h.lower(): v for h, v in value.items()}}
                 fields_[key] = value
-                places[key] = f"{layer.path}:{key_line(layer.text, ('providers', name, key)) or line or 1}"
+                places[key] = where(layer.path, layer.text, ("providers", name, key), table=("providers", name),
+                                    line=1)
                 if not project:
                     persons.setdefault(name, {})[key] = value
     profiles = dict(builtin)

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, AsyncIterator, Callable
 
-from scout_tui.engine import summary as summaries
 from scout_tui.backends import offloop
 from scout_tui.backends.base import (
     Backend,
@@ -34,18 +33,13 @@ from scout_tui.engine.history import error_result
 from scout_tui.config.keys import MIN_SECRET
 from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_uses, turn_marker
 from scout_tui.core.text import SurrogateJoiner, repair_surrogates
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.engine.tool_runner import ToolRunner, result_block
 from scout_tui.tools.base import Registry, ToolContext, ToolResult
 from scout_tui.core.redaction import StreamRedactor, redact_deep
-from scout_tui.tools.approvals import Approver
-from scout_tui.tools.permissions import Policy
-from scout_tui.tools.sandbox import SandboxSettings
 
 if TYPE_CHECKING:
-    from scout_tui.checkpoints.snapshots import Checkpoints, Snapshot
-
-Strategies = str | list | Callable[[list[dict]], list[dict]] | None
-
+    from scout_tui.checkpoints.snapshots import Snapshot
 
 
 def user_message(text: str | list[dict]) -> dict:
@@ -60,43 +54,10 @@ class Agent(ContextWindow, ToolRunner):
     Args:
         backend: the model provider.
         tools: the tools offered; their failures become ``is_error`` results.
-        system: the system prompt.
-        cwd: the working directory tools resolve paths against.
-        max_turns: model calls allowed per ``run`` before stopping (and saying so).
-        max_tokens: output-token cap per model call.
-        strategies: the prompt strategies applied before each call (see
-            ``compaction.prepare_prompt``; None means the configured default). Ephemeral: they
-            never change ``self.messages``; their result is repaired by the history check.
-        compaction_settings: threshold overrides for the strategies (None: config and env).
-        tool_env: the environment for processes tools start (None: this process's).
-        sandbox: how processes tools start are sandboxed (``tools.sandbox``; None: unsandboxed).
-        secrets: strings (API keys, ``keys.secrets``) replaced by ``[redacted]`` in everything
-            the agent passes on: tool output (before the screen, the store, the model or a saved
-            output file sees it), messages (the person's and the model's, streamed or whole),
-            error text and notices, summaries.
-        permissions: the policy each tool call is checked against first (None: every call runs).
-        approve: asked, one call at a time, about a call the policy says to ask about (None:
-            such calls are denied, and the model told so).
-        output_dir: where a result cut to fit the model is saved whole (None: not saved).
-        context_window: the model's context window in tokens (None: unknown until a server's
-            overflow error names it, or refuses a prompt of an estimated size, which bounds it);
-            the token budget and auto-compaction need it.
-        auto_compact: the share of the context window past which the conversation is summarised
-            before the next call (None: never automatically).
-        compaction: the summary in force (from the session's ``session.compacted`` events).
-        summary_backend: the backend that writes summaries (None: ``backend``).
-        keep_tokens: tokens of the newest messages a summary leaves verbatim.
-        pricing: ``pricing(usage dict, model) -> dollars or None``, for the events' ``cost``.
-        cache_key: the conversation branch's id for OpenAI's ``prompt_cache_key`` (None: none).
-        cache_ttl: "5m" or "1h" for Anthropic's cache breakpoints.
-        key_source: where the API key sent comes from, added to a refused key's error.
-        summary_provider: the provider profile whose ``compaction_model`` built
-            ``summary_backend`` (``runtime.switch_agent`` keeps it only on that profile).
-        estimator: the token estimator, calibrated by earlier runs against this model and server
-            (None: uncalibrated, ``budget.Estimator()``).
-        remember: ``remember(ratio, samples, window)``, called in a thread whenever a request
-            taught the estimator (and ``window``: one an overflow error named, else None), so
-            that later runs start calibrated (``calibration.remember``; None: forgotten).
+        settings: everything else (``AgentSettings``: prompt, limits, sandbox, policy,
+            compaction, pricing, checkpoints, calibration; None: the defaults). The agent copies
+            its fields into attributes of the same names, which ``use_backend`` and the session
+            change later (the settings object is not kept).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     """
@@ -104,71 +65,42 @@ class Agent(ContextWindow, ToolRunner):
     clock: Callable[[], float] = staticmethod(time.monotonic)
     """Seconds on a monotonic clock, for the ``elapsed`` of tool calls (tests fix it)."""
 
-    def __init__(
-        self,
-        backend: Backend,
-        tools: Registry,
-        *,
-        system: str = "",
-        cwd: Path | None = None,
-        max_turns: int = 50,
-        max_tokens: int = 8192,
-        strategies: Strategies = None,
-        compaction_settings: dict | None = None,
-        tool_env: dict[str, str] | None = None,
-        sandbox: SandboxSettings | None = None,
-        secrets: list[str] | None = None,
-        permissions: Policy | None = None,
-        approve: Approver | None = None,
-        output_dir: Path | None = None,
-        context_window: int | None = None,
-        auto_compact: float | None = None,
-        compaction: summaries.Compaction | None = None,
-        summary_backend: Backend | None = None,
-        keep_tokens: int = summaries.KEEP_TOKENS,
-        pricing: Callable[[dict, str], float | None] | None = None,
-        cache_key: str | None = None,
-        cache_ttl: str = "5m",
-        key_source: str = "",
-        summary_provider: str | None = None,
-        checkpoints: Checkpoints | None = None,
-        estimator: Estimator | None = None,
-        remember: Callable[[float, int, int | None], None] | None = None,
-    ) -> None:
+    def __init__(self, backend: Backend, tools: Registry, settings: AgentSettings | None = None) -> None:
+        settings = settings if settings is not None else AgentSettings()
         self.backend = backend
-        self.checkpoints = checkpoints
+        self.checkpoints = settings.checkpoints
         """The workspace's snapshot store: a turn that may change files is snapshotted before its
         first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
         self._turn_before: Snapshot | None = None
         self._turn_at = 0  # the running turn's position: its prompt's index
-        self.summary_provider = summary_provider
+        self.summary_provider = settings.summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
         self.tools = tools
-        self.system = system
-        self.cwd = cwd or Path.cwd()
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.strategies = strategies
-        self.compaction_settings = compaction_settings
-        self.tool_env = tool_env
-        self.sandbox = sandbox
-        self.secrets = tuple(sorted({s for s in secrets or () if len(s) >= MIN_SECRET}, key=len, reverse=True))
-        self.permissions = permissions
-        self.approve = approve
-        self.output_dir = output_dir
-        self.context_window = context_window
-        self.auto_compact = auto_compact
-        self.key_source = key_source
+        self.system = settings.system
+        self.cwd = settings.cwd or Path.cwd()
+        self.max_turns = settings.max_turns
+        self.max_tokens = settings.max_tokens
+        self.strategies = settings.strategies
+        self.compaction_settings = settings.compaction_settings
+        self.tool_env = settings.tool_env
+        self.sandbox = settings.sandbox
+        self.secrets = tuple(sorted({s for s in settings.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True))
+        self.permissions = settings.permissions
+        self.approve = settings.approve
+        self.output_dir = settings.output_dir
+        self.context_window = settings.context_window
+        self.auto_compact = settings.auto_compact
+        self.key_source = settings.key_source
         """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
-        self.compaction = compaction
-        self.summary_backend = summary_backend
-        self.keep_tokens = keep_tokens
-        self.pricing = pricing
-        self.cache_key = cache_key
-        self.cache_ttl = cache_ttl
-        self.estimator = estimator or Estimator()
-        self.remember = remember
+        self.compaction = settings.compaction
+        self.summary_backend = settings.summary_backend
+        self.keep_tokens = settings.keep_tokens
+        self.pricing = settings.pricing
+        self.cache_key = settings.cache_key
+        self.cache_ttl = settings.cache_ttl
+        self.estimator = settings.estimator or Estimator()
+        self.remember = settings.remember
         self._squeeze = 1.0  # < 1 after an overflow no summary answered
         self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
         self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large

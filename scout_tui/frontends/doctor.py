@@ -20,7 +20,7 @@ from scout_tui.config.layers import CONFIG_FILE, Config, load_config, user_confi
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.models import check_models_tables
 from scout_tui.session.runtime import how_to_set_key
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 from scout_tui.tools import sandbox
 from scout_tui.tools.sandbox_after import missing_protected
 from scout_tui.tools.sandbox_config import sandbox_from_config
@@ -227,8 +227,7 @@ def _table_source(config: Config, key: str, value: Any) -> str:
     for layer in reversed(config.layers):
         table = layer.table.get("sandbox")
         if isinstance(table, dict) and table.get(key) == value and type(table.get(key)) is type(value):
-            line = key_line(layer.text, ("sandbox", key))
-            return f"{layer.path}:{line}" if line else str(layer.path)
+            return where(layer.path, layer.text, ("sandbox", key))
     return "default"
 
 

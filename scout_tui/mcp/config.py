@@ -10,15 +10,16 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from scout_tui.config.layers import CONFIG_FILE, ConfigFile, in_project
+from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project
 from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 from scout_tui.config.trust import PluginFile, check_entry, read_trusted
 
 MCP_JSON = ".mcp.json"
@@ -187,19 +188,18 @@ def _toml_servers(layer: ConfigFile, environ: Any, trust: Any) -> list[ServerCon
         return []
     path, text = layer.path, layer.text
 
-    def where(*key: str) -> str:
-        line = key_line(text, ("mcp", *key)) or key_line(text, ("mcp",))
-        return f"{path}:{line}" if line else str(path)
+    def at(*key: str) -> str:
+        return where(path, text, ("mcp", *key), table=("mcp",))
 
     if not isinstance(table, dict):
-        raise ScoutError(f"{where()}: [mcp] must be a table, with servers in [mcp.servers.NAME]")
+        raise ScoutError(f"{at()}: [mcp] must be a table, with servers in [mcp.servers.NAME]")
     for unknown in sorted(set(table) - {"servers", "startup_wait"}):
-        raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [mcp] (known: startup_wait; servers go in "
+        raise ScoutError(f"{at(unknown)}: unknown key {unknown!r} in [mcp] (known: startup_wait; servers go in "
                          "[mcp.servers.NAME])")
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
-        raise ScoutError(f"{where('servers')}: mcp.servers must be a table of servers ([mcp.servers.NAME])")
-    return [_checked(name, entry, lambda *key, name=name: where("servers", name, *key), TOML_KEYS,
+        raise ScoutError(f"{at('servers')}: mcp.servers must be a table of servers ([mcp.servers.NAME])")
+    return [_checked(name, entry, lambda *key, name=name: at("servers", name, *key), TOML_KEYS,
                      f"[mcp.servers.{name}]", environ, trust, path)
             for name, entry in servers.items()]
 
@@ -212,8 +212,8 @@ def _startup_wait(layer: ConfigFile, current: float, notes: list[str]) -> float:
         return current
     value = table["startup_wait"]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        line = key_line(layer.text, ("mcp", "startup_wait"))
-        notes.append(f"{layer.path}:{line}: [mcp] startup_wait must be a number of seconds (0 or more), got "
+        notes.append(f"{where(layer.path, layer.text, ('mcp', 'startup_wait'))}: [mcp] startup_wait must be a number "
+                     "of seconds (0 or more), got "
                      f"{value!r}; using {current:g}")
         return current
     return float(value)
@@ -236,13 +236,13 @@ def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:
     if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
         raise ScoutError(f"{path}:1: expected {{\"mcpServers\": {{NAME: {{\"command\": …}} or {{\"url\": …}}}}}}")
 
-    def where(name: str, *key: str) -> str:
+    def at(name: str, *key: str) -> str:
         return f"{path}:{_json_line(text, ('mcpServers', name, *key))}"
 
     # Other agents share the file and add keys of their own ("disabled", "autoApprove", ...): those
     # are left alone, and a server another agent has disabled is not started here either.
     return [_checked(name, {k: v for k, v in entry.items() if k in JSON_KEYS} if isinstance(entry, dict) else entry,
-                     lambda *key, name=name: where(name, *key), JSON_KEYS, f"mcpServers.{name}", environ, trust,
+                     lambda *key, name=name: at(name, *key), JSON_KEYS, f"mcpServers.{name}", environ, trust,
                      path, expand=True)
             for name, entry in document.get("mcpServers", {}).items()
             if not (isinstance(entry, dict) and entry.get("disabled") is True)]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from scout_tui.config import keys
 from scout_tui.engine.agent import Agent
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.backends import PROVIDERS, Backend, make_backend
 from scout_tui.core.bus import ModelSwitch
 from scout_tui.engine.compaction import configured_settings
@@ -22,7 +23,7 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.session.prompt import system_prompt
 from scout_tui.extensions.skills import Skill, skill_tool
 from scout_tui.engine.summary import Compaction
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 from scout_tui.tools import builtin_registry
 from scout_tui.tools.permission_config import policy_from_config
 from scout_tui.tools.approvals import Approver
@@ -122,8 +123,8 @@ def compaction_settings(config: Config, env: Mapping[str, str] | None = None) ->
         for layer in reversed(config.layers):  # the project's file wins, so it is named first
             table = layer.table.get("compaction")
             if isinstance(table, dict) and (key in table or key == "compaction"):
-                line = key_line(layer.text, ("compaction",) if key == "compaction" else ("compaction", key))
-                return f"{layer.path}:{line}: [compaction]" if line else f"{layer.path}: [compaction]"
+                keys = ("compaction",) if key == "compaction" else ("compaction", key)
+                return f"{where(layer.path, layer.text, keys)}: [compaction]"
         return "[compaction]"
 
     return configured_settings(config.extra.get("compaction", {}), os.environ if env is None else env, place)
@@ -264,9 +265,7 @@ def build_agent(
         mcp_secrets = [value for status in mcp.status() for value in status.config.secrets]
     system = system_prompt(cwd, list(tools.tools), skills=skills or (),
                            extra=plugins.prompts if plugins is not None else ())
-    return Agent(
-        backend,
-        tools,
+    return Agent(backend, tools, AgentSettings(
         system=system,
         cwd=cwd,
         max_turns=config.max_turns,
@@ -289,7 +288,7 @@ def build_agent(
         summary_provider=config.provider if config.compaction_model else None,
         checkpoints=checkpoints if checkpoints is not None else checkpoint_store(config, cwd),
         **calibrated(config),
-    )
+    ))
 
 
 def calibrated(config: Config) -> dict:

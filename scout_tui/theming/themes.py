@@ -24,7 +24,7 @@ from textual.theme import Theme
 
 from scout_tui.config.layers import read_text, toml_error, user_config_dir
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 DEFAULT_THEME = "scout-dark"
 STATE_FILE = "state.toml"
@@ -126,9 +126,8 @@ def load_theme(path: Path, text: str | None = None, *, check_variables: bool = T
         raise ScoutError(_toml_message(path, text, e)) from None
 
     def fail(field: str, problem: str, table: str | None = None) -> ScoutError:
-        line = key_line(text, (table, field) if table else (field,))
-        where = f"{path}:{line}" if line else str(path)
-        return ScoutError(f"{where}: {f'{table}.' if table else ''}{field} {problem}")
+        at = where(path, text, (table, field) if table else (field,))
+        return ScoutError(f"{at}: {f'{table}.' if table else ''}{field} {problem}")
 
     for key in data:
         if key not in FIELDS:

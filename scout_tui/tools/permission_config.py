@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from scout_tui.config.layers import did_you_mean, in_project
+from scout_tui.config.files import did_you_mean, in_project
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import key_line, where
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Policy, Rule, parse_rule
 
 
@@ -31,16 +31,15 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
             continue
         lines = text.splitlines()
         if not isinstance(table, dict):
-            raise ScoutError(f"{path}:{_line(text)}: [permissions] must be a table")
+            raise ScoutError(f"{_where(path, text)}: [permissions] must be a table")
         for unknown in sorted(set(table) - {"allow", "deny"}):
             hint = did_you_mean(unknown, ("allow", "deny")) or " (known: allow, deny)"
-            raise ScoutError(f"{path}:{_line(text, unknown)}: unknown key {unknown!r} in [permissions]{hint}")
+            raise ScoutError(f"{_where(path, text, unknown)}: unknown key {unknown!r} in [permissions]{hint}")
         values = table.get(key, [])
-        start = _line(text, key)
         if not isinstance(values, list):
-            raise ScoutError(f"{path}:{start}: permissions.{key} must be a list of rules like "
+            raise ScoutError(f"{_where(path, text, key)}: permissions.{key} must be a list of rules like "
                              "[\"bash:git status*\", \"edit:src/**\"]")
-        at = start
+        at = key_line(text, ("permissions", key)) or key_line(text, ("permissions",)) or 1
         for value in values:
             at = _value_line(lines, value, at)
             rule = parse_rule(value, f"{path}:{at}")
@@ -52,10 +51,10 @@ def rules_from_files(files: Iterable[tuple[Path, str, dict]], key: str) -> list[
     return rules
 
 
-def _line(text: str, *keys: str) -> int:
-    """The line (1-based) setting ``permissions.<keys>``, else the one opening or assigning the
-    ``permissions`` table; 1 if the text shows neither."""
-    return key_line(text, ("permissions", *keys)) or key_line(text, ("permissions",)) or 1
+def _where(path: Path, text: str, *keys: str) -> str:
+    """"<path>:<line>" of ``permissions.<keys>``, else of the line opening or assigning the
+    ``permissions`` table; line 1 if the text shows neither."""
+    return where(path, text, ("permissions", *keys), table=("permissions",), line=1)
 
 
 def _value_line(lines: list[str], value: Any, start: int) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 from scout_tui.config.layers import SANDBOX_MODES, TABLE_KEYS, in_project
 from scout_tui.core.errors import ScoutError
-from scout_tui.config.tomlpos import key_line
+from scout_tui.config.tomlpos import where
 
 # The names live in config.py, which checks every file's [sandbox] table as it loads it.
 MODES = SANDBOX_MODES
@@ -63,22 +63,21 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
             continue
         path, text = layer.path, layer.text
 
-        def where(*key: str) -> str:
-            line = key_line(text, ("sandbox", *key)) or key_line(text, ("sandbox",))
-            return f"{path}:{line}" if line else str(path)
+        def at(*key: str) -> str:
+            return where(path, text, ("sandbox", *key), table=("sandbox",))
 
         if not isinstance(table, dict):
-            raise ScoutError(f"{where()}: [sandbox] must be a table")
+            raise ScoutError(f"{at()}: [sandbox] must be a table")
         for unknown in sorted(set(table) - set(KEYS)):
-            raise ScoutError(f"{where(unknown)}: unknown key {unknown!r} in [sandbox] (known: {', '.join(KEYS)})")
+            raise ScoutError(f"{at(unknown)}: unknown key {unknown!r} in [sandbox] (known: {', '.join(KEYS)})")
         project = in_project(path, workspace)
         if "mode" in table:
             value = table["mode"]
             if value not in MODES:
-                raise ScoutError(f"{where('mode')}: sandbox.mode must be one of {', '.join(MODES)}, got {value!r}")
+                raise ScoutError(f"{at('mode')}: sandbox.mode must be one of {', '.join(MODES)}, got {value!r}")
             current = mode or DEFAULT_MODE
             if project and _STRICTNESS[value] < _STRICTNESS[current]:
-                notes.append(f"{where('mode')}: sandbox.mode = {value!r} is not used from a project's scout.toml (a "
+                notes.append(f"{at('mode')}: sandbox.mode = {value!r} is not used from a project's scout.toml (a "
                              "repository cannot loosen its own sandbox); set it in ~/.config/scout/scout.toml. "
                              f"Mode: {current}.")
             else:
@@ -86,18 +85,18 @@ def sandbox_from_config(config: Any, workspace: Path) -> SandboxSettings:
         if "network" in table:
             value = table["network"]
             if not isinstance(value, bool):
-                raise ScoutError(f"{where('network')}: sandbox.network must be true or false, got {value!r}")
+                raise ScoutError(f"{at('network')}: sandbox.network must be true or false, got {value!r}")
             if project and value and not network:
-                notes.append(f"{where('network')}: sandbox.network = true is not used from a project's scout.toml "
+                notes.append(f"{at('network')}: sandbox.network = true is not used from a project's scout.toml "
                              "(a repository cannot open its own sandbox); set it in ~/.config/scout/scout.toml.")
             network = value if not project else network and value
         if "writable" in table:
             value = table["writable"]
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise ScoutError(f"{where('writable')}: sandbox.writable must be a list of paths like "
+                raise ScoutError(f"{at('writable')}: sandbox.writable must be a list of paths like "
                                  "[\"~/.cache/pip\", \"../shared\"]")
             if project and value:
-                notes.append(f"{where('writable')}: sandbox.writable is not used from a project's scout.toml (a "
+                notes.append(f"{at('writable')}: sandbox.writable is not used from a project's scout.toml (a "
                              "repository cannot widen its own sandbox); set it in ~/.config/scout/scout.toml.")
             else:
                 writable += [_absolute(v, workspace) for v in value]

@@ -1,0 +1,72 @@
+"""Config files: where they live, what one read file holds, and how errors about them read.
+
+A leaf of the config package: ``layers`` (which reads the files), ``profiles`` (their provider
+tables) and ``catalog`` (its cache) use it, so none of them imports another for these.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+CONFIG_FILE = "scout.toml"
+
+
+def user_config_dir() -> Path:
+    """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""
+    return Path(platformdirs.user_config_dir("scout"))
+
+
+def data_dir() -> Path:
+    """Where sessions live: ``$SCOUT_HOME`` if set, else the platform's user data dir."""
+    home = os.environ.get("SCOUT_HOME")
+    return Path(home) if home else Path(platformdirs.user_data_dir("scout-tui"))
+
+
+def cache_dir() -> Path:
+    """What can be built again (the models.dev extract): ``~/.cache/scout-tui`` on Linux
+    (honours XDG_CACHE_HOME)."""
+    return Path(platformdirs.user_cache_dir("scout-tui"))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """One config file that was read: its path, text (rules quote their file and line) and
+    parsed table."""
+
+    path: Path
+    text: str
+    table: dict[str, Any]
+
+
+def in_project(path: str | Path, workspace: Path) -> bool:
+    """Whether config file ``path`` is a project's own (read from a folder inside ``workspace``),
+    which may tighten safety settings but not loosen them. Decided by the folder the file was
+    read from, not by where the file resolves: a project's ``scout.toml`` that is a symlink to
+    a file elsewhere is still the project's, and a user's file linked from a dotfiles repository
+    is still the user's. ``path`` may be a ``Config.sources`` value ("env …" and "flag …" are not files)."""
+    text = str(path)
+    if not text or text.startswith(("env ", "flag ")):
+        return False
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(text)))
+    return Path(folder).is_relative_to(Path(workspace).resolve())
+
+
+def did_you_mean(word: str, known: Sequence[str]) -> str:
+    """"; did you mean 'max_turns'?" for the closest of ``known`` to ``word`` (case ignored), or ""."""
+    lowered = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), list(lowered), n=1)
+    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
+
+
+def describe_value(value: Any, key: str) -> str:
+    """How an error shows a bad value: never the api_key itself."""
+    if key == "api_key":
+        return type(value).__name__
+    return f"{value!r} ({type(value).__name__})" if not isinstance(value, (dict, list)) else type(value).__name__
