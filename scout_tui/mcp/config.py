@@ -13,7 +13,6 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project

@@ -365,10 +365,10 @@ def pick_theme(wanted: str, origin: str | None, saved: str | None, available: Co
     warnings: list[str] = []
     candidates = [(wanted, origin)] if origin else []
     candidates += [(saved, "saved choice")] if saved else []
-    for name, where in candidates:
+    for name, source in candidates:
         if name in available:
             return name, warnings
-        warnings.append(f"Unknown theme {name!r} ({where}); `scout-tui themes` lists them.")
+        warnings.append(f"Unknown theme {name!r} ({source}); `scout-tui themes` lists them.")
     return (DEFAULT_THEME if DEFAULT_THEME in available else "textual-dark"), warnings
 
 
