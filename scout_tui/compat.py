@@ -88,8 +88,9 @@ def bindings_for_key(node: DOMNode, key: str) -> list[Binding]:
 
 class KeysBeforeTextArea(_TextAreaBase):
     """A ``TextArea`` base (mixed in before it) whose key handler asks ``key_first`` before the
-    text area inserts anything: ``key_first`` returns True when it handled the key (then the text
-    area never sees it). Runs in the widget's own queue, in the order the keys were typed."""
+    text area inserts anything: ``key_first`` returns True when it handled the key (then the key
+    is stopped and the text area never sees it). Runs in the widget's own queue, in the order
+    the keys were typed (Textual's ``TextArea._on_key``, overridden)."""
 
     async def key_first(self, event: events.Key) -> bool:
         """Handle ``event`` before the text area; True if handled. Subclasses extend it."""
@@ -97,6 +98,9 @@ class KeysBeforeTextArea(_TextAreaBase):
 
     async def _on_key(self, event: events.Key) -> None:
         if await self.key_first(event):
+            # Textual runs the handler of each class in the MRO until the default is prevented.
+            event.stop()
+            event.prevent_default()
             return
         await super()._on_key(event)
 
@@ -125,9 +129,10 @@ def driver_output(driver: Driver) -> IO[str] | None:
     return getattr(driver, "_file", None)
 
 
-def set_driver_output(driver: Driver, file: IO[str]) -> None:
-    """Have ``driver``'s writer thread write to ``file`` (before its application mode starts)."""
-    driver._file = file  # type: ignore[attr-defined]  (LinuxDriver's; checked by driver_output first)
+def set_driver_output(driver: Driver, file: object) -> None:
+    """Have ``driver`'`s writer thread write to ``file`` (a file-like object: ``write``, ``flush``),
+    before its application mode starts."""
+    driver._file = file  # type: ignore[attr-defined]  # LinuxDriver's; checked by driver_output first
 
 
 def restore_mode_at_exit(driver: Driver, mode: list[Any]) -> bool:
@@ -137,7 +142,7 @@ def restore_mode_at_exit(driver: Driver, mode: list[Any]) -> bool:
     or keeps none (not Textual's Linux driver)."""
     if getattr(driver, "attrs_before", None) is None:
         return False
-    driver.attrs_before = mode  # type: ignore[attr-defined]  (LinuxDriver's, checked above)
+    driver.attrs_before = mode  # type: ignore[attr-defined]  # LinuxDriver's, checked above
     return True
 
 

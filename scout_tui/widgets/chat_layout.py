@@ -6,7 +6,7 @@ view stays on what the person was reading, or at the bottom when it follows the 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from textual.containers import ScrollableContainer
 from textual.geometry import Size
@@ -106,7 +106,8 @@ class VisibleLayout:
     @property
     def _following(self) -> bool:
         """Whether the view keeps to the bottom as content grows (``Widget.anchor``, not released)."""
-        return self.is_anchored and not compat.anchor_released(self)  # type: ignore[arg-type]  (self is the ChatView)
+        view = cast(Widget, self)  # this mixin is part of ChatView
+        return view.is_anchored and not compat.anchor_released(view)
 
     def _reading(self) -> tuple[Part, int] | None:
         """What the top row of the view showed in the last layout: ``(its part, rows into
