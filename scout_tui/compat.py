@@ -14,6 +14,9 @@ Textual
         key widget, made with its ``compact`` value at once (widgets/footer.py).
     ``Footer._bindings_ready`` (a reactive; ``show_footer_keys_at_once``): set, so that the
         footer's keys are in the first frame instead of after the first bindings change.
+        (Measured with benchmarks/startup.py --instructions, to the first frame: the footer's
+        drawn line, 1,499 M instructions; Textual's ``Footer`` with neither attribute, 1,536 M;
+        Textual's key widgets in the first frame, 1,608 M.)
     ``DOMNode._bindings`` (its ``BindingsMap``; ``bindings_for_key``): a text area's own
         bindings for a key, run in the widget's key handler, in the order keys were typed.
     ``TextArea._on_key`` (overridden by ``KeysBeforeTextArea``): Enter, newlines, completion

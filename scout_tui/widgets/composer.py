@@ -231,8 +231,9 @@ class Composer(MultilineInput):
             self.action_submit()
 
     def watch_selection(self) -> None:
-        # Called as the cursor moves, right after TextArea's own watcher (which posts
-        # ``SelectionChanged``): the word is checked before the next queued key is handled.
+        # Called as the cursor moves, right after TextArea's own watcher: the word is checked
+        # before the next queued key is handled. Its ``SelectionChanged`` message comes after
+        # those keys ("/cos" and Enter at once then sent the list's older choice).
         self._check_token()
 
     def on_text_area_changed(self, _: TextArea.Changed) -> None:
