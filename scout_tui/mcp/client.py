@@ -21,6 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from scout_tui import compat
 from scout_tui.mcp.config import ServerConfig
 
 _log = logging.getLogger("scout_tui.mcp")
@@ -376,7 +377,7 @@ class _Runner:
         from mcp.shared.exceptions import McpError
 
         session = self.session
-        request_id = session._request_id  # the id send_request takes before its first await
+        request_id = compat.next_request_id(session)  # the id send_request takes before its first await
         timeout = self.status.config.tool_timeout
         self.unanswered += 1
         try:

@@ -7,10 +7,13 @@ A mixin of ``ScoutApp`` (app.py): it uses the app's config, cwd, chat and Textua
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from textual import work
 from textual.app import App
 from textual.command import CommandPalette
 
+from scout_tui import compat
 from scout_tui.core.errors import ScoutError
 from scout_tui.theming.colours import derive_variables
 from scout_tui.tui.theme_picker import ThemeChoice, ThemePicker
@@ -60,7 +63,8 @@ class ThemesMixin:
         self.set_class(dark, "-dark-mode", update=False)
         self.set_class(not dark, "-light-mode", update=False)
         self.set_class(True, f"-theme-{name}", update=False)
-        self._refresh_truecolor_filter(self.ansi_theme)
+        app = cast("App[Any]", self)  # this mixin is part of ScoutApp
+        compat.refresh_truecolor_filter(app, app.ansi_theme)
         self.stylesheet.set_variables(self.get_css_variables())
         self._theme_watcher = ThemeFileWatcher()
         self._theme_watcher.watch(self.theme_sources.get(name))
@@ -138,5 +142,5 @@ class ThemesMixin:
                 self.theme = name
             else:
                 # Textual applies a theme when its name changes; its watcher re-applies this one.
-                self._watch_theme(name)
+                compat.reapply_theme(cast("App[Any]", self), name)
             self.notify(f"Theme {name} reloaded.", timeout=2)

@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable
 from textual import events
 from textual.screen import Screen
 
+from scout_tui import compat
 from scout_tui.tui import line_mode
 from scout_tui.core import urgency
 
@@ -62,7 +63,7 @@ class InputFirstMixin:
 
     def get_default_screen(self) -> Screen:
         """The first screen on the stack: a ``KeyFirstScreen``."""
-        return KeyFirstScreen(id="_default")
+        return KeyFirstScreen(id=compat.DEFAULT_SCREEN_ID)
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, noting typed keys as its input thread reads them."""
@@ -115,7 +116,7 @@ class KeyFirstScreen(Screen):
         # Runs before Screen._on_idle (Textual dispatches a subclass's handler first), which then
         # finds nothing changed and runs the call_after_refresh callbacks.
         if getattr(self.app, "echo_pending", False):
-            self._on_timer_update()  # Textual's draw: no-op unless something changed, or batched
+            compat.draw_now(self)  # Textual's draw: no-op unless something changed, or batched
 
 
 class FlushNotice:
@@ -124,7 +125,7 @@ class FlushNotice:
     queued and what is flushed, to call back once everything queued so far is out.
 
     Args:
-        file: the terminal's file (the driver's ``_file``); every other attribute is its.
+        file: the terminal's file (``compat.driver_output``); every other attribute is its.
     """
 
     def __init__(self, file: IO[str]) -> None:
@@ -172,15 +173,16 @@ def noting_input(base: type[Driver]) -> type[Driver]:
         def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(app, *args, **kwargs)
             self._notice: FlushNotice | None = None
-            if getattr(self, "_file", None) is not None:  # Textual's Linux driver: its writer thread's file
-                self._file = self._notice = app.frame_out = FlushNotice(self._file)
+            if (file := compat.driver_output(self)) is not None:  # Textual's Linux driver: its writer thread's file
+                self._notice = app.frame_out = FlushNotice(file)
+                compat.set_driver_output(self, self._notice)
 
         def start_application_mode(self) -> None:
             super().start_application_mode()
             # The CLI left line mode before the app ran (``line_mode``): what Textual found
             # then is not the person's mode, which it must restore at exit and in ``App.suspend``.
-            if getattr(self, "attrs_before", None) is not None and (mode := line_mode.saved_mode()) is not None:
-                self.attrs_before = mode
+            if (mode := line_mode.saved_mode()) is not None:
+                compat.restore_mode_at_exit(self, mode)
 
         def write(self, data: str) -> None:
             if self._notice is not None:
@@ -189,7 +191,7 @@ def noting_input(base: type[Driver]) -> type[Driver]:
 
         def process_message(self, message: Message) -> None:
             if typed(message):
-                self._app.input_arrived()
+                compat.driver_app(self).input_arrived()
             super().process_message(message)
 
     NotingInput.__qualname__ = NotingInput.__name__ = f"NotingInput{base.__name__}"

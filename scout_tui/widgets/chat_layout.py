@@ -6,13 +6,14 @@ view stays on what the person was reading, or at the bottom when it follows the 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from textual.containers import ScrollableContainer
 from textual.geometry import Size
 from textual.layout import DockArrangeResult
 from textual.widget import Widget
 
+from .. import compat
 from .assistant_message import AssistantMessage
 from .chat_markdown import MarkdownChunk
 from .markdown_render import code_theme_of, measure_heights
@@ -109,7 +110,8 @@ class VisibleLayout:
     @property
     def _following(self) -> bool:
         """Whether the view keeps to the bottom as content grows (``Widget.anchor``, not released)."""
-        return self._anchored and not self._anchor_released
+        view = cast(Widget, self)  # this mixin is part of ChatView
+        return view.is_anchored and not compat.anchor_released(view)
 
     def _reading(self) -> tuple[Part, int] | None:
         """What the top row of the view showed in the last layout: ``(its part, rows into
@@ -197,10 +199,9 @@ def _relayout(widget: Widget, container: Widget) -> None:
     Textual caches box models and arrangements on counters that ``refresh(layout=True)`` bumps
     only on the next idle (``Widget._check_refresh``), too late for this pass.
     """
-    widget._layout_updates += 1
+    compat.count_layout_change(widget)
     for node in widget.ancestors:
         if isinstance(node, Widget):
-            node._clear_arrangement_cache()
-            node._layout_updates += 1
+            compat.clear_layout_cache(node)
         if node is container:
             break

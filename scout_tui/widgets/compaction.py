@@ -151,7 +151,7 @@ class SummaryEditor(MultilineInput):
     insert a newline (terminals send either, see ``composer.py``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Shown in the Footer; the keys themselves are handled in ``MultilineInput._on_key``.
+        # Shown in the Footer; the keys themselves are handled in ``MultilineInput.key_first``.
         Binding("enter", "submit", "Accept", id="compact_preview.accept"),
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="compact_preview.newline"),
     ]

@@ -2,7 +2,7 @@
 paths matching a typed ``@path``, shown above the composer while it keeps the focus.
 
 The list never takes the focus: the composer sends it Up, Down, Tab, Enter and Esc while it is
-shown (``Composer._on_key``). Matched characters are highlighted with Textual's fuzzy
+shown (``Composer.key_first``). Matched characters are highlighted with Textual's fuzzy
 ``Matcher``, the one the command palette uses.
 """
 

@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from .. import compat
 from ..session.completion import Choice, Token, complete, token_at
 
 if TYPE_CHECKING:
@@ -23,15 +24,15 @@ if TYPE_CHECKING:
 PLACEHOLDER = "Ask scout… (Enter to send, Shift+Enter for newline)"
 
 
-class MultilineInput(TextArea):
+class MultilineInput(compat.KeysBeforeTextArea, TextArea):
     """A text area that sends on Enter, like an ``Input``: Enter runs ``action_submit`` (each
     subclass says what sending means), Shift+Enter and Ctrl+J insert a newline.
 
-    The keys are handled in ``_on_key``, not by priority bindings; subclasses still list them in
-    ``BINDINGS``, for the Footer and keymaps.
+    The keys are handled in ``key_first``, before the text area's key handler, not by priority
+    bindings; subclasses still list them in ``BINDINGS``, for the Footer and keymaps.
     """
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def key_first(self, event: events.Key) -> bool:
         # Enter is handled here, in the widget's own queue after the keys typed before it.
         # A priority binding would run as soon as the key arrives, ahead of characters still
         # queued, and send half a prompt when text arrives fast (a paste, tmux send-keys).
@@ -43,18 +44,18 @@ class MultilineInput(TextArea):
                 self.action_submit(later=event.key == "alt+enter")
             else:
                 self.action_newline()
-            return
+            return True
         # This box's own bindings (Backspace, Delete, arrows, Ctrl+W…) run here too, in turn: as
         # bindings they would run once the key had bubbled up, after keys that arrived with it
         # were typed ("x", Backspace, "y" in one read of the terminal left "x" and deleted "y").
         # Textual issue #6605; its open pull request #6631 does the same in TextArea itself.
-        binding = next(iter(self._bindings.key_to_bindings.get(event.key, ())), None)
+        binding = next(iter(compat.bindings_for_key(self, event.key)), None)
         if binding is not None and not event.is_printable and self.check_action(binding.action, ()):
             event.stop()
             event.prevent_default()
             await self.run_action(binding.action)
-            return
-        await super()._on_key(event)
+            return True
+        return await super().key_first(event)
 
     def action_submit(self, later: bool = False) -> None:
         """Send the text: what Enter does (each subclass posts its own message); ``later``:
@@ -90,7 +91,7 @@ class Composer(MultilineInput):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Shown in the Footer; Enter and the newline keys are handled in ``MultilineInput._on_key``.
+        # Shown in the Footer; Enter and the newline keys are handled in ``MultilineInput.key_first``.
         Binding("enter", "submit", "Send", id="composer.submit"),
         Binding("alt+enter", "submit(True)", "Send after the turn", show=False, id="composer.queue"),
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
@@ -162,7 +163,7 @@ class Composer(MultilineInput):
 
     _LIST_KEYS = {"up": -1, "down": 1}
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def key_first(self, event: events.Key) -> bool:
         completion = self.completion
         if event.key == "enter" and (choice := self._burst_choice()) is not None:
             event.stop()
@@ -170,7 +171,7 @@ class Composer(MultilineInput):
             if completion is not None:
                 completion.hide()
             self.accept(choice, send=True)
-            return
+            return True
         if event.key == "enter" and completion is not None and completion.shown and self._typed_whole(completion):
             completion.hide()  # the word is typed out already: Enter sends, as it would with no list
         if event.key == "enter" and completion is not None and completion.shown and completion.token != self._token:
@@ -185,13 +186,13 @@ class Composer(MultilineInput):
                 completion.hide()
             elif (choice := completion.chosen) is not None:
                 self.accept(choice, send=event.key == "enter")
-            return
+            return True
         if event.key == "tab" and self.busy and self.text.strip():
             event.stop()
             event.prevent_default()
             self.action_submit(later=True)
-            return
-        await super()._on_key(event)
+            return True
+        return await super().key_first(event)
 
     def _burst_choice(self) -> Choice | None:
         """For Enter typed with the command word before it, before the list caught up (keys sent
@@ -229,8 +230,10 @@ class Composer(MultilineInput):
         if send and choice.runs:
             self.action_submit()
 
-    def _watch_selection(self, previous_selection: object, selection: object) -> None:
-        super()._watch_selection(previous_selection, selection)
+    def watch_selection(self) -> None:
+        # Called as the cursor moves, right after TextArea's own watcher: the word is checked
+        # before the next queued key is handled. Its ``SelectionChanged`` message comes after
+        # those keys ("/cos" and Enter at once then sent the list's older choice).
         self._check_token()
 
     def on_text_area_changed(self, _: TextArea.Changed) -> None:

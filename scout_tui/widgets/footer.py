@@ -20,7 +20,8 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.style import Style
 from textual.widgets import Footer, Static
-from textual.widgets._footer import FooterKey
+
+from .. import compat
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class KeysFooter(Footer):
         self.drawn: tuple[list[DrawnKey], DrawnKey | None] | None = None
         self._first_compose = True
         self._hint = ""  # said before the keys (``say``)
-        self.set_reactive(Footer._bindings_ready, True)  # keys in the first frame (Footer waits for a change)
+        compat.show_footer_keys_at_once(self)  # keys in the first frame (Footer waits for a change)
 
     def compose(self) -> ComposeResult:
         if self._first_compose:
@@ -79,12 +80,13 @@ class KeysFooter(Footer):
         self.drawn = None
         if self._hint:
             yield Static(self._hint, classes="-hint")
+        footer_key = compat.footer_key_class()
         for widget in super().compose():
             # Bound to the footer's ``compact`` once mounted, a key made compact (FooterKey's
             # default) is restyled twice more (~4 ms for 7 keys): made with its value at once.
             # The palette's key is not bound to ``compact``: it stays compact, as in Footer.
-            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
-                widget.set_reactive(FooterKey.compact, self.compact)
+            if isinstance(widget, footer_key) and not widget.has_class("-command-palette"):
+                widget.set_reactive(footer_key.compact, self.compact)
             yield widget
 
     def say(self, hint: str) -> None:
