@@ -131,6 +131,7 @@ async def run_headless(
     # running tool's process group is killed and the turn is closed validly in the store.
     signalled: list[int] = []
     turn = asyncio.current_task()
+    assert turn is not None  # run_headless runs in a task (asyncio.run)
     loop = asyncio.get_running_loop()
 
     def stop(signum: int) -> None:
@@ -170,7 +171,7 @@ async def run_headless(
                         tool_line(event)
                     case SessionCompacted():
                         print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
-                              f"scout-tui --fork {session.id[:8]}:{event.count})", file=err, flush=True)
+                              f"scout-tui --fork {(session.id or '')[:8]}:{event.count})", file=err, flush=True)
                     case Retry():
                         print(f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s: {event.reason}",
                               file=err, flush=True)

@@ -9,7 +9,7 @@ hold one from its first frame (``tests/test_startup.py``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scout_tui.engine.agent import Agent
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.extensions.skills import Skill
-    from scout_tui.mcp.client import McpClient
+    from scout_tui.mcp.client import McpClient, ServerStatus
     from scout_tui.mcp.config import ServerConfig
     from scout_tui.store.event_log import Store
     from scout_tui.store.opening import OpenedSession
@@ -128,7 +128,7 @@ class Session:
 
     # -- the turn ----------------------------------------------------------------------------
 
-    async def turn(self, content: list[dict] | None) -> AsyncIterator[Event]:
+    async def turn(self, content: list[dict] | None) -> AsyncGenerator[Event, None]:
         """Run one turn of ``content`` (None: send the conversation again, ``/retry``) and yield
         each of its events once it is recorded (``record``). The session is stored when its first
         turn starts. Before every model request the MCP servers' tools are offered as they are
@@ -141,9 +141,7 @@ class Session:
         from scout_tui.core.bus import MessageUser
 
         agent = self.ensure_agent()
-        if self.id is None:
-            self.id = await asyncio.to_thread(self.store.create_session, self.cwd)
-        agent.cache_key = self.id
+        agent.cache_key = await self.stored()
         self.closing = []
         await self.offer_mcp_tools()
         try:
@@ -163,6 +161,12 @@ class Session:
         for event in await agent.checkpoint_interrupted():  # what ran before the interrupt can be undone
             await self.record(event)
             self.closing.append(event)
+
+    async def stored(self) -> str:
+        """The session's id, storing it first if it is new (in a thread)."""
+        if self.id is None:
+            self.id = await asyncio.to_thread(self.store.create_session, self.cwd)
+        return self.id
 
     async def record(self, event: Event) -> None:
         """Give ``event`` to the plugins (the bus), the store (in a thread: the caller's loop never
@@ -236,13 +240,16 @@ class Session:
         loop = asyncio.get_running_loop()
         seen = {status.name: status.state for status in self.mcp.status()}
 
-        def changed(status: Any) -> None:  # on the loop of the session
+        def changed(status: ServerStatus) -> None:  # on the loop of the session
             if seen.get(status.name) != status.state:  # not a ready server's tool list read again
                 seen[status.name] = status.state
                 if (text := joined(status)) is not None:
                     say(text)
 
-        self.mcp.on_change = lambda status: loop.call_soon_threadsafe(changed, status)
+        def on_change(status: ServerStatus) -> None:  # on the scout-mcp thread
+            loop.call_soon_threadsafe(changed, status)
+
+        self.mcp.on_change = on_change
 
     async def offer_mcp_tools(self) -> None:
         """Make the agent's MCP tools those of the servers as they are now (``mcp.tools.offer_tools``):
@@ -271,12 +278,13 @@ async def open_session(config: Config, cwd: Path, *, store: Store, warn: Callabl
                        resume: str | None = None, latest: bool = False,
                        fork: tuple[str, int | None] | None = None, opened: OpenedSession | None = None,
                        on_notice: Callable[[Event], None] | None = None, extra_mcp: Sequence[ServerConfig] = (),
-                       **agent_options: Any) -> Session:
+                       mcp_warn: Callable[[str], None] | None = None, **agent_options: Any) -> Session:
     """A session of ``cwd`` opened for a front end without a screen (``-p``, ``acp``): new, the
     latest (``latest``, ``-c``), ``resume`` or ``fork`` (``store.opening.open_session``), or
     ``opened`` as read; ``config.notes``, skill and plugin problems said through ``warn``; the
     setup checked (``setup_problem``); the model's metadata read; the MCP servers started
-    (``Session.start_mcp``); the agent built (its notes said). ``on_notice`` gets the ``notice``
+    (``Session.start_mcp``; what they say through ``mcp_warn``, default ``warn``); the agent built
+    (its notes said). ``on_notice`` gets the ``notice``
     events of the bus before the plugins' handlers. ``agent_options`` go to ``build_agent``.
 
     Raises:
@@ -308,7 +316,7 @@ async def open_session(config: Config, cwd: Path, *, store: Store, warn: Callabl
         opened = opening.open_session(store, cwd, resume=resume, latest=latest, fork=fork)
     session = Session(store, cwd, config, opened=opened, bus=bus, skills=skills, plugins=plugins, info=info,
                       **agent_options)
-    await session.start_mcp(warn, extra_mcp)  # before the first request (a short wait): their tools belong in it
+    await session.start_mcp(mcp_warn or warn, extra_mcp)  # before the first request (a short wait): their tools belong in it
     try:
         await asyncio.to_thread(session.ensure_agent)
     except BaseException:
