@@ -66,3 +66,18 @@ async def test_acp_offers_a_tool_added_mid_turn_and_drops_a_crashed_servers_tool
             done = await conn.prompt(session_id=session.session_id, prompt=text("grow, use it, crash"))
     assert done.stop_reason == "end_turn"
     check(server.requests)
+
+
+async def test_the_tui_offers_a_tool_added_mid_turn_and_drops_a_crashed_servers_tools(tmp_home, workdir):
+    from tests.app_helpers import SIZE, make_app, send, settle
+    from tests.conftest import wait_until
+
+    configure(tmp_home / ".config")
+    with LoopbackServer(REPLIES) as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.mcp is not None and app.mcp.servers["notes"].state == "ready",
+                             what="MCP server notes ready")
+            await send(app, pilot, "grow, use it, crash")
+            await settle(app, pilot)
+            check(server.requests)

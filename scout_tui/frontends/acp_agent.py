@@ -44,7 +44,7 @@ from scout_tui.config.layers import load_config, resumed_config
 from scout_tui.core.errors import ScoutError
 from scout_tui.session.mentions import prompt_content
 from scout_tui.session.providers import configured_models
-from scout_tui.session.runtime import model_name
+from scout_tui.session.runtime import model_metadata_asking_the_server, model_name
 from scout_tui.session.session import Session, open_session
 from scout_tui.store.opening import OpenedSession, read_session
 from scout_tui.store.event_log import Store
@@ -205,9 +205,11 @@ class ScoutAcpAgent:
         if config_id != "model" or not provider or not model:
             raise _error(f"unknown option {config_id}={value!r} (known: model=PROFILE/MODEL)", -32602)
         try:
-            await session.session.switch_model(session.session.config.for_provider(provider, model))
+            config = session.session.config.for_provider(provider, model)
+            event = session.session.switch_model(config, await model_metadata_asking_the_server(config))
         except ScoutError as e:
             raise _error(e, -32602) from None
+        await session.session.record(event)
         return SetSessionConfigOptionResponse(config_options=session.options())
 
     # -- a turn ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scout_tui.config.layers import Config
+    from scout_tui.config.models import ModelInfo
     from scout_tui.core.bus import Bus, Event, ModelSwitch
     from scout_tui.engine.agent import Agent
     from scout_tui.extensions.plugins import Plugins
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 def setup_problem(config: Config, plugins: Plugins | None = None) -> str:
     """Why no turn can run with ``config`` ("" when one can): an unknown provider (naming where
     it was set and how to choose another), or no API key for a provider's hosted URL (naming the
-    variable, and the ways to give one or to use a local server). A plugin's provider decides for
+    variable, and the ways to give one or, at start-up, to use a local server). A plugin's provider decides for
     itself whether it needs a key. The one check the TUI, ``-p`` and ``acp`` make."""
     from scout_tui.core.errors import ScoutError
     from scout_tui.session.runtime import check_provider, key_problem
@@ -39,10 +40,10 @@ def setup_problem(config: Config, plugins: Plugins | None = None) -> str:
         return f"{config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
     if plugins is not None and config.provider in plugins.providers:
         return ""
-    if problem := key_problem(config):
-        return (f"{problem}; or pass --api-key, or use a local server "
-                "(--provider openai --base-url http://localhost:11434/v1)")
-    return ""
+    problem = key_problem(config)
+    if problem and "model switch" not in config.sources.get("provider", ""):  # else: start again, it says
+        problem += "; or pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
+    return problem
 
 
 class Session:
@@ -168,10 +169,11 @@ class Session:
             self.id = await asyncio.to_thread(self.store.create_session, self.cwd)
         return self.id
 
-    async def record(self, event: Event) -> None:
+    async def record(self, event: Event) -> bool:
         """Give ``event`` to the plugins (the bus), the store (in a thread: the caller's loop never
         waits on disk) and the conversation (``added_message``, ``mark_refused``), in that order:
-        a failed write leaves the conversation as the store has it."""
+        a failed write leaves the conversation as the store has it. Returns whether it added a
+        message to the conversation."""
         from scout_tui.core.bus import added_message, mark_refused
 
         self.recording = event
@@ -187,6 +189,7 @@ class Session:
         mark_refused(self.messages, event)
         if (cost := getattr(event, "cost", None)) is not None and message is not None:
             self.cost = (self.cost or 0.0) + cost
+        return message is not None
 
     def steer(self, content: list[dict]) -> None:
         """Send ``content`` with the running turn's next request (``Agent.steer``)."""
@@ -199,26 +202,27 @@ class Session:
 
     # -- the model ---------------------------------------------------------------------------
 
-    async def switch_model(self, config: Config) -> ModelSwitch:
-        """Send the next requests with ``config`` (``Config.for_provider``): the agent's backend
-        switched (``runtime.switch_agent``; the model's metadata read first, off the loop when it
-        asks the server) and the switch recorded, so that the session reopens with it. Without an
-        agent yet, the switch is recorded once the session is stored (``record_switch``).
+    def switch_model(self, config: Config, info: ModelInfo, *, calibration: dict | None = None) -> ModelSwitch:
+        """Send the next requests with ``config`` (``Config.for_provider``) and its model's
+        metadata ``info`` (``runtime.model_metadata_asking_the_server``): the agent's backend
+        switched (``runtime.switch_agent``, ``calibration`` as there), or without an agent yet,
+        the one built next uses them. Returns the ``session.model`` event for the caller to
+        ``record`` (so that the session reopens with it) or only show. Call it on the loop the
+        turns run on.
 
         Raises:
             ScoutError: an unknown provider, or a bad ``[models."ID"]`` table.
         """
         from scout_tui.core.bus import ModelSwitch
-        from scout_tui.session.runtime import model_metadata_asking_the_server, model_name, switch_agent
+        from scout_tui.session.runtime import check_provider, model_name, switch_agent
 
-        info = await model_metadata_asking_the_server(config)
         if self.agent is not None:
-            event = switch_agent(self.agent, config, info)
+            event = switch_agent(self.agent, config, info, calibration=calibration)
         else:
+            check_provider(config)
             event = ModelSwitch(config.provider, model_name(config))
             self.agent_options["info"] = info
         self.config = config
-        await self.record(event)
         return event
 
     # -- MCP servers -------------------------------------------------------------------------
