@@ -254,7 +254,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.session.agent = agent
 
     @property
-    def mcp(self) -> McpClient | None:  # type: ignore[override]  # McpMixin's default, the session's here
+    def mcp(self) -> McpClient | None:
         """The session's MCP servers (``McpMixin.start_mcp`` starts them), or None."""
         return self.session.mcp
 
