@@ -9,6 +9,7 @@ hold one from its first frame (``tests/test_startup.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,7 +153,11 @@ class Session:
                 await self.record(event)
                 yield event
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit, BrokenPipeError):
-            await asyncio.shield(self._close_interrupted(agent))
+            closing = asyncio.ensure_future(self._close_interrupted(agent))
+            while not closing.done():  # a second cancel (the connection closing) waits for it too
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(closing)
+            closing.result()
             raise
 
     async def _close_interrupted(self, agent: Agent) -> None:
