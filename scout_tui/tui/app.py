@@ -193,7 +193,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
-        self.compactions: list[dict] = []
         self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self._background_started = False
@@ -261,6 +260,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     @mcp.setter
     def mcp(self, client: McpClient | None) -> None:
         self.session.mcp = client
+
+    @property
+    def compactions(self) -> list[dict]:
+        """The session's summaries in force, oldest first (``Session.compactions``)."""
+        return self.session.compactions
+
+    @compactions.setter
+    def compactions(self, compactions: list[dict]) -> None:
+        self.session.compactions = compactions
 
     @cached_property
     def bus(self) -> Bus:
