@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from scout_tui.core.bus import Bus, Event, ModelSwitch
     from scout_tui.engine.agent import Agent
     from scout_tui.extensions.plugins import Plugins
-    from scout_tui.extensions.skills import Skill
     from scout_tui.mcp.client import McpClient, ServerStatus
     from scout_tui.mcp.config import ServerConfig
     from scout_tui.store.event_log import Store
+    from scout_tui.checkpoints.restores import Restore
     from scout_tui.store.opening import OpenedSession
 
 
@@ -267,6 +267,28 @@ class Session:
 
         self.ensure_agent().apply_compaction(data)
         return SessionCompacted(**data)
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    async def restore_files(self, plan: Restore) -> Event:
+        """Write ``plan``'s files back as its checkpoint has them (``/undo``, ``/redo``, a rewind;
+        ``checkpoints.restores``), in a thread, and record it; returns the ``checkpoint.restore``
+        event recorded.
+
+        Raises:
+            ScoutError: checkpoints are off, or the files cannot be written back.
+        """
+        from scout_tui.core.bus import CheckpointRestore
+        from scout_tui.core.errors import ScoutError
+        from scout_tui.session.runtime import checkpoint_store
+
+        store = checkpoint_store(self.config, self.cwd)
+        if store is None:
+            raise ScoutError('Checkpoints are off (checkpoints = "off").')
+        await asyncio.to_thread(store.restore, plan.tree, plan.paths)
+        event = CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo)
+        await self.record(event)
+        return event
 
     # -- the model ---------------------------------------------------------------------------
 

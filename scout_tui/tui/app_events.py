@@ -9,7 +9,6 @@ on the bus come as ``AgentEvent`` messages. A mixin of ``ScoutApp`` (app.py).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
