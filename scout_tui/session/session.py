@@ -109,10 +109,6 @@ class Session:
     def bus(self, bus: Bus) -> None:
         self._bus = bus
 
-    def setup_problem(self) -> str:
-        """``setup_problem`` of this session's config and plugins."""
-        return setup_problem(self.config, self.agent_options.get("plugins"))
-
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
         use (imports the engine: from a thread in the TUI)."""
