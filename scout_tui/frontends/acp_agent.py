@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,18 +39,15 @@ from scout_tui.frontends.acp_inputs import embedded_files, prompt_text, server_c
 from scout_tui.frontends.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)
 from scout_tui.engine.agent import Agent
-from scout_tui.backends import offloop
-from scout_tui.core.bus import Bus, Error, Event, TurnEnd, added_message, mark_refused
+from scout_tui.core.bus import Error, TurnEnd
 from scout_tui.config.layers import load_config, resumed_config
 from scout_tui.core.errors import ScoutError
-from scout_tui.session.setup import agent_notes, load_extensions
-from scout_tui.session.mcp_startup import join_later, start_mcp
 from scout_tui.session.mentions import prompt_content
 from scout_tui.session.providers import configured_models
-from scout_tui.session.runtime import build_agent, model_metadata_asking_the_server, model_name, switch_agent
+from scout_tui.session.runtime import model_metadata_asking_the_server, model_name
+from scout_tui.session.session import Session, open_session
 from scout_tui.store.opening import OpenedSession, read_session
 from scout_tui.store.event_log import Store
-from scout_tui.engine.summary import Compaction
 from scout_tui.tools.approvals import Approval, PermissionRequest
 from scout_tui.core.redaction import redact
 from scout_tui.tools.permissions import MODES
@@ -74,22 +72,31 @@ def _error(e: ScoutError | str, code: int = -32603) -> RequestError:
 
 @dataclass
 class _Session:
-    """One open session: its agent, the plugins' bus, the conversation as stored, the turn running."""
+    """One open session (``session.Session``: the agent, the conversation, the turn loop), with
+    what ACP adds: the updates of its events, the prompt running, the notes to tell the client."""
 
-    id: str
-    cwd: Path
-    agent: Agent
-    bus: Bus
-    messages: list[dict]
+    session: Session
     live: LiveUpdates
-    config: Any  # the session's Config: the model in use; a switch is made from it (Config.for_provider)
-    mcp: Any = None  # the McpClient of its MCP servers (scout.toml's, .mcp.json's, the ACP client's), or None
     turn: asyncio.Task | None = None
-    notes: list[str] | None = None  # what the client is told at its next prompt (an MCP server still starting)
+    notes: list[str] = field(default_factory=list)  # what the client is told at its next prompt
+
+    @property
+    def id(self) -> str:
+        assert self.session.id is not None  # stored when opened
+        return self.session.id
+
+    @property
+    def cwd(self) -> Path:
+        return self.session.cwd
+
+    @property
+    def agent(self) -> Agent:
+        return self.session.ensure_agent()
 
     def options(self) -> list:
         """The session's config options (``acp_updates.model_option``): its model."""
-        return [model_option(configured_models(self.config), (self.config.provider, model_name(self.config)))]
+        config = self.session.config
+        return [model_option(configured_models(config), (config.provider, model_name(config)))]
 
     def modes(self) -> SessionModeState:
         return session_modes(self.agent.permissions.mode if self.agent.permissions is not None else "yolo")
@@ -198,12 +205,11 @@ class ScoutAcpAgent:
         if config_id != "model" or not provider or not model:
             raise _error(f"unknown option {config_id}={value!r} (known: model=PROFILE/MODEL)", -32602)
         try:
-            config = session.config.for_provider(provider, model)
-            event = switch_agent(session.agent, config, await model_metadata_asking_the_server(config))
+            config = session.session.config.for_provider(provider, model)
+            event = session.session.switch_model(config, await model_metadata_asking_the_server(config))
         except ScoutError as e:
             raise _error(e, -32602) from None
-        session.config = config
-        self._record(session, event)
+        await session.session.record(event)
         return SetSessionConfigOptionResponse(config_options=session.options())
 
     # -- a turn ------------------------------------------------------------------------------
@@ -252,17 +258,16 @@ class ScoutAcpAgent:
         reason: StopReason = "end_turn"
         failure: str | None = None
         try:
-            async for event in session.agent.run(session.messages, content):
-                await self._send_all(session.id, self._record(session, event))
-                if isinstance(event, TurnEnd):
-                    reason = stop_reason(event.stop_reason)
-                elif isinstance(event, Error):
-                    failure = event.message
-        except asyncio.CancelledError:
-            # Stored first: a second cancel (the connection closing) must not leave it half closed.
-            closing = [*session.agent.interrupt(), *await session.agent.checkpoint_interrupted()]
-            updates = [update for event in closing for update in self._record(session, event)]
-            await self._send_all(session.id, updates)
+            async with contextlib.aclosing(session.session.turn(content)) as events:
+                async for event in events:
+                    await self._send_all(session.id, session.live.updates(event))
+                    if isinstance(event, TurnEnd):
+                        reason = stop_reason(event.stop_reason)
+                    elif isinstance(event, Error):
+                        failure = event.message
+        except asyncio.CancelledError:  # the session closed the turn validly
+            closing = session.session.interrupt_events()
+            await self._send_all(session.id, [update for event in closing for update in session.live.updates(event)])
             return "cancelled", None
         return reason, failure
 
@@ -270,15 +275,6 @@ class ScoutAcpAgent:
         """Send the session's notes (``notice_update``), once each."""
         while session.notes:
             await self._send(session.id, notice_update(session.notes.pop(0)))
-
-    def _record(self, session: _Session, event: Event) -> list[Update]:
-        """Give ``event`` to the plugins and the store, grow the conversation; its updates."""
-        session.bus.emit(event)
-        self.store.append(session.id, event)
-        if (message := added_message(event)) is not None:
-            session.messages.append(message)
-        mark_refused(session.messages, event)
-        return session.live.updates(event)
 
     async def _send_all(self, session_id: str, updates: list[Update]) -> None:
         for update in updates:
@@ -320,58 +316,41 @@ class ScoutAcpAgent:
         return await self._open(cwd, opened, mcp_servers)
 
     async def _open(self, cwd: str, opened: OpenedSession, servers: list | None) -> _Session:
-        """Build the agent for ``opened`` (a new session: ``OpenedSession()``) in ``cwd`` as
-        ``-p`` does, store a new session, and keep it open by its id."""
+        """Open ``opened`` (a new session: ``OpenedSession()``) in ``cwd`` as ``-p`` does
+        (``session.open_session``), store a new session, and keep it open by its id."""
         where = Path(cwd)
         if not where.is_absolute() or not where.is_dir():
             raise _error(f"cwd {cwd!r} is not an absolute path to a folder", -32602)
         extra, notes = server_configs(list(servers or ()))
         for note in notes:
             log.warning("%s", note)
-        mcp = None
-        notes: list[str] = []
+        told: list[str] = []
 
-        def note(text: str) -> None:  # logged, and told the client at its next prompt
+        def tell(text: str) -> None:  # logged, and told the client at its next prompt
             log.warning("%s", text)
-            notes.append(text)
+            told.append(text)
 
         try:
             config = load_config(where, flags=self.flags)
             if opened.id is not None:  # it goes on with the model it last switched to
                 config = resumed_config(config, self.store.model_switch(opened.id))
-            extensions = load_extensions(config, where, partial(log.warning, "%s"),
+            # Only the MCP servers' news is told the client; the rest is logged.
+            session = await open_session(config, where, store=self.store, warn=partial(log.warning, "%s"),
+                                         opened=opened, extra_mcp=extra, mcp_warn=tell,
                                          on_notice=lambda e: log.warning("%s", e.data.get("text", "")))
-            info = await model_metadata_asking_the_server(config)
-            compaction = Compaction.from_event(opened.compactions[-1]) if opened.compactions else None
-            mcp = await start_mcp(config, where, note, extra)  # their tools join the agent's
-            agent = await asyncio.to_thread(build_agent, config, where, skills=extensions.skills,
-                                            plugins=extensions.plugins, info=info, compaction=compaction, mcp=mcp)
-        except BaseException as e:
-            if mcp is not None:
-                await asyncio.to_thread(mcp.close)
-            if isinstance(e, ScoutError):
-                raise _error(e) from None
-            raise
-        session_id = opened.id or self.store.create_session(where)
-        agent.cache_key = session_id
-        agent.approve = partial(self._ask, session_id, where)
-        for note in agent_notes(agent):
-            log.warning("%s", note)
-        session = _Session(session_id, where, agent, extensions.bus, list(opened.messages),
-                           LiveUpdates(where, opened.cost), config, mcp, notes=notes)
-        if mcp is not None:
-            join_later(mcp, agent.tools, note)  # a server still starting joins a later request
-        self.sessions[session_id] = session
-        return session
+        except ScoutError as e:
+            raise _error(e) from None
+        session_id = await session.stored()
+        session.ensure_agent().approve = partial(self._ask, session_id, where)
+        self.sessions[session_id] = _Session(session, LiveUpdates(where, opened.cost), notes=told)
+        return self.sessions[session_id]
 
     async def _stop(self, session: _Session) -> None:
         """Stop the session's turn (closed validly), its MCP servers and its backend."""
         if session.turn is not None and not session.turn.done():
             session.turn.cancel()
             await asyncio.gather(session.turn, return_exceptions=True)
-        if session.mcp is not None:
-            await asyncio.to_thread(session.mcp.close)
-        await offloop.aclose(session.agent.backend)
+        await session.session.close()
 
     async def aclose(self) -> None:
         """Stop every running turn (closed validly in the store), close the backends and the store."""
@@ -386,7 +365,7 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     descriptor 1 (a plugin's print, a library) lands on stderr, not in the JSON-RPC stream."""
     protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
-    saved, sys.stdout = sys.stdout, protocol_out  # type: ignore[assignment]
+    saved, sys.stdout = sys.stdout, protocol_out
     try:
         return await stdio_streams(limit=50 * 1024 * 1024)
     finally:
@@ -400,6 +379,7 @@ async def serve(flags: dict[str, Any]) -> int:
     reader, writer = await _protocol_streams()
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
+    assert main is not None  # serve runs in a task (asyncio.run)
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, main.cancel)
     try:

@@ -31,7 +31,8 @@ from scout_tui.core.text import tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
 from scout_tui.tools.permissions import MODES
 
-Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress, UsageUpdate]
+Update = Union[AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, ToolCallStart, ToolCallProgress, UsageUpdate,
+               SessionInfoUpdate]
 """One ``session/update`` payload (the ``update`` field of a ``SessionNotification``)."""
 
 TOOL_KINDS: dict[str, ToolKind] = {

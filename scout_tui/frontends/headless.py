@@ -20,18 +20,13 @@ from pathlib import Path
 from typing import TextIO
 
 from scout_tui import STOP_SIGNALS
-from scout_tui.backends import offloop
 from scout_tui.core.bus import (Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
                            ToolEnd, ToolStart)
 from scout_tui.config.layers import Config
-from scout_tui.session.setup import agent_notes, load_extensions
-from scout_tui.session.mcp_startup import join_later, start_mcp
 from scout_tui.session.mentions import prompt_content
 from scout_tui.core.messages import message_text, thinking_text, tool_uses
-from scout_tui.session.runtime import build_agent, model_metadata_asking_the_server
-from scout_tui.store.opening import open_session
+from scout_tui.session.session import open_session
 from scout_tui.store.event_log import Store
-from scout_tui.engine.summary import Compaction
 from scout_tui.core.text import StreamSanitizer, one_line, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
 
@@ -70,20 +65,9 @@ async def run_headless(
     def warn(text: str) -> None:
         print(f"scout-tui: {text}", file=err, flush=True)
 
-    # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
-    extensions = load_extensions(config, cwd, warn,
-                                 on_notice=lambda event: print(event.data.get("text", ""), file=err, flush=True))
-    skills, plugins, bus = extensions.skills, extensions.plugins, extensions.bus
     # Only a terminal can be hijacked by escape sequences; a pipe gets the model's bytes.
     cleaner = StreamSanitizer() if out.isatty() else None
     shared_terminal = out.isatty() and err.isatty()
-    # Before a session is made: a bad [models."ID"] table must not leave an empty one behind.
-    info = await model_metadata_asking_the_server(config)
-    store = Store()
-    opened = open_session(store, cwd, resume=resume, latest=continue_, fork=fork)
-    if fork is not None and fork[1] is not None and opened.info.fork_at != fork[1]:
-        print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
-              "result", file=err, flush=True)
 
     async def refuse(request: PermissionRequest) -> Approval:
         # Nobody is there to ask: the model is told, and so is the person reading stderr.
@@ -93,23 +77,24 @@ async def run_headless(
                         "mode (-p) cannot ask for it. Tell the user what you wanted to do and that "
                         f"{request.how_to_allow()}", by="headless")
 
-    mcp = await start_mcp(config, cwd, warn)  # before the first request (a short wait): their tools belong in it
+    store = Store()
     try:
-        agent = build_agent(config, cwd, skills=skills, plugins=plugins, approve=refuse, cache_key=opened.id,
-                            info=info, mcp=mcp,
-                            compaction=Compaction.from_event(opened.compactions[-1]) if opened.compactions else None)
+        # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
+        session = await open_session(config, cwd, store=store, warn=warn, resume=resume, latest=continue_, fork=fork,
+                                     on_notice=lambda event: print(event.data.get("text", ""), file=err, flush=True),
+                                     approve=refuse)
     except BaseException:
-        if mcp is not None:
-            await asyncio.to_thread(mcp.close)
+        store.close()
         raise
-    if mcp is not None:
-        join_later(mcp, agent.tools, warn)  # a server still starting joins a later request of this turn
-    # Made once the agent is: a run stopped by a bad permission rule or [sandbox] value never
-    # reached the model, and leaves no empty session in the sessions pane. A run that fails
-    # later is stored, and listed as failed (its turn.end's stop_reason "error").
-    session_id = agent.cache_key = opened.id or store.create_session(cwd)
-    for note in agent_notes(agent):
-        warn(note)
+    opened = session.opened
+    if fork is not None and fork[1] is not None and opened and opened.info and opened.info.fork_at != fork[1]:
+        print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
+              "result", file=err, flush=True)
+    agent = session.ensure_agent()
+    # The session is stored when its turn starts (``Session.turn``): a run stopped by a bad
+    # permission rule or [sandbox] value never reached the model, and leaves no empty session in
+    # the sessions pane. A run that fails later is stored, and listed as failed (its turn.end's
+    # stop_reason "error").
     failure: str | None = None
     last = "\n"  # the last character written to ``out``
     new_message = False  # the next text starts another assistant message: keep them apart
@@ -119,7 +104,7 @@ async def run_headless(
 
     def emit(event) -> None:  # stream-json: one line per event
         if output_format == "stream-json":
-            out.write(json.dumps({"type": event.type, "session": session_id, "data": event.data}) + "\n")
+            out.write(json.dumps({"type": event.type, "session": session.id, "data": event.data}) + "\n")
             out.flush()
 
     def write(text: str) -> None:
@@ -146,6 +131,7 @@ async def run_headless(
     # running tool's process group is killed and the turn is closed validly in the store.
     signalled: list[int] = []
     turn = asyncio.current_task()
+    assert turn is not None  # run_headless runs in a task (asyncio.run)
     loop = asyncio.get_running_loop()
 
     def stop(signum: int) -> None:
@@ -158,53 +144,47 @@ async def run_headless(
     for note in notes:
         warn(note)
     try:
-        async for event in agent.run(opened.messages, content):
-            bus.emit(event)  # plugins' `on` handlers
-            store.append(session_id, event)
-            emit(event)
-            match event:
-                case MessageDelta(kind="text", text=text) if output_format == "text":
-                    if new_message and last != "\n":
-                        write("\n\n")
-                    new_message = False
-                    write(text)
-                case MessageAssistant():
-                    new_message = True
-                    if text := message_text(event.message):
-                        answers.append(text)
-                    elif (thought := only_thinking(event.message)) is not None:
-                        answers.append(thought)  # a thinking model that put its whole answer there
-                        if output_format == "text":
-                            write(thought)
-                    if event.cost is not None:
-                        cost = (cost or 0.0) + event.cost
-                case ToolStart(id=call_id, input=arguments):
-                    inputs[call_id] = arguments or {}
-                case PermissionDecision(by="rule"):
-                    warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
-                case ToolEnd():
-                    tool_line(event)
-                case SessionCompacted():
-                    print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
-                          f"scout-tui --fork {session_id[:8]}:{event.count})", file=err, flush=True)
-                case Retry():
-                    print(f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s: {event.reason}",
-                          file=err, flush=True)
-                case Error(message=message):
-                    failure = message
+        async with contextlib.aclosing(session.turn(content)) as events:
+            async for event in events:
+                emit(event)
+                match event:
+                    case MessageDelta(kind="text", text=text) if output_format == "text":
+                        if new_message and last != "\n":
+                            write("\n\n")
+                        new_message = False
+                        write(text)
+                    case MessageAssistant():
+                        new_message = True
+                        if text := message_text(event.message):
+                            answers.append(text)
+                        elif (thought := only_thinking(event.message)) is not None:
+                            answers.append(thought)  # a thinking model that put its whole answer there
+                            if output_format == "text":
+                                write(thought)
+                        if event.cost is not None:
+                            cost = (cost or 0.0) + event.cost
+                    case ToolStart(id=call_id, input=arguments):
+                        inputs[call_id] = arguments or {}
+                    case PermissionDecision(by="rule"):
+                        warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
+                    case ToolEnd():
+                        tool_line(event)
+                    case SessionCompacted():
+                        print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
+                              f"scout-tui --fork {(session.id or '')[:8]}:{event.count})", file=err, flush=True)
+                    case Retry():
+                        print(f"retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s: {event.reason}",
+                              file=err, flush=True)
+                    case Error(message=message):
+                        failure = message
         if cleaner:
             write(cleaner.flush())
     except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):
-        # Ctrl+C, or the reader of stdout went away (`| head`): close the turn validly.
-        for event in agent.interrupt():
-            bus.emit(event)
-            store.append(session_id, event)
+        # Ctrl+C, or the reader of stdout went away (`| head`): the session closed the turn validly.
+        for event in session.interrupt_events():
             if isinstance(event, ToolEnd):  # the call cut short is said, as the others were
                 with contextlib.suppress(BrokenPipeError):
                     tool_line(event)
-        for event in await agent.checkpoint_interrupted():  # what ran before Ctrl+C can be undone
-            bus.emit(event)
-            store.append(session_id, event)
         if signalled:
             turn.uncancel()
             return 128 + signalled[0]  # the shell's convention for "ended by signal N"
@@ -218,12 +198,10 @@ async def run_headless(
                 out.flush()
             except BrokenPipeError:
                 pass
-        await offloop.aclose(agent.backend)
+        await session.close()
         store.close()
-        if mcp is not None:
-            await asyncio.to_thread(mcp.close)
     if output_format != "text":
-        out.write(result_json(session_id, failure, "\n\n".join(answers), cost) + "\n")
+        out.write(result_json(session.id, failure, "\n\n".join(answers), cost) + "\n")
         out.flush()
     if failure:
         print(f"scout-tui: {failure}", file=err, flush=True)

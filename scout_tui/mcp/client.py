@@ -216,6 +216,17 @@ class McpClient:
                                  f"{status.why() if status else 'not configured'})")
         return runner
 
+    async def tools_settled(self) -> None:
+        """Wait until no server's tool list is being read again: a server that sent
+        ``notifications/tools/list_changed`` before a call's answer has its new list in
+        ``status().tools`` once this returns (the notification is read before the answer)."""
+        async def settled() -> None:
+            while pending := [task for runner in self._runners.values() for task in runner.relisting]:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+        if self._loop is not None and self._loop.is_running() and self._runners:
+            await self._there(settled())
+
     async def _there(self, coro: Any) -> Any:
         assert self._loop is not None
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
@@ -242,6 +253,7 @@ class _Runner:
         self.why_stopped = "stopped"  # what a call waiting when ``stop`` is set is told
         self._waiting: dict[asyncio.Task, str] = {}  # requests awaiting an answer -> why they ended ("" yet)
         self._errlog: Any = None
+        self.relisting: set[asyncio.Task] = set()  # tool lists being read again after list_changed
 
     async def serve(self) -> None:
         config = self.status.config
@@ -403,7 +415,9 @@ class _Runner:
         from mcp import types
 
         if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
-            asyncio.get_running_loop().create_task(self._list_tools_again())
+            relist = asyncio.get_running_loop().create_task(self._list_tools_again())
+            self.relisting.add(relist)  # before the answers that follow it are read: ``McpClient.tools_settled``
+            relist.add_done_callback(self.relisting.discard)
 
     async def _list_tools_again(self) -> None:
         session = self.session

@@ -87,7 +87,10 @@ def join_later(client: McpClient, registry: Registry, warn: Callable[[str], None
             if (text := joined(status)) is not None:
                 say(text)
 
-    client.on_change = lambda status: loop.call_soon_threadsafe(changed, status)
+    def on_change(status: ServerStatus) -> None:  # on the scout-mcp thread
+        loop.call_soon_threadsafe(changed, status)
+
+    client.on_change = on_change
     offer_tools(registry, client)  # one that became ready before on_change was set
 
 

@@ -1,12 +1,14 @@
 """The Textual app: chat, tool activity and session tree panes, composer, status bar.
 
-The model call and the tools run in a Textual worker (``run_turn``); the agent's events come
-back to the widgets as ``AgentEvent`` messages and are stored off the event loop (``app_events.py``).
+The app holds the person's ``session.Session``; a turn runs in a Textual worker (``run_turn``)
+as ``async for event in self.session.turn(content)``, each event recorded by the session (the
+store written off the event loop) and then shown (``app_events.py``, ``app_show.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import signal
@@ -41,6 +43,7 @@ from scout_tui.tui.app_mcp import McpMixin
 from scout_tui.tui.app_themes import ThemesMixin
 from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
+from scout_tui.session.session import Session, setup_problem
 from scout_tui.core.errors import ScoutError
 from scout_tui.tui.input_first import InputFirstMixin
 from scout_tui.config.models import check_models_tables
@@ -51,8 +54,9 @@ from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
     from scout_tui.engine.agent import Agent
-    from scout_tui.core.bus import Bus
+    from scout_tui.core.bus import Bus, Event
     from scout_tui.config.layers import Config
+    from scout_tui.mcp.client import McpClient
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.store.opening import OpenedSession
     from scout_tui.extensions.skills import Skill
@@ -158,10 +162,14 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         store: Store | None = None,
     ) -> None:
         super().__init__()
-        self.config = self.start_config = config
+        self.cwd = (cwd or Path.cwd()).resolve()
+        # The person's session: its config, id, conversation, agent and MCP servers (the app's
+        # ``config``, ``session_id``, ``conversation``, ``agent``, ``mcp`` are its own); the
+        # store is made on first use.
+        self.session = Session(lambda: self.store, self.cwd, config)
+        self.start_config = config
         self.server_models: dict[str, list[str] | str] = {}  # /model: what each server listed
         self.opened_with_session = bool(resume or continue_)
-        self.cwd = (cwd or Path.cwd()).resolve()
         self._resume = resume
         self._continue = continue_
         self._store = store
@@ -176,10 +184,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         # taken them out of the environment (reading their names costs more than a first frame).
         self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
-        self.session_id: str | None = None
-        self.conversation: list[dict | None] = []
         self._history_ready = asyncio.Event()
-        self.agent = None
         self._agent_lock = threading.Lock()
         self.strategies: str | None = None  # None: the configured default
         self.pending: list[Pending] = []  # prompts sent during a turn (app_queue)
@@ -188,7 +193,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
-        self.compactions: list[dict] = []
         self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self._background_started = False
@@ -210,14 +214,74 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                 self._store = Store()
             return self._store
 
+    @property
+    def config(self) -> Config:
+        """The configuration in use: the run's, or the model switched to (``/model``)."""
+        return self.session.config
+
+    @config.setter
+    def config(self, config: Config) -> None:
+        self.session.config = config
+
+    @property
+    def session_id(self) -> str | None:
+        """The session's id; None until its first turn stores it."""
+        return self.session.id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self.session.id = value
+
+    @property
+    def conversation(self) -> list[dict | None]:
+        """The open session's messages, as the store holds them (None: an older message still
+        being read); grown only by the session (``Session.record``)."""
+        return self.session.messages
+
+    @conversation.setter
+    def conversation(self, messages: list[dict | None]) -> None:
+        self.session.messages = messages
+
+    @property
+    def agent(self) -> Agent | None:
+        """The session's agent; None until built (``_ensure_agent``) or after it is dropped to be
+        built again."""
+        return self.session.agent
+
+    @agent.setter
+    def agent(self, agent: Agent | None) -> None:
+        self.session.agent = agent
+
+    @property
+    def mcp(self) -> McpClient | None:
+        """The session's MCP servers (``McpMixin.start_mcp`` starts them), or None."""
+        return self.session.mcp
+
+    @mcp.setter
+    def mcp(self, client: McpClient | None) -> None:
+        self.session.mcp = client
+
+    @property
+    def compactions(self) -> list[dict]:
+        """The session's summaries in force, oldest first (``Session.compactions``)."""
+        return self.session.compactions
+
+    @compactions.setter
+    def compactions(self, compactions: list[dict]) -> None:
+        self.session.compactions = compactions
+
     @cached_property
     def bus(self) -> Bus:
-        """The events' bus, the UI subscribed (``AgentEvent``), made on first use (on the event
+        """The session's bus, the UI subscribed to what plugins emit on it (``AgentEvent``; the
+        session's own events are shown as it records them), made on first use (on the event
         loop): the first frame needs neither it nor the events' classes."""
-        from scout_tui.core.bus import Bus
+        bus = self.session.bus
 
-        bus = Bus()
-        bus.on("*", lambda event: self.post_message(AgentEvent(event)))
+        def emitted(event: Event) -> None:
+            if event is not self.session.recording:
+                self.post_message(AgentEvent(event))
+
+        bus.on("*", emitted)
         return bus
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -411,16 +475,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.run_turn(text)
 
     def _setup_problem(self) -> str:
-        """Why no turn can run with this configuration ("" when one can)."""
-        from scout_tui.session.runtime import check_provider, key_problem
-
-        try:
-            check_provider(self.config)
-        except ScoutError as e:
-            return f"{self.config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
-        if self.config.provider in (self.plugins.providers if self.plugins else ()):
-            return ""  # a plugin's provider decides for itself whether it needs a key
-        return key_problem(self.config)
+        """Why no turn can run with this configuration ("" when one can): ``session.setup_problem``."""
+        return setup_problem(self.config, self.plugins)
 
     def _unsent(self, text: str, problem: str) -> None:
         """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer
@@ -569,17 +625,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
                 self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
                 self.query_one(StatusBar).session_id = self.session_id
                 await asyncio.to_thread(self.record_switch)  # a /model made before the first message
-            agent = await asyncio.to_thread(self._ensure_agent)
-            agent.cache_key = self.session_id
+            await asyncio.to_thread(self._ensure_agent)
             content = None if text is None else await asyncio.to_thread(self._with_mentions, text)
             try:
-                async for event in agent.run(self.conversation, content):
-                    await self.deliver(event)
-            except asyncio.CancelledError:
-                for event in agent.interrupt():
-                    await self.deliver(event)
-                for event in await agent.checkpoint_interrupted():
-                    await self.deliver(event)
+                async with contextlib.aclosing(self.session.turn(content)) as events:
+                    async for event in events:
+                        self.shown(event)
+            except asyncio.CancelledError:  # the session closed the turn validly: show how
+                for event in self.session.interrupt_events():
+                    self.shown(event)
                 raise
         except ScoutError as e:
             self.query_one(ChatView).add_notice(str(e), "error")

@@ -10,8 +10,6 @@ overwritten unasked. The store and git are read in threads.
 
 from __future__ import annotations
 
-import asyncio
-
 from textual import work
 
 from scout_tui.core.errors import ScoutError
@@ -198,17 +196,11 @@ class CheckpointsMixin:
         """Write the files back (in a thread) and record it in the session. ``rewind_at``: this
         rewinds the files to that message; ``fork`` (the prompt to offer, maybe "") then forks
         the conversation there too."""
-        from scout_tui.core.bus import CheckpointRestore
-        from scout_tui.session.runtime import checkpoint_store
-
-        store = checkpoint_store(self.config, self.cwd)
-        assert store is not None
         try:
-            await asyncio.to_thread(store.restore, plan.tree, plan.paths)
+            self.shown(await self.session.restore_files(plan))
         except ScoutError as e:
             self.chat.add_notice(str(e), "error")
             return
-        await self.deliver(CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo))
         files = _names(plan.paths)
         if rewind_at is None:
             done = "Redid" if plan.redo else "Undid"

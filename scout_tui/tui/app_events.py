@@ -1,14 +1,14 @@
-"""The running turn's events on their way to the screen, the store and the app's conversation.
+"""The session's events on their way to the screen.
 
-``deliver`` is the one door: it hands an event to the bus (plugins, and the UI through an
-``AgentEvent`` message), appends the message it adds to ``conversation`` and writes it to the
-store, so the three never disagree; ``app_show.show`` puts each event in the panes. A mixin of
-``ScoutApp`` (app.py).
+The session (``session.Session``) records each event (plugins' bus, store, conversation) before
+the app sees it: a turn's events come from ``Session.turn``, and ``deliver`` records one the app
+makes itself (a model switch, a compaction, a rewind). ``shown`` puts an event in the panes
+(``app_show.show``) and refreshes the session list when it added a message. Events plugins emit
+on the bus come as ``AgentEvent`` messages. A mixin of ``ScoutApp`` (app.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class AgentEvent(Message):
-    """An event of the running turn, delivered to the app on its message queue."""
+    """An event a plugin emitted on the bus (not one the session is recording), delivered to the
+    app on its message queue."""
 
     event: Event
 
@@ -37,27 +38,24 @@ QUIET_BEFORE_COLLECT = 1.0
 class AgentEventsMixin:
     """Delivery and display of the agent's events for ``ScoutApp``."""
 
-    conversation: list[dict | None]
-    """The open session's messages, as the store holds them (None: an older message still being
-    read); grown only by ``deliver``, from the events the store projects."""
-
     async def deliver(self, event: Event) -> None:
-        """Show ``event``, add its message to the conversation and store it; the write runs in
-        a thread so the UI never waits on disk."""
-        from scout_tui.core.bus import added_message, mark_refused
+        """Record ``event`` in the session (``Session.record``: the store write runs in a thread,
+        so the UI never waits on disk), then show it (``shown``)."""
+        await self.session.record(event)
+        self.shown(event)
 
-        self.bus.emit(event)
-        message = added_message(event)
-        if event.stored and self.session_id:
-            await asyncio.to_thread(self.store.append, self.session_id, event)
-            if message is not None:
-                self.refresh_sessions()  # the tree updates live: counts, titles, order
-        if message is not None:  # after the store took it: a failed write leaves both as they were
-            self.conversation.append(message)
-        mark_refused(self.conversation, event)
+    def shown(self, event: Event) -> None:
+        """Put a recorded ``event`` in the panes; one that added a message to the stored session
+        updates the tree live (counts, titles, order)."""
+        from scout_tui.core.bus import added_message
+        from scout_tui.tui.app_show import show  # with the bus's vocabulary: after the first frame
+
+        if event.stored and self.session_id and added_message(event) is not None:
+            self.refresh_sessions()
+        show(event, self)
 
     def on_agent_event(self, message: AgentEvent) -> None:
-        from scout_tui.tui.app_show import show  # with the bus's vocabulary: after the first frame
+        from scout_tui.tui.app_show import show
 
         show(message.event, self)
 

@@ -170,7 +170,7 @@ class LongSessionMixin:
         """``/compact [focus]``: the summary model writes a summary of everything before the cut;
         the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
         event), Esc cancels (its cost is still recorded)."""
-        from scout_tui.core.bus import BeforeCompact, CompactCancelled, SessionCompacted
+        from scout_tui.core.bus import CompactCancelled
 
         chat = self.query_one(ChatView)
         if self.session_id is None:
@@ -183,43 +183,28 @@ class LongSessionMixin:
             await self._extensions_ready.wait()
             await self._model_ready.wait()
             agent = await asyncio.to_thread(self._ensure_agent)  # may import the engine: see ``run_turn``
-            agent.messages = list(self.conversation)
-            # Asked for by the person: keep at most a quarter of the prompt verbatim, so it shrinks.
-            cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
-            if cut is None:
-                chat.add_notice("Nothing to compact yet: every message is newer than what a summary keeps verbatim.",
-                                "warning")
-                return
-            gain = await asyncio.to_thread(agent.compaction_gain, cut)
-            from scout_tui.engine.context import MIN_GAIN
+            from scout_tui.session.session import NotCompacted
 
-            if gain < MIN_GAIN:
-                chat.add_notice(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
-                                "request (what is older than the newest messages is small).", "warning")
-                return
-            hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
-            self.bus.emit(hook)
-            supplied, veto = hook.answer()
-            if veto:
-                chat.add_notice(f"Compaction vetoed by a plugin: {veto}", "warning")
-                return
-            status.state = "writing a summary…"
+            def writing(on: bool) -> None:
+                status.state = "writing a summary…" if on else ""
+
             try:
-                data = await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
-                                             supplied=supplied)
+                data = await self.session.compaction_summary(focus, writing=writing)
+            except NotCompacted as e:
+                chat.add_notice(str(e), "warning")
+                return
             except ScoutError as e:
                 chat.add_notice(f"Could not summarise the conversation: {e}", "error")
                 return
             except asyncio.CancelledError:
                 chat.add_notice("Compaction stopped: nothing changed (the summary request was cancelled).")
                 raise
-            finally:
-                status.state = ""
             if await self._summary_not_applied(agent, data):
                 return
             from scout_tui.widgets.compaction import CompactPreview
 
             answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            cut = data["at"]
             info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
                     f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
                     f"{data['tokens_after']:,} tokens per request.")
@@ -233,14 +218,10 @@ class LongSessionMixin:
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
             if text != data["summary"]:  # edited: what each request would carry is the edited text's
-                from scout_tui.engine.summary import Compaction
-
-                edited = Compaction(data["at"], data["count"], text)
-                data = {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.tokens_now, edited)}
+                data = await self.session.edited_compaction(data, text)
                 if await self._summary_not_applied(agent, data, paid=False):
                     return
-            agent.apply_compaction(data)
-            await self.deliver(SessionCompacted(**data))
+            await self.deliver(self.session.apply_compaction(data))
         finally:
             self.busy = False
             self.estimate_context()
@@ -262,8 +243,8 @@ class LongSessionMixin:
         return True
 
     def show_compaction(self, data: dict) -> None:
-        """A ``session.compacted`` event (from /compact, or the agent's automatic one)."""
-        self.compactions = [*self.compactions, data]
+        """A ``session.compacted`` event (from /compact, or the agent's automatic one), which the
+        session added to its ``compactions``."""
         self.query_one(ChatView).add_compaction(data)
         if self.session_id and self.tree_pane is not None:
             self.tree_pane.set_compactions(self.session_id, self.compactions)

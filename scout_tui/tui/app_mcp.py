@@ -159,14 +159,11 @@ class McpMixin:
             self._mcp_tools_changed(status)  # restarting (/mcp restart): its tools are back once it is ready
 
     def _mcp_tools_changed(self, status: ServerStatus) -> None:
-        """Offer the servers' tools as they are now (none of a failed one) from the next
-        request: the agent is built again, or, during a turn, its tools are changed."""
+        """Between turns, build the agent again with the servers' tools as they are now (none of
+        a failed one); during a turn the session offers them before its next request
+        (``Session.offer_mcp_tools``)."""
         if not self.busy:
             self.agent = None  # built again with the ready servers' tools
-        elif self.agent is not None and self.mcp is not None:  # the next request of this turn has them
-            from scout_tui.mcp.tools import offer_tools
-
-            offer_tools(self.agent.tools, self.mcp)
 
     def stop_mcp(self) -> None:
         """End every server (blocks up to ``client.CLOSE_TIMEOUT`` s: the app is closing)."""

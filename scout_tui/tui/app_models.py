@@ -84,24 +84,18 @@ class ModelsMixin:
         """Make ``new``'s provider and model the session's from the next request; show the
         switch, and with ``record`` store it (``session.model``)."""
         from scout_tui.config import keys
-        from scout_tui.core.bus import ModelSwitch
-        from scout_tui.session.runtime import (calibrated, check_provider, model_metadata_asking_the_server, secret_settings,
-                                       switch_agent)
+        from scout_tui.session.runtime import calibrated, model_metadata_asking_the_server, secret_settings
 
         await self._model_ready.wait()  # the first model's metadata must not land after this one's
         try:  # models.dev's data costs ~80 ms of CPU the first time, and a local server is asked
             info = await asyncio.to_thread(asyncio.run, model_metadata_asking_the_server(new))
             self.keys_withheld(tuple(keys.secrets(secret_settings(new))))
-            if self.agent is not None:
-                calibration = await asyncio.to_thread(calibrated, new)
-                event = switch_agent(self.agent, new, info, calibration=calibration)
-            else:  # the next agent is built with the new settings
-                check_provider(new)
-                event = ModelSwitch(*_model_of(new))
+            calibration = await asyncio.to_thread(calibrated, new) if self.agent is not None else None
+            event = self.session.switch_model(new, info, calibration=calibration)  # sets self.config
         except ScoutError as e:
             self.chat.add_notice(str(e), "error")
             return
-        self.config, self.model_info = new, info
+        self.model_info = info
         for note in new.notes:
             self.chat.add_notice(note, "warning")
         if record:

@@ -47,7 +47,7 @@ class QueueMixin:
         content = await asyncio.to_thread(self._with_mentions, pending.text)
         if pending in self.pending and pending.steer and agent is not None and self.busy:
             pending.content = content
-            agent.steer(content)
+            self.session.steer(content)
 
     def steered(self) -> None:
         """After a stored user message: the steering prompts the agent took are no longer pending."""

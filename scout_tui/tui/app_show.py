@@ -1,19 +1,22 @@
 """How each of the running turn's events shows in the panes: ``show`` dispatches on the event's
 class (``bus.py``'s vocabulary) to the chat's, tool pane's and status bar's methods. Imported
-with the first event (``AgentEventsMixin.on_agent_event``): the first frame needs neither this
+with the first event (``AgentEventsMixin.shown``): the first frame needs neither this
 nor the vocabulary.
 """
 
 from __future__ import annotations
 
 from functools import singledispatch
+from typing import TYPE_CHECKING
 
 from scout_tui.tui import collector
-from scout_tui.tui.app import ScoutApp  # loaded by then; ``register`` evaluates the annotations
 from scout_tui.tui.app_turns import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.core.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
                            PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
+
+if TYPE_CHECKING:
+    from scout_tui.tui.app import ScoutApp  # each ``register`` names its class: no import back at run time
 
 
 @singledispatch
@@ -29,13 +32,13 @@ def _settled(app: ScoutApp) -> None:
     app.chat.drop_retry_notice()
 
 
-@show.register
+@show.register(MessageDelta)
 def _(event: MessageDelta, app: ScoutApp) -> None:
     _settled(app)
     app.chat.assistant_delta(event.kind, event.text)
 
 
-@show.register
+@show.register(MessageUser)
 def _(event: MessageUser, app: ScoutApp) -> None:
     collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
     app.chat.user_message(event.index, event.message)
@@ -43,7 +46,7 @@ def _(event: MessageUser, app: ScoutApp) -> None:
         app.steered()  # prompts sent meanwhile may have gone with these tool results
 
 
-@show.register
+@show.register(MessageAssistant)
 def _(event: MessageAssistant, app: ScoutApp) -> None:
     _settled(app)
     app.chat.assistant_message(event.index, event.message, interrupted=event.interrupted)
@@ -51,19 +54,19 @@ def _(event: MessageAssistant, app: ScoutApp) -> None:
         app.show_usage({**event.usage, "cost": event.cost})
 
 
-@show.register
+@show.register(ToolStart)
 def _(event: ToolStart, app: ScoutApp) -> None:
     app.chat.tool_call_started(event.id, event.name, event.input or {})
     app.tool_pane.start(event.id, event.name, event.input or {})
 
 
-@show.register
+@show.register(ToolOutput)
 def _(event: ToolOutput, app: ScoutApp) -> None:
     app.tool_pane.output(event.id, event.text)
     app.chat.tool_call_output(event.id, event.text)
 
 
-@show.register
+@show.register(ToolEnd)
 def _(event: ToolEnd, app: ScoutApp) -> None:
     app.chat.tool_call_ended(event.id, event.is_error, event.elapsed, event.content)
     app.tool_pane.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff,
@@ -72,13 +75,13 @@ def _(event: ToolEnd, app: ScoutApp) -> None:
         app.chat.add_notice(event.notice, "warning")
 
 
-@show.register
+@show.register(PermissionAsk)
 def _(event: PermissionAsk, app: ScoutApp) -> None:
     app.tool_pane.set_waiting(event.id, True)
     app.status.awaiting = True
 
 
-@show.register
+@show.register(PermissionDecision)
 def _(event: PermissionDecision, app: ScoutApp) -> None:
     app.tool_pane.set_waiting(event.id, False)
     app.status.awaiting = False
@@ -86,40 +89,41 @@ def _(event: PermissionDecision, app: ScoutApp) -> None:
         app.tool_pane.note(event.id, "outside the sandbox")
 
 
-@show.register
+@show.register(PromptCompacted)
 def _(event: PromptCompacted, app: ScoutApp) -> None:
     app.status.context_used = event.context_tokens
     app.status.context_window = event.context_window or app.status.context_window
 
 
-@show.register
+@show.register(SessionCompacted)
 def _(event: SessionCompacted, app: ScoutApp) -> None:
     app.show_usage({**event.usage, "cost": event.cost})
     app.show_compaction(event.data)
 
 
-@show.register
+@show.register(Checkpoint)
+@show.register(CheckpointRestore)
 def _(event: Checkpoint | CheckpointRestore, app: ScoutApp) -> None:
     app.add_checkpoint_event(event.type, event.data)
 
 
-@show.register
+@show.register(CompactCancelled)
 def _(event: CompactCancelled, app: ScoutApp) -> None:
     app.show_usage({**event.usage, "cost": event.cost})
 
 
-@show.register
+@show.register(Retry)
 def _(event: Retry, app: ScoutApp) -> None:
     app.status.state = f"retrying {event.attempt}/{event.max_attempts} in {event.delay:.1f}s"
     app.chat.retry_notice(f"{event.reason}: retrying ({event.attempt}/{event.max_attempts}) in {event.delay:.1f}s")
 
 
-@show.register
+@show.register(Notice)
 def _(event: Notice, app: ScoutApp) -> None:
     app.chat.add_notice(event.text, "warning")
 
 
-@show.register
+@show.register(Error)
 def _(event: Error, app: ScoutApp) -> None:
     from scout_tui.core.messages import retryable
 
@@ -143,7 +147,7 @@ def grew(compaction: dict, window: int | None) -> bool:
         window and compaction["tokens_after"] > window)
 
 
-@show.register
+@show.register(TurnEnd)
 def _(event: TurnEnd, app: ScoutApp) -> None:
     _settled(app)
     app.status.state = ""
@@ -154,7 +158,7 @@ def _(event: TurnEnd, app: ScoutApp) -> None:
     app.collect_after_turn()
 
 
-@show.register
+@show.register(ModelSwitch)
 def _(event: ModelSwitch, app: ScoutApp) -> None:
     status = app.status
     status.provider, status.model = event.provider, event.model

@@ -1,0 +1,417 @@
+"""One person's session, whatever shows it (the TUI, ``-p``, ``acp``): the store it writes to, its
+id, the conversation as stored, the agent, the plugins' bus, the MCP servers and the tools they
+offer, and THE turn loop (``Session.turn``), the one place in scout-tui that runs ``agent.run``.
+
+Textual-free, and cheap to make: the engine is imported when the agent is built, so the TUI can
+hold one from its first frame (``tests/test_startup.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scout_tui.config.layers import Config
+    from scout_tui.config.models import ModelInfo
+    from scout_tui.core.bus import Bus, Event, ModelSwitch
+    from scout_tui.engine.agent import Agent
+    from scout_tui.extensions.plugins import Plugins
+    from scout_tui.mcp.client import McpClient, ServerStatus
+    from scout_tui.mcp.config import ServerConfig
+    from scout_tui.store.event_log import Store
+    from scout_tui.checkpoints.restores import Restore
+    from scout_tui.store.opening import OpenedSession
+
+
+def setup_problem(config: Config, plugins: Plugins | None = None) -> str:
+    """Why no turn can run with ``config`` ("" when one can): an unknown provider (naming where
+    it was set and how to choose another), or no API key for a provider's hosted URL (naming the
+    variable, and the ways to give one or, at start-up, to use a local server). A plugin's provider decides for
+    itself whether it needs a key. The one check the TUI, ``-p`` and ``acp`` make."""
+    from scout_tui.core.errors import ScoutError
+    from scout_tui.session.runtime import check_provider, key_problem
+
+    try:
+        check_provider(config)
+    except ScoutError as e:
+        return f"{config.where('provider')}: {e}. Set `provider` in scout.toml or pass --provider."
+    if plugins is not None and config.provider in plugins.providers:
+        return ""
+    problem = key_problem(config)
+    if problem and "model switch" not in config.sources.get("provider", ""):  # else: start again, it says
+        problem += "; or pass --api-key, or use a local server (--provider openai --base-url http://localhost:11434/v1)"
+    return problem
+
+
+class NotCompacted(Exception):
+    """``/compact`` has nothing worth doing, or a plugin vetoed it: the message says which."""
+
+
+class Session:
+    """A session: ``id`` (None until its first turn stores it), ``messages`` (the conversation
+    as the store holds it; None for an older message not read yet), ``config`` (the model in
+    use), ``agent`` (built by ``ensure_agent``), ``bus`` (the plugins' handlers), ``mcp`` (the
+    running MCP servers, or None).
+
+    Args:
+        store: the store, or a function giving it (made on first use).
+        cwd: the working directory.
+        config: the configuration in use.
+        opened: the session read (``store.opening``); default a new one.
+        bus: the plugins' bus (default: a new one, on first use).
+        agent_options: ``runtime.build_agent``'s keyword arguments (skills, plugins,
+            permissions, approve, info…), for the agent built lazily.
+    """
+
+    def __init__(self, store: Store | Callable[[], Store], cwd: Path, config: Config, *,
+                 opened: OpenedSession | None = None, bus: Bus | None = None, mcp: McpClient | None = None,
+                 **agent_options: Any) -> None:
+        self._store = store
+        self.cwd = cwd
+        self.config = config
+        self.id: str | None = opened.id if opened is not None else None
+        self.opened = opened  # as read: ``info.fork_at`` of a fork, ``since`` of a long one
+        self.messages: list[Any] = list(opened.messages) if opened is not None else []
+        self.compactions: list[dict] = list(opened.compactions) if opened is not None else []
+        """``Store.compactions``: the summaries in force, oldest first (the last one is sent)."""
+        self.cost: float | None = opened.cost if opened is not None else None  # dollars, None: nothing priced
+        self._bus = bus
+        self.mcp = mcp
+        self.agent: Agent | None = None
+        self.agent_options = agent_options
+        self.closing: list[Event] = []
+        """The events that closed the last interrupted turn (``interrupt_events``)."""
+        self.recording: Event | None = None
+        """The event being given to the bus by ``record`` (a front end that also listens on the
+        bus for plugins' events shows this one itself)."""
+
+    # -- what it holds ---------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        if callable(self._store):
+            self._store = self._store()
+        return self._store
+
+    @property
+    def bus(self) -> Bus:
+        if self._bus is None:
+            from scout_tui.core.bus import Bus
+
+            self._bus = Bus()
+        return self._bus
+
+    @bus.setter
+    def bus(self, bus: Bus) -> None:
+        self._bus = bus
+
+    def ensure_agent(self) -> Agent:
+        """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
+        use (imports the engine: from a thread in the TUI)."""
+        if self.agent is None:
+            from scout_tui.engine.summary import Compaction
+            from scout_tui.session.runtime import build_agent
+
+            compaction = Compaction.from_event(self.compactions[-1]) if self.compactions else None
+            self.agent = build_agent(self.config, self.cwd, compaction=compaction, cache_key=self.id, mcp=self.mcp,
+                                     **self.agent_options)
+        return self.agent
+
+    def agent_notes(self) -> list[str]:
+        """What a run says once its agent is built: the permission rules' notes and the rules
+        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``)."""
+        agent = self.ensure_agent()
+        if agent.permissions is None:
+            return []
+        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)]
+
+    # -- the turn ----------------------------------------------------------------------------
+
+    async def turn(self, content: list[dict] | None) -> AsyncGenerator[Event, None]:
+        """Run one turn of ``content`` (None: send the conversation again, ``/retry``) and yield
+        each of its events once it is recorded (``record``). The session is stored when its first
+        turn starts. Before every model request the MCP servers' tools are offered as they are
+        then (``offer_mcp_tools``). Cancelled (Esc, Ctrl+C, ``session/cancel``, a signal): the
+        turn is closed validly (``Agent.interrupt``) and what it changed checkpointed, both
+        recorded (a second cancel does not stop that) and kept for the front end to show
+        (``interrupt_events``), then CancelledError goes on. A front end whose own code between
+        two events may be cancelled iterates in ``contextlib.aclosing``: closing the iterator
+        closes the turn the same way."""
+        from scout_tui.core.bus import MessageUser
+
+        agent = self.ensure_agent()
+        agent.cache_key = await self.stored()
+        self.closing = []
+        await self.offer_mcp_tools()
+        try:
+            async for event in agent.run(self.messages, content):
+                if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
+                    await self.offer_mcp_tools()
+                await self.record(event)
+                yield event
+        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit, BrokenPipeError):
+            closing = asyncio.ensure_future(self._close_interrupted(agent))
+            while not closing.done():  # a second cancel (the connection closing) waits for it too
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(closing)
+            closing.result()
+            raise
+
+    async def _close_interrupted(self, agent: Agent) -> None:
+        for event in agent.interrupt():
+            await self.record(event)
+            self.closing.append(event)
+        for event in await agent.checkpoint_interrupted():  # what ran before the interrupt can be undone
+            await self.record(event)
+            self.closing.append(event)
+
+    async def stored(self) -> str:
+        """The session's id, storing it first if it is new (in a thread)."""
+        if self.id is None:
+            self.id = await asyncio.to_thread(self.store.create_session, self.cwd)
+        return self.id
+
+    async def record(self, event: Event) -> bool:
+        """Give ``event`` to the plugins (the bus), the store (in a thread: the caller's loop never
+        waits on disk) and the conversation (``added_message``, ``mark_refused``), in that order:
+        a failed write leaves the conversation as the store has it. Returns whether it added a
+        message to the conversation."""
+        from scout_tui.core.bus import added_message, mark_refused
+
+        self.recording = event
+        try:
+            self.bus.emit(event)
+        finally:
+            self.recording = None
+        message = added_message(event)
+        if event.stored and self.id:
+            await asyncio.to_thread(self.store.append, self.id, event)
+        if message is not None:
+            self.messages.append(message)
+        mark_refused(self.messages, event)
+        if event.type == "session.compacted":  # /compact's, or the agent's own: in force from now on
+            self.compactions = [*self.compactions, event.data]
+        if (cost := getattr(event, "cost", None)) is not None and message is not None:
+            self.cost = (self.cost or 0.0) + cost
+        return message is not None
+
+    def steer(self, content: list[dict]) -> None:
+        """Send ``content`` with the running turn's next request (``Agent.steer``)."""
+        self.ensure_agent().steer(content)
+
+    def interrupt_events(self) -> list[Event]:
+        """The events that closed the last interrupted turn, taken."""
+        events, self.closing = self.closing, []
+        return events
+
+    # -- /compact ----------------------------------------------------------------------------
+
+    async def compaction_summary(self, focus: str = "", *,
+                                 writing: Callable[[bool], None] = lambda on: None) -> dict:
+        """``/compact [focus]``'s summary, not applied yet: the cut keeps at most a quarter of the
+        prompt verbatim (asked for by the person, so it shrinks); the plugins' ``before_compact``
+        hook may veto it or supply the summary; else the summary model writes it (``writing(True)``
+        before, ``writing(False)`` after). Returns the data of the ``session.compacted`` event that
+        applies it (``apply_compaction``), its ``usage``, ``model`` and ``cost`` those of the summary
+        request. Tokens are counted in threads.
+
+        Raises:
+            NotCompacted: nothing worth compacting yet, or a plugin vetoed it (the sentence says which).
+            ScoutError: the summary request failed.
+        """
+        from scout_tui.core.bus import BeforeCompact
+        from scout_tui.engine.context import MIN_GAIN
+
+        agent = await asyncio.to_thread(self.ensure_agent)
+        agent.messages = list(self.messages)
+        cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
+        if cut is None:
+            raise NotCompacted("Nothing to compact yet: every message is newer than what a summary keeps verbatim.")
+        gain = await asyncio.to_thread(agent.compaction_gain, cut)
+        if gain < MIN_GAIN:
+            raise NotCompacted(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
+                               "request (what is older than the newest messages is small).")
+        hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
+        self.bus.emit(hook)
+        supplied, veto = hook.answer()
+        if veto:
+            raise NotCompacted(f"Compaction vetoed by a plugin: {veto}")
+        writing(True)
+        try:
+            return await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
+                                         supplied=supplied)
+        finally:
+            writing(False)
+
+    async def edited_compaction(self, data: dict, text: str) -> dict:
+        """``data`` (``compaction_summary``'s) with its summary replaced by the person's edit
+        ``text``, and what each request would then carry counted again (in a thread)."""
+        from scout_tui.engine.summary import Compaction
+
+        agent = self.ensure_agent()
+        edited = Compaction(data["at"], data["count"], text)
+        return {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.tokens_now, edited)}
+
+    def apply_compaction(self, data: dict) -> Event:
+        """Make ``data`` (``compaction_summary``'s) the summary the next requests carry; returns
+        the ``session.compacted`` event to record."""
+        from scout_tui.core.bus import SessionCompacted
+
+        self.ensure_agent().apply_compaction(data)
+        return SessionCompacted(**data)
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    async def restore_files(self, plan: Restore) -> Event:
+        """Write ``plan``'s files back as its checkpoint has them (``/undo``, ``/redo``, a rewind;
+        ``checkpoints.restores``), in a thread, and record it; returns the ``checkpoint.restore``
+        event recorded.
+
+        Raises:
+            ScoutError: checkpoints are off, or the files cannot be written back.
+        """
+        from scout_tui.core.bus import CheckpointRestore
+        from scout_tui.core.errors import ScoutError
+        from scout_tui.session.runtime import checkpoint_store
+
+        store = checkpoint_store(self.config, self.cwd)
+        if store is None:
+            raise ScoutError('Checkpoints are off (checkpoints = "off").')
+        await asyncio.to_thread(store.restore, plan.tree, plan.paths)
+        event = CheckpointRestore(plan.turn, plan.tree, plan.paths, plan.redo)
+        await self.record(event)
+        return event
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def switch_model(self, config: Config, info: ModelInfo, *, calibration: dict | None = None) -> ModelSwitch:
+        """Send the next requests with ``config`` (``Config.for_provider``) and its model's
+        metadata ``info`` (``runtime.model_metadata_asking_the_server``): the agent's backend
+        switched (``runtime.switch_agent``, ``calibration`` as there), or without an agent yet,
+        the one built next uses them. Returns the ``session.model`` event for the caller to
+        ``record`` (so that the session reopens with it) or only show. Call it on the loop the
+        turns run on.
+
+        Raises:
+            ScoutError: an unknown provider, or a bad ``[models."ID"]`` table.
+        """
+        from scout_tui.core.bus import ModelSwitch
+        from scout_tui.session.runtime import check_provider, model_name, switch_agent
+
+        if self.agent is not None:
+            event = switch_agent(self.agent, config, info, calibration=calibration)
+        else:
+            check_provider(config)
+            event = ModelSwitch(config.provider, model_name(config))
+            self.agent_options["info"] = info
+        self.config = config
+        return event
+
+    # -- MCP servers -------------------------------------------------------------------------
+
+    async def start_mcp(self, warn: Callable[[str], None], extra: Sequence[ServerConfig] = ()) -> None:
+        """Start the configured MCP servers (and ``extra``, an ACP client's), waiting up to
+        ``[mcp] startup_wait`` seconds (``mcp_startup.start_mcp``); what changes later (a server
+        ready, one failed) is said through ``warn``."""
+        from scout_tui.session.mcp_startup import redacting, start_mcp
+
+        self.mcp = await start_mcp(self.config, self.cwd, warn, extra)
+        if self.mcp is not None:
+            self._say_changes(redacting(self.mcp, warn))
+
+    def _say_changes(self, say: Callable[[str], None]) -> None:
+        from scout_tui.session.mcp_startup import joined
+
+        assert self.mcp is not None
+        loop = asyncio.get_running_loop()
+        seen = {status.name: status.state for status in self.mcp.status()}
+
+        def changed(status: ServerStatus) -> None:  # on the loop of the session
+            if seen.get(status.name) != status.state:  # not a ready server's tool list read again
+                seen[status.name] = status.state
+                if (text := joined(status)) is not None:
+                    say(text)
+
+        def on_change(status: ServerStatus) -> None:  # on the scout-mcp thread
+            loop.call_soon_threadsafe(changed, status)
+
+        self.mcp.on_change = on_change
+
+    async def offer_mcp_tools(self) -> None:
+        """Make the agent's MCP tools those of the servers as they are now (``mcp.tools.offer_tools``):
+        a tool list a server changed (once it is read again, ``McpClient.tools_settled``) and a
+        server that became ready join, a failed one's tools leave. Called before every request."""
+        if self.mcp is None or self.agent is None:
+            return
+        from scout_tui.mcp.tools import offer_tools
+
+        await self.mcp.tools_settled()
+        offer_tools(self.agent.tools, self.mcp)
+
+    # -- the end -----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End the MCP servers (in a thread: up to ``client.CLOSE_TIMEOUT`` s) and the backend."""
+        if self.mcp is not None:
+            await asyncio.to_thread(self.mcp.close)
+        if self.agent is not None:
+            from scout_tui.backends import offloop
+
+            await offloop.aclose(self.agent.backend)
+
+
+async def open_session(config: Config, cwd: Path, *, store: Store, warn: Callable[[str], None],
+                       resume: str | None = None, latest: bool = False,
+                       fork: tuple[str, int | None] | None = None, opened: OpenedSession | None = None,
+                       on_notice: Callable[[Event], None] | None = None, extra_mcp: Sequence[ServerConfig] = (),
+                       mcp_warn: Callable[[str], None] | None = None, **agent_options: Any) -> Session:
+    """A session of ``cwd`` opened for a front end without a screen (``-p``, ``acp``): new, the
+    latest (``latest``, ``-c``), ``resume`` or ``fork`` (``store.opening.open_session``), or
+    ``opened`` as read; ``config.notes``, skill and plugin problems said through ``warn``; the
+    setup checked (``setup_problem``); the model's metadata read; the MCP servers started
+    (``Session.start_mcp``; what they say through ``mcp_warn``, default ``warn``); the agent built
+    (its notes said). ``on_notice`` gets the ``notice``
+    events of the bus before the plugins' handlers. ``agent_options`` go to ``build_agent``.
+
+    Raises:
+        ScoutError: no such session, a bad setup (``setup_problem``), a bad permission rule or
+            ``[sandbox]`` value (then no MCP server is left running).
+    """
+    from scout_tui.core.bus import Bus
+    from scout_tui.core.errors import ScoutError
+    from scout_tui.extensions.plugins import load_plugins
+    from scout_tui.extensions.skills import discover_skills
+    from scout_tui.session.runtime import model_metadata_asking_the_server
+    from scout_tui.store import opening
+
+    for note in config.notes:
+        warn(note)
+    skills, problems = discover_skills(cwd)
+    plugins = load_plugins(cwd, config=config)
+    for problem in (*problems, *plugins.problems):
+        warn(problem)
+    bus = Bus()
+    if on_notice is not None:
+        bus.on("notice", on_notice)
+    plugins.attach(bus, report=warn)
+    if problem := setup_problem(config, plugins):  # after the plugins: one may register the provider
+        raise ScoutError(problem)
+    # Before a session is read: a bad [models."ID"] table must not leave an empty one behind.
+    info = await model_metadata_asking_the_server(config)
+    if opened is None:
+        opened = opening.open_session(store, cwd, resume=resume, latest=latest, fork=fork)
+    session = Session(store, cwd, config, opened=opened, bus=bus, skills=skills, plugins=plugins, info=info,
+                      **agent_options)
+    await session.start_mcp(mcp_warn or warn, extra_mcp)  # before the first request (a short wait): their tools belong in it
+    try:
+        await asyncio.to_thread(session.ensure_agent)
+    except BaseException:
+        await session.close()
+        raise
+    for note in session.agent_notes():
+        warn(note)
+    return session
