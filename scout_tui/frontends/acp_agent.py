@@ -138,13 +138,14 @@ class ScoutAcpAgent:
             agent_info=Implementation(name="scout-tui", title="scout-tui", version=__version__),
         )
 
-    async def new_session(self, cwd: str, mcp_servers: list | None = None, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list | None = None, **kwargs: Any) -> NewSessionResponse:
         """A new scout-tui session in ``cwd`` (stored now, so the TUI's session tree lists it)."""
         session = await self._open(cwd, OpenedSession(), mcp_servers)
         return NewSessionResponse(session_id=session.id, modes=session.modes(), config_options=session.options())
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list | None = None,
-                           **kwargs: Any) -> LoadSessionResponse:
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         """Open a stored session and replay its branch (its ancestors' shared messages too) as
         updates (``acp_updates.replay``) before answering, as the spec asks.
 
@@ -156,14 +157,14 @@ class ScoutAcpAgent:
             await self._send(session.id, update)
         return LoadSessionResponse(modes=session.modes(), config_options=session.options())
 
-    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
-                             **kwargs: Any) -> ResumeSessionResponse:
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                             mcp_servers: list | None = None, **kwargs: Any) -> ResumeSessionResponse:
         """Open a stored session without replaying it (the client still shows it)."""
         session = await self._resume(cwd, session_id, mcp_servers)
         return ResumeSessionResponse(modes=session.modes(), config_options=session.options())
 
-    async def fork_session(self, session_id: str, cwd: str, mcp_servers: list | None = None,
-                           **kwargs: Any) -> ForkSessionResponse:
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                           mcp_servers: list | None = None, **kwargs: Any) -> ForkSessionResponse:
         """A new branch sharing all of the session's messages (``Store.fork``), opened in ``cwd``."""
         try:
             info = self.store.fork(self.store.find(session_id).id, None, cwd=cwd)
@@ -176,6 +177,18 @@ class ScoutAcpAgent:
                             **kwargs: Any) -> ListSessionsResponse:
         """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page."""
         return ListSessionsResponse(sessions=[listed(s) for s in self.store.sessions(cwd)])
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        """No authentication: ``initialize`` offers no method (the provider's key is scout-tui's own
+        configuration), so there is nothing to answer."""
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No extension methods: JSON-RPC's "method not found" (-32601)."""
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are ignored, as the protocol allows."""
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Stop the session's turn (closed validly, as by ``cancel``) and forget it here."""

@@ -18,6 +18,8 @@ def _opened(ref: str) -> tuple[str, Path, list[tuple[str, dict]]]:
     with Store() as store:
         info = store.find(ref)
         events = store.checkpoint_events(info.id)
+    if info.cwd is None:  # never guess the folder files are written back to
+        raise ScoutError(f"session {info.id[:8]} has no folder on record, so its files cannot be found")
     return info.id, Path(info.cwd), events
 
 
