@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncGenerator
 from typing import Any, AsyncIterator, Callable
 
 from scout_tui.core import urgency
@@ -109,8 +110,9 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
         failure = e
     finally:
         try:
-            await stream.aclose()  # type: ignore[attr-defined]  # a Backend.stream is an async generator; AsyncIterator has no aclose
-        except Exception:  # not an async generator (no aclose), or it failed closing
+            if isinstance(stream, AsyncGenerator):  # a Backend.stream is one; any other iterator has nothing to close
+                await stream.aclose()
+        except Exception:  # it failed closing
             pass
         handover.end(failure)
 

@@ -439,8 +439,9 @@ def load_plugins(cwd: Path, home: Path | None = None, *, config: Config | None =
             plugins.problems.append(_skipped(path, name, exc))
             continue
         finally:
-            staged, api._staged = api._staged, None  # later api calls (from handlers) emit directly
-        plugins._commit(api, staged)  # type: ignore[arg-type]
+            staged = api._stage()
+            api._staged = None  # later api calls (from handlers) emit directly
+        plugins._commit(api, staged)
     return plugins
 
 

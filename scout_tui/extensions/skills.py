@@ -190,7 +190,8 @@ def discover_skills(cwd: Path, home: Path | None = None) -> tuple[list[Skill], l
     skills: dict[str, Skill] = {}
     problems: list[str] = []
     seen: set[Path] = set()
-    for source, root in (("user", home), ("project", cwd)):
+    roots: tuple[tuple[Literal["user", "project"], Path], ...] = (("user", home), ("project", cwd))
+    for source, root in roots:
         folder = root / SKILLS_DIR
         resolved = folder.resolve()
         if resolved in seen:  # cwd is the home directory: the same folder once, as "user"
@@ -199,7 +200,7 @@ def discover_skills(cwd: Path, home: Path | None = None) -> tuple[list[Skill], l
         here: dict[str, Skill] = {}
         for default_name, path in _candidates(folder):
             try:
-                skill = load_skill(path, default_name, source)  # type: ignore[arg-type]
+                skill = load_skill(path, default_name, source)
             except ScoutError as exc:
                 problems.append(f"{exc} (skill skipped)")
                 continue

@@ -89,8 +89,7 @@ class SessionInfo:
 def info_of(row: tuple) -> SessionInfo:
     """A ``SessionInfo`` from a row of ``SESSION_COLUMNS``."""
     *head, deleted, inherited, stop_reason = row
-    # head is exactly the columns before these three (SESSION_COLUMNS); mypy cannot count a starred row
-    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),  # type: ignore[misc]
+    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),  # type: ignore[misc]  # head is the columns before these three (SESSION_COLUMNS); mypy cannot count a starred row
                        last_stop_reason=str(stop_reason) if stop_reason is not None else None)
 
 

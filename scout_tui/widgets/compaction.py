@@ -140,7 +140,7 @@ class CompactionMarker(Collapsible):
         children: list[Widget] = [CompactionSummary(sanitize(str(data.get("summary") or "")))]
         if meta:
             children.insert(0, Static(Content(" · ".join(meta)), id="compaction-meta"))
-        super().__init__(*children, title=marker_title(data), collapsed=True, id=id, classes=classes)  # type: ignore[arg-type]
+        super().__init__(*children, title=marker_title(data), collapsed=True, id=id, classes=classes)  # type: ignore[arg-type]  # Textual 8 types title as str; it passes it on as CollapsibleTitle's ContentText label
 
     def action_undo(self) -> None:
         self.post_message(self.UndoRequested(self.count, marker=self))

@@ -7,6 +7,7 @@ and shares. Tables are Rich ``Table``s in ``Static``s: one cheap widget each.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from rich import box
@@ -41,13 +42,13 @@ def cost_text(cost: float | None, spent_tokens: float) -> str:
     return "$0"
 
 
-def cache_hit(row: dict[str, float]) -> str:
+def cache_hit(row: Mapping[str, float | None]) -> str:
     """The share of input tokens read from the cache: read / (uncached + read + written)."""
-    share = cache_hit_share(row)
+    share = cache_hit_share(dict(row))
     return f"{share:.0%}" if share is not None else UNKNOWN
 
 
-def _spent(row: dict[str, float]) -> float:
+def _spent(row: Mapping[str, float | None]) -> float:
     return sum(row.get(key, 0) or 0 for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
 
 
@@ -67,7 +68,7 @@ def model_table(by_model: dict[str, dict[str, float]]) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     keys = ("requests", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
-    def add(name: str, row: dict[str, float], style: str = "") -> None:
+    def add(name: str, row: Mapping[str, float | None], style: str = "") -> None:
         requests = int(row.get("requests", 0) or 0)
         counts = [tokens(int(row.get(key, 0) or 0)) for key in keys[1:]]
         cells = [one_line(name, 60) or "unknown", str(requests), *counts, cache_hit(row),
@@ -81,7 +82,7 @@ def model_table(by_model: dict[str, dict[str, float]]) -> Table:
         total: dict[str, float | None] = {key: sum(row.get(key, 0) or 0 for _, row in ordered) for key in keys}
         total["cost"] = _sum_costs([row.get("cost") for _, row in ordered])
         table.add_section()
-        add("all models", total, "bold")  # type: ignore[arg-type]
+        add("all models", total, "bold")
     if not ordered:
         table.add_row(Text("no requests yet", style="dim"))
     return table
