@@ -18,13 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.config import keys
@@ -35,7 +32,7 @@ from scout_tui.tui.app_completion import CompletionMixin
 from scout_tui.tui.app_models import ModelsMixin
 from scout_tui.tui.app_queue import Pending, QueueMixin
 from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
-from scout_tui.tui.app_sessions import SIDE_PANES, SessionsMixin
+from scout_tui.tui.app_sessions import SessionsMixin
 from scout_tui.tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.tui.app_mcp import McpMixin
 from scout_tui.tui.app_themes import ThemesMixin
@@ -43,6 +40,7 @@ from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
 from scout_tui.core.errors import ScoutError
 from scout_tui.tui.input_first import InputFirstMixin
+from scout_tui.tui.main_screen import MainScreen
 from scout_tui.config.models import check_models_tables
 from scout_tui.core.redaction import redact
 from scout_tui.widgets import ChatView, Composer, StatusBar
@@ -94,10 +92,6 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-NARROW = 100
-"""Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
-
-
 class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, TurnKeysMixin,
                ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
     """scout-tui's full-screen app.
@@ -115,25 +109,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     """
 
     TITLE = "scout"
-    CSS = """
-    #main { height: 1fr; }
-    #chat { width: 2fr; }
-    #side { width: 1fr; min-width: 32; }
-    #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
-    #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
-    #tools-stand-in, #tree-stand-in { background: $surface; }  /* the panes' own */
-    /* The focused pane is marked: its top border and title in the accent colour. */
-    #tools:focus-within, #tree:focus { border-top: solid $accent; border-title-color: $accent; }
-    #composer { margin: 0 0; }
-    /* Below NARROW columns the side panes fold away; Ctrl+T shows them over the chat. */
-    #main { layers: panes overlay; }
-    Screen.-narrow #side { display: none; }
-    Screen.-narrow.-side-shown #side {
-        display: block; dock: right; layer: overlay; width: 44; max-width: 90%;
-        border-left: wide $accent; background: $surface;
-    }
-    """
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
+    CSS_PATH = MainScreen.CSS_PATH  # the main screen's (see there)
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
@@ -145,8 +121,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
         Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True),
     ]
-
-    busy: reactive[bool] = reactive(False)
 
     def __init__(
         self,
@@ -231,12 +205,15 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         finally:
             gc.enable()
 
+    @cached_property
+    def main_screen(self) -> MainScreen:
+        """The screen the app starts on (``get_default_screen``): the chat, the side panes, the
+        composer, the status bar and the keys."""
+        return MainScreen(secrets=self.secrets, command_choices=self.command_choices,
+                          permission_mode=self.permissions.mode)
+
     def get_default_screen(self) -> Screen:
-        screen = super().get_default_screen()
-        # Focused as the screen is composed, not moved there from Textual's first pick after it
-        # is styled: each move restyles the widgets it leaves and enters, before the first frame.
-        screen.AUTO_FOCUS = "#composer"
-        return screen
+        return self.main_screen
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""
@@ -249,27 +226,31 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     # -- layout -----------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        # The panes the agent's events update, held once (not looked up per event).
-        self.chat, self.status = ChatView(id="chat"), StatusBar(id="status")
-        self.chat.secrets = self.secrets
-        with Horizontal(id="main"):
-            yield self.chat
-            with Vertical(id="side"):
-                # The side panes' frames, titled: empty until the panes replace them once the
-                # first frame is painted (``mount_side_panes``; a session's tool calls and the
-                # session list are read after that frame anyway).
-                for pane, title in SIDE_PANES.items():
-                    stand_in = Static(id=f"{pane}-stand-in")
-                    stand_in.border_title = title
-                    yield stand_in
-        composer = Composer(id="composer")
-        composer.command_choices = self.command_choices  # Enter typed with a command's first letters
-        yield composer
-        yield self.status
-        # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
-        self.footer = KeysFooter()
-        yield self.footer
+    @property
+    def chat(self) -> ChatView:
+        """The main screen's chat."""
+        return self.main_screen.chat
+
+    @property
+    def status(self) -> StatusBar:
+        """The main screen's status bar."""
+        return self.main_screen.status
+
+    @property
+    def footer(self) -> KeysFooter:
+        """The main screen's keys."""
+        return self.main_screen.footer
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs (``MainScreen.busy``, which the status bar and composer show)."""
+        return self.main_screen.busy
+
+    @busy.setter
+    def busy(self, busy: bool) -> None:
+        if busy != self.main_screen.busy:
+            self.main_screen.busy = busy
+            self.take_back_quit()
 
     def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
@@ -278,17 +259,18 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
         self._report_themes()
-        status = self.status
-        status.provider = self.config.provider
-        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
-        status.permission_mode = self.permissions.mode
         for note in self.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
         for note in self.sandbox.notes:
             self.notify(note, title="Sandbox", severity="warning", timeout=15)
-        self.query_one(Composer).focus()
+
+    def on_main_screen_ready(self) -> None:
+        """The main screen is composed (after the app's mount): fill it."""
+        status = self.status
+        status.provider = self.config.provider
+        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
         self.open_session(self._resume, latest=self._continue)
@@ -345,11 +327,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             os.close(null)
         threading.Thread(target=_exit_later, args=(128 + signum,), daemon=True, name="stop-guard").start()
         loop.call_soon_threadsafe(self.exit, None, 128 + signum)
-
-    def watch_busy(self, busy: bool) -> None:
-        self.query_one(StatusBar).busy = busy
-        self.query_one(Composer).busy = busy
-        self.take_back_quit()
 
     @work(exclusive=True, group="sandbox")
     async def show_sandbox(self) -> None:
@@ -494,7 +471,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     def set_permission_mode(self, mode: str) -> None:
         """Use permission ``mode`` from the next tool call on (the running turn included)."""
         self.permissions.mode = mode
-        self.query_one(StatusBar).permission_mode = mode
+        self.main_screen.permission_mode = mode
         what = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
                 "yolo": "nothing asks (deny rules still hold)"}[mode]
         self.notify(f"Permission mode {mode}: {what}.", timeout=3)
