@@ -28,7 +28,7 @@ from scout_tui.config import keys
 from scout_tui.core import urgency
 from scout_tui.tui.app_commands import CommandsMixin
 from scout_tui.tui.app_checkpoints import CheckpointsMixin
-from scout_tui.tui.app_completion import CompletionMixin
+from scout_tui.tui.app_completion import Completion
 from scout_tui.tui.app_models import ModelsMixin
 from scout_tui.tui.app_queue import Pending, QueueMixin
 from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
@@ -38,6 +38,7 @@ from scout_tui.tui.app_mcp import McpMixin
 from scout_tui.tui.app_themes import ThemesMixin
 from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
+from scout_tui.session.completion import Choice
 from scout_tui.core.errors import ScoutError
 from scout_tui.tui.input_first import InputFirstMixin
 from scout_tui.tui.main_screen import MainScreen
@@ -92,7 +93,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, TurnKeysMixin,
+class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
                ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
@@ -165,6 +166,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.compactions: list[dict] = []
         self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
+        self.completion = Completion(self, self.commands, self.cwd)
         self._background_started = False
         # The side panes, mounted once the first frame is painted (``mount_side_panes``).
         self.tool_pane: ToolActivity | None = None
@@ -251,6 +253,14 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         if busy != self.main_screen.busy:
             self.main_screen.busy = busy
             self.take_back_quit()
+
+    def on_composer_completing(self, message: Composer.Completing) -> None:
+        composer = message.control if isinstance(message.control, Composer) else self.main_screen.composer
+        self.completion.completing(composer, message.token)
+
+    def command_choices(self, query: str) -> list[Choice]:
+        """The slash commands matching ``query``, best first (``Completion.command_choices``)."""
+        return self.completion.command_choices(query)
 
     def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
