@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
@@ -35,7 +36,7 @@ from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
 from scout_tui.tui.app_sessions import SessionsMixin
 from scout_tui.tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.tui.app_mcp import McpMixin
-from scout_tui.tui.app_themes import ThemesMixin
+from scout_tui.tui.app_themes import Themes
 from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
 from scout_tui.session.completion import Choice
@@ -44,6 +45,7 @@ from scout_tui.tui.input_first import InputFirstMixin
 from scout_tui.tui.main_screen import MainScreen
 from scout_tui.config.models import check_models_tables
 from scout_tui.core.redaction import redact
+from scout_tui.theming.colours import derive_variables
 from scout_tui.widgets import ChatView, Composer, StatusBar
 from scout_tui.widgets.footer import KeysFooter
 from scout_tui.widgets.markdown_render import code_theme_of, warm_up
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.store.opening import OpenedSession
     from scout_tui.extensions.skills import Skill
+    from scout_tui.theming.themes import ThemeSource
     from scout_tui.store.event_log import Store
     from scout_tui.tools.approvals import Approval, PermissionRequest
     from scout_tui.widgets import SessionTree, ToolActivity
@@ -94,7 +97,7 @@ def _exit_later(code: int) -> None:
 
 
 class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
-               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
+               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -164,7 +167,8 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
         self.compactions: list[dict] = []
-        self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
+        self.themes = Themes(self, config, self.cwd)
+        self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
         self.completion = Completion(self, self.commands, self.cwd)
         self._background_started = False
@@ -217,6 +221,35 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
     def get_default_screen(self) -> Screen:
         return self.main_screen
 
+    # -- themes (``Themes``) --------------------------------------------------------------------
+
+    @property
+    def theme_sources(self) -> dict[str, ThemeSource]:
+        """Theme name -> the file it came from (``Themes.sources``)."""
+        return self.themes.sources
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # scout-tui's variables for a theme that leaves some out (Textual's own leave out all),
+        # derived from its colours: a light theme gets light message backgrounds.
+        return derive_variables(self.current_theme)
+
+    def watch_theme(self, name: str) -> None:
+        self.themes.watch(name)
+
+    def choose_theme(self, name: str) -> None:
+        """Use theme ``name`` and save the choice for the next runs (``Themes.choose``)."""
+        self.themes.choose(name)
+
+    def search_themes(self) -> None:
+        """The theme picker with its live preview (``Themes.search``)."""
+        self.themes.search()
+
+    def on_command_palette_option_highlighted(self, message: CommandPalette.OptionHighlighted) -> None:
+        self.themes.option_highlighted(message)
+
+    def on_command_palette_closed(self, message: CommandPalette.Closed) -> None:
+        self.themes.palette_closed()
+
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""
         super().notify(redact(message, self.secrets), **kwargs)
@@ -268,7 +301,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
-        self._report_themes()
+        self.themes.report()
         for note in self.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
