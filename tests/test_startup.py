@@ -226,8 +226,8 @@ async def test_the_side_panes_replace_their_stand_ins_after_the_first_frame(tmp_
     first_frame: list[tuple[str, int]] = []
 
     class FirstFrame(ScoutApp):
-        def on_main_screen_ready(self) -> None:  # the layout is mounted: the next refresh draws it
-            super().on_main_screen_ready()
+        def fill_main_screen(self) -> None:  # the layout is mounted: the next refresh draws it
+            super().fill_main_screen()
             self.call_after_refresh(lambda: first_frame.append(
                 ("\n".join(strip.text for strip in self.screen._compositor.render_strips()),
                  len(self.query(SessionTree)) + len(self.query(ToolActivity)))))

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import CommandPalette
@@ -41,7 +41,7 @@ from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
 from scout_tui.session.completion import Choice
 from scout_tui.core.errors import ScoutError
-from scout_tui.tui.input_first import InputFirstMixin
+from scout_tui.tui.input_first import FlushNotice, TypedKeys, noting_input, typed
 from scout_tui.tui.main_screen import MainScreen
 from scout_tui.config.models import check_models_tables
 from scout_tui.core.redaction import redact
@@ -51,6 +51,8 @@ from scout_tui.widgets.footer import KeysFooter
 from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from scout_tui.engine.agent import Agent
     from scout_tui.core.bus import Bus
     from scout_tui.config.layers import Config
@@ -96,7 +98,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
+class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
                ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
@@ -136,6 +138,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
         store: Store | None = None,
     ) -> None:
         super().__init__()
+        self.typed_keys = TypedKeys()  # before Textual's driver starts: it notes keys there
         self.config = self.start_config = config
         self.server_models: dict[str, list[str] | str] = {}  # /model: what each server listed
         self.opened_with_session = bool(resume or continue_)
@@ -221,6 +224,47 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
     def get_default_screen(self) -> Screen:
         return self.main_screen
 
+    # -- typed keys first (``TypedKeys``) ----------------------------------------------------------
+
+    @property
+    def last_input(self) -> float | None:
+        """When the person last typed a character or pasted (``TypedKeys.last_input``)."""
+        return self.typed_keys.last_input
+
+    @property
+    def echo_pending(self) -> bool:
+        """A typed key is not on screen yet (``TypedKeys.echo_pending``)."""
+        return self.typed_keys.echo_pending
+
+    @property
+    def frame_out(self) -> FlushNotice | None:
+        """What the driver's writer thread has written (``TypedKeys.frame_out``, set by the driver)."""
+        return self.typed_keys.frame_out
+
+    @frame_out.setter
+    def frame_out(self, notice: FlushNotice | None) -> None:
+        self.typed_keys.frame_out = notice
+
+    def input_arrived(self) -> None:
+        """A key was typed: called on the driver's input thread (``TypedKeys.input_arrived``)."""
+        self.typed_keys.input_arrived()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, noting typed keys as its input thread reads them."""
+        return noting_input(super().get_driver_class())
+
+    async def on_event(self, event: events.Event) -> None:
+        if not typed(event):
+            await super().on_event(event)
+            return
+        keys = self.typed_keys
+        keys.input_arrived()
+        arrived = keys.last_input
+        await super().on_event(event)
+        # Through the queue of the widget the key went to, behind the key: the app's own queue
+        # could run it (on the screen's next idle) before that widget had taken the key.
+        (self.focused or self.screen).call_after_refresh(keys.echoed, arrived)
+
     # -- themes (``Themes``) --------------------------------------------------------------------
 
     @property
@@ -295,7 +339,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
         """The slash commands matching ``query``, best first (``Completion.command_choices``)."""
         return self.completion.command_choices(query)
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
         # worker is cancelled, which kills the running tool's process group and closes the turn.
         loop = asyncio.get_running_loop()
@@ -308,9 +352,13 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, QueueMixin, Tur
             self.notify(note, title="Permissions", severity="warning", timeout=15)
         for note in self.sandbox.notes:
             self.notify(note, title="Sandbox", severity="warning", timeout=15)
+        # The main screen composes after the app's mount. Until it has, the app's queue waits
+        # here: keys typed while the app started (already read by the driver) go to the composer.
+        await self.main_screen.mounted.wait()
+        self.fill_main_screen()
 
-    def on_main_screen_ready(self) -> None:
-        """The main screen is composed (after the app's mount): fill it."""
+    def fill_main_screen(self) -> None:
+        """The main screen is composed and mounted: show the provider and model, and the session."""
         status = self.status
         status.provider = self.config.provider
         status.model = self.config.model or ""  # the provider's default model: once the backends are imported

@@ -8,13 +8,13 @@ found with typed lookups (``chat``, ``status``, ``composer``, ``footer``).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Callable, ClassVar
 
 from textual import getters
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -48,9 +48,6 @@ class MainScreen(KeyFirstScreen):
     # styled: each move restyles the widgets it leaves and enters, before the first frame.
     AUTO_FOCUS: ClassVar[str | None] = "#composer"
 
-    class Ready(Message):
-        """The screen is composed and mounted: its widgets can be filled (posted to the app)."""
-
     busy: reactive[bool] = reactive(False, init=False)
     """A turn runs: the status bar's spinner, Tab in the composer queues."""
     permission_mode: reactive[str] = reactive("")
@@ -68,6 +65,9 @@ class MainScreen(KeyFirstScreen):
         self._secrets = secrets
         self._command_choices = command_choices
         self.set_reactive(MainScreen.permission_mode, permission_mode)
+        self.mounted = asyncio.Event()
+        """Set once the screen is mounted with the composer focused: keys typed before the app
+        started go there (the app's ``on_mount`` waits for it before its queue handles them)."""
 
     def compose(self) -> ComposeResult:
         chat = ChatView(id="chat")
@@ -92,7 +92,7 @@ class MainScreen(KeyFirstScreen):
         # mounted once the composer has the focus, as the line shows the focused widget's keys.
         self.set_focus(self.composer)
         await self.mount(KeysFooter())
-        self.post_message(self.Ready())
+        self.mounted.set()
 
     def watch_busy(self, busy: bool) -> None:
         self.composer.busy = busy  # a plain attribute: the composer reads it per key
