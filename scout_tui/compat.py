@@ -23,8 +23,6 @@ Textual
         keys and the box's bindings handled before the text area inserts the key.
     ``Screen._on_timer_update`` (``draw_now``): the screen's update tick, drawn on idle while a
         typed key waits for its frame (tui/input_first.py).
-    ``App.get_default_screen``'s screen id ``"_default"`` (``DEFAULT_SCREEN_ID``): kept by the
-        screen that replaces it.
     ``Driver._app`` (``driver_app``), ``LinuxDriver._file`` (``driver_output``,
         ``set_driver_output``: the file its writer thread writes to, read when the application
         mode starts) and ``LinuxDriver.attrs_before`` (no underscore, but undocumented;
@@ -109,9 +107,6 @@ class KeysBeforeTextArea(_TextAreaBase):
 
 
 # -- Textual: the screen and the driver -------------------------------------------------------
-
-DEFAULT_SCREEN_ID = "_default"
-"""The id of the screen ``App.get_default_screen`` makes."""
 
 
 def draw_now(screen: Screen) -> None:

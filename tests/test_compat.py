@@ -133,11 +133,6 @@ def test_the_screens_update_tick_takes_no_arguments() -> None:
     assert parameters(tick) == ["self"], changed("Screen._on_timer_update", f"takes {parameters(tick)}")
 
 
-def test_the_default_screens_id() -> None:
-    made = App().get_default_screen()
-    assert made.id == compat.DEFAULT_SCREEN_ID, changed("App.get_default_screen", f"makes a screen with id {made.id!r}")
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="Textual's Linux driver")
 async def test_the_linux_drivers_app_output_file_and_saved_mode() -> None:
     from textual.drivers.linux_driver import LinuxDriver

@@ -17,7 +17,7 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.message_pump import MessagePump
 
 from scout_tui.core import urgency
-from scout_tui.tui.input_first import InputFirstMixin, KeyFirstScreen, noting_input
+from scout_tui.tui.input_first import KeyFirstScreen, TypedKeys, noting_input
 from scout_tui.widgets import Composer
 from tests.app_helpers import make_app
 from tests.conftest import until, wait_until
@@ -97,13 +97,13 @@ async def test_a_key_counts_as_on_screen_only_once_the_widget_it_went_to_has_tak
     # show it yet, so the app must not count it as on screen (it did, via the app's own queue).
     async with composing(tmp_path) as (app, pilot, composer):
         seen: list[str] = []
-        echoed = type(app)._echoed
-        monkeypatch.setattr(type(app), "_echoed", lambda self, arrived: (seen.append(composer.text), echoed(self, arrived)))
+        echoed = TypedKeys.echoed
+        monkeypatch.setattr(TypedKeys, "echoed", lambda self, arrived: (seen.append(composer.text), echoed(self, arrived)))
         scheduled: list[object] = []
         after_refresh = MessagePump.call_after_refresh
 
         def call_after_refresh(pump, callback, *args, **kwargs):
-            if getattr(callback, "__func__", None) is type(app)._echoed:
+            if getattr(callback, "__func__", None) is TypedKeys.echoed:
                 scheduled.append(pump)
             return after_refresh(pump, callback, *args, **kwargs)
 
@@ -139,10 +139,6 @@ class GatedTerminal:
         pass
 
 
-class Typing(InputFirstMixin):
-    """The app's typed-key bookkeeping, without an app around it."""
-
-
 @pytest.fixture
 def terminal(monkeypatch):
     """(app, driver, terminal): Textual's Linux driver as the app runs it, its writer thread
@@ -150,7 +146,7 @@ def terminal(monkeypatch):
     monkeypatch.setattr(urgency, "HOLD_MAX", 3600.0)  # held until released, however slow the machine
     gated = GatedTerminal()
     monkeypatch.setattr(sys, "__stderr__", gated)  # the file LinuxDriver writes to
-    app = Typing()
+    app = TypedKeys()  # the app's typed-key bookkeeping, without an app around it
 
     async def make() -> LinuxDriver:  # a driver notes the running loop (unused by writing)
         return noting_input(LinuxDriver)(app)
@@ -170,7 +166,7 @@ def test_a_keys_pause_lasts_until_the_writer_thread_has_written_its_frame(termin
     assert app.frame_out is driver._file
     app.input_arrived()
     driver.write("the frame with the key")
-    app._echoed(app.last_input)  # drawn: still queued for the writer thread
+    app.echoed(app.last_input)  # drawn: still queued for the writer thread
     assert urgency.held() > 0
     gated.gate.set()
     until(lambda: urgency.held() == 0, what="the pause ends once the writer flushed the frame")
@@ -183,13 +179,13 @@ def test_a_frame_already_written_ends_the_pause_at_once_and_a_newer_key_keeps_it
     app.input_arrived()
     driver.write("the frame with the key")
     until(lambda: app.frame_out.flushed == app.frame_out.queued, what="the writer flushed the frame")
-    app._echoed(app.last_input)
+    app.echoed(app.last_input)
     assert urgency.held() == 0
 
     gated.gate.clear()
     app.input_arrived()
     driver.write("the frame with the second key")
-    app._echoed(app.last_input)
+    app.echoed(app.last_input)
     app.input_arrived()  # a third key, not drawn yet
     gated.gate.set()
     until(lambda: gated.written[-1:] == ["the frame with the second key"], what="the second frame written")

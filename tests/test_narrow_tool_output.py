@@ -15,7 +15,8 @@ from typing import AsyncIterator
 
 import pytest
 
-from scout_tui.tui.app import NARROW, ScoutApp
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.main_screen import NARROW
 from scout_tui.core.bus import Event
 from scout_tui.config.layers import load_config
 from scout_tui.store.event_log import Store

@@ -84,6 +84,7 @@ def user_env(env: dict[str, str]) -> dict[str, str]:
 def test_wheel_includes_the_default_theme_and_the_console_script(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "scout_tui/shipped_themes/scout-dark.toml" in names
+    assert "scout_tui/tui/main_screen.tcss" in names  # the main screen's CSS
     assert "scout_tui/__main__.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "scout-tui = scout_tui.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

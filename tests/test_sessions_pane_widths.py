@@ -13,7 +13,7 @@ from scout_tui.store import event_log as store_module
 from scout_tui.core.bus import Event
 from scout_tui.store.event_log import Store
 from scout_tui.widgets.session_tree import SessionTree
-from scout_tui.tui.app import NARROW
+from scout_tui.tui.main_screen import NARROW
 from tests.app_helpers import make_app
 from tests.conftest import wait_until
 from tests.session_tree_helpers import NOW, lines, strips

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.tui.app import NARROW
+from scout_tui.tui.main_screen import NARROW
 from scout_tui.widgets.approval import ApprovalScreen
 from tests.app_helpers import make_app, send, settle, steady
 from tests.conftest import wait_until

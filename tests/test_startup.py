@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scout_tui.tui.app import NARROW, ScoutApp
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.main_screen import NARROW
 from scout_tui.core.bus import Event
 from scout_tui.config.layers import load_config
 from scout_tui.store.event_log import Store
@@ -225,7 +226,8 @@ async def test_the_side_panes_replace_their_stand_ins_after_the_first_frame(tmp_
     first_frame: list[tuple[str, int]] = []
 
     class FirstFrame(ScoutApp):
-        def on_mount(self) -> None:
+        def fill_main_screen(self) -> None:  # the layout is mounted: the next refresh draws it
+            super().fill_main_screen()
             self.call_after_refresh(lambda: first_frame.append(
                 ("\n".join(strip.text for strip in self.screen._compositor.render_strips()),
                  len(self.query(SessionTree)) + len(self.query(ToolActivity)))))

@@ -19,40 +19,43 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
-from textual.app import App, ComposeResult
+from textual import events, on, work
+from textual.app import App
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.command import CommandPalette
 from textual.message import Message
-from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.config import keys
 from scout_tui.core import urgency
 from scout_tui.tui.app_commands import CommandsMixin
 from scout_tui.tui.app_checkpoints import CheckpointsMixin
-from scout_tui.tui.app_completion import CompletionMixin
+from scout_tui.tui.app_completion import Completion
 from scout_tui.tui.app_models import ModelsMixin
 from scout_tui.tui.app_queue import Pending, QueueMixin
 from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
-from scout_tui.tui.app_sessions import SIDE_PANES, SessionsMixin
+from scout_tui.tui.app_sessions import SessionsMixin
 from scout_tui.tui.app_long import LongSessionMixin, compaction_of
 from scout_tui.tui.app_mcp import McpMixin
-from scout_tui.tui.app_themes import ThemesMixin
+from scout_tui.tui.app_themes import Themes
 from scout_tui.tui.app_turns import TurnKeysMixin
 from scout_tui.session.commands import Commands, literal
 from scout_tui.session.session import Session, setup_problem
+from scout_tui.session.completion import Choice
 from scout_tui.core.errors import ScoutError
-from scout_tui.tui.input_first import InputFirstMixin
+from scout_tui.tui.input_first import FlushNotice, TypedKeys, noting_input, typed
+from scout_tui.tui.main_screen import MainScreen
 from scout_tui.config.models import check_models_tables
 from scout_tui.core.redaction import redact
+from scout_tui.theming.colours import derive_variables
 from scout_tui.widgets import ChatView, Composer, StatusBar
 from scout_tui.widgets.footer import KeysFooter
 from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from scout_tui.engine.agent import Agent
     from scout_tui.core.bus import Bus, Event
     from scout_tui.config.layers import Config
@@ -60,6 +63,7 @@ if TYPE_CHECKING:
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.store.opening import OpenedSession
     from scout_tui.extensions.skills import Skill
+    from scout_tui.theming.themes import ThemeSource
     from scout_tui.store.event_log import Store
     from scout_tui.tools.approvals import Approval, PermissionRequest
     from scout_tui.widgets import SessionTree, ToolActivity
@@ -98,12 +102,8 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-NARROW = 100
-"""Below this many columns the side panes fold away (Ctrl+T shows them as an overlay)."""
-
-
-class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin, QueueMixin, TurnKeysMixin,
-               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, ThemesMixin, McpMixin, App):
+class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
+               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, McpMixin, App):
     """scout-tui's full-screen app.
 
     Args:
@@ -119,25 +119,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     """
 
     TITLE = "scout"
-    CSS = """
-    #main { height: 1fr; }
-    #chat { width: 2fr; }
-    #side { width: 1fr; min-width: 32; }
-    #tools, #tools-stand-in { height: 3fr; border-top: solid $panel; border-title-color: $text-muted; }
-    #tree, #tree-stand-in { height: 2fr; border-top: solid $panel; border-title-color: $text-muted; }
-    #tools-stand-in, #tree-stand-in { background: $surface; }  /* the panes' own */
-    /* The focused pane is marked: its top border and title in the accent colour. */
-    #tools:focus-within, #tree:focus { border-top: solid $accent; border-title-color: $accent; }
-    #composer { margin: 0 0; }
-    /* Below NARROW columns the side panes fold away; Ctrl+T shows them over the chat. */
-    #main { layers: panes overlay; }
-    Screen.-narrow #side { display: none; }
-    Screen.-narrow.-side-shown #side {
-        display: block; dock: right; layer: overlay; width: 44; max-width: 90%;
-        border-left: wide $accent; background: $surface;
-    }
-    """
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
+    CSS_PATH = MainScreen.CSS_PATH  # the main screen's (see there)
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
@@ -150,8 +132,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         Binding("shift+tab", "cycle_mode", "Mode", id="permissions.mode", priority=True),
     ]
 
-    busy: reactive[bool] = reactive(False)
-
     def __init__(
         self,
         config: Config,
@@ -162,6 +142,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         store: Store | None = None,
     ) -> None:
         super().__init__()
+        self.typed_keys = TypedKeys()  # before Textual's driver starts: it notes keys there
         self.cwd = (cwd or Path.cwd()).resolve()
         # The person's session: its config, id, conversation, agent and MCP servers (the app's
         # ``config``, ``session_id``, ``conversation``, ``agent``, ``mcp`` are its own); the
@@ -193,8 +174,10 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
         self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
         self._model_ready = asyncio.Event()  # the model's window and prices are read
-        self._register_themes()  # theme_sources and the theme, before any CSS is parsed: see there
+        self.themes = Themes(self, config, self.cwd)
+        self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
+        self.completion = Completion(self, self.commands, self.cwd)
         self._background_started = False
         # The side panes, mounted once the first frame is painted (``mount_side_panes``).
         self.tool_pane: ToolActivity | None = None
@@ -295,12 +278,85 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
         finally:
             gc.enable()
 
+    @cached_property
+    def main_screen(self) -> MainScreen:
+        """The screen the app starts on (``get_default_screen``): the chat, the side panes, the
+        composer, the status bar and the keys."""
+        return MainScreen(secrets=self.secrets, command_choices=self.command_choices,
+                          permission_mode=self.permissions.mode)
+
     def get_default_screen(self) -> Screen:
-        screen = super().get_default_screen()
-        # Focused as the screen is composed, not moved there from Textual's first pick after it
-        # is styled: each move restyles the widgets it leaves and enters, before the first frame.
-        screen.AUTO_FOCUS = "#composer"
-        return screen
+        return self.main_screen
+
+    # -- typed keys first (``TypedKeys``) ----------------------------------------------------------
+
+    @property
+    def last_input(self) -> float | None:
+        """When the person last typed a character or pasted (``TypedKeys.last_input``)."""
+        return self.typed_keys.last_input
+
+    @property
+    def echo_pending(self) -> bool:
+        """A typed key is not on screen yet (``TypedKeys.echo_pending``)."""
+        return self.typed_keys.echo_pending
+
+    @property
+    def frame_out(self) -> FlushNotice | None:
+        """What the driver's writer thread has written (``TypedKeys.frame_out``, set by the driver)."""
+        return self.typed_keys.frame_out
+
+    @frame_out.setter
+    def frame_out(self, notice: FlushNotice | None) -> None:
+        self.typed_keys.frame_out = notice
+
+    def input_arrived(self) -> None:
+        """A key was typed: called on the driver's input thread (``TypedKeys.input_arrived``)."""
+        self.typed_keys.input_arrived()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, noting typed keys as its input thread reads them."""
+        return noting_input(super().get_driver_class())
+
+    async def on_event(self, event: events.Event) -> None:
+        if not typed(event):
+            await super().on_event(event)
+            return
+        keys = self.typed_keys
+        keys.input_arrived()
+        arrived = keys.last_input
+        await super().on_event(event)
+        # Through the queue of the widget the key went to, behind the key: the app's own queue
+        # could run it (on the screen's next idle) before that widget had taken the key.
+        (self.focused or self.screen).call_after_refresh(keys.echoed, arrived)
+
+    # -- themes (``Themes``) --------------------------------------------------------------------
+
+    @property
+    def theme_sources(self) -> dict[str, ThemeSource]:
+        """Theme name -> the file it came from (``Themes.sources``)."""
+        return self.themes.sources
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # scout-tui's variables for a theme that leaves some out (Textual's own leave out all),
+        # derived from its colours: a light theme gets light message backgrounds.
+        return derive_variables(self.current_theme)
+
+    def watch_theme(self, name: str) -> None:
+        self.themes.watch(name)
+
+    def choose_theme(self, name: str) -> None:
+        """Use theme ``name`` and save the choice for the next runs (``Themes.choose``)."""
+        self.themes.choose(name)
+
+    def search_themes(self) -> None:
+        """The theme picker with its live preview (``Themes.search``)."""
+        self.themes.search()
+
+    def on_command_palette_option_highlighted(self, message: CommandPalette.OptionHighlighted) -> None:
+        self.themes.option_highlighted(message)
+
+    def on_command_palette_closed(self, message: CommandPalette.Closed) -> None:
+        self.themes.palette_closed()
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's ``App.notify``, with every known key redacted from ``message``."""
@@ -313,46 +369,63 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
 
     # -- layout -----------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        # The panes the agent's events update, held once (not looked up per event).
-        self.chat, self.status = ChatView(id="chat"), StatusBar(id="status")
-        self.chat.secrets = self.secrets
-        with Horizontal(id="main"):
-            yield self.chat
-            with Vertical(id="side"):
-                # The side panes' frames, titled: empty until the panes replace them once the
-                # first frame is painted (``mount_side_panes``; a session's tool calls and the
-                # session list are read after that frame anyway).
-                for pane, title in SIDE_PANES.items():
-                    stand_in = Static(id=f"{pane}-stand-in")
-                    stand_in.border_title = title
-                    yield stand_in
-        composer = Composer(id="composer")
-        composer.command_choices = self.command_choices  # Enter typed with a command's first letters
-        yield composer
-        yield self.status
-        # The first frame's keys, drawn as one line; Textual's keys are made in ``start_background``.
-        self.footer = KeysFooter()
-        yield self.footer
+    @property
+    def chat(self) -> ChatView:
+        """The main screen's chat."""
+        return self.main_screen.chat
 
-    def on_mount(self) -> None:
+    @property
+    def status(self) -> StatusBar:
+        """The main screen's status bar."""
+        return self.main_screen.status
+
+    @property
+    def footer(self) -> KeysFooter:
+        """The main screen's keys."""
+        return self.main_screen.footer
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs (``MainScreen.busy``, which the status bar and composer show)."""
+        return self.main_screen.busy
+
+    @busy.setter
+    def busy(self, busy: bool) -> None:
+        if busy != self.main_screen.busy:
+            self.main_screen.busy = busy
+            self.take_back_quit()
+
+    def on_composer_completing(self, message: Composer.Completing) -> None:
+        composer = message.control if isinstance(message.control, Composer) else self.main_screen.composer
+        self.completion.completing(composer, message.token)
+
+    def command_choices(self, query: str) -> list[Choice]:
+        """The slash commands matching ``query``, best first (``Completion.command_choices``)."""
+        return self.completion.command_choices(query)
+
+    async def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
         # worker is cancelled, which kills the running tool's process group and closes the turn.
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
             signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
-        self._report_themes()
-        status = self.status
-        status.provider = self.config.provider
-        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
-        status.permission_mode = self.permissions.mode
+        self.themes.report()
         for note in self.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
         for note in self.sandbox.notes:
             self.notify(note, title="Sandbox", severity="warning", timeout=15)
-        self.query_one(Composer).focus()
+        # The main screen composes after the app's mount. Until it has, the app's queue waits
+        # here: keys typed while the app started (already read by the driver) go to the composer.
+        await self.main_screen.mounted.wait()
+        self.fill_main_screen()
+
+    def fill_main_screen(self) -> None:
+        """The main screen is composed and mounted: show the provider and model, and the session."""
+        status = self.status
+        status.provider = self.config.provider
+        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
         self.open_session(self._resume, latest=self._continue)
@@ -409,11 +482,6 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
             os.close(null)
         threading.Thread(target=_exit_later, args=(128 + signum,), daemon=True, name="stop-guard").start()
         loop.call_soon_threadsafe(self.exit, None, 128 + signum)
-
-    def watch_busy(self, busy: bool) -> None:
-        self.query_one(StatusBar).busy = busy
-        self.query_one(Composer).busy = busy
-        self.take_back_quit()
 
     @work(exclusive=True, group="sandbox")
     async def show_sandbox(self) -> None:
@@ -550,7 +618,7 @@ class ScoutApp(InputFirstMixin, AgentEventsMixin, CommandsMixin, CompletionMixin
     def set_permission_mode(self, mode: str) -> None:
         """Use permission ``mode`` from the next tool call on (the running turn included)."""
         self.permissions.mode = mode
-        self.query_one(StatusBar).permission_mode = mode
+        self.main_screen.permission_mode = mode
         what = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
                 "yolo": "nothing asks (deny rules still hold)"}[mode]
         self.notify(f"Permission mode {mode}: {what}.", timeout=3)

@@ -1,19 +1,23 @@
 """The composer's completions: slash commands from the registry, workspace paths after ``@``.
 
-A mixin of ``ScoutApp`` (app.py). The list is mounted the first time something can be
-completed (the first frame does not import ``OptionList``). Commands are matched on the event
-loop (a few dozen names); paths in a worker thread, as the workspace may hold 100,000 files:
-listed once (``workspace_files.list_files``, again after ``FILES_FRESH`` seconds), ranked per
-keystroke, the newest query winning.
+A feature the app holds (``ScoutApp.completion``) and calls from its ``Composer.Completing``
+handler. The list is mounted the first time something can be completed (the first frame does
+not import ``OptionList``). Commands are matched on the event loop (a few dozen names); paths in
+a worker thread, as the workspace may hold 100,000 files: listed once
+(``workspace_files.list_files``, again after ``FILES_FRESH`` seconds), ranked per keystroke, the
+newest query winning.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual.dom import DOMNode
+from textual.widget import Widget
 
+from scout_tui.session.commands import Commands
 from scout_tui.session.completion import Choice, Token, file_choice
 from scout_tui.widgets import Composer
 
@@ -26,28 +30,42 @@ FILES_FRESH = 10.0
 SHOWN_CHOICES = 50
 
 
-class CompletionMixin:
-    """``/`` and ``@`` completion for ``ScoutApp``."""
+class Completion:
+    """``/`` and ``@`` completion in the composer.
 
-    _files: tuple[float, WorkspaceFiles] | None = None
+    Args:
+        host: the node whose workers rank the paths (the app), one at a time (group
+            ``complete-files``: a newer search cancels the one before).
+        commands: the slash-command registry, read at each keystroke (plugins' commands join it).
+        cwd: the workspace whose paths complete after ``@``.
+    """
 
-    def on_composer_completing(self, message: Composer.Completing) -> None:
+    def __init__(self, host: DOMNode, commands: Commands, cwd: Path) -> None:
+        self.host = host
+        self.commands = commands
+        self.cwd = cwd
+        self._files: tuple[float, WorkspaceFiles] | None = None
+
+    def completing(self, composer: Composer, token: Token | None) -> None:
+        """The composer's word at the cursor is ``token`` (None: nothing to complete): show its
+        choices in the completion list above the composer (mounted on first use), or hide it."""
         from scout_tui.widgets.completion_list import CompletionList
 
-        composer = message.control if isinstance(message.control, Composer) else self.query_one(Composer)
         completion = composer.completion
-        token = message.token
         if token is None:
             if completion is not None:
                 completion.hide()
             return
         if completion is None:
             completion = composer.completion = CompletionList(id="completion")
-            composer.parent.mount(completion, before=composer)
+            parent = composer.parent
+            assert isinstance(parent, Widget)  # the composer is mounted: it posted the message
+            parent.mount(completion, before=composer)
         if token.kind == "command":
             completion.show(token, self.command_choices(token.query))
         else:
-            self.find_files(token)
+            self.host.run_worker(lambda: self._find_files(composer, token), thread=True, exclusive=True,
+                                 group="complete-files")
 
     def command_choices(self, query: str) -> list[Choice]:
         """The registry's commands matching ``query`` (fuzzy, as the command palette matches),
@@ -66,8 +84,7 @@ class CompletionMixin:
                                                 runs=not command.args or command.args.startswith("["))))
         return [choice for _, _, choice in sorted(scored, key=lambda s: (s[0], s[1]))]
 
-    @work(thread=True, exclusive=True, group="complete-files")
-    def find_files(self, token: Token) -> None:
+    def _find_files(self, composer: Composer, token: Token) -> None:
         """Rank the workspace's paths for ``token`` (in a thread) and show them, unless the
         person typed on meanwhile (a newer search replaced this one)."""
         from textual.worker import get_current_worker
@@ -79,9 +96,8 @@ class CompletionMixin:
             files = self._files = (time.monotonic(), list_files(self.cwd))
         choices = [file_choice(path) for path in files[1].rank(token.query, SHOWN_CHOICES)]
         if not get_current_worker().is_cancelled:
-            self.call_from_thread(self._show_files, token, choices)
+            self.host.app.call_from_thread(self._show_files, composer, token, choices)
 
-    def _show_files(self, token: Token, choices: list[Choice]) -> None:
-        composer = self.query_one(Composer)
+    def _show_files(self, composer: Composer, token: Token, choices: list[Choice]) -> None:
         if composer.completion is not None and composer.token == token:
             composer.completion.show(token, choices)

@@ -25,12 +25,11 @@ from scout_tui.tui.app_long import compaction_of
 from scout_tui.core.errors import ScoutError
 from scout_tui.store.opening import OpenedSession
 from scout_tui.widgets import ChatView, Composer
+from scout_tui.tui.main_screen import SIDE_PANES
 
 if TYPE_CHECKING:
     from scout_tui.widgets import SessionTree, ToolActivity
 
-SIDE_PANES = {"tools": "Tool activity", "tree": "Sessions"}
-"""The side panes' ids and titles: the stand-ins of the first frame wear them, then the panes."""
 
 OPEN_TAIL = 40
 """Messages of a stored session read before the first paint (the chat mounts the newest 24)."""

@@ -5,8 +5,8 @@ changes widgets, and background threads pause while a key waits for its frame (`
 Both need to know of the key early: Textual's input thread reads and parses it, then hands it to
 the event loop, where it can wait behind everything already queued there (20-50 ms during a
 fast stream, measured with benchmarks/latency.py's set-up). So the driver's input thread notes
-the time itself (``noting_input``), and ``App.on_event`` notes it again for keys that never pass
-a driver (``Pilot.press`` in tests). The frame that shows a key is drawn as soon as the screen has
+the time itself (``noting_input``), and the app's ``on_event`` notes it again for keys that never
+pass a driver (``Pilot.press`` in tests), both in the app's ``TypedKeys``. The frame that shows a key is drawn as soon as the screen has
 taken in its changes (``KeyFirstScreen``), not at the screen's next update tick. Where the
 driver writes through a writer thread (a real terminal), the pause lasts until that thread has
 written the key's frame out (``FlushNotice``): released when the frame was only drawn, the
@@ -37,18 +37,18 @@ def typed(message: Message) -> bool:
     return isinstance(message, events.Paste) or (isinstance(message, events.Key) and message.is_printable)
 
 
-class InputFirstMixin:
-    """``last_input`` and ``echo_pending`` for ``ScoutApp``: keys noted on the driver's input
-    thread and on the event loop, and when their frame went out."""
+class TypedKeys:
+    """When the person last typed (noted on the driver's input thread and on the event loop) and
+    when its frame went out. The app holds one (``ScoutApp.typed_keys``); its ``on_event`` and
+    the driver (``noting_input``) call it."""
 
-    last_input: float | None = None
-    """When the person last typed a character or pasted (``time.monotonic()``); None: not yet."""
-
-    last_echoed: float = 0.0
-    """``last_input`` as it was when the latest key handled had its frame drawn."""
-
-    frame_out: FlushNotice | None = None
-    """What the driver's writer thread has written, where the driver writes through one."""
+    def __init__(self) -> None:
+        self.last_input: float | None = None
+        """When the person last typed a character or pasted (``time.monotonic()``); None: not yet."""
+        self.last_echoed = 0.0
+        """``last_input`` as it was when the latest key handled had its frame drawn."""
+        self.frame_out: FlushNotice | None = None
+        """What the driver's writer thread has written, where the driver writes through one."""
 
     @property
     def echo_pending(self) -> bool:
@@ -57,31 +57,11 @@ class InputFirstMixin:
 
     def input_arrived(self) -> None:
         """A key was typed (called on the input thread, or on the event loop): note when, and
-        pause background threads until its frame is out (``on_event`` ends the pause)."""
+        pause background threads until its frame is out (``echoed`` ends the pause)."""
         self.last_input = time.monotonic()
         urgency.hold()
 
-    def get_default_screen(self) -> Screen:
-        """The first screen on the stack: a ``KeyFirstScreen``."""
-        return KeyFirstScreen(id=compat.DEFAULT_SCREEN_ID)
-
-    def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this platform, noting typed keys as its input thread reads them."""
-        return noting_input(super().get_driver_class())  # type: ignore[misc]
-
-    async def on_event(self, event: events.Event) -> None:
-        if not typed(event):
-            await super().on_event(event)  # type: ignore[misc]  (App.on_event, next in ScoutApp's MRO)
-            return
-        self.input_arrived()
-        arrived = self.last_input
-        await super().on_event(event)  # type: ignore[misc]
-        # Through the queue of the widget the key went to, behind the key: the app's own queue
-        # could run it (on the screen's next idle) before that widget had taken the key.
-        target = self.focused or self.screen  # type: ignore[attr-defined]  (App.on_event's forward target)
-        target.call_after_refresh(self._echoed, arrived)
-
-    def _echoed(self, arrived: float) -> None:
+    def echoed(self, arrived: float) -> None:
         """The frame showing the key that arrived at ``arrived`` was drawn: end the pause once
         it is written out (at once, without a writer thread)."""
         self.last_echoed = max(self.last_echoed, arrived)
@@ -166,7 +146,7 @@ def noting_input(base: type[Driver]) -> type[Driver]:
     """A subclass of the driver class ``base`` whose ``process_message`` (run on its input thread
     for each event it parsed) calls the app's ``input_arrived`` for typed keys first; where
     ``base`` writes through a file (a writer thread's), it writes through a ``FlushNotice``,
-    kept as the app's ``frame_out``; it restores the terminal's mode from before the CLI left
+    kept as the app's ``frame_out`` (the app: anything with those two, such as ``TypedKeys``); it restores the terminal's mode from before the CLI left
     line mode (``line_mode.saved_mode``), where it did."""
 
     class NotingInput(base):  # type: ignore[valid-type,misc]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from ..core.text import one_line
@@ -24,8 +25,14 @@ class PendingPrompts(Static):
     }
     """
 
+    prompts: reactive[tuple[tuple[str, bool], ...]] = reactive((), always_update=True)
+    """The pending prompts as ``(text, steer)`` pairs, in the order they go."""
+
     def show(self, prompts: list[tuple[str, bool]]) -> None:
         """Show ``prompts`` as ``(text, steer)`` pairs, with the keys that act on the newest."""
+        self.prompts = tuple(prompts)
+
+    def watch_prompts(self, prompts: tuple[tuple[str, bool], ...]) -> None:
         self.set_class(not prompts, "-empty")
         width = max(20, self.size.width - 30 if self.size.width else 60)
         lines = [Content.assemble(("⏵ next step: " if steer else "⏸ after the turn: ", "bold"),

@@ -1,0 +1,50 @@
+"""The main screen owns the layout (issue 29): the app starts on it, finds its panes through it,
+and the state its widgets show (``busy``, the permission mode) are its reactives, bound to them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.app_completion import Completion
+from scout_tui.tui.app_themes import Themes
+from scout_tui.tui.input_first import TypedKeys
+from scout_tui.tui.main_screen import MainScreen
+from scout_tui.widgets import ChatView, Composer, StatusBar
+from tests.app_helpers import make_app
+
+
+def test_the_apps_bases_are_textuals_and_the_features_it_holds_are_not_among_them() -> None:
+    bases = ScoutApp.__mro__
+    assert not {Themes, Completion, TypedKeys} & set(bases)
+    assert not [base for base in bases if base.__module__ in ("scout_tui.tui.app_themes",
+                                                             "scout_tui.tui.app_completion",
+                                                             "scout_tui.tui.input_first")]
+
+
+async def test_the_app_starts_on_the_main_screen_whose_panes_it_reaches(workdir: Path) -> None:
+    app = make_app(workdir, None)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and screen is app.main_screen
+        assert app.chat is screen.query_one("#chat", ChatView)
+        assert app.status is screen.query_one(StatusBar) and screen.focused is screen.query_one(Composer)
+        assert Path(MainScreen.CSS_PATH).is_file()  # shipped beside the module (tests/test_packaging.py)
+
+
+async def test_busy_and_the_permission_mode_are_the_screens_and_the_status_bar_shows_them(workdir: Path) -> None:
+    app = make_app(workdir, None)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        status, composer = app.status, app.main_screen.composer
+        assert status.permission_mode == app.permissions.mode == "ask"
+        app.busy = True
+        await pilot.pause()
+        assert app.main_screen.busy and status.busy and composer.busy and status.has_class("-busy")
+        app.busy = False
+        await pilot.pause()
+        assert not (status.busy or composer.busy)
+        app.set_permission_mode("yolo")
+        await pilot.pause()
+        assert app.main_screen.permission_mode == status.permission_mode == "yolo"
