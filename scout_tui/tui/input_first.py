@@ -149,7 +149,7 @@ def noting_input(base: type[Driver]) -> type[Driver]:
     kept as the app's ``frame_out`` (the app: anything with those two, such as ``TypedKeys``); it restores the terminal's mode from before the CLI left
     line mode (``line_mode.saved_mode``), where it did."""
 
-    class NotingInput(base):  # type: ignore[valid-type,misc]
+    class NotingInput(base):  # type: ignore[valid-type,misc]  # the driver class is known at run time only
         def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(app, *args, **kwargs)
             self._notice: FlushNotice | None = None

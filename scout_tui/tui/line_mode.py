@@ -22,7 +22,7 @@ from typing import Any
 try:
     import termios
 except ImportError:  # Windows: Textual's driver there reads keys its own way
-    termios = None  # type: ignore[assignment]
+    termios = None  # type: ignore[assignment]  # no such module on Windows: None says so
 
 _IFLAG, _LFLAG, _CC = 0, 3, 6  # indexes into termios.tcgetattr's list (the ``tty`` module's names)
 

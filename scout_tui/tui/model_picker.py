@@ -28,7 +28,7 @@ class ModelPicker(Provider):
         from scout_tui.session.providers import configured_models
 
         app = self.app
-        config = app.config  # type: ignore[attr-defined]
+        config = app.config  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
         choices = configured_models(config)
         # In a thread: it imports the engine (runtime), which a thread may be importing already.
         unset = await asyncio.to_thread(_keys_missing, app, choices)
@@ -37,9 +37,9 @@ class ModelPicker(Provider):
             seen.add((provider, model))
             state = "in use" if n == 0 else "configured"
             yield f"{provider} · {model}", provider, model, f"{state} · no key: {unset[n]}" if unset[n] else state
-        listed = app.server_models.get(config.provider)  # type: ignore[attr-defined]
+        listed = app.server_models.get(config.provider)  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
         if listed is None:
-            listed = app.server_models[config.provider] = await _ask(config)  # type: ignore[attr-defined]
+            listed = app.server_models[config.provider] = await _ask(config)  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
         if isinstance(listed, str):
             yield f"⚠ {listed}", config.provider, "", "the configured models are above"
             return
@@ -48,7 +48,7 @@ class ModelPicker(Provider):
                 yield f"{config.provider} · {model}", config.provider, model, "listed by the server"
 
     def _command(self, provider: str, model: str):
-        choose: Choose = self.app.choose_model  # type: ignore[attr-defined]
+        choose: Choose = self.app.choose_model  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
         return (lambda: choose(provider, model)) if model else (lambda: None)
 
     async def discover(self) -> Hits:

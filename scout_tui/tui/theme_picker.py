@@ -56,7 +56,7 @@ class ThemePicker(Provider):
         app = self.app
         sources = getattr(app, "theme_sources", {})
         return [
-            (name, ThemeChoice(name, app.choose_theme), describe_source(name, sources))  # type: ignore[attr-defined]
+            (name, ThemeChoice(name, app.choose_theme), describe_source(name, sources))  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
             for name in sorted(app.available_themes)
         ]
 
