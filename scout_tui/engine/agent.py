@@ -272,11 +272,11 @@ class Agent(ContextWindow):
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
                 completed = None
-                async for event in self._call_model(prepared, backend):
-                    if isinstance(event, Completed):
-                        completed = event
+                async for got in self._call_model(prepared, backend):
+                    if isinstance(got, Completed):
+                        completed = got
                     else:
-                        yield event
+                        yield got
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
