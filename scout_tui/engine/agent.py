@@ -35,11 +35,14 @@ from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_
 from scout_tui.core.text import SurrogateJoiner, repair_surrogates
 from scout_tui.engine.settings import AgentSettings
 from scout_tui.engine.tool_runner import ToolRunner, result_block
-from scout_tui.tools.base import Registry, ToolContext, ToolResult
+from scout_tui.tools.base import Registry
 from scout_tui.core.redaction import StreamRedactor, redact_deep
 
 if TYPE_CHECKING:
     from scout_tui.checkpoints.snapshots import Snapshot
+    from scout_tui.tools.approvals import Approver
+    from scout_tui.tools.permissions import Policy
+    from scout_tui.tools.sandbox import SandboxSettings
 
 
 def user_message(text: str | list[dict]) -> dict:
@@ -48,7 +51,7 @@ def user_message(text: str | list[dict]) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}] if isinstance(text, str) else list(text)}
 
 
-class Agent(ContextWindow, ToolRunner):
+class Agent(ContextWindow):
     """Runs turns of one conversation against ``backend`` with ``tools``.
 
     Args:
@@ -60,6 +63,8 @@ class Agent(ContextWindow, ToolRunner):
             change later (the settings object is not kept).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
+    The tool calls of each reply are run by ``runner`` (a ``ToolRunner``); ``sandbox``,
+    ``approve`` and ``permissions`` are its, changed through the agent by the front ends.
     """
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -76,19 +81,23 @@ class Agent(ContextWindow, ToolRunner):
         self.summary_provider = settings.summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
-        self.tools = tools
+        self.runner = ToolRunner(
+            tools,
+            cwd=settings.cwd or Path.cwd(),
+            env=settings.tool_env,
+            sandbox=settings.sandbox,
+            secrets=tuple(sorted({s for s in settings.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)),
+            permissions=settings.permissions,
+            approve=settings.approve,
+            output_dir=settings.output_dir,
+            clock=lambda: self.clock(),  # read at each call: tests fix ``Agent.clock``
+            before_change=self.snapshot_before_change,
+        )
         self.system = settings.system
-        self.cwd = settings.cwd or Path.cwd()
         self.max_turns = settings.max_turns
         self.max_tokens = settings.max_tokens
         self.strategies = settings.strategies
         self.compaction_settings = settings.compaction_settings
-        self.tool_env = settings.tool_env
-        self.sandbox = settings.sandbox
-        self.secrets = tuple(sorted({s for s in settings.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True))
-        self.permissions = settings.permissions
-        self.approve = settings.approve
-        self.output_dir = settings.output_dir
         self.context_window = settings.context_window
         self.auto_compact = settings.auto_compact
         self.key_source = settings.key_source
@@ -107,10 +116,6 @@ class Agent(ContextWindow, ToolRunner):
         self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
         self._last_tokens = 0  # its calibrated size estimate, in tokens
         self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
-        self._asking = asyncio.Lock()  # one approval prompt at a time
-        self._stopping = False  # the person stopped the turn at an approval prompt
-        self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
-        self._file_stamps: dict[str, tuple[int, int]] = {}  # files.FILE_STAMPS: what this agent last saw of each file
         self.messages: list[dict] = []
         self._overhead: int | None = None
         # State an interrupt needs to close the turn validly.
@@ -121,8 +126,58 @@ class Agent(ContextWindow, ToolRunner):
         self.steering: list[list[dict]] = []
         """Prompts (content blocks) the person sent while this turn runs, to go with the results of
         the running tool calls (``steer``); what is left when the turn ends is theirs to send next."""
-        self._results: dict[str, ToolResult] = {}
-        self._started: dict[str, float] = {}
+
+    # -- the runner's settings, as the front ends set them --------------------------------------
+
+    @property
+    def tools(self) -> Registry:
+        """The tools offered (the runner's)."""
+        return self.runner.tools
+
+    @property
+    def cwd(self) -> Path:
+        """The folder tools run in (the runner's)."""
+        return self.runner.cwd
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Strings replaced by ``[redacted]`` in all the agent passes on, longest first."""
+        return self.runner.secrets
+
+    @property
+    def sandbox(self) -> SandboxSettings | None:
+        """How processes tools start are sandboxed (the runner's; None: unsandboxed)."""
+        return self.runner.sandbox
+
+    @sandbox.setter
+    def sandbox(self, value: SandboxSettings | None) -> None:
+        self.runner.sandbox = value
+
+    @property
+    def approve(self) -> Approver | None:
+        """Asks the person about a call the policy asks about (the runner's; None: denied)."""
+        return self.runner.approve
+
+    @approve.setter
+    def approve(self, value: Approver | None) -> None:
+        self.runner.approve = value
+
+    @property
+    def permissions(self) -> Policy | None:
+        """The permission policy tool calls are checked against (the runner's)."""
+        return self.runner.permissions
+
+    @permissions.setter
+    def permissions(self, value: Policy | None) -> None:
+        self.runner.permissions = value
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[redacted]``."""
+        return self.runner.redact(text)
+
+    def kill(self, tool_use_id: str) -> bool:
+        """Stop one running tool call (``ToolRunner.kill``); False when none of that id runs."""
+        return self.runner.kill(tool_use_id)
 
     async def run(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
         """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
@@ -200,7 +255,7 @@ class Agent(ContextWindow, ToolRunner):
         ``turn.end`` {stop_reason}; a model error ends the turn with an ``error`` event.
         """
         self.messages = list(history)
-        self._stopping = False
+        self.runner.stopping = False
         self._summary_failed = False
         yield self._add_user(user_message(text) if text is not None else turn_marker("retry"))
 
@@ -217,11 +272,11 @@ class Agent(ContextWindow, ToolRunner):
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
                 completed = None
-                async for event in self._call_model(prepared, backend):
-                    if isinstance(event, Completed):
-                        completed = event
+                async for got in self._call_model(prepared, backend):
+                    if isinstance(got, Completed):
+                        completed = got
                     else:
-                        yield event
+                        yield got
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
@@ -253,7 +308,8 @@ class Agent(ContextWindow, ToolRunner):
             reply = added.message  # redacted: a key the model wrote into a call's arguments is not used
             uses = tool_uses(reply)
             # From here on an interrupt must answer these calls, even before any of them runs.
-            self._open_calls, self._results = list(uses), {}
+            self._open_calls = list(uses)
+            self.runner.start_reply()
             yield added
             if completed.stop_reason == "max_tokens":
                 yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
@@ -265,9 +321,10 @@ class Agent(ContextWindow, ToolRunner):
             if not uses:
                 yield TurnEnd(completed.stop_reason)
                 return
-            async for event in self._run_tools(uses, cut_last=completed.stop_reason == "max_tokens"):
+            async for event in self.runner.run(uses, cut_last=completed.stop_reason == "max_tokens"):
                 yield event
-            if self._stopping:
+            yield self._add_results(uses)
+            if self.runner.stopping:
                 yield TurnEnd("stopped")
                 return
 
@@ -279,6 +336,17 @@ class Agent(ContextWindow, ToolRunner):
         calls running now, in the same user message after them, as Claude Code does: the model
         reads it before its next step. When no tool call follows, it stays in ``steering``."""
         self.steering.append(content)
+
+    def _add_results(self, uses: list[dict]) -> MessageUser:
+        """Append the user message answering the calls ``uses`` (the runner's results, in call
+        order) and, unless the person stopped the turn, the prompts steered in meanwhile after
+        them (``steer``); the event that records it."""
+        content = [result_block(u["id"], self.runner.results[u["id"]]) for u in uses]
+        if not self.runner.stopping:  # prompts sent meanwhile go after the results
+            content += [block for steered in self.steering for block in steered]
+            self.steering.clear()
+        self._open_calls = []
+        return self._add_user({"role": "user", "content": content})
 
     def _add_user(self, message: dict) -> MessageUser:
         """Append a user message to the conversation; the event that records it at its position."""
@@ -352,9 +420,9 @@ class Agent(ContextWindow, ToolRunner):
         if self._open_calls:
             content = []
             for use in self._open_calls:
-                result = self._results.get(use["id"])
+                result = self.runner.results.get(use["id"])
                 if result is None:
-                    started = self._started.get(use["id"])
+                    started = self.runner.started.get(use["id"])
                     elapsed = None if started is None else round(self.clock() - started, 3)
                     events.append(ToolEnd(use["id"], use["name"], TOOL_INTERRUPTED, True, elapsed))
                     content.append(error_result(use["id"], TOOL_INTERRUPTED))

@@ -237,8 +237,8 @@ def _compact(messages: list[dict], strategies: Any, settings: Mapping[str, Any] 
         elif isinstance(result, list):
             before = {u.get("id") for m in current for u in tool_uses(m)}
             after = {u.get("id") for m in result for u in tool_uses(m)}
-            for tid in before - after:
-                marks[tid] = "dropped"
+            for lost in before - after:
+                marks[lost] = "dropped"  # type: ignore[index]  # a call sent without an id is marked under None, as it always was
             stable = 0  # a plain list says nothing about what stays fixed
         else:
             raise TypeError(f"prompt strategy {name!r} returned {type(result).__name__}, not a list")

@@ -2,15 +2,15 @@
 summary in force, the prompt strategies, the token budget), usage and cost, summary compaction,
 and recovering from a context-overflow error.
 
-A mixin of ``agent.Agent``: the state it reads (messages, backend, settings) is the agent's.
-No Textual, no database.
+A base class of ``agent.Agent``: the state it reads (messages, backend, settings) is the
+agent's, declared with its types in ``ContextWindow``'s body. No Textual, no database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator, Callable
 
 from scout_tui.engine import summary as summaries
 from scout_tui.backends.base import Request, Usage
@@ -22,6 +22,12 @@ from scout_tui.engine.compaction import Compacted, compact, estimate_tokens
 from scout_tui.core.errors import ModelError, ScoutError
 from scout_tui.engine.history import repair
 from scout_tui.core.messages import PrefixMemo, tool_results
+
+if TYPE_CHECKING:
+    from scout_tui.backends.base import Backend
+    from scout_tui.engine.budget import Estimator
+    from scout_tui.engine.settings import Strategies
+    from scout_tui.tools.base import Registry
 
 STILL_TOO_LONG = (
     "The prompt is still over the model's context window after compacting. Try `/compact` with a focus "
@@ -75,7 +81,46 @@ def _overflow(error: ModelError) -> tuple[int | None, int | None]:
 
 
 class ContextWindow:
-    """The long-session half of ``Agent`` (see the module docstring)."""
+    """The long-session half of ``Agent`` (see the module docstring). The attributes below are
+    the agent's (``Agent.__init__`` sets them from ``AgentSettings``, ``use_backend`` changes
+    them); this class only reads them, except the window and calibration state it learns."""
+
+    messages: list[dict]
+    system: str
+    max_tokens: int
+    strategies: Strategies
+    compaction_settings: dict | None
+    context_window: int | None
+    auto_compact: float | None
+    compaction: summaries.Compaction | None
+    backend: Backend
+    summary_backend: Backend | None
+    keep_tokens: int
+    pricing: Callable[[dict, str], float | None] | None
+    cache_key: str | None
+    cache_ttl: str
+    estimator: Estimator
+    remember: Callable[[float, int, int | None], None] | None
+    last_prompt: PromptRecord | None
+    _overhead: int | None
+    _squeeze: float
+    _summary_failed: bool
+    _futile: set[int]
+    _last_tokens: int
+    _last_estimated: int
+
+    @property
+    def tools(self) -> Registry:
+        """The tools offered (``Agent.tools``)."""
+        raise NotImplementedError
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced (``Agent.redact``)."""
+        raise NotImplementedError
+
+    def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
+        """Close a turn whose model call failed (``Agent._failed``)."""
+        raise NotImplementedError
 
     def overhead_tokens(self) -> int:
         """Estimated tokens every request carries besides the conversation: the system prompt
@@ -128,7 +173,7 @@ class ContextWindow:
 
     def _usage(self, usage: Usage, model: str) -> dict:
         """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
-        data = usage.as_dict()
+        data: dict[str, object] = {**usage.as_dict()}
         data["model"] = model
         data["cost"] = self.pricing(data, model) if self.pricing is not None else None
         return data

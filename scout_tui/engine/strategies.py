@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import compress, filterfalse, repeat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import is_, itemgetter
 from typing import Any
@@ -104,7 +104,7 @@ def resolve_settings(settings: Mapping[str, Any] | None = None) -> dict[str, Any
     """
     merged: dict[str, Any] = dict(DEFAULTS)
     for key, value in (settings or {}).items():
-        merged[key] = _check(key, value, lambda key=key: f"compaction setting {key}")
+        merged[key] = _check(key, value, lambda: f"compaction setting {key}")  # called at once: this key
     merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
     return merged
 
@@ -124,13 +124,13 @@ def configured_settings(table: Mapping[str, Any], env: Mapping[str, str],
         raise ScoutError(f"{place('compaction')}: compaction must be a table ([compaction]), got {table!r}")
     merged: dict[str, Any] = dict(DEFAULTS)
     for key, value in table.items():
-        merged[key] = _check(key, value, lambda key=key: place(key))
+        merged[key] = _check(key, value, lambda: place(key))  # called at once: this key
     for key in SETTING_NAMES:
         var = f"SCOUT_{key.upper()}"
         raw = env.get(var)
         if raw:
             value = raw if key == "strategy" else _int(raw)
-            merged[key] = _check(key, value, lambda var=var: var, shown=repr(raw))
+            merged[key] = _check(key, value, lambda: var, shown=repr(raw))  # called at once: this var
     merged.setdefault("max_tool_outputs", merged["max_tool_calls"])
     return merged
 
@@ -285,11 +285,11 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
         skip.update(map(itemgetter(2), filter(itemgetter(6), drops)))
         for mi, bi in map(itemgetter(0, 1), filterfalse(itemgetter(5), drops)):
             g = gone.get(mi)
-            gone[mi] = bi if g is None else [g, bi] if type(g) is int else [*g, bi]
+            gone[mi] = bi if g is None else [g, bi] if isinstance(g, int) else [*g, bi]
         for ri, rbi in map(itemgetter(2, 3), filterfalse(itemgetter(6), drops)):
             if ri >= 0:
                 g = gone.get(ri)
-                gone[ri] = rbi if g is None else [g, rbi] if type(g) is int else [*g, rbi]
+                gone[ri] = rbi if g is None else [g, rbi] if isinstance(g, int) else [*g, rbi]
     for (mi, bi, ri, rbi, tid, use_alone, result_alone), action in zip(calls[h:], plan[h:]):
         if action is None:
             continue
@@ -300,12 +300,12 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
                 skip_add(mi)
             else:
                 g = gone.get(mi)
-                gone[mi] = bi if g is None else [g, bi] if type(g) is int else [*g, bi]
+                gone[mi] = bi if g is None else [g, bi] if isinstance(g, int) else [*g, bi]
             if result_alone:
                 skip_add(ri)
             elif ri >= 0:
                 g = gone.get(ri)
-                gone[ri] = rbi if g is None else [g, rbi] if type(g) is int else [*g, rbi]
+                gone[ri] = rbi if g is None else [g, rbi] if isinstance(g, int) else [*g, rbi]
             continue
         use = messages[mi]["content"][bi]
         new_input = shorten_input(use.get("input"), ARGUMENT_SIZE)
@@ -336,19 +336,20 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
             continue
         message = messages[mi]
         content = message["content"]
-        g, sw = gone.get(mi, ()), swap.get(mi)
-        if sw is None and type(g) is int:
+        at: int | list[int] | tuple[int, ...] = gone.get(mi, ())  # the blocks dropped from it
+        sw = swap.get(mi)
+        if sw is None and type(at) is int:
             if len(content) == 2:  # meaningful() inlined for the one block left, a text
-                only = content[1 - g]
+                only = content[1 - at]
                 text = only.get("text") if only.get("type") == "text" else None
                 if type(text) is str and text and not text.isspace():
                     remnants[mi] = only
                     continue
-            kept = content[:g] + content[g + 1 :]
+            kept = content[:at] + content[at + 1 :]
         else:
-            if type(g) is int:
-                g = (g,)
-            kept = [sw.get(bi, b) if sw else b for bi, b in enumerate(content) if bi not in g]
+            if isinstance(at, int):
+                at = (at,)
+            kept = [sw.get(bi, b) if sw else b for bi, b in enumerate(content) if bi not in at]
         if meaningful(kept):
             edited[mi] = {**message, "content": kept}
         else:
@@ -377,7 +378,7 @@ def _apply_head(messages: list[dict], calls: list[Call], plan: list, end: int) -
             merged.append(built(kept[start]))
         else:
             run = kept[start:i]
-            parts = []
+            parts: list[Sequence[dict]] = []
             for m in run:
                 if type(m) is int:
                     if m in remnants:
@@ -482,8 +483,10 @@ def shorten_tools_epoch(messages: list[dict], settings: Mapping[str, Any] | None
     pinned, keep_from, whole_from = epoch_bounds(len(calls), s)
     if whole_from == 0:
         return Compacted(list(messages), ["shorten_tools_epoch"], stable=None)
-    plan: list[str | None] = [DROP] * keep_from + [TRUNCATE] * (whole_from - keep_from)
+    plan: list[str | None] = [DROP] * keep_from
+    plan += [TRUNCATE] * (whole_from - keep_from)
     plan += [None] * (len(calls) - whole_from)
+    assert keys is not None  # calls_and_keys gives them: with_keys
     for k in _newest_repeats(keys, pinned, whole_from):
         plan[k] = None
     result = apply_plan(messages, calls, plan, "shorten_tools_epoch")

@@ -1,5 +1,6 @@
-"""The tool-calling half of ``agent.Agent``, a mixin: one reply's tool calls run (read-only ones at
-once), each checked against the permission policy, stoppable from the pane, its output redacted and cut.
+"""The tool calls of one assistant reply, run for ``agent.Agent`` (which holds a ``ToolRunner``):
+read-only ones at once, each checked against the permission policy, stoppable from the pane, its
+output redacted and cut. No Textual, no database.
 """
 
 from __future__ import annotations
@@ -8,17 +9,17 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Awaitable, Callable
 
 from scout_tui.backends.failures import UNPARSED_ARGUMENTS
 from scout_tui.core.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
-from scout_tui.tools.base import ToolContext, ToolError, ToolResult, may_change_files
+from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult, may_change_files
 from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, cut_to_fit, save_output
 from scout_tui.core.redaction import StreamRedactor, redact
-from scout_tui.tools.approvals import Approval, PermissionRequest
-from scout_tui.tools.permissions import Sandboxing
-from scout_tui.tools.sandbox import active
+from scout_tui.tools.approvals import Approval, Approver, PermissionRequest
+from scout_tui.tools.permissions import Policy, Sandboxing
+from scout_tui.tools.sandbox import SandboxSettings, active
 
 STOPPED_BY_USER = "Not run: the user stopped the turn."
 STOP_GRACE = 3.0
@@ -30,8 +31,50 @@ CUT_BY_MAX_TOKENS = (
 
 
 class ToolRunner:
-    """The tool-calling half of ``Agent`` (see the module docstring). The state it reads (tools,
-    cwd, secrets, policy, ``clock``, the calls running) is the agent's; no Textual, no database."""
+    """Runs the tool calls of one assistant reply at a time (``run``) and owns their state: the
+    calls running (``kill``), when each started, their results, and whether the person stopped the
+    turn at an approval prompt. The agent builds the user message of results from ``results``.
+
+    Args:
+        tools: the tools offered; an unknown name gets the registry's error result.
+        cwd: the folder tools run in.
+        env: extra environment variables for processes tools start (None: none).
+        sandbox: how those processes are sandboxed (None: unsandboxed).
+        secrets: strings replaced by ``[redacted]`` in every output, longest first.
+        permissions: the policy each call is checked against (None: every call runs).
+        approve: asks the person about a call the policy says to ask about (None: such a
+            call is denied).
+        output_dir: where a tool output too long for the model is saved whole (None: not saved).
+        clock: seconds on a monotonic clock, for each call's ``elapsed``.
+        before_change: awaited before the turn's first call that may change files (the
+            agent's checkpoint); a ``Notice`` it returns is passed on.
+    """
+
+    def __init__(self, tools: Registry, *, cwd: Path, env: dict[str, str] | None,
+                 sandbox: SandboxSettings | None, secrets: tuple[str, ...], permissions: Policy | None,
+                 approve: Approver | None, output_dir: Path | None, clock: Callable[[], float],
+                 before_change: Callable[[], Awaitable[Event | None]]) -> None:
+        self.tools = tools
+        self.cwd = cwd
+        self.env = env
+        self.sandbox = sandbox
+        self.secrets = secrets
+        self.permissions = permissions
+        self.approve = approve
+        self.output_dir = output_dir
+        self.clock = clock
+        self.before_change = before_change
+        self.stopping = False
+        """The person stopped the turn at an approval prompt: calls not run yet are not run."""
+        self.results: dict[str, ToolResult] = {}  # tool_use id -> its result, for the reply being run
+        self.started: dict[str, float] = {}  # tool_use id -> ``clock()`` when it started running
+        self._asking = asyncio.Lock()  # one approval prompt at a time
+        self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
+        self._file_stamps: dict[str, tuple[int, int]] = {}  # files.FILE_STAMPS: what this agent last saw of each file
+
+    def start_reply(self) -> None:
+        """Forget the results of the previous reply's calls (a new reply's calls are open)."""
+        self.results = {}
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted]``."""
@@ -49,33 +92,29 @@ class ToolRunner:
         ctx.stop.set()
         return True
 
-    async def _run_tools(self, uses: list[dict], *, cut_last: bool) -> AsyncIterator[Event]:
-        """Run the calls of one assistant message; yield their events; append the results.
+    async def run(self, uses: list[dict], *, cut_last: bool) -> AsyncIterator[Event]:
+        """Run the calls ``uses`` (``tool_use`` blocks) of one assistant message; yield their
+        events; each call's result is in ``results`` by its id when this ends.
 
         Consecutive read-only calls run at once; a call that may change things runs alone, so
-        an edit never races a read of the same file. Results keep call order. Once the person
-        stops the turn at an approval prompt, the calls not yet run get a "not run" result.
+        an edit never races a read of the same file. Once the person stops the turn at an
+        approval prompt, the calls not yet run get a "not run" result. With ``cut_last`` the
+        last call (cut off by max_tokens) is not run.
         """
         runnable = uses[:-1] if cut_last else uses
         if cut_last:
-            self._results[uses[-1]["id"]] = ToolResult(CUT_BY_MAX_TOKENS, True)
+            self.results[uses[-1]["id"]] = ToolResult(CUT_BY_MAX_TOKENS, True)
         for batch in self._batches(runnable):
-            if self._stopping:
+            if self.stopping:
                 for use in batch:
-                    self._results[use["id"]] = ToolResult(STOPPED_BY_USER, True)
+                    self.results[use["id"]] = ToolResult(STOPPED_BY_USER, True)
                     yield ToolStart(use["id"], use["name"], use.get("input"))
                     yield ToolEnd(use["id"], use["name"], STOPPED_BY_USER, True, None)
                 continue
-            if not batch[0]["_ro"] and (notice := await self.snapshot_before_change()):  # it may change files
+            if not batch[0]["_ro"] and (notice := await self.before_change()):  # it may change files
                 yield notice
             async for event in self._run_batch(batch):
                 yield event
-        content = [result_block(u["id"], self._results[u["id"]]) for u in uses]
-        if not self._stopping:  # prompts sent meanwhile go after the results (Agent.steer)
-            content += [block for steered in self.steering for block in steered]
-            self.steering.clear()
-        self._open_calls = []
-        yield self._add_user({"role": "user", "content": content})
 
     def _batches(self, uses: list[dict]) -> list[list[dict]]:
         batches: list[list[dict]] = []
@@ -91,7 +130,7 @@ class ToolRunner:
         queue: asyncio.Queue[Event] = asyncio.Queue()
 
         async def one(use: dict) -> None:
-            start = self._started[use["id"]] = self.clock()
+            start = self.started[use["id"]] = self.clock()
             live = StreamRedactor(tuple(self.secrets))
             diff, refused = None, None
 
@@ -103,7 +142,7 @@ class ToolRunner:
                 ctx = ToolContext(
                     self.cwd,
                     on_output=lambda text: show(live.feed(text)),
-                    env=self.tool_env,
+                    env=self.env,
                     output_path=self._output_path(use["id"]),
                     secrets=tuple(self.secrets),
                     sandbox=self.sandbox,
@@ -113,14 +152,14 @@ class ToolRunner:
                 if refused is not None:
                     result = refused
                 else:
-                    start = self._started[use["id"]] = self.clock()  # not counting the approval
+                    start = self.started[use["id"]] = self.clock()  # not counting the approval
                     result = await self._call(use, ctx)
                 show(live.flush())
             except Exception as e:  # whatever fails, the call ends with a result the model reads
                 result = ToolResult(f"{use['name']} failed: {type(e).__name__}: {e}", True)
             result = ToolResult(self.redact(str(result.content)), result.is_error, result.output_path,
                                 self.redact(result.notice) if result.notice else None)
-            self._results[use["id"]] = result
+            self.results[use["id"]] = result
             queue.put_nowait(ToolEnd(
                 use["id"], use["name"], result.content, result.is_error,
                 elapsed=None if refused is not None else round(self.clock() - start, 3),
@@ -156,7 +195,7 @@ class ToolRunner:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-                return ToolResult(f"Stopped by the user after {self.clock() - self._started[use['id']]:.1f} s.", True)
+                return ToolResult(f"Stopped by the user after {self.clock() - self.started[use['id']]:.1f} s.", True)
             result = task.result()
         finally:
             self._running.pop(use["id"], None)
@@ -199,6 +238,7 @@ class ToolRunner:
         other tools), and the result to give the model instead of running it (None: run it).
         """
         name, input = use["name"], use.get("input")
+        policy = self.permissions
         tool = self.tools.tools.get(name)
         if tool is None or not isinstance(input, dict):
             return None, None  # the registry answers with the error; nothing runs
@@ -207,8 +247,8 @@ class ToolRunner:
                                     f"{str(input[UNPARSED_ARGUMENTS])[:200]!r}; send them again as a JSON object.", True)
         try:
             sandboxing = await self._sandboxing() if name == "bash" else "off"
-            check = (self.permissions.check(name, input, self.cwd, read_only=tool.read_only, sandbox=sandboxing)
-                     if self.permissions else None)
+            check = (policy.check(name, input, self.cwd, read_only=tool.read_only, sandbox=sandboxing)
+                     if policy else None)
         except Exception as e:  # a call that cannot be judged does not run
             return None, ToolResult(f"Not run: checking this {name} call against the permission rules failed "
                                     f"({type(e).__name__}: {e}).", True)
@@ -225,26 +265,26 @@ class ToolRunner:
             except Exception as e:  # a plugin's preview bug: ask without a diff
                 diff = f"(no preview: {type(e).__name__}: {e})"
             diff = self.redact(diff) if diff else diff  # shown when asking: a key in the file stays off the screen
-        if check is None or check.verdict == "allow":
+        if check is None or policy is None or check.verdict == "allow":  # no policy: no check
             return diff, None
         async with self._asking:
-            if self._stopping:
+            if self.stopping:
                 return diff, ToolResult(STOPPED_BY_USER, True)
             emit(PermissionAsk(use["id"], name, check.reason, list(check.suggestions)))
             request = PermissionRequest(use["id"], name, input, check.reason, check.suggestions, diff,
-                                        self.permissions.mode, check.outside, check.sandbox)
+                                        policy.mode, check.outside, check.sandbox)
             if self.approve is None:
                 answer = Approval("deny", "it needs approval and nobody is here to give it", by="policy")
             else:
                 answer = await self.approve(request)
             if answer.action == "allow_session" and check.sandbox == "none":
-                self.permissions.unsandboxed = True
+                policy.unsandboxed = True
             elif answer.action == "allow_session":
-                self.permissions.allow_for_session(check.suggestions)
+                policy.allow_for_session(check.suggestions)
             elif answer.action == "allow_outside" or answer.action == "allow" and check.sandbox == "outside":
                 ctx.sandbox = None  # this one call, as the person said
             elif answer.action == "stop":
-                self._stopping = True
+                self.stopping = True
             emit(PermissionDecision(use["id"], name, answer.action, answer.by, answer.reason,
                                     list(check.suggestions) if answer.action == "allow_session" else []))
         if answer.action in ("allow", "allow_session", "allow_outside"):
