@@ -1,6 +1,7 @@
-"""MCP servers for a front end without a screen (``-p``, the ACP agent): started before the first
-request, waited for at most ``[mcp] startup_wait`` seconds, and those still starting then joining
-a later request of the same agent once ready (``join_later``).
+"""MCP servers for a session without a screen (``-p``, the ACP agent): started before the first
+request, waited for at most ``[mcp] startup_wait`` seconds; those still starting join a later
+request once ready (the session offers the tools as they are before each request), and each
+server becoming ready or failing is said (``say_changes``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scout_tui.mcp.client import McpClient, ServerStatus
     from scout_tui.mcp.config import ServerConfig
-    from scout_tui.tools.base import Registry
 
 
 async def start_mcp(config: Any, cwd: Path, warn: Callable[[str], None],
@@ -69,20 +69,17 @@ def joined(status: ServerStatus) -> str | None:
     return None
 
 
-def join_later(client: McpClient, registry: Registry, warn: Callable[[str], None]) -> None:
-    """From now on, keep ``registry``'s MCP tools those of the ready servers
-    (``tools.offer_tools``): a server that becomes ready joins the agent's next request, one
-    that fails leaves it, and ``warn`` says so (``joined``). Call it on the loop the agent runs
-    on, once its tools are built; ``warn`` is called there."""
-    from scout_tui.mcp.tools import offer_tools
-
+def say_changes(client: McpClient, warn: Callable[[str], None]) -> None:
+    """From now on, say through ``warn`` (redacted, ``redacting``) when one of ``client``'s servers
+    becomes ready or fails (``joined``); a ready server's tool list read again is not said (the
+    session offers the tools as they are before every request). Call it on the loop the session
+    runs on; ``warn`` is called there."""
     loop = asyncio.get_running_loop()
     say = redacting(client, warn)
     seen = {status.name: status.state for status in client.status()}
 
-    def changed(status: ServerStatus) -> None:  # on the loop of the agent
-        offer_tools(registry, client)
-        if seen.get(status.name) != status.state:  # not a ready server's tool list read again
+    def changed(status: ServerStatus) -> None:  # on the loop of the session
+        if seen.get(status.name) != status.state:
             seen[status.name] = status.state
             if (text := joined(status)) is not None:
                 say(text)
@@ -91,7 +88,6 @@ def join_later(client: McpClient, registry: Registry, warn: Callable[[str], None
         loop.call_soon_threadsafe(changed, status)
 
     client.on_change = on_change
-    offer_tools(registry, client)  # one that became ready before on_change was set
 
 
 def redacting(client: McpClient, warn: Callable[[str], None]) -> Callable[[str], None]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scout_tui.core.bus import Bus, Event, ModelSwitch
     from scout_tui.engine.agent import Agent
     from scout_tui.extensions.plugins import Plugins
-    from scout_tui.mcp.client import McpClient, ServerStatus
+    from scout_tui.mcp.client import McpClient
     from scout_tui.mcp.config import ServerConfig
     from scout_tui.store.event_log import Store
     from scout_tui.checkpoints.restores import Restore
@@ -317,29 +317,11 @@ class Session:
         """Start the configured MCP servers (and ``extra``, an ACP client's), waiting up to
         ``[mcp] startup_wait`` seconds (``mcp_startup.start_mcp``); what changes later (a server
         ready, one failed) is said through ``warn``."""
-        from scout_tui.session.mcp_startup import redacting, start_mcp
+        from scout_tui.session.mcp_startup import say_changes, start_mcp
 
         self.mcp = await start_mcp(self.config, self.cwd, warn, extra)
         if self.mcp is not None:
-            self._say_changes(redacting(self.mcp, warn))
-
-    def _say_changes(self, say: Callable[[str], None]) -> None:
-        from scout_tui.session.mcp_startup import joined
-
-        assert self.mcp is not None
-        loop = asyncio.get_running_loop()
-        seen = {status.name: status.state for status in self.mcp.status()}
-
-        def changed(status: ServerStatus) -> None:  # on the loop of the session
-            if seen.get(status.name) != status.state:  # not a ready server's tool list read again
-                seen[status.name] = status.state
-                if (text := joined(status)) is not None:
-                    say(text)
-
-        def on_change(status: ServerStatus) -> None:  # on the scout-mcp thread
-            loop.call_soon_threadsafe(changed, status)
-
-        self.mcp.on_change = on_change
+            say_changes(self.mcp, warn)
 
     async def offer_mcp_tools(self) -> None:
         """Make the agent's MCP tools those of the servers as they are now (``mcp.tools.offer_tools``):
