@@ -34,7 +34,7 @@ Textual
         ``clear_layout_cache``): a chunk's new height counted in the layout pass under way.
     ``App._refresh_truecolor_filter`` (``refresh_truecolor_filter``) and ``App._watch_theme``
         (``reapply_theme``): a theme applied before the CSS is parsed, and a theme file's edit
-        applied again under the same name (tui/app_themes.py).
+        applied again under the same name (tui/themes.py).
 
 mcp
     ``BaseSession._request_id`` (``next_request_id``): the id ``send_request`` gives the next

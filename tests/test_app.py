@@ -37,7 +37,7 @@ async def test_anthropic_turn_reads_a_file_and_shows_the_answer(repo):
             assert answers[-1].source == "The file says **42**."
             assert app.query_one(ToolActivity).status_of("toolu_1") == "ok"
             assert [str(u.content) for u in app.query(UserMessage)] == ["what does notes.txt say?"]
-            session_id = app.session_id
+            session_id = app.session.id
     result = server.requests[1].json()["messages"][2]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
     assert "the answer is 42" in json.dumps(result)
@@ -58,7 +58,7 @@ async def test_openai_compatible_turn_runs_bash(repo):
             tools = app.query_one(ToolActivity)
             assert tools.status_of("call_9") == "ok"
             assert "from-bash" in tools.output_of("call_9")
-            session_id = app.session_id
+            session_id = app.session.id
     tool_message = [m for m in server.requests[1].json()["messages"] if m["role"] == "tool"][0]
     assert tool_message["tool_call_id"] == "call_9" and "from-bash" in tool_message["content"]
     assert len(Store().messages(session_id)) == 4
@@ -77,7 +77,7 @@ async def test_escape_interrupts_a_stream_and_keeps_the_partial_answer(repo):
             await settle(app, pilot)
             answer = list(app.query(AssistantMessage))[-1]
             assert answer.source == "Half of an answer" and answer.query(".interrupted")
-            session_id = app.session_id
+            session_id = app.session.id
     stored = Store().messages(session_id)
     assert [m["role"] for m in stored] == ["user", "assistant", "user"]  # the last: the interruption, for the model
     assert stored[1]["content"][0]["text"] == "Half of an answer" and is_turn_marker(stored[2])
@@ -94,7 +94,7 @@ async def test_escape_during_bash_kills_it_and_answers_the_call(repo):
             await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
             await settle(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_s") == "error"
-            session_id = app.session_id
+            session_id = app.session.id
     stored = Store().messages(session_id)
     assert [m["role"] for m in stored] == ["user", "assistant", "user"]
     result = stored[2]["content"][0]
@@ -129,7 +129,7 @@ async def test_without_an_api_key_the_chat_explains_how_to_configure(repo):
         await send(app, pilot, "hello?")
         await wait_until(pilot, lambda: not app.busy and "Not sent" in list(app.query(Notice))[-1].text,
                          what="the prompt is refused")
-        assert app.session_id is None
+        assert app.session.id is None
         # The prompt is kept, in the composer, to send once a key is set.
         assert app.query_one(Composer).text == "hello?" and not app.query(UserMessage)
         last = list(app.query(Notice))[-1].text
@@ -151,7 +151,7 @@ async def test_choosing_a_session_in_the_tree_opens_it(repo):
             tree = app.query_one(SessionTree)
             tree.post_message(SessionTree.Opened(older))
             await settle(app, pilot)
-            assert app.session_id == older
+            assert app.session.id == older
             assert [str(u.content) for u in app.query(UserMessage)] == ["older question"]
             assert app.query_one(StatusBar).session_id == older
 
@@ -224,14 +224,14 @@ async def test_fork_at_a_selected_prompt_makes_a_sibling_branch_and_keeps_the_or
             await settle(app, pilot)
             await send(app, pilot, "second question")
             await settle(app, pilot)
-            original = app.session_id
+            original = app.session.id
             chat = app.query_one(ChatView)
             chat.focus()
             await pilot.pause()
             await pilot.press("k")  # from the newest answer up to the third message, the second prompt
             await pilot.press("f")
             await settle(app, pilot)
-            branch = app.session_id
+            branch = app.session.id
             assert branch != original
             composer = app.query_one(Composer)
             assert composer.text == "second question" and composer.has_focus
@@ -248,7 +248,7 @@ async def test_fork_at_a_selected_prompt_makes_a_sibling_branch_and_keeps_the_or
             tree.move_cursor(roots[0])
             await pilot.press("enter")
             await settle(app, pilot)
-            assert app.session_id == original
+            assert app.session.id == original
             assert [str(u.content) for u in app.query(UserMessage)] == ["first question", "second question"]
             assert [a.source for a in app.query(AssistantMessage)] == ["first answer", "second answer"]
     store = Store()
@@ -269,11 +269,11 @@ async def test_an_unknown_provider_is_explained_in_the_chat(repo):
         assert "unknown provider 'bogus'" in " ".join(n.text for n in app.query(Notice))
         await send(app, pilot, "hi")
         await pilot.pause()
-        assert not app.busy and app.session_id is None
+        assert not app.busy and app.session.id is None
 
 
 async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(repo):
-    from scout_tui.tui.app_sessions import OPEN_TAIL
+    from scout_tui.tui.sessions import OPEN_TAIL
     from scout_tui.core.bus import Event
 
     store = Store()
@@ -286,8 +286,8 @@ async def test_a_long_session_paints_its_newest_messages_then_reads_the_rest(rep
         app._resume = sid
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            assert len(app.conversation) == OPEN_TAIL * 3 and None not in app.conversation
-            assert app.conversation[0]["content"][0]["text"] == "m0"
+            assert len(app.session.messages) == OPEN_TAIL * 3 and None not in app.session.messages
+            assert app.session.messages[0]["content"][0]["text"] == "m0"
             await send(app, pilot, "next")
             await settle(app, pilot)
     sent = server.requests[0].json()["messages"]
@@ -304,7 +304,7 @@ async def test_a_reopened_session_shows_its_last_message_once_the_earlier_batch_
     app._resume = sid
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await wait_until(pilot, lambda: app.chat.loaded_count == len(app.conversation))
+        await wait_until(pilot, lambda: app.chat.loaded_count == len(app.session.messages))
         await settle(app, pilot)
         last = app.chat.children[-1]
         assert isinstance(last, AssistantMessage) and last.region.height > 0
@@ -384,10 +384,10 @@ async def test_resume_of_an_unknown_id_keeps_the_open_session(repo):
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "hi")
             await settle(app, pilot)
-            current = app.session_id
+            current = app.session.id
             await send(app, pilot, "/resume zzzz9999")
             await settle(app, pilot)
-            assert app.session_id == current and app.query_one(StatusBar).session_id == current
+            assert app.session.id == current and app.query_one(StatusBar).session_id == current
             assert [str(u.content) for u in app.query(UserMessage)] == ["hi"]
 
 

@@ -32,8 +32,8 @@ async def test_a_failed_request_leaves_the_app_the_store_and_ctrl_o_agreeing(rep
             for text in ("first", "second", "third"):
                 await send(app, pilot, text)
                 await settle(app, pilot)
-            stored = Store().messages(app.session_id)
-            assert app.conversation == stored
+            stored = Store().messages(app.session.id)
+            assert app.session.messages == stored
             await pilot.press("ctrl+o")
             await wait_until(pilot, lambda: isinstance(app.screen, PromptView))
             assert app.screen.stored == stored

@@ -94,18 +94,18 @@ async def test_compact_previews_edits_and_applies_a_summary(repo):
             area.insert("\n\nAlso: keep the changelog.")
             await pilot.press("enter")
             await settle(app, pilot)
-            sid = app.session_id
+            sid = app.session.id
             stored = [e for e in Store().events(sid) if e[2] == "session.compacted"]
             assert len(stored) == 1 and stored[0][3]["summary"].endswith("Also: keep the changelog.")
-            assert stored[0][3]["by"] == "user" and stored[0][3]["count"] == len(app.conversation)
+            assert stored[0][3]["by"] == "user" and stored[0][3]["count"] == len(app.session.messages)
             markers = list(app.query(CompactionMarker))
-            assert len(markers) == 1 and markers[0].count == len(app.conversation)
+            assert len(markers) == 1 and markers[0].count == len(app.session.messages)
             # The next request starts with the summary; the stored history keeps every message.
             await send(app, pilot, "carry on")
             await settle(app, pilot)
             first = server.requests[-1].json()["messages"][0]
             assert SUMMARY_HEADER in json.dumps(first) and "keep the changelog" in json.dumps(first)
-            assert len(Store().messages(sid)) == len(app.conversation) > stored[0][3]["at"]
+            assert len(Store().messages(sid)) == len(app.session.messages) > stored[0][3]["at"]
 
 
 async def test_compact_cancel_changes_nothing_but_keeps_the_cost(repo):
@@ -117,10 +117,10 @@ async def test_compact_cancel_changes_nothing_but_keeps_the_cost(repo):
             await open_preview(app, pilot)
             await pilot.press("escape")
             await settle(app, pilot)
-            types = [e[2] for e in Store().events(app.session_id)]
+            types = [e[2] for e in Store().events(app.session.id)]
             assert "session.compacted" not in types and "session.compact_cancelled" in types
-            assert not list(app.query(CompactionMarker)) and app.agent.compaction is None
-            assert Store().session(app.session_id).input_tokens > 0
+            assert not list(app.query(CompactionMarker)) and app.session.agent.compaction is None
+            assert Store().session(app.session.id).input_tokens > 0
 
 
 async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo):
@@ -132,7 +132,7 @@ async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo
             await open_preview(app, pilot)
             await pilot.press("enter")
             await settle(app, pilot)
-            compacted_id, count = app.session_id, len(app.conversation)
+            compacted_id, count = app.session.id, len(app.session.messages)
             marker = app.query_one(CompactionMarker)
             marker.query_one("CollapsibleTitle").focus()
             await pilot.press("enter")  # expands to the summary
@@ -143,17 +143,17 @@ async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo
             for key in "run":
                 await pilot.press(key)
             await pilot.pause()
-            assert app.session_id == compacted_id and not isinstance(app.screen, ConfirmScreen)
+            assert app.session.id == compacted_id and not isinstance(app.screen, ConfirmScreen)
             marker.query_one("CollapsibleTitle").focus()
             await pilot.press("u")
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("y")
             await settle(app, pilot)
-            assert app.session_id != compacted_id
-            branch = Store().session(app.session_id)
+            assert app.session.id != compacted_id
+            branch = Store().session(app.session.id)
             assert branch.parent == compacted_id and branch.fork_at == count
-            assert Store().compactions(app.session_id) == [] and app.agent.compaction is None
+            assert Store().compactions(app.session.id) == [] and app.session.agent.compaction is None
             assert not list(app.query(CompactionMarker))
             await send(app, pilot, "go on without the summary")
             await settle(app, pilot)
@@ -170,9 +170,9 @@ async def test_auto_compaction_triggers_at_the_threshold(repo):
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "step 0")
             await settle(app, pilot)
-            assert not any(e[2] == "session.compacted" for e in Store().events(app.session_id))
+            assert not any(e[2] == "session.compacted" for e in Store().events(app.session.id))
             await a_long_conversation(app, pilot, 3)
-            compacted = [e[3] for e in Store().events(app.session_id) if e[2] == "session.compacted"]
+            compacted = [e[3] for e in Store().events(app.session.id) if e[2] == "session.compacted"]
             assert compacted and compacted[0]["by"] == "auto"
             assert list(app.query(CompactionMarker))
             summaries = [r for r in server.requests if is_summary_request(r.json())]
@@ -190,7 +190,7 @@ async def test_status_bar_shows_cost_and_cache_share_and_cost_command(repo):
             assert status.cost is not None and status.cost > 0
             assert status.cache_share is not None and status.cache_share > 0.5
             assert "$" in str(status.render()) and "cache" in str(status.render())
-            info = Store().session(app.session_id)
+            info = Store().session(app.session.id)
             assert info.cost == pytest.approx(status.cost)
             await send(app, pilot, "/cost")
             await wait_until(pilot, lambda: isinstance(app.screen, CostView), what="the cost view")
@@ -214,7 +214,7 @@ async def test_ctrl_o_reports_a_model_switch_as_a_cache_miss(repo):
             assert "begins with the whole previous one" in str(app.screen.query_one("#prompt-summary").render())
             await pilot.press("escape")
             await wait_until(pilot, lambda: not isinstance(app.screen, PromptView), what="the prompt view closed")
-            app.agent.backend.model = "claude-haiku-4-5"
+            app.session.agent.backend.model = "claude-haiku-4-5"
             await pilot.press("ctrl+o")
             await wait_until(pilot, lambda: isinstance(app.screen, PromptView), what="the prompt view again")
             note = str(app.screen.query_one("#prompt-summary").render())
@@ -232,12 +232,12 @@ async def test_a_failed_request_leaves_the_app_with_what_the_store_holds(repo):
             for text in ("first", "second"):
                 await send(app, pilot, text)
                 await settle(app, pilot)
-                assert app.conversation == Store().messages(app.session_id)
+                assert app.session.messages == Store().messages(app.session.id)
             server.replies.append(Reply(anthropic_sse({"input_tokens": 10, "output_tokens": 2}, ["fine"])))
             await send(app, pilot, "third")
             await settle(app, pilot)
-            assert app.conversation == Store().messages(app.session_id)
-            assert len(app.conversation) == 6  # each failed prompt with the record that it failed
+            assert app.session.messages == Store().messages(app.session.id)
+            assert len(app.session.messages) == 6  # each failed prompt with the record that it failed
 
 
 async def test_an_overflow_teaches_the_window_and_the_status_bar_shows_it(repo):
@@ -288,7 +288,7 @@ async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
         async with app.run_test(size=SIZE) as pilot:
             await a_long_conversation(app, pilot, 3)
             assert [b for b in handler.billed if b.rejected is not None]
-            sid = app.session_id
+            sid = app.session.id
         refused = len([b for b in handler.billed if b.rejected is not None])
         base = {"provider": "anthropic", "base_url": server.url, "api_key": "sk-test", "model": "claude-sonnet-4-5",
                 "permission_mode": "yolo"}
@@ -297,7 +297,7 @@ async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
             await settle(again, pilot)
             assert again.query_one(StatusBar).context_window == 30_000
             await a_long_conversation(again, pilot, 2)
-            assert again.agent.context_window == 30_000
+            assert again.session.agent.context_window == 30_000
         # No request of the reopened session was refused: it knew the window from the start.
         assert len([b for b in handler.billed if b.rejected is not None]) == refused
 
@@ -309,7 +309,7 @@ async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and
     only say 'Nothing to retry'."""
     from llama_server import LlamaServer
 
-    from scout_tui.tui.app_turns import RETRY_HINT
+    from scout_tui.tui.turn_keys import RETRY_HINT
 
     words = " ".join(f"word{k}" for k in range(100))
     llama = LlamaServer(n_ctx=16_384, answer="Done.", summary="A very detailed account of everything. " * 1_000)
@@ -324,10 +324,10 @@ async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and
             await wait_until(pilot, lambda: any("not applied" in n.text for n in app.query("Notice")),
                              what="the notice that the summary was not applied")
             assert [s.summary for s in llama.seen].count(True) == 1
-            assert not isinstance(app.screen, CompactPreview) and app.agent.compaction is None
-            types = [e[2] for e in Store().events(app.session_id)]
+            assert not isinstance(app.screen, CompactPreview) and app.session.agent.compaction is None
+            types = [e[2] for e in Store().events(app.session.id)]
             assert "session.compacted" not in types and "session.compact_cancelled" in types
-            assert not list(app.query(CompactionMarker)) and app.compactions == []
+            assert not list(app.query(CompactionMarker)) and app.session.compactions == []
             note = next(n.text for n in app.query("Notice") if "not applied" in n.text)
             assert "would make each request larger" in note
             await send(app, pilot, "Here is the whole log: " + "E" * 60_000)
@@ -353,7 +353,7 @@ async def test_an_overflow_after_a_compaction_that_made_the_prompt_larger_points
             for i in range(4):
                 await send(app, pilot, f"turn {i}: tell me more")
                 await settle(app, pilot)
-            sid, count = app.session_id, len(app.conversation)
+            sid, count = app.session.id, len(app.session.messages)
         huge = Compaction(4, count, "A very detailed account of everything. " * 1_500)
         Store().append(sid, SessionCompacted(**event_data(huge, model="small-model", tokens_before=2_400,
                                                           tokens_after=21_000, usage=None, cost=None, focus="",

@@ -58,9 +58,9 @@ def notices(app) -> str:
 
 
 async def ready(app, pilot, name: str = "notes") -> None:
-    await wait_until(pilot, lambda: app.mcp is not None and name in app.mcp.servers
-                     and app.mcp.servers[name].state != "starting", what=f"MCP server {name} started")
-    assert app.mcp.servers[name].state == "ready", app.mcp.servers[name].why()
+    await wait_until(pilot, lambda: app.session.mcp is not None and name in app.session.mcp.servers
+                     and app.session.mcp.servers[name].state != "starting", what=f"MCP server {name} started")
+    assert app.session.mcp.servers[name].state == "ready", app.session.mcp.servers[name].why()
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ async def test_a_turn_calls_an_mcp_tool_and_the_next_request_carries_its_result(
             assert result_text(block) == "noted (1): buy milk" and not block.get("is_error")
             tools = app.query_one(ToolActivity)
             assert tools.status_of("toolu_1") == "ok"
-        assert app.mcp.servers["notes"].state == "stopped"  # ended with the app
+        assert app.session.mcp.servers["notes"].state == "stopped"  # ended with the app
 
 
 async def test_an_mcp_tool_asks_by_default_naming_its_server(tmp_home, repo):
@@ -125,7 +125,7 @@ async def test_a_crashing_server_is_reported_and_the_session_goes_on(tmp_home, r
             assert "the server is going down" in notices(app)  # the tail of its stderr
             await send(app, pilot, "are you there?")
             await settle(app, pilot)
-            assert len(server.requests) == 3 and app.conversation[-1]["content"][0]["text"] == "Still here."
+            assert len(server.requests) == 3 and app.session.messages[-1]["content"][0]["text"] == "Still here."
             # its tools are no longer offered: the model would only call them in vain (seen by a new user)
             assert not [t for t in server.requests[2].json()["tools"] if t["name"].startswith("mcp__notes__")]
 
@@ -141,15 +141,15 @@ async def test_esc_during_a_slow_mcp_call_cancels_it_and_closes_the_turn(tmp_hom
 
             def slow_running() -> bool:
                 nonlocal runner
-                runner = app.mcp._runners.get("notes") if app.mcp else None
+                runner = app.session.mcp._runners.get("notes") if app.session.mcp else None
                 return runner is not None and "slow: started" in runner._stderr_tail()
 
             await wait_until(pilot, slow_running, what="the slow call running on the server")
             await pilot.press("escape")
             await settle(app, pilot)
-            assert not app.busy and app.mcp.servers["notes"].state == "ready"
+            assert not app.busy and app.session.mcp.servers["notes"].state == "ready"
             store = Store()
-            assert problems(store.messages(app.session_id)) == []
+            assert problems(store.messages(app.session.id)) == []
             # The server still answers: the next turn's call runs.
             await send(app, pilot, "add")
             await settle(app, pilot)
@@ -192,7 +192,7 @@ async def test_a_projects_mcp_json_server_starts_only_once_trusted(tmp_home, rep
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "MCP server 'proj' not started" in notices(app), what="the consent notice")
-        assert app.mcp is None or "proj" not in app.mcp.servers
+        assert app.session.mcp is None or "proj" not in app.session.mcp.servers
         await send(app, pilot, "/mcp")
         await settle(app, pilot)
         assert "proj** · not trusted" in notices(app)
@@ -201,7 +201,7 @@ async def test_a_projects_mcp_json_server_starts_only_once_trusted(tmp_home, rep
         assert "MCP server proj" in app.screen.question and sys.executable in app.screen.question
         await pilot.press("y")
         await ready(app, pilot, "proj")
-        assert "mcp__proj__add_note" in {t.name for t in mcp_tools(app.mcp)}
+        assert "mcp__proj__add_note" in {t.name for t in mcp_tools(app.session.mcp)}
     # Trusted now: the next start runs it without asking.
     again = make_app(repo, None)
     async with again.run_test(size=SIZE) as pilot:
@@ -234,9 +234,9 @@ async def test_a_bad_server_entry_fails_with_its_file_and_line_and_the_others_st
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)  # the good one starts all the same
-        await wait_until(pilot, lambda: app.mcp.servers["typo"].state == "failed", what="the typo fails")
+        await wait_until(pilot, lambda: app.session.mcp.servers["typo"].state == "failed", what="the typo fails")
         line = toml.read_text().splitlines().index('comand = "x"') + 1
-        assert f"{toml}:{line}: unknown key 'comand'" in app.mcp.servers["typo"].why()
+        assert f"{toml}:{line}: unknown key 'comand'" in app.session.mcp.servers["typo"].why()
         await wait_until(pilot, lambda: f"{repo / '.mcp.json'}:1:" in notices(app) and "not JSON" in notices(app),
                          what="the project file's error")
 
@@ -244,7 +244,7 @@ def test_prompt_arguments_by_name_in_order_and_a_misspelt_name_refused():
     # seen by a new user: `city=Paris bogus=1` sent "What's weather in Paris, bogus=1?"
     from types import SimpleNamespace
 
-    from scout_tui.tui.app_mcp import _first_line, prompt_arguments
+    from scout_tui.tui.mcp_servers import _first_line, prompt_arguments
 
     prompt = SimpleNamespace(arguments=[SimpleNamespace(name="city", required=True),
                                         SimpleNamespace(name="state", required=False)])
@@ -275,11 +275,11 @@ async def test_a_prompt_goes_on_without_a_server_still_starting_which_joins_a_la
     with LoopbackServer([answer("Hello."), answer("Again.")]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.mcp is not None and "late" in app.mcp.servers, what="the server starting")
+            await wait_until(pilot, lambda: app.session.mcp is not None and "late" in app.session.mcp.servers, what="the server starting")
             await send(app, pilot, "hi")
             await settle(app, pilot)  # before: the prompt waited out the server's startup_timeout (an hour)
             assert "MCP server late is still starting after 0.3 s: this request goes on without its tools" in notices(app)
-            assert app.conversation[-1]["content"][0]["text"] == "Hello."
+            assert app.session.messages[-1]["content"][0]["text"] == "Hello."
             assert not [t for t in server.requests[0].json()["tools"] if t["name"].startswith("mcp__late__")]
             gate.write_text("go")
             await wait_until(pilot, lambda: "MCP server late is ready: its 1 tool joins the next request" in notices(app),
@@ -294,7 +294,7 @@ async def test_esc_while_waiting_for_the_servers_keeps_the_prompt_in_the_compose
     with LoopbackServer([answer()]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.mcp is not None and "hung" in app.mcp.servers, what="the server starting")
+            await wait_until(pilot, lambda: app.session.mcp is not None and "hung" in app.session.mcp.servers, what="the server starting")
             await send(app, pilot, "my carefully typed prompt")
             await wait_until(pilot, lambda: "Your prompt “my carefully typed prompt” waits up to 3600 s for MCP server "
                              "hung to start" in notices(app), what="the wait said, with the prompt that waits")

@@ -82,7 +82,7 @@ async def test_n_leaves_the_file_untouched_and_the_model_reads_the_reason(repo):
             await pilot.press("enter")
             await settle(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_1") == "error"
-            session = app.session_id
+            session = app.session.id
     assert (repo / "app.py").read_text() == ORIGINAL
     [result] = results(server.requests[1])
     assert result["is_error"] is True
@@ -105,7 +105,7 @@ async def test_a_allows_the_second_matching_call_without_asking(repo):
             assert not isinstance(app.screen, ApprovalScreen)
             tools = app.query_one(ToolActivity)
             assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
-            asked = [data for _, _, type_, data, _ in Store().events(app.session_id) if type_ == "permission.ask"]
+            asked = [data for _, _, type_, data, _ in Store().events(app.session.id) if type_ == "permission.ask"]
     assert (repo / "log.txt").read_text() == "one\ntwo\n"
     assert [data["id"] for data in asked] == ["toolu_1"]
 
@@ -121,7 +121,7 @@ async def test_the_prompt_names_the_rule_a_adds_and_a_adds_just_that(repo):
             assert "a allow bash:python3 -m pytest * for this session" in keys
             await pilot.press("a")
             await settle(app, pilot)
-            assert [rule.text for rule in app.agent.permissions.session] == ["bash:python3 -m pytest *"]
+            assert [rule.text for rule in app.session.agent.permissions.session] == ["bash:python3 -m pytest *"]
 
 
 async def test_a_write_outside_the_workspace_asks_even_in_auto_edit(repo):
@@ -170,8 +170,8 @@ async def test_escape_on_the_prompt_ends_the_turn_with_a_valid_history(repo):
             await pilot.press("escape")
             await settle(app, pilot)
             assert not app.busy and not isinstance(app.screen, ApprovalScreen)
-            history = list(app.conversation)
-            session = app.session_id
+            history = list(app.session.messages)
+            session = app.session.id
     assert len(server.requests) == 1  # no model call after the stop
     assert (repo / "app.py").read_text() == ORIGINAL and not (repo / "two.txt").exists()
     stored = Store().messages(session)
@@ -281,7 +281,7 @@ async def test_a_reopened_session_shows_its_diffs_and_saved_output(repo):
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "edit, then count")
             await settle(app, pilot)
-            session = app.session_id
+            session = app.session.id
     branch = Store().fork(session, None).id  # through a fork, the parent's events still count
     app = ScoutApp(load_config(repo, flags={"api_key": "sk-test"}), cwd=repo, resume=branch)
     async with app.run_test(size=SIZE) as pilot:
@@ -359,7 +359,7 @@ async def test_the_reason_typed_before_escape_reaches_the_model(repo):
             await prompt_up(app, pilot)
             await pilot.press("n", *"do not touch config", "escape")
             await settle(app, pilot)
-            stored = Store().messages(app.session_id)
+            stored = Store().messages(app.session.id)
     assert "stopped the turn. They said: do not touch config." in stored[-1]["content"][0]["content"]
 
 

@@ -49,7 +49,7 @@ async def test_o_runs_the_command_once_outside_the_sandbox(tmp_home: Path, workd
             await settle(app, pilot)
             assert app.query_one(ToolActivity).status_of("toolu_1") == "ok"
             assert "outside the sandbox" in rendered(app.query_one(ToolActivity))
-            decisions = [d["decision"] for _, _, kind, d, _ in Store().events(app.session_id)
+            decisions = [d["decision"] for _, _, kind, d, _ in Store().events(app.session.id)
                          if kind == "permission.decision"]
     assert target.read_text() == "kept\n" and decisions == ["allow_outside"]
 
@@ -68,7 +68,7 @@ async def test_with_no_sandbox_a_asks_once_for_the_whole_session(tmp_home: Path,
             await settle(app, pilot)
             tools = app.query_one(ToolActivity)
             assert tools.status_of("toolu_1") == tools.status_of("toolu_2") == "ok"
-            asked = [d["id"] for _, _, kind, d, _ in Store().events(app.session_id) if kind == "permission.ask"]
+            asked = [d["id"] for _, _, kind, d, _ in Store().events(app.session.id) if kind == "permission.ask"]
     assert asked == ["toolu_1"]
 
 

@@ -63,8 +63,8 @@ async def test_a_fork_keeps_the_durations_of_the_calls_it_shares(tmp_home: Path,
         await settle(app, pilot)
         tools = app.query_one(ToolActivity)
         await wait_until(pilot, lambda: row(tools, 0).startswith("✓ bash  make test  12.3s"), what="the stored duration")
-        app.fork_session(None)
+        app.sessions.fork_session(None)
         await settle(app, pilot)
-        assert app.session_id != sid
+        assert app.session.id != sid
         await wait_until(pilot, lambda: row(tools, 0).startswith("✓ bash  make test  12.3s"),
                          what="the duration, in the branch too")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scout_tui.tui.app import ScoutApp
-from scout_tui.tui.app_turns import QUIT_HINT, RETRY_HINT
+from scout_tui.tui.turn_keys import QUIT_HINT, RETRY_HINT
 from scout_tui.config.layers import load_config
 from scout_tui.core.messages import INTERRUPTED_TURN, RETRIED_TURN, TOOL_INTERRUPTED
 from scout_tui.store.event_log import Store
@@ -60,7 +60,7 @@ async def _interrupt_with(key: str, repo: Path) -> tuple[list, str]:
             await send(app, pilot, "another slow answer")
             await settle(app, pilot)
             assert [u.text for u in app.query(UserMessage)] == ["slow answer please", "another slow answer"]
-            return server.requests, app.session_id
+            return server.requests, app.session.id
 
 
 @pytest.mark.parametrize("key", ["escape", "ctrl+c"])
@@ -79,7 +79,7 @@ async def test_a_session_reopened_after_an_interrupt_sends_the_same_conversation
         app = ScoutApp(load_config(repo, flags={"provider": "anthropic", "base_url": server.url, "api_key": "sk-test"}),
                        cwd=repo, continue_=True)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.session_id == session_id)
+            await wait_until(pilot, lambda: app.session.id == session_id)
             await send(app, pilot, "third")
             await settle(app, pilot)
             # the marker is not shown as a prompt of yours
@@ -158,7 +158,7 @@ async def test_ctrl_c_gives_the_pending_prompts_back_in_the_order_they_were_show
             composer.load_text("QUEUED-X")
             await pilot.press("tab")  # queued: after the turn
             await send(app, pilot, "STEER-Y")  # steering: the next step, shown (and sent) first
-            await wait_until(pilot, lambda: len(app.pending) == 2)
+            await wait_until(pilot, lambda: len(app.queue.pending) == 2)
             await pilot.press("ctrl+c")
             await wait_until(pilot, lambda: not app.busy)
             held.release()
@@ -180,7 +180,7 @@ async def test_ctrl_c_interrupts_then_clears_then_asks_then_quits(repo):
             await wait_until(pilot, lambda: not app.busy)
             held.release()
             await settle(app, pilot)
-            assert composer.text == "QUEUED-A" and app.pending == [] and len(server.requests) == 1
+            assert composer.text == "QUEUED-A" and app.queue.pending == [] and len(server.requests) == 1
             await pilot.press("ctrl+c")  # idle, with text: clears it
             assert composer.text == "" and app.is_running
             await pilot.press("ctrl+c")  # idle, empty: the footer asks

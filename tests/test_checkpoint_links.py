@@ -70,7 +70,7 @@ async def test_the_sessions_pane_marks_each_turn_that_changed_files_and_enter_on
         async with app.run_test(size=SIZE) as pilot:
             await _turns(app, pilot, 2)
             tree = app.query_one(SessionTree)
-            sid = app.session_id
+            sid = app.session.id
             await wait_until(pilot, lambda: _checkpoint_leaves(tree) == [
                 CheckpointEntry(sid, 0, ("a.txt",)), CheckpointEntry(sid, 4, ("b.txt",))])
             assert any(line.endswith("✎ msg 4: 1 file · b.txt") for line in lines(tree))

@@ -98,7 +98,7 @@ async def test_the_app_makes_textuals_keys_once_its_first_frame_is_up(tmp_home: 
 
     class Recording(ScoutApp):
         def start_background(self) -> None:
-            if not self._background_started:
+            if not self.background_started:
                 line_until_started.append(self.footer.drawn is not None and not self.footer.query(FooterKey))
             super().start_background()
 

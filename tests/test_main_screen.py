@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from scout_tui.tui.app import ScoutApp
-from scout_tui.tui.app_completion import Completion
-from scout_tui.tui.app_themes import Themes
+from scout_tui.tui.completion import Completion
+from scout_tui.tui.themes import Themes
 from scout_tui.tui.input_first import TypedKeys
 from scout_tui.tui.main_screen import MainScreen
 from scout_tui.widgets import ChatView, Composer, StatusBar
@@ -17,8 +17,8 @@ from tests.app_helpers import make_app
 def test_the_apps_bases_are_textuals_and_the_features_it_holds_are_not_among_them() -> None:
     bases = ScoutApp.__mro__
     assert not {Themes, Completion, TypedKeys} & set(bases)
-    assert not [base for base in bases if base.__module__ in ("scout_tui.tui.app_themes",
-                                                             "scout_tui.tui.app_completion",
+    assert not [base for base in bases if base.__module__ in ("scout_tui.tui.themes",
+                                                             "scout_tui.tui.completion",
                                                              "scout_tui.tui.input_first")]
 
 

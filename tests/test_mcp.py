@@ -479,7 +479,7 @@ async def test_a_tool_that_needs_task_augmentation_is_not_offered(tmp_path):
     try:
         assert client.servers["tasky"].state == "ready"
         assert set(tools_of(client)) == {"mcp__tasky__echo"}  # not mcp__tasky__research: every call would fail
-        from scout_tui.tui.app_mcp import describe_servers
+        from scout_tui.tui.mcp_servers import describe_servers
         from scout_tui.mcp.config import McpSettings
 
         shown = describe_servers(client, McpSettings({"tasky": client.servers["tasky"].config}), True)

@@ -45,7 +45,7 @@ async def test_switching_provider_and_model_mid_session_sends_the_next_request_t
             request = json.loads(second.requests[0].body)
             assert second.requests[0].path == "/v1/chat/completions" and request["model"] == "big-2"
             assert [m["content"] for m in request["messages"] if m["role"] == "user"][:1] == ["hello"]
-            switch = Store().model_switch(app.session_id)
+            switch = Store().model_switch(app.session.id)
             assert (switch.provider, switch.model) == ("local", "big-2")
 
 
@@ -59,7 +59,7 @@ async def test_a_switch_before_the_first_message_is_stored_with_the_session(repo
             await send(app, pilot, "hi")
             await settle(app, pilot)
             assert json.loads(server.requests[0].body)["model"] == "small-1"
-            assert Store().model_switch(app.session_id).model == "small-1"
+            assert Store().model_switch(app.session.id).model == "small-1"
 
 
 async def test_an_unknown_provider_is_refused_and_nothing_changes(repo):
@@ -67,7 +67,7 @@ async def test_an_unknown_provider_is_refused_and_nothing_changes(repo):
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "/model nowhere gpt-x")
         await wait_until(pilot, lambda: "No provider profile `nowhere`" in _notices(app))
-        assert app.config.provider == "anthropic"
+        assert app.session.config.provider == "anthropic"
 
 
 async def test_a_prompt_to_a_profile_without_a_key_names_the_variable_to_set(repo, tmp_home):
@@ -110,18 +110,18 @@ async def test_opening_a_session_goes_on_with_its_model_and_another_with_the_run
             await wait_until(pilot, lambda: "Model: local · big-2" in _notices(app))
             await send(app, pilot, "one")
             await settle(app, pilot)
-            switched = app.session_id
+            switched = app.session.id
             await pilot.press("ctrl+n")
             await send(app, pilot, "/model anthropic")
             await wait_until(pilot, lambda: app.status.provider == "anthropic")
             await send(app, pilot, "two")
             await settle(app, pilot)
-            plain = app.session_id
+            plain = app.session.id
             await send(app, pilot, f"/resume {switched}")
-            await wait_until(pilot, lambda: app.session_id == switched and app.status.model == "big-2")
-            assert app.config.provider == "local"
+            await wait_until(pilot, lambda: app.session.id == switched and app.status.model == "big-2")
+            assert app.session.config.provider == "local"
             await send(app, pilot, f"/resume {plain}")
-            await wait_until(pilot, lambda: app.session_id == plain and app.status.provider == "anthropic")
+            await wait_until(pilot, lambda: app.session.id == plain and app.status.provider == "anthropic")
 
 
 async def test_the_session_opened_at_start_keeps_the_model_the_command_line_chose(repo, tmp_home):
@@ -135,7 +135,7 @@ async def test_the_session_opened_at_start_keeps_the_model_the_command_line_chos
     app = ScoutApp(load_config(repo, flags={"api_key": "sk-test", "model": "claude-haiku-4-5"}), cwd=repo, resume=sid)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.session_id == sid and app.status.model == "claude-haiku-4-5"
+        assert app.session.id == sid and app.status.model == "claude-haiku-4-5"
         await send(app, pilot, f"/resume {sid}")  # opened again in the app: the session's own
         await wait_until(pilot, lambda: app.status.model == "claude-opus-4-1")
 

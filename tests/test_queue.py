@@ -25,7 +25,7 @@ def repo(tmp_home: Path, workdir: Path) -> Path:
 
 
 def _pending(app) -> list[tuple[str, bool]]:
-    return [(p.text, p.steer) for p in app.pending]
+    return [(p.text, p.steer) for p in app.queue.pending]
 
 
 def _shown(app) -> str:
@@ -48,7 +48,7 @@ async def test_enter_during_a_tool_call_steers_and_alt_enter_queues_for_after_th
             assert _pending(app) == [("also check the README", True), ("then summarise", False)]
             await wait_until(pilot, lambda: "next step: also check the README" in _shown(app))
             assert "after the turn: then summarise" in _shown(app)
-            await wait_until(pilot, lambda: app.agent.steering)  # given to the agent
+            await wait_until(pilot, lambda: app.session.agent.steering)  # given to the agent
             (repo / "go").touch()
             await wait_until(pilot, lambda: len(server.requests) >= 3)
             await settle(app, pilot)
@@ -78,7 +78,7 @@ async def test_up_takes_the_newest_pending_back_and_escape_cancels_before_interr
             composer.clear()
             await pilot.press("escape")  # cancels "first"; the turn goes on
             assert _pending(app) == [] and app.busy
-            await wait_until(pilot, lambda: app.agent.steering == [])
+            await wait_until(pilot, lambda: app.session.agent.steering == [])
             (repo / "go").touch()
             await wait_until(pilot, lambda: not app.busy)
             await settle(app, pilot)
@@ -98,7 +98,7 @@ async def test_a_steering_prompt_no_tool_call_takes_is_the_next_turn(repo):
             await wait_until(pilot, lambda: "Half" in "".join(a.source for a in app.query(AssistantMessage)))
             assert app.busy
             await send(app, pilot, "and another thing")
-            await wait_until(pilot, lambda: app.agent is not None and app.agent.steering)
+            await wait_until(pilot, lambda: app.session.agent is not None and app.session.agent.steering)
             held.release()
             await wait_until(pilot, lambda: len(server.requests) == 2)
             await settle(app, pilot)
@@ -138,7 +138,7 @@ async def test_tab_moves_the_focus_when_no_turn_runs(repo):
         composer = app.query_one(Composer)
         composer.load_text("draft")
         await pilot.press("tab")
-        assert not composer.has_focus and app.pending == []
+        assert not composer.has_focus and app.queue.pending == []
 
 
 async def test_a_steering_prompt_sent_after_a_queued_one_goes_first_as_the_screen_shows(repo):

@@ -68,7 +68,7 @@ async def _rewind_at(app, pilot, prompt: int) -> ChoiceScreen:
 async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo_makes_them_again(repo):
     async with _after_two_turns(repo) as (app, pilot):
         assert (repo / "a.txt").read_text() == "two\n" and (repo / "b.txt").exists()
-        session = app.session_id
+        session = app.session.id
         screen = await _rewind_at(app, pilot, 1)
         question = str(screen.question)
         assert "Rewind to before “second change” (message 4)?" in question
@@ -79,7 +79,7 @@ async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo
         await wait_until(pilot, lambda: "Rewound the files to before “second change”: a.txt, b.txt." in _notices(app))
         assert app.query_one(Composer).has_focus  # typing goes to the prompt, not to the chat's keys
         assert (repo / "a.txt").read_text() == "one\n" and not (repo / "b.txt").exists()
-        assert app.session_id == session and len(app.query(UserMessage)) == 2
+        assert app.session.id == session and len(app.query(UserMessage)) == 2
         restores = [d for kind, d in Store().checkpoint_events(session) if kind == "checkpoint.restore"]
         assert [(r["turn"], r["paths"], r["redo"]) for r in restores] == [(4, ["a.txt", "b.txt"], False)]
         await send(app, pilot, "/redo")
@@ -91,31 +91,31 @@ async def test_code_only_puts_the_files_back_and_keeps_the_conversation_and_redo
 
 async def test_conversation_only_forks_there_and_leaves_the_files(repo):
     async with _after_two_turns(repo) as (app, pilot):
-        session = app.session_id
+        session = app.session.id
         await _rewind_at(app, pilot, 1)
         await pilot.press("2")
-        await wait_until(pilot, lambda: app.session_id != session)
+        await wait_until(pilot, lambda: app.session.id != session)
         await settle(app, pilot)
-        assert Store().session(app.session_id).fork_at == 4
+        assert Store().session(app.session.id).fork_at == 4
         assert app.query_one(Composer).text == "second change"
         assert (repo / "a.txt").read_text() == "two\n" and (repo / "b.txt").exists()
 
 
 async def test_both_at_the_first_prompt_restores_every_file_and_forks_before_it(repo):
     async with _after_two_turns(repo) as (app, pilot):
-        session = app.session_id
+        session = app.session.id
         screen = await _rewind_at(app, pilot, 0)
         assert "Rewind to before “first change” (message 0)?" in str(screen.question)
         await pilot.press("1")  # code and conversation
-        await wait_until(pilot, lambda: app.session_id != session)
+        await wait_until(pilot, lambda: app.session.id != session)
         await settle(app, pilot)
         assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()
         assert (repo / "keep.txt").read_text() == "kept\n"
-        assert Store().session(app.session_id).fork_at == 0 and app.query_one(Composer).text == "first change"
+        assert Store().session(app.session.id).fork_at == 0 and app.query_one(Composer).text == "first change"
         assert any("Rewound: the files (a.txt, b.txt) and the conversation, in a new branch" in str(n.message)
                    for n in app._notifications)
         # the rewind is recorded in the session whose turns it undid; the branch shares none
-        assert Store().checkpoint_events(app.session_id) == []
+        assert Store().checkpoint_events(app.session.id) == []
         assert [k for k, _ in Store().checkpoint_events(session)].count("checkpoint.restore") == 1
 
 
@@ -133,10 +133,10 @@ async def test_after_the_last_change_only_the_conversation_can_go_back_and_esc_c
             await wait_until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
             assert "No file was changed after this message" in str(app.screen.question)
             assert [key for key, _ in app.screen.choices] == ["conversation", "cancel"]
-            session = app.session_id
+            session = app.session.id
             await pilot.press("escape")
             await settle(app, pilot)
-            assert app.session_id == session and (repo / "a.txt").read_text() == "one\n"
+            assert app.session.id == session and (repo / "a.txt").read_text() == "one\n"
 
 
 async def test_a_file_changed_since_by_someone_else_is_named_before_the_rewind(repo):
@@ -151,12 +151,12 @@ async def test_a_file_changed_since_by_someone_else_is_named_before_the_rewind(r
 
 async def test_a_fork_sees_the_checkpoints_of_the_turns_it_shares_and_can_undo_them(repo):
     async with _after_two_turns(repo) as (app, pilot):
-        session = app.session_id
+        session = app.session.id
         await _rewind_at(app, pilot, 1)
         await pilot.press("2")  # fork before the second prompt, files as they are
-        await wait_until(pilot, lambda: app.session_id != session)
+        await wait_until(pilot, lambda: app.session.id != session)
         await settle(app, pilot)
-        turns = [d["turn"] for kind, d in Store().checkpoint_events(app.session_id) if kind == "checkpoint"]
+        turns = [d["turn"] for kind, d in Store().checkpoint_events(app.session.id) if kind == "checkpoint"]
         assert turns == [0]  # the parent's first turn, shared; not its second
         await send(app, pilot, "/undo")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -176,7 +176,7 @@ async def test_a_turn_stopped_with_esc_keeps_a_checkpoint_of_what_it_changed_so_
             await pilot.press("escape")
             await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
             await settle(app, pilot)
-            [checkpoint] = [d for kind, d in Store().checkpoint_events(app.session_id) if kind == "checkpoint"]
+            [checkpoint] = [d for kind, d in Store().checkpoint_events(app.session.id) if kind == "checkpoint"]
             assert checkpoint["turn"] == 0 and checkpoint["files"][0]["path"] == "a.txt"
             await send(app, pilot, "/undo")
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))

@@ -76,7 +76,7 @@ async def test_the_tui_offers_a_tool_added_mid_turn_and_drops_a_crashed_servers_
     with LoopbackServer(REPLIES) as server:
         app = make_app(workdir, server)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.mcp is not None and app.mcp.servers["notes"].state == "ready",
+            await wait_until(pilot, lambda: app.session.mcp is not None and app.session.mcp.servers["notes"].state == "ready",
                              what="MCP server notes ready")
             await send(app, pilot, "grow, use it, crash")
             await settle(app, pilot)

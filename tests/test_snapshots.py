@@ -62,7 +62,7 @@ def test_what_the_model_sees(snap_compare, tmp_home: Path, workdir: Path, small_
         chat = app.query_one(ChatView)
 
         def all_loaded() -> bool:
-            if chat.loaded_count >= len(app.conversation):
+            if chat.loaded_count >= len(app.session.messages):
                 return True
             chat.scroll_home(animate=False, immediate=True)  # at the top, the next older batch loads
             return False

@@ -35,7 +35,7 @@ NOT_FOR_THE_FIRST_FRAME = (
     # The side panes, mounted once the first frame is painted (stand-ins hold their places).
     "scout_tui.widgets.session_tree", "scout_tui.widgets.tool_activity",
     # The store and the events' vocabulary: a new session reads nothing before its first frame.
-    "scout_tui.store.event_log", "sqlite3", "scout_tui.core.bus", "scout_tui.tui.app_show",
+    "scout_tui.store.event_log", "sqlite3", "scout_tui.core.bus", "scout_tui.tui.show",
     # Shipped themes are checked by the tests, not at every start (Pygments' style names).
     "pygments",
 )
@@ -89,14 +89,14 @@ async def test_a_reopened_session_is_drawn_before_the_rest_of_start_up_begins(tm
 
     class Recording(ScoutApp):
         def start_background(self) -> None:
-            if not self._background_started:
-                seen.append((self.chat.loaded_count, self._history_ready.is_set(), self._extensions_ready.is_set()))
+            if not self.background_started:
+                seen.append((self.chat.loaded_count, self.history_ready.is_set(), self.extensions_ready.is_set()))
             super().start_background()
 
     app = Recording(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir, continue_=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app._history_ready.is_set() and app._extensions_ready.is_set()
+        assert app.history_ready.is_set() and app.extensions_ready.is_set()
     # The newest messages were mounted; the older ones and the plugins were not read yet.
     assert len(seen) == 1 and seen[0][0] > 0 and seen[0][1:] == (False, False)
 
@@ -150,7 +150,7 @@ async def test_start_up_work_begins_when_another_session_replaces_the_first_at_o
     app = Replaced(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app._background_started and app._extensions_ready.is_set()
+        assert app.background_started and app.extensions_ready.is_set()
 
 
 def test_markdown_rendering_is_set_up_in_a_thread_before_the_first_answer(tmp_home: Path, workdir: Path) -> None:
@@ -262,7 +262,7 @@ async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(
     gate = asyncio.Event()
     app = side_panes_held(workdir, gate)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app._background_started)
+        await wait_until(pilot, lambda: app.background_started)
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert app.tree_pane is None and isinstance(app.focused, Composer)
@@ -316,9 +316,9 @@ async def test_ctrl_t_twice_before_the_sessions_pane_is_mounted_comes_back_to_th
     gate = asyncio.Event()
     app = side_panes_held(workdir, gate)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app._background_started)
+        await wait_until(pilot, lambda: app.background_started)
         await pilot.press("ctrl+t", "ctrl+t")  # to the pane and back, both waiting for it
         gate.set()
-        await wait_until(pilot, lambda: app._side_panes_ready.is_set())
+        await wait_until(pilot, lambda: app.side_panes_ready.is_set())
         await pilot.pause()
         assert isinstance(app.focused, Composer)

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
 
-from scout_tui.tui import app_events, collector
+from scout_tui.tui import collector, delivery
 from scout_tui.core import urgency
 from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets import ChatView, Composer
@@ -255,10 +255,10 @@ async def test_the_turns_collection_waits_until_the_person_stops_typing(tmp_path
         await settle(app, pilot)
         typed = app.last_input
         assert typed is not None
-        if time.monotonic() < typed + app_events.QUIET_BEFORE_COLLECT:  # (a slow machine: already past)
+        if time.monotonic() < typed + delivery.QUIET_BEFORE_COLLECT:  # (a slow machine: already past)
             assert collector.deferred()
         await wait_until(pilot, lambda: not collector.deferred(), what="the collection once typing stopped")
-        assert time.monotonic() >= typed + app_events.QUIET_BEFORE_COLLECT
+        assert time.monotonic() >= typed + delivery.QUIET_BEFORE_COLLECT
 
 
 async def test_the_text_keeps_its_width_when_the_conversation_first_outgrows_the_view():

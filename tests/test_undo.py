@@ -38,7 +38,7 @@ def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
 
 
 def test_nothing_to_undo_or_redo_says_why():
-    from scout_tui.tui.app_checkpoints import _why_nothing
+    from scout_tui.tui.file_changes import _why_nothing
 
     assert "no turn of this session changed files" in _why_nothing([], redo=False)
     undone = [_checkpoint(0, "f"), ("checkpoint.restore", {"turn": 0, "redo": False})]
@@ -122,7 +122,7 @@ async def test_undo_asks_then_restores_and_redo_changes_them_again(repo):
             await pilot.press("y")
             await wait_until(pilot, lambda: "Redid the file changes" in _notices(app))
             assert (repo / "new.txt").read_text() == "made\n" and not (repo / "notes.txt").exists()
-            kinds = [kind for _, _, kind, _, _ in Store().events(app.session_id)]
+            kinds = [kind for _, _, kind, _, _ in Store().events(app.session.id)]
             assert kinds.count("checkpoint") == 1 and kinds.count("checkpoint.restore") == 2
 
 
@@ -192,7 +192,7 @@ def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
 
 
 def test_a_restore_question_names_the_first_files_and_counts_the_rest():
-    from scout_tui.tui.app_checkpoints import LISTED_FILES, restore_lines
+    from scout_tui.tui.file_changes import LISTED_FILES, restore_lines
     from scout_tui.checkpoints.restores import Restore
 
     files = [{"status": "added", "path": f"f{n:02}.txt"} for n in range(LISTED_FILES + 3)]

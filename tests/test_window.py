@@ -257,8 +257,8 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
         async with first.run_test(size=SIZE) as pilot:
             await send(first, pilot, "hello")
             await settle(first, pilot)
-            assert first.agent.context_window == 5000
-            sid = first.session_id
+            assert first.session.agent.context_window == 5000
+            sid = first.session.id
         again = ScoutApp(load_config(repo, flags=base), cwd=repo, resume=sid)
         async with again.run_test(size=SIZE) as pilot:
             await settle(again, pilot)
@@ -273,7 +273,7 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
             await pilot.press("ctrl+n")
             await send(again, pilot, "a new session")
             await settle(again, pilot)
-            assert again.session_id != sid and again.agent.context_window == 8192
+            assert again.session.id != sid and again.session.agent.context_window == 8192
             assert again.query_one(StatusBar).context_window == 8192
 
 

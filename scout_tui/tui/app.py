@@ -2,7 +2,7 @@
 
 The app holds the person's ``session.Session``; a turn runs in a Textual worker (``run_turn``)
 as ``async for event in self.session.turn(content)``, each event recorded by the session (the
-store written off the event loop) and then shown (``app_events.py``, ``app_show.py``).
+store written off the event loop) and then shown (``app_events.py``, ``(show.py).py``).
 """
 
 from __future__ import annotations
@@ -17,29 +17,31 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import events, on, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.widgets import TextArea
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.config import keys
 from scout_tui.core import urgency
-from scout_tui.tui.app_commands import CommandsMixin
-from scout_tui.tui.app_checkpoints import CheckpointsMixin
-from scout_tui.tui.app_completion import Completion
-from scout_tui.tui.app_models import ModelsMixin
-from scout_tui.tui.app_queue import Pending, QueueMixin
-from scout_tui.tui.app_events import AgentEvent, AgentEventsMixin
-from scout_tui.tui.app_sessions import SessionsMixin
-from scout_tui.tui.app_long import LongSessionMixin, compaction_of
-from scout_tui.tui.app_mcp import McpMixin
-from scout_tui.tui.app_themes import Themes
-from scout_tui.tui.app_turns import TurnKeysMixin
+from scout_tui.tui.completion import Completion
+from scout_tui.tui.delivery import AgentEvent, Delivery
+from scout_tui.tui.file_changes import FileChanges
+from scout_tui.tui.long_session import ContextEstimated, LongSession, compaction_of
+from scout_tui.tui.mcp_servers import McpChanged, McpServers
+from scout_tui.tui.models import Models
+from scout_tui.tui.prompt_queue import PromptQueue
+from scout_tui.tui.sessions import (CheckpointsLoaded, HistoryLoaded, Sessions, SessionOpened, SessionsListed,
+                                    ToolDetailsLoaded)
+from scout_tui.tui.slash_commands import SlashCommands
+from scout_tui.tui.themes import Themes
+from scout_tui.tui.turn_keys import TurnKeys
 from scout_tui.session.commands import Commands, literal
 from scout_tui.session.session import Session, setup_problem
 from scout_tui.session.completion import Choice
@@ -61,12 +63,13 @@ if TYPE_CHECKING:
     from scout_tui.config.layers import Config
     from scout_tui.mcp.client import McpClient
     from scout_tui.extensions.plugins import Plugins
-    from scout_tui.store.opening import OpenedSession
     from scout_tui.extensions.skills import Skill
     from scout_tui.theming.themes import ThemeSource
     from scout_tui.store.event_log import Store
     from scout_tui.tools.approvals import Approval, PermissionRequest
     from scout_tui.widgets import SessionTree, ToolActivity
+    from scout_tui.widgets.assistant_message import AssistantMessage
+    from scout_tui.widgets.compaction import CompactionMarker
 
 # Start-up paints the first frame before it imports what that frame does not show: the agent,
 # backends, plugins, skills and the approval screen are imported where they are first used, the
@@ -102,8 +105,7 @@ def _exit_later(code: int) -> None:
     os._exit(code)
 
 
-class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
-               ModelsMixin, CheckpointsMixin, SessionsMixin, LongSessionMixin, McpMixin, App):
+class ScoutApp(App):
     """scout-tui's full-screen app.
 
     Args:
@@ -149,7 +151,8 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         # store is made on first use.
         self.session = Session(lambda: self.store, self.cwd, config)
         self.start_config = config
-        self.server_models: dict[str, list[str] | str] = {}  # /model: what each server listed
+        self.server_models: dict[str, list[str] | str] = {}
+        """Per provider profile, the models its server listed for ``/model`` (or why it could not), asked once."""
         self.opened_with_session = bool(resume or continue_)
         self._resume = resume
         self._continue = continue_
@@ -165,25 +168,33 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         # taken them out of the environment (reading their names costs more than a first frame).
         self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
-        self._history_ready = asyncio.Event()
+        self.history_ready = asyncio.Event()
         self._agent_lock = threading.Lock()
         self.strategies: str | None = None  # None: the configured default
-        self.pending: list[Pending] = []  # prompts sent during a turn (app_queue)
-        self._before_tree = None  # the widget focused before Ctrl+T went to the tree
         self.skills: list[Skill] = []
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
-        self._extensions_ready = asyncio.Event()  # skills and plugins are loaded
-        self._model_ready = asyncio.Event()  # the model's window and prices are read
+        self.extensions_ready = asyncio.Event()  # skills and plugins are loaded
+        self.model_ready = asyncio.Event()  # the model's window and prices are read
+        # The features (each a module of tui/): they talk to the session and the widgets, and
+        # the app routes its messages and actions to them (see "routes" below).
+        self.delivery = Delivery(self)
+        self.turn_keys = TurnKeys(self)
+        self.queue = PromptQueue(self)
+        self.models = Models(self)
+        self.file_changes = FileChanges(self)
+        self.sessions = Sessions(self)
+        self.long_session = LongSession(self)
+        self.mcp_servers = McpServers(self)
+        self.slash = SlashCommands(self)
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
-        self.commands = Commands(self.builtin_commands())  # plugins' commands join once loaded
+        self.commands = Commands(self.slash.builtin_commands())  # plugins' commands join once loaded
         self.completion = Completion(self, self.commands, self.cwd)
-        self._background_started = False
+        self.background_started = False
         # The side panes, mounted once the first frame is painted (``mount_side_panes``).
         self.tool_pane: ToolActivity | None = None
         self.tree_pane: SessionTree | None = None
-        self._opened: OpenedSession | None = None  # the session shown (``SessionOpened``)
-        self._side_panes_ready = asyncio.Event()
+        self.side_panes_ready = asyncio.Event()
 
     @property
     def store(self) -> Store:
@@ -196,62 +207,6 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
 
                 self._store = Store()
             return self._store
-
-    @property
-    def config(self) -> Config:
-        """The configuration in use: the run's, or the model switched to (``/model``)."""
-        return self.session.config
-
-    @config.setter
-    def config(self, config: Config) -> None:
-        self.session.config = config
-
-    @property
-    def session_id(self) -> str | None:
-        """The session's id; None until its first turn stores it."""
-        return self.session.id
-
-    @session_id.setter
-    def session_id(self, value: str | None) -> None:
-        self.session.id = value
-
-    @property
-    def conversation(self) -> list[dict | None]:
-        """The open session's messages, as the store holds them (None: an older message still
-        being read); grown only by the session (``Session.record``)."""
-        return self.session.messages
-
-    @conversation.setter
-    def conversation(self, messages: list[dict | None]) -> None:
-        self.session.messages = messages
-
-    @property
-    def agent(self) -> Agent | None:
-        """The session's agent; None until built (``_ensure_agent``) or after it is dropped to be
-        built again."""
-        return self.session.agent
-
-    @agent.setter
-    def agent(self, agent: Agent | None) -> None:
-        self.session.agent = agent
-
-    @property
-    def mcp(self) -> McpClient | None:
-        """The session's MCP servers (``McpMixin.start_mcp`` starts them), or None."""
-        return self.session.mcp
-
-    @mcp.setter
-    def mcp(self, client: McpClient | None) -> None:
-        self.session.mcp = client
-
-    @property
-    def compactions(self) -> list[dict]:
-        """The session's summaries in force, oldest first (``Session.compactions``)."""
-        return self.session.compactions
-
-    @compactions.setter
-    def compactions(self, compactions: list[dict]) -> None:
-        self.session.compactions = compactions
 
     @cached_property
     def bus(self) -> Bus:
@@ -365,7 +320,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
     def keys_withheld(self, secrets: tuple[str, ...]) -> None:
         """The key variables are out of the environment: keep their values off the screen too
         (and the MCP servers' header values and credential-like env values, ``McpMixin.mcp_secrets``)."""
-        self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_secrets}, key=len, reverse=True))
+        self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_servers.mcp_secrets}, key=len, reverse=True))
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -393,7 +348,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
     def busy(self, busy: bool) -> None:
         if busy != self.main_screen.busy:
             self.main_screen.busy = busy
-            self.take_back_quit()
+            self.turn_keys.take_back_quit()
 
     def on_composer_completing(self, message: Composer.Completing) -> None:
         composer = message.control if isinstance(message.control, Composer) else self.main_screen.composer
@@ -407,10 +362,14 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's
         # worker is cancelled, which kills the running tool's process group and closes the turn.
         loop = asyncio.get_running_loop()
+
+        def stop(signum: int, frame: object) -> None:
+            self._stop_signal(signum, loop)
+
         for signum in STOP_SIGNALS:
-            signal.signal(signum, lambda signum, frame, loop=loop: self._stop_signal(signum, loop))
+            signal.signal(signum, stop)
         self.themes.report()
-        for note in self.config.notes:
+        for note in self.session.config.notes:
             self.notify(note, title="Configuration", severity="warning", timeout=15)
         for note in self.permissions.notes:
             self.notify(note, title="Permissions", severity="warning", timeout=15)
@@ -424,19 +383,19 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
     def fill_main_screen(self) -> None:
         """The main screen is composed and mounted: show the provider and model, and the session."""
         status = self.status
-        status.provider = self.config.provider
-        status.model = self.config.model or ""  # the provider's default model: once the backends are imported
+        status.provider = self.session.config.provider
+        status.model = self.session.config.model or ""  # the provider's default model: once the backends are imported
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
-        self.open_session(self._resume, latest=self._continue)
+        self.sessions.open_session(self._resume, latest=self._continue)
 
     def start_background(self) -> None:
         """Start-up's work that the first frame does not show, once that frame is painted (and,
         when a session opens with the app, its newest messages): the sandbox probe, skills and
         plugins, the model's window and prices, and the session list's polling. Runs once."""
-        if self._background_started:
+        if self.background_started:
             return
-        self._background_started = True
+        self.background_started = True
         # Objects alive after start-up live for the whole run: keep the collector off them, so
         # full collections during a stream stay short (see DESIGN.md, performance facts); and
         # collect again, if ``run`` stopped it for start-up.
@@ -444,13 +403,13 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         gc.enable()
         # Another scout-tui (or `-p`) may write to the same store: list the sessions again now
         # and then, off the event loop (a cheap indexed query).
-        self.set_interval(SESSIONS_POLL, self._poll_sessions)
+        self.set_interval(SESSIONS_POLL, self.sessions._poll_sessions)
         self.footer.show_keys()
-        self.mount_side_panes()
+        self.sessions.mount_side_panes()
         self.show_sandbox()
         self.load_extensions()
-        self.start_mcp()  # MCP servers, on a thread of their own
-        self.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
+        self.mcp_servers.start_mcp()  # MCP servers, on a thread of their own
+        self.long_session.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
         self.warm_markdown(code_theme_of(self))
         self.warn_setup()
 
@@ -464,7 +423,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
     def on_unmount(self) -> None:
         for signum in STOP_SIGNALS:
             signal.signal(signum, signal.SIG_DFL)
-        self.stop_mcp()
+        self.mcp_servers.stop_mcp()
 
     def _stop_signal(self, signum: int, loop: asyncio.AbstractEventLoop) -> None:
         """SIGHUP or SIGTERM, in the main thread, even while the event loop is blocked: quit as
@@ -506,10 +465,10 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
 
         skills, problems = discover_skills(self.cwd)
-        plugins = load_plugins(self.cwd, config=self.config)
+        plugins = load_plugins(self.cwd, config=self.session.config)
         unknown = self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *plugins.tools])
         try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
-            compaction_settings(self.config)
+            compaction_settings(self.session.config)
             strategy_problem = None
         except ScoutError as e:
             strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
@@ -518,7 +477,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
         self.skills, self.plugins = message.skills, message.plugins
         self.plugins.attach(self.bus)
-        self.add_plugin_commands()
+        self.slash.add_plugin_commands()
         for problem in message.problems:
             self.notify(problem, title="Skipped", severity="error", timeout=10)
         for problem in message.unknown_tools:
@@ -526,25 +485,117 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         if message.strategy_problem:
             self.chat.add_notice(message.strategy_problem, "error")
         if not self.busy:
-            self.agent = None  # built again with the skills and plugin tools
-        self._extensions_ready.set()
-        self.estimate_context()
+            self.session.agent = None  # built again with the skills and plugin tools
+        self.extensions_ready.set()
+        self.long_session.estimate_context()
+
+    # -- routes: the messages and actions the features handle ------------------------------------
+
+    def on_agent_event(self, message: AgentEvent) -> None:
+        self.delivery.on_agent_event(message)
+
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        self.delivery.on_assistant_message_drawn(message)
+
+    def action_ctrl_c(self) -> None:
+        """Ctrl+C (``TurnKeys.action_ctrl_c``)."""
+        self.turn_keys.action_ctrl_c()
+
+    def action_retry(self) -> None:
+        """Ctrl+R or ``/retry`` (``TurnKeys.action_retry``)."""
+        self.turn_keys.action_retry()
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        self.turn_keys.on_text_area_changed(message)
+
+    def on_composer_take_back_requested(self, message: Composer.TakeBackRequested) -> None:
+        self.queue.on_composer_take_back_requested(message)
+
+    def on_context_estimated(self, message: ContextEstimated) -> None:
+        self.long_session.on_context_estimated(message)
+
+    def action_show_prompt(self) -> None:
+        """Ctrl+O (``LongSession.action_show_prompt``)."""
+        self.long_session.action_show_prompt()
+
+    def on_compaction_marker_undo_requested(self, message: CompactionMarker.UndoRequested) -> None:
+        self.long_session.on_compaction_marker_undo_requested(message)
+
+    def on_session_tree_undo_compaction_requested(self, message: SessionTree.UndoCompactionRequested) -> None:
+        self.long_session.on_session_tree_undo_compaction_requested(message)
+
+    def on_mcp_changed(self, message: McpChanged) -> None:
+        self.mcp_servers.on_mcp_changed(message)
+
+    def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
+        self.file_changes.on_chat_view_rewind_requested(message)
+
+    def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
+        self.sessions.on_chat_view_fork_requested(message)
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        self.sessions.on_session_opened(message)
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        self.sessions.on_history_loaded(message)
+
+    def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
+        self.sessions.on_checkpoints_loaded(message)
+
+    def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
+        self.sessions.on_tool_details_loaded(message)
+
+    def on_sessions_listed(self, message: SessionsListed) -> None:
+        self.sessions.on_sessions_listed(message)
+
+    def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
+        self.sessions.on_session_tree_diff_requested(message)
+
+    def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
+        self.sessions.on_tool_activity_diff_requested(message)
+
+    def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
+        self.sessions.on_session_tree_opened(message)
+
+    def on_session_tree_new_requested(self) -> None:
+        self.sessions.on_session_tree_new_requested()
+
+    async def on_session_tree_rename_requested(self, message: SessionTree.RenameRequested) -> None:
+        await self.sessions.on_session_tree_rename_requested(message)
+
+    async def on_session_tree_delete_requested(self, message: SessionTree.DeleteRequested) -> None:
+        await self.sessions.on_session_tree_delete_requested(message)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.sessions.on_descendant_focus(event)
+
+    def action_toggle_tree(self) -> None:
+        """Ctrl+T (``Sessions.action_toggle_tree``)."""
+        self.sessions.action_toggle_tree()
+
+    def action_new_session(self) -> None:
+        """Ctrl+N (``Sessions.action_new_session``)."""
+        self.sessions.action_new_session()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from self.slash.system_commands()
 
     # -- turns --------------------------------------------------------------------------------
 
     @on(Composer.Submitted)
     def _submitted(self, message: Composer.Submitted) -> None:
-        if self.run_command(message.text):
+        if self.slash.run_command(message.text):
             return
         text = literal(message.text) or message.text  # "//text" sends "/text"
         if self.busy:
-            self.hold(text, steer=not message.later)
+            self.queue.hold(text, steer=not message.later)
             return
         self.run_turn(text)
 
     def _setup_problem(self) -> str:
         """Why no turn can run with this configuration ("" when one can): ``session.setup_problem``."""
-        return setup_problem(self.config, self.plugins)
+        return setup_problem(self.session.config, self.plugins)
 
     def _unsent(self, text: str, problem: str) -> None:
         """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer
@@ -579,7 +630,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
             if problem := self._setup_problem():
                 from scout_tui.session.runtime import SETUP_HELP, needs_key
 
-                self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.config) else problem, "warning")
+                self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.session.config) else problem, "warning")
 
     # -- compaction: strategy, context use, what the model sees --------------------------------
 
@@ -592,14 +643,14 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
             from scout_tui.session.runtime import build_agent
 
             with self._agent_lock:
-                if self.agent is None:
-                    agent = build_agent(self.config, self.cwd, skills=self.skills, plugins=self.plugins,
+                if self.session.agent is None:
+                    agent = build_agent(self.session.config, self.cwd, skills=self.skills, plugins=self.plugins,
                                         permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
-                                        info=self.model_info, compaction=compaction_of(self.compactions),
-                                        cache_key=self.session_id, mcp=self.mcp)
+                                        info=self.long_session.model_info, compaction=compaction_of(self.session.compactions),
+                                        cache_key=self.session.id, mcp=self.session.mcp)
                     agent.strategies = self.strategies
-                    self.agent = agent
-                return self.agent
+                    self.session.agent = agent
+                return self.session.agent
 
     # -- permissions ----------------------------------------------------------------------------
 
@@ -608,7 +659,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         if action == "cycle_mode":
             return not isinstance(self.screen, ModalScreen)
         if action == "ctrl_c":
-            return self.ctrl_c_applies()
+            return self.turn_keys.ctrl_c_applies()
         return True
 
     def action_cycle_mode(self) -> None:
@@ -644,7 +695,7 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
             raise
 
     def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
-        if self.agent is None or not self.agent.kill(message.tool_use_id):
+        if self.session.agent is None or not self.session.agent.kill(message.tool_use_id):
             self.notify("That call is not running.", severity="warning", timeout=3)
 
     def action_scroll_chat(self, where: str) -> None:
@@ -661,9 +712,9 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
         pending, if any; else the running turn (the worker closes it validly, see ``run_turn``);
         with nothing running, back to the composer from another pane."""
         if self.screen.has_class("-side-shown"):
-            self.hide_side_panes()
+            self.sessions.hide_side_panes()
             return
-        if self.cancel_pending():
+        if self.queue.cancel_pending():
             return
         if self.busy:
             self.workers.cancel_group(self, "agent")
@@ -684,31 +735,31 @@ class ScoutApp(AgentEventsMixin, CommandsMixin, QueueMixin, TurnKeysMixin,
                 else:
                     self._unsent(text, problem)
                 return
-            await self._history_ready.wait()  # a long session's older messages may still be loading
-            await self._extensions_ready.wait()  # plugin tools and skills belong in the first request
-            await self.wait_for_mcp(text)  # and the MCP servers' tools (a short wait; Esc keeps the prompt)
-            await self._model_ready.wait()  # the window and prices belong in the first request too
-            await self._side_panes_ready.wait()  # the tool calls' pane
-            if self.session_id is None:
-                self.session_id = await asyncio.to_thread(self.store.create_session, self.cwd)
-                self.query_one(StatusBar).session_id = self.session_id
-                await asyncio.to_thread(self.record_switch)  # a /model made before the first message
+            await self.history_ready.wait()  # a long session's older messages may still be loading
+            await self.extensions_ready.wait()  # plugin tools and skills belong in the first request
+            await self.mcp_servers.wait_for_mcp(text)  # and the MCP servers' tools (a short wait; Esc keeps the prompt)
+            await self.model_ready.wait()  # the window and prices belong in the first request too
+            await self.side_panes_ready.wait()  # the tool calls' pane
+            if self.session.id is None:
+                self.session.id = await asyncio.to_thread(self.store.create_session, self.cwd)
+                self.query_one(StatusBar).session_id = self.session.id
+                await asyncio.to_thread(self.models.record_switch)  # a /model made before the first message
             await asyncio.to_thread(self._ensure_agent)
             content = None if text is None else await asyncio.to_thread(self._with_mentions, text)
             try:
                 async with contextlib.aclosing(self.session.turn(content)) as events:
                     async for event in events:
-                        self.shown(event)
+                        self.delivery.shown(event)
             except asyncio.CancelledError:  # the session closed the turn validly: show how
                 for event in self.session.interrupt_events():
-                    self.shown(event)
+                    self.delivery.shown(event)
                 raise
         except ScoutError as e:
             self.query_one(ChatView).add_notice(str(e), "error")
         finally:
             self.busy = False
-            self.refresh_sessions()
-            self.estimate_context()
-            if (text := self.next_pending()) is not None:
+            self.sessions.refresh_sessions()
+            self.long_session.estimate_context()
+            if (text := self.queue.next_pending()) is not None:
                 self.call_later(self.run_turn, text)
 

@@ -8,27 +8,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from scout_tui.core.errors import ScoutError
 from scout_tui.widgets.completion_list import highlighted
 
-Choose = Callable[[str, str], None]
+if TYPE_CHECKING:
+    from scout_tui.tui.app import ScoutApp
+
+Choose = Callable[[str, str], object]
 
 
 class ModelPicker(Provider):
-    """The models to switch to, for ``CommandPalette``. The app must have ``config`` (the
-    settings in use), ``choose_model(provider, model)`` and ``server_models`` (a dict kept
-    across pickers: provider name -> model ids, or the error text)."""
+    """The models to switch to, for ``CommandPalette``: the configured ones and those the
+    server lists (asked once, kept in ``ScoutApp.server_models``); a choice switches with
+    ``Models.choose_model``."""
+
+    @property
+    def scout_app(self) -> ScoutApp:
+        """The palette's app: scout-tui's (``Provider.app`` is typed as any ``App``)."""
+        return cast("ScoutApp", self.app)
 
     async def _choices(self):
         """``(label, provider, model, help)`` for every choice: configured ones first, then the
         server's (asked here the first time; the palette shows hits as they come)."""
         from scout_tui.session.providers import configured_models
 
-        app = self.app
-        config = app.config  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
+        app = self.scout_app
+        config = app.session.config
         choices = configured_models(config)
         # In a thread: it imports the engine (runtime), which a thread may be importing already.
         unset = await asyncio.to_thread(_keys_missing, app, choices)
@@ -37,9 +46,9 @@ class ModelPicker(Provider):
             seen.add((provider, model))
             state = "in use" if n == 0 else "configured"
             yield f"{provider} · {model}", provider, model, f"{state} · no key: {unset[n]}" if unset[n] else state
-        listed = app.server_models.get(config.provider)  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
+        listed = app.server_models.get(config.provider)
         if listed is None:
-            listed = app.server_models[config.provider] = await _ask(config)  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
+            listed = app.server_models[config.provider] = await _ask(config)
         if isinstance(listed, str):
             yield f"⚠ {listed}", config.provider, "", "the configured models are above"
             return
@@ -48,7 +57,7 @@ class ModelPicker(Provider):
                 yield f"{config.provider} · {model}", config.provider, model, "listed by the server"
 
     def _command(self, provider: str, model: str):
-        choose: Choose = self.app.choose_model  # type: ignore[attr-defined]  # the palette\'s app is ScoutApp (Provider.app is typed App)
+        choose: Choose = self.scout_app.models.choose_model
         return (lambda: choose(provider, model)) if model else (lambda: None)
 
     async def discover(self) -> Hits:

@@ -2,7 +2,7 @@
 shown, put back as they were before a turn (or again as it left them), asked first, recorded as
 ``checkpoint.restore`` events.
 
-A mixin of ``ScoutApp`` (app.py). What can be undone is worked out by ``restores.py`` from the
+A feature of ``ScoutApp`` (app.py). What can be undone is worked out by ``restores.py`` from the
 branch's checkpoint events (``Store.checkpoint_events``: a fork sees the checkpoints of the
 turns it shares). A file changed since the turn by someone else is named in the question, never
 overwritten unasked. The store and git are read in threads.
@@ -10,12 +10,12 @@ overwritten unasked. The store and git are read in threads.
 
 from __future__ import annotations
 
-from textual import work
 
 from scout_tui.core.errors import ScoutError
 from scout_tui.checkpoints.restores import Restore, next_step, rewind_to, undone_turns
 from scout_tui.widgets.chat_view import ChatView
 from scout_tui.widgets.composer import Composer
+from scout_tui.tui.feature import Feature, feature_work
 
 _UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
 _REDO_WORDS = {"added": "create again", "deleted": "remove again", "renamed": "rename again"}
@@ -67,17 +67,17 @@ def restore_lines(plan: Restore, others: list[str]) -> list[str]:
     return lines
 
 
-class CheckpointsMixin:
+class FileChanges(Feature):
     """``/diff``, ``/undo``, ``/redo`` and rewinding for ``ScoutApp``."""
 
     def _checkpoint_events(self) -> list[tuple[str, dict]]:
-        return self.store.checkpoint_events(self.session_id) if self.session_id else []
+        return self.app.store.checkpoint_events(self.app.session.id) if self.app.session.id else []
 
     def _prompt_texts(self) -> dict[int, str]:
         """The chat's prompts shown now, by their position in the conversation."""
         from scout_tui.widgets.chat_messages import UserMessage
 
-        return {m.index: m.text for m in self.chat.query(UserMessage) if m.index is not None}
+        return {m.index: m.text for m in self.app.chat.query(UserMessage) if m.index is not None}
 
     def _quoted_prompt(self, at: int, width: int = 40) -> str | None:
         """The prompt at message ``at`` as shown in the chat, quoted and cut to ``width``, or None."""
@@ -98,7 +98,7 @@ class CheckpointsMixin:
     def _diff_command(self, _: str) -> None:
         self.show_diffs()
 
-    @work(thread=True, exclusive=True, group="checkpoint")
+    @feature_work(thread=True, exclusive=True, group="checkpoint")
     def show_diffs(self, turn: int | None = None) -> None:
         """``/diff``: the session's changed files by turn and in total, each with its diff (read in
         a thread: the store and git), in ``DiffView``, opened at ``turn``'s files if given."""
@@ -107,14 +107,14 @@ class CheckpointsMixin:
         from scout_tui.core.text import one_line
         from scout_tui.widgets.diff_view import DiffView, FileDiff
 
-        store = checkpoint_store(self.config, self.cwd)
+        store = checkpoint_store(self.app.session.config, self.app.cwd)
         events = self._checkpoint_events()
         found = [data for kind, data in events if kind == "checkpoint"]
         undone = set(undone_turns(events))
         if not found or store is None:
-            self.call_from_thread(self.chat.add_notice, "No file changes in this session yet.", "warning")
+            self.app.call_from_thread(self.app.chat.add_notice, "No file changes in this session yet.", "warning")
             return
-        prompts = self.call_from_thread(self._prompt_texts)
+        prompts = self.app.call_from_thread(self._prompt_texts)
         rows: list[FileDiff] = []
         start = 0
         try:
@@ -136,12 +136,12 @@ class CheckpointsMixin:
                               store.diff(found[0]["before"], now, [p for p in (f.old_path, f.path) if p]))
                      for f in total]
         except ScoutError as e:
-            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return
         title = (f"{_count(len(found), 'turn')} of this session changed files"
                  + (f", {len(undone)} undone since" if undone else "")
                  + f" · {_count(len(total), 'file')} {'differs' if len(total) == 1 else 'differ'} now from before the first")
-        self.call_from_thread(self.push_screen, DiffView(rows, title, start=start))
+        self.app.call_from_thread(self.app.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:
         self.plan_restore(redo=False)
@@ -154,30 +154,30 @@ class CheckpointsMixin:
         they could not be read."""
         from scout_tui.session.runtime import checkpoint_store
 
-        store = checkpoint_store(self.config, self.cwd)
+        store = checkpoint_store(self.app.session.config, self.app.cwd)
         if store is None:
-            self.call_from_thread(self.chat.add_notice, "Checkpoints are off (checkpoints = \"off\").", "warning")
+            self.app.call_from_thread(self.app.chat.add_notice, "Checkpoints are off (checkpoints = \"off\").", "warning")
             return None
         try:
             return store.changed_since(plan.since, plan.paths)
         except ScoutError as e:
-            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return None
 
-    @work(thread=True, exclusive=True, group="checkpoint")
+    @feature_work(thread=True, exclusive=True, group="checkpoint")
     def plan_restore(self, redo: bool) -> None:
         """Find what ``/undo`` or ``/redo`` would change (in a thread: the store and git), then ask."""
-        if self.session_id is None or self.busy:
-            self.call_from_thread(self.chat.add_notice, "Nothing to undo yet." if not self.busy
+        if self.app.session.id is None or self.app.busy:
+            self.app.call_from_thread(self.app.chat.add_notice, "Nothing to undo yet." if not self.app.busy
                                   else "A turn is running: press Esc first.", "warning")
             return
         events = self._checkpoint_events()
         plan = next_step(events, redo)
         if plan is None:
-            self.call_from_thread(self.chat.add_notice, _why_nothing(events, redo), "warning")
+            self.app.call_from_thread(self.app.chat.add_notice, _why_nothing(events, redo), "warning")
             return
         if (others := self._changed_by_others(plan)) is not None:
-            self.call_from_thread(self._ask_restore, plan, others)
+            self.app.call_from_thread(self._ask_restore, plan, others)
 
     def _ask_restore(self, plan: Restore, others: list[str]) -> None:
         from scout_tui.widgets.dialogs import ConfirmScreen
@@ -189,28 +189,28 @@ class CheckpointsMixin:
             if yes:
                 self.restore_files(plan)
 
-        self.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel", enter=not others), done)
+        self.app.push_screen(ConfirmScreen("\n".join(lines), yes=verb.lower(), no="cancel", enter=not others), done)
 
-    @work(exclusive=True, group="checkpoint")
+    @feature_work(exclusive=True, group="checkpoint")
     async def restore_files(self, plan: Restore, rewind_at: int | None = None, fork: str | None = None) -> None:
         """Write the files back (in a thread) and record it in the session. ``rewind_at``: this
         rewinds the files to that message; ``fork`` (the prompt to offer, maybe "") then forks
         the conversation there too."""
         try:
-            self.shown(await self.session.restore_files(plan))
+            self.app.delivery.shown(await self.app.session.restore_files(plan))
         except ScoutError as e:
-            self.chat.add_notice(str(e), "error")
+            self.app.chat.add_notice(str(e), "error")
             return
         files = _names(plan.paths)
         if rewind_at is None:
             done = "Redid" if plan.redo else "Undid"
-            self.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
+            self.app.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
                                  "The conversation is unchanged.")
         elif fork is None:
-            self.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
+            self.app.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
                                  "unchanged; /redo makes the turns' changes again, one at a time.")
         else:  # the chat is about to show the branch: the fork says it
-            self.fork_session(rewind_at, fork, rewound=files)
+            self.app.sessions.fork_session(rewind_at, fork, rewound=files)
 
     # -- rewind at a message ------------------------------------------------------------------
 
@@ -219,35 +219,35 @@ class CheckpointsMixin:
         chat, to move from and press ``r``."""
         from scout_tui.widgets.chat_messages import UserMessage
 
-        prompts = [m for m in self.chat.query(UserMessage) if m.index is not None]
+        prompts = [m for m in self.app.chat.query(UserMessage) if m.index is not None]
         if args:
             if not (args.isascii() and args.isdigit()):
-                self.chat.add_notice("Use `/rewind` (then pick a message) or `/rewind N` (to message N).", "error")
+                self.app.chat.add_notice("Use `/rewind` (then pick a message) or `/rewind N` (to message N).", "error")
                 return
             at = int(args)
             self.plan_rewind(at, next((m.text for m in prompts if m.index == at), ""))
         elif not prompts:
-            self.chat.add_notice("Nothing to rewind yet: send a message first.", "warning")
+            self.app.chat.add_notice("Nothing to rewind yet: send a message first.", "warning")
         else:
-            self.chat.focus()
-            self.chat.select(prompts[-1])
-            self.chat.add_notice("Rewind: ↑/↓ to a message, then r (before a prompt, or after an answer).")
+            self.app.chat.focus()
+            self.app.chat.select(prompts[-1])
+            self.app.chat.add_notice("Rewind: ↑/↓ to a message, then r (before a prompt, or after an answer).")
 
     def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
         self.plan_rewind(message.at, message.prompt)
 
-    @work(thread=True, exclusive=True, group="checkpoint")
+    @feature_work(thread=True, exclusive=True, group="checkpoint")
     def plan_rewind(self, at: int, prompt: str) -> None:
         """Find which files rewinding to message ``at`` would write back (in a thread), then
         offer the choice: code and conversation, the conversation only, the code only."""
-        if self.busy:
-            self.call_from_thread(self.chat.add_notice, "A turn is running: press Esc first.", "warning")
+        if self.app.busy:
+            self.app.call_from_thread(self.app.chat.add_notice, "A turn is running: press Esc first.", "warning")
             return
         plan = rewind_to(self._checkpoint_events(), at)
-        others: list[str] = []
+        others: list[str] | None = []
         if plan is not None and (others := self._changed_by_others(plan)) is None:
             return
-        self.call_from_thread(self._ask_rewind, at, prompt, plan, others)
+        self.app.call_from_thread(self._ask_rewind, at, prompt, plan, others or [])
 
     def _ask_rewind(self, at: int, prompt: str, plan: Restore | None, others: list[str]) -> None:
         from scout_tui.widgets.dialogs import ChoiceScreen
@@ -266,11 +266,11 @@ class CheckpointsMixin:
                        ("code", "Code only: restore the files, keep the conversation")]
 
         def chosen(choice: str | None) -> None:
-            self.query_one(Composer).focus()  # not the chat, where typed letters are keys (r rewinds)
+            self.app.query_one(Composer).focus()  # not the chat, where typed letters are keys (r rewinds)
             if choice == "conversation":
-                self.fork_session(at, prompt)
+                self.app.sessions.fork_session(at, prompt)
             elif choice in ("both", "code") and plan is not None:
                 self.restore_files(plan, at, prompt if choice == "both" else None)
 
         # Cancel highlighted: an Enter meant for the composer changes nothing
-        self.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")], initial=len(choices)), chosen)
+        self.app.push_screen(ChoiceScreen("\n".join(lines), choices + [("cancel", "Cancel")], initial=len(choices)), chosen)

@@ -1,6 +1,6 @@
 """Prompts sent while a turn runs: shown as pending above the composer until they go.
 
-A mixin of ``ScoutApp`` (app.py). Enter while busy *steers*: the prompt goes to the model with
+A feature of ``ScoutApp`` (app.py). Enter while busy *steers*: the prompt goes to the model with
 the results of the tool calls running now (``Agent.steer``), or, when the turn ends without
 another call, as the next turn. Tab (Codex's key) or Alt+Enter *queues*: the prompt is sent
 as its own turn once this one ends. (Many terminals send Alt+Enter as ESC CR, which Textual
@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scout_tui.widgets import Composer
+from scout_tui.tui.feature import Feature
+
+if TYPE_CHECKING:
+    from scout_tui.tui.app import ScoutApp
 
 
 @dataclass(eq=False)
@@ -29,10 +34,13 @@ class Pending:
     content: list[dict] = field(default_factory=list)
 
 
-class QueueMixin:
+class PromptQueue(Feature):
     """The pending prompts of ``ScoutApp``."""
 
-    pending: list[Pending]
+    def __init__(self, app: ScoutApp) -> None:
+        super().__init__(app)
+        self.pending: list[Pending] = []
+        """The prompts sent during the turn that runs, in the order typed."""
 
     def hold(self, text: str, *, steer: bool) -> None:
         """Keep ``text``, sent while a turn runs, as pending: steering (``steer``) or queued."""
@@ -40,18 +48,18 @@ class QueueMixin:
         self.pending.append(pending)
         self.show_pending()
         if steer:
-            self.run_worker(self._steer(pending), group="steer")
+            self.app.run_worker(self._steer(pending), group="steer")
 
     async def _steer(self, pending: Pending) -> None:
-        agent = self.agent
-        content = await asyncio.to_thread(self._with_mentions, pending.text)
-        if pending in self.pending and pending.steer and agent is not None and self.busy:
+        agent = self.app.session.agent
+        content = await asyncio.to_thread(self.app._with_mentions, pending.text)
+        if pending in self.pending and pending.steer and agent is not None and self.app.busy:
             pending.content = content
-            self.session.steer(content)
+            self.app.session.steer(content)
 
     def steered(self) -> None:
         """After a stored user message: the steering prompts the agent took are no longer pending."""
-        agent = self.agent
+        agent = self.app.session.agent
         waiting = [id(c) for c in agent.steering] if agent is not None else []
         before = len(self.pending)
         self.pending = [p for p in self.pending if not (p.steer and p.content and id(p.content) not in waiting)]
@@ -66,8 +74,8 @@ class QueueMixin:
         """At the end of a turn: the first pending prompt in the order shown (``in_order``), to
         send as the next turn, or None. The steering prompts no tool call took wait on as queued
         ones, before those queued already: each is sent as its own turn."""
-        if self.agent is not None:
-            self.agent.steering.clear()
+        if self.app.session.agent is not None:
+            self.app.session.agent.steering.clear()
         self.pending = self.in_order()
         for pending in self.pending:
             pending.steer, pending.content = False, []
@@ -82,7 +90,7 @@ class QueueMixin:
         if not self.pending:
             return None
         pending = self.pending.pop()
-        agent = self.agent
+        agent = self.app.session.agent
         if agent is not None and pending.content:
             agent.steering[:] = [c for c in agent.steering if c is not pending.content]
         self.show_pending()
@@ -91,7 +99,7 @@ class QueueMixin:
     def on_composer_take_back_requested(self, _: Composer.TakeBackRequested) -> None:
         """Up in an empty composer with prompts pending: the newest comes back to edit."""
         if (pending := self.drop_newest_pending()) is not None:
-            composer = self.query_one(Composer)
+            composer = self.app.query_one(Composer)
             composer.load_text(pending.text)
             composer.move_cursor(composer.document.end)
 
@@ -99,7 +107,7 @@ class QueueMixin:
         """Esc with prompts pending: cancel the newest (True), else False (Esc interrupts)."""
         if (pending := self.drop_newest_pending()) is None:
             return False
-        self.notify(f"Cancelled: {pending.text[:60]}{'…' if len(pending.text) > 60 else ''} (Esc again interrupts "
+        self.app.notify(f"Cancelled: {pending.text[:60]}{'…' if len(pending.text) > 60 else ''} (Esc again interrupts "
                     "the turn)", timeout=4)
         return True
 
@@ -107,12 +115,13 @@ class QueueMixin:
         """Show the pending prompts above the composer (mounted the first time there are any)."""
         from scout_tui.widgets.pending import PendingPrompts
 
-        composer = self.query_one(Composer)
+        screen = self.app.main_screen
+        composer = screen.composer
         composer.pending = len(self.pending)
-        shown = composer.parent.query_children(PendingPrompts)
+        shown = screen.query_children(PendingPrompts)
         if not shown and not self.pending:
             return
         widget = shown.first() if shown else PendingPrompts(id="pending")
         if not shown:
-            composer.parent.mount(widget, before=composer)
+            screen.mount(widget, before=composer)
         widget.show([(p.text, p.steer) for p in self.in_order()])

@@ -3,8 +3,8 @@
 The session (``session.Session``) records each event (plugins' bus, store, conversation) before
 the app sees it: a turn's events come from ``Session.turn``, and ``deliver`` records one the app
 makes itself (a model switch, a compaction, a rewind). ``shown`` puts an event in the panes
-(``app_show.show``) and refreshes the session list when it added a message. Events plugins emit
-on the bus come as ``AgentEvent`` messages. A mixin of ``ScoutApp`` (app.py).
+(``show.show``) and refreshes the session list when it added a message. Events plugins emit
+on the bus come as ``AgentEvent`` messages. A feature of ``ScoutApp`` (app.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from textual.message import Message
 from scout_tui.tui import collector
 from scout_tui.config.models import cache_hit_share, prompt_tokens
 from scout_tui.widgets.assistant_message import AssistantMessage
+from scout_tui.tui.feature import Feature
 
 if TYPE_CHECKING:
     from scout_tui.core.bus import Event
@@ -35,29 +36,29 @@ QUIET_BEFORE_COLLECT = 1.0
 """Seconds without a typed key before a finished turn's garbage is collected."""
 
 
-class AgentEventsMixin:
+class Delivery(Feature):
     """Delivery and display of the agent's events for ``ScoutApp``."""
 
     async def deliver(self, event: Event) -> None:
         """Record ``event`` in the session (``Session.record``: the store write runs in a thread,
         so the UI never waits on disk), then show it (``shown``)."""
-        await self.session.record(event)
+        await self.app.session.record(event)
         self.shown(event)
 
     def shown(self, event: Event) -> None:
         """Put a recorded ``event`` in the panes; one that added a message to the stored session
         updates the tree live (counts, titles, order)."""
         from scout_tui.core.bus import added_message
-        from scout_tui.tui.app_show import show  # with the bus's vocabulary: after the first frame
+        from scout_tui.tui.show import show  # with the bus's vocabulary: after the first frame
 
-        if event.stored and self.session_id and added_message(event) is not None:
-            self.refresh_sessions()
-        show(event, self)
+        if event.stored and self.app.session.id and added_message(event) is not None:
+            self.app.sessions.refresh_sessions()
+        show(event, self.app)
 
     def on_agent_event(self, message: AgentEvent) -> None:
-        from scout_tui.tui.app_show import show
+        from scout_tui.tui.show import show
 
-        show(message.event, self)
+        show(message.event, self.app)
 
     def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
         self._collect_if_drawn()
@@ -74,14 +75,14 @@ class AgentEventsMixin:
         and the person has not typed for ``QUIET_BEFORE_COLLECT`` s: collect the turn's
         garbage once and freeze what survives (``collector.py``; a full collection can take
         100-200 ms, which a keystroke would wait behind)."""
-        if not self._collect_pending or self.chat.drawing:
+        if not self._collect_pending or self.app.chat.drawing:
             return
-        quiet = (self.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
+        quiet = (self.app.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
         if quiet > 0:
-            self.set_timer(quiet, self._collect_if_drawn)
+            self.app.set_timer(quiet, self._collect_if_drawn)
             return
         self._collect_pending = False
-        self.call_after_refresh(collector.collect_and_freeze)
+        self.app.call_after_refresh(collector.collect_and_freeze)
 
     def show_usage(self, usage: dict) -> None:
         """A request's usage (``Usage.as_dict`` and its ``cost``): tokens, cost and cache-hit
@@ -89,7 +90,7 @@ class AgentEventsMixin:
         if not usage or not any(usage.get(k) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
                                                        "cache_write_tokens")):
             return
-        status = self.status
+        status = self.app.status
         status.input_tokens += prompt_tokens(usage)
         status.output_tokens += int(usage.get("output_tokens") or 0)
         if usage.get("cost") is not None:

@@ -4,7 +4,7 @@ screen), the sessions pane's requests (open, new, rename, delete), forking from 
 session's turns that changed files show as leaves in the sessions pane; a leaf, or ``d`` on a
 tool-pane row, opens ``/diff`` at its turn.
 
-A mixin of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
+A feature of ``ScoutApp`` (app.py). Store reads and writes run in threads; what they read comes
 back as messages.
 """
 
@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from textual import work
 from textual.message import Message
 from textual.widget import Widget
 from textual.worker import WorkerCancelled, WorkerFailed
 
 from scout_tui.store import opening as sessions
 from scout_tui.core import urgency
-from scout_tui.tui.app_long import compaction_of
+from scout_tui.tui.long_session import compaction_of
 from scout_tui.core.errors import ScoutError
 from scout_tui.store.opening import OpenedSession
 from scout_tui.widgets import ChatView, Composer
 from scout_tui.tui.main_screen import SIDE_PANES
+from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.widgets import SessionTree, ToolActivity
@@ -77,9 +77,13 @@ class SessionsListed(Message):
     sessions: list
 
 
-class SessionsMixin:
+class Sessions(Feature):
     """Opening, listing, forking, renaming and deleting sessions for ``ScoutApp``."""
 
+    _opened: OpenedSession | None = None
+    """The session shown (``SessionOpened``)."""
+    _before_tree: Widget | None = None
+    """The widget focused before Ctrl+T went to the sessions pane."""
     file_checkpoints: tuple[tuple[str, dict], ...] = ()
     """The open session's ``checkpoint`` and ``checkpoint.restore`` events as
     ``Store.checkpoint_events`` gives them: read once it is shown, then those delivered since."""
@@ -89,40 +93,40 @@ class SessionsMixin:
         its newest messages first, so a long session paints at once; once they are on screen,
         the rest of it and the session list (``_after_shown``)."""
         if session_id is None and not latest:  # a new session: nothing to read
-            self.post_message(SessionOpened(OpenedSession()))
+            self.app.post_message(SessionOpened(OpenedSession()))
         else:
             self._read_session(session_id, latest)
 
-    @work(thread=True, exclusive=True, group="store-read")
+    @feature_work(thread=True, exclusive=True, group="store-read")
     def _read_session(self, session_id: str | None, latest: bool) -> None:
         try:
-            opened = sessions.open_session(self.store, self.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
+            opened = sessions.open_session(self.app.store, self.app.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
         except ScoutError as e:
-            self.call_from_thread(self.notify, str(e), severity="error")
-            if self.session_id is not None:
+            self.app.call_from_thread(self.app.notify, str(e), severity="error")
+            if self.app.session.id is not None:
                 return  # stay in the session that is open
             opened = sessions.OpenedSession()
-        self.post_message(SessionOpened(opened))
+        self.app.post_message(SessionOpened(opened))
 
-    @work(exclusive=True, group="session-rest")
+    @feature_work(exclusive=True, group="session-rest")
     async def _after_shown(self, opened: OpenedSession) -> None:
         """Once the chat shows ``opened`` (its newest messages drawn): start-up's other work, if
         this is the first session shown (``start_background``), and the rest of the session. Until
         then no thread competes with the drawing for the interpreter (a 2,000-message session's
         history is ~0.1 s of JSON)."""
-        for worker in list(self.workers):  # ChatView.load's worker: builds and mounts the batch
-            if worker.node is self.chat and worker.group == "chat-load":
+        for worker in list(self.app.workers):  # ChatView.load's worker: builds and mounts the batch
+            if worker.node is self.app.chat and worker.group == "chat-load":
                 try:
                     await worker.wait()
                 except (WorkerCancelled, WorkerFailed):
                     pass
         shown: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.call_after_refresh(lambda: shown.done() or shown.set_result(None))
+        self.app.call_after_refresh(lambda: None if shown.done() else shown.set_result(None))
         await shown
-        self.start_background()  # once: the first session shown, the app's own or one replacing it
+        self.app.start_background()  # once: the first session shown, the app's own or one replacing it
         if not opened.messages and not opened.since:
             await self._welcome()
-        await self._side_panes_ready.wait()  # the panes that show what _read_rest reads
+        await self.app.side_panes_ready.wait()  # the panes that show what _read_rest reads
         self._read_rest(opened)
 
     async def _welcome(self) -> None:
@@ -135,57 +139,58 @@ class SessionsMixin:
             with urgency.yielding():
                 from scout_tui.session.prompt import agents_md
 
-            found = agents_md(self.cwd)
-            return None if found is None else found.name if found.parent == self.cwd else tilde(found)
+            found = agents_md(self.app.cwd)
+            return None if found is None else found.name if found.parent == self.app.cwd else tilde(found)
 
-        welcome = Welcome(tilde(self.cwd), await asyncio.to_thread(instructions))
-        if self.chat.show_welcome(welcome):
-            status = self.status
+        welcome = Welcome(tilde(self.app.cwd), await asyncio.to_thread(instructions))
+        if self.app.chat.show_welcome(welcome):
+            status = self.app.status
             for name in ("provider", "model"):
                 welcome.watch(status, name, lambda _: welcome.set_model(status.provider, status.model))
 
-    @work(thread=True, exclusive=True, group="store-read-rest")
+    @feature_work(thread=True, exclusive=True, group="store-read-rest")
     def _read_rest(self, opened: OpenedSession) -> None:
         """The session list, then the open session's tool-call details (every ``tool.end`` event)
         and, for a long session, its older messages."""
-        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+        self.app.post_message(SessionsListed(self.app.store.sessions(self.app.cwd)))
         if session_id := opened.id:
-            self.call_from_thread(self.session_model, session_id, self.store.model_switch(session_id))
-            self.post_message(ToolDetailsLoaded(session_id, self.store.tool_details(session_id)))
-            self.post_message(CheckpointsLoaded(session_id, self.store.checkpoint_events(session_id)))
+            self.app.call_from_thread(self.app.models.session_model, session_id, self.app.store.model_switch(session_id))
+            self.app.post_message(ToolDetailsLoaded(session_id, self.app.store.tool_details(session_id)))
+            self.app.post_message(CheckpointsLoaded(session_id, self.app.store.checkpoint_events(session_id)))
             if not opened.complete:
-                self.post_message(HistoryLoaded(session_id, self.store.messages(session_id)))
+                self.app.post_message(HistoryLoaded(session_id, self.app.store.messages(session_id)))
 
     def _poll_sessions(self) -> None:
-        if not self.busy:  # during a turn every stored message refreshes the list anyway
+        if not self.app.busy:  # during a turn every stored message refreshes the list anyway
             self.refresh_sessions()
 
-    @work(thread=True, exclusive=True, group="store-list")
+    @feature_work(thread=True, exclusive=True, group="store-list")
     def refresh_sessions(self) -> None:
-        self.post_message(SessionsListed(self.store.sessions(self.cwd)))
+        self.app.post_message(SessionsListed(self.app.store.sessions(self.app.cwd)))
 
     def on_session_opened(self, message: SessionOpened) -> None:
         opened = message.opened
-        if self.opened_with_session:  # the first: its model came with the command line
-            self.opened_with_session, self.model_chosen_for = False, opened.id
-        self.session_id = opened.id
-        self.conversation = message.messages
-        self.compactions = opened.compactions
+        if self.app.opened_with_session:  # the first: its model came with the command line
+            self.app.opened_with_session, self.app.models.model_chosen_for = False, opened.id
+        self.app.session.id = opened.id
+        self.app.session.messages = message.messages
+        self.app.session.compactions = opened.compactions
         self.file_checkpoints = ()  # read once it is shown (``_read_rest``)
-        if self.agent is not None:  # the summary and cache key of the session now open
-            self.agent.compaction = compaction_of(self.compactions)
-            self.agent.cache_key = self.session_id
+        if self.app.session.agent is not None:  # the summary and cache key of the session now open
+            self.app.session.agent.compaction = compaction_of(self.app.session.compactions)
+            self.app.session.agent.cache_key = self.app.session.id
         if opened.complete:
-            self._history_ready.set()
+            self.app.history_ready.set()
         else:
-            self._history_ready.clear()
-        self.chat.load(self.conversation, self.compactions)  # clears what was shown; later additions go below it
-        self._recall_prompts(self.conversation)
-        if self._background_started:  # at start-up, start_background warns once the frame is painted
-            self.warn_setup()
+            self.app.history_ready.clear()
+        # The chat shows the newest and fills older ones in place as they are read (``ChatView.load``).
+        self.app.chat.load(cast("list[dict]", self.app.session.messages), self.app.session.compactions)
+        self._recall_prompts(self.app.session.messages)
+        if self.app.background_started:  # at start-up, start_background warns once the frame is painted
+            self.app.warn_setup()
         self._opened = opened
         self.show_in_side_panes()
-        status = self.status
+        status = self.app.status
         status.session_id = opened.id or ""
         status.input_tokens, status.output_tokens = opened.tokens
         status.cost = opened.cost
@@ -193,39 +198,40 @@ class SessionsMixin:
         self._after_shown(opened)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
-            self.call_after_refresh(self.estimate_context)
+            self.app.call_after_refresh(self.app.long_session.estimate_context)
 
-    @work(exclusive=True, group="side-panes")
+    @feature_work(exclusive=True, group="side-panes")
     async def mount_side_panes(self) -> None:
         """Replace the side panes' stand-ins with the tool activity and sessions panes, show the
-        open session in them (``show_in_side_panes``) and set ``_side_panes_ready``: the session
+        open session in them (``show_in_side_panes``) and set ``side_panes_ready``: the session
         list and a session's tool-call details are read once that is set (``_after_shown``)."""
         from scout_tui.widgets import SessionTree, ToolActivity
 
         tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")
         tool_pane.border_title, tree.border_title = SIDE_PANES["tools"], SIDE_PANES["tree"]
-        side = self.query_one("#side")
-        with self.batch_update():  # no frame without either (the stand-ins gone, the panes not in)
+        side = self.app.query_one("#side")
+        with self.app.batch_update():  # no frame without either (the stand-ins gone, the panes not in)
             await side.remove_children()
             await side.mount(tool_pane, tree)
         await tool_pane.wait_for_refresh()  # laid out: filling them scrolls to the newest rows
         tool_pane.may_change_files = self.tool_may_change_files
-        self.tool_pane, self.tree_pane = tool_pane, tree
+        self.app.tool_pane, self.app.tree_pane = tool_pane, tree
         self.show_in_side_panes()
-        self._side_panes_ready.set()
+        self.app.side_panes_ready.set()
 
     def show_in_side_panes(self) -> None:
         """Show the open session's tool calls, compactions and checkpoints in the side panes (once
         they are mounted: ``mount_side_panes`` calls this again)."""
-        if self.tool_pane is None or self._opened is None:
+        tools, tree, opened = self.app.tool_pane, self.app.tree_pane, self._opened
+        if tools is None or tree is None or opened is None:
             return
-        self.tool_pane.load(self._opened.messages)
-        if self._opened.id:
-            self.tree_pane.set_compactions(self._opened.id, self.compactions)
-            self.tree_pane.set_checkpoints(self._opened.id, list(self.file_checkpoints))
+        tools.load(opened.messages)
+        if opened.id:
+            tree.set_compactions(opened.id, self.app.session.compactions)
+            tree.set_checkpoints(opened.id, list(self.file_checkpoints))
 
     def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
-        if message.session_id != self.session_id:
+        if message.session_id != self.app.session.id:
             return
         live = [e for e in self.file_checkpoints if e not in message.events]  # delivered while it was read
         self.file_checkpoints = (*message.events, *live)
@@ -238,14 +244,14 @@ class SessionsMixin:
         self.show_checkpoints()
 
     def show_checkpoints(self) -> None:
-        if self.session_id and self.tree_pane is not None:
-            self.tree_pane.set_checkpoints(self.session_id, list(self.file_checkpoints))
+        if self.app.session.id and self.app.tree_pane is not None:
+            self.app.tree_pane.set_checkpoints(self.app.session.id, list(self.file_checkpoints))
 
     def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
-        if message.session_id != self.session_id:
-            self.notify("Open that session first to see its changes.", severity="warning")
+        if message.session_id != self.app.session.id:
+            self.app.notify("Open that session first to see its changes.", severity="warning")
             return
-        self.show_diffs(message.turn)
+        self.app.file_changes.show_diffs(message.turn)
 
     def tool_may_change_files(self, name: str) -> bool:
         """Whether a call of tool ``name`` may change files, as the agent judges before a turn's
@@ -253,95 +259,95 @@ class SessionsMixin:
         the plugins' tools, then the built-ins, answer."""
         from scout_tui.tools.base import may_change_files
 
-        if self.agent is not None:
-            tool = self.agent.tools.tools.get(name)
+        if self.app.session.agent is not None:
+            tool = self.app.session.agent.tools.tools.get(name)
         else:
             from scout_tui.tools import builtin_registry
 
-            tool = (self.plugins.tools.get(name) if self.plugins else None) or builtin_registry().tools.get(name)
+            tool = (self.app.plugins.tools.get(name) if self.app.plugins else None) or builtin_registry().tools.get(name)
         return may_change_files(tool)
 
     def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
         self.show_diffs_of_call(message.tool_use_id)
 
-    @work(exclusive=True, group="call-diff")
+    @feature_work(exclusive=True, group="call-diff")
     async def show_diffs_of_call(self, tool_use_id: str) -> None:
         """``/diff`` at the turn of call ``tool_use_id`` (once the whole conversation is read), or
         a notice that its turn changed no files."""
         from scout_tui.core.messages import tool_results, turn_of
 
-        await self._history_ready.wait()
-        turn = turn_of(self.conversation, tool_use_id)
-        if turn is None or self.session_id is None:
-            self.notify("That call is not in this session's messages.", severity="warning")
+        await self.app.history_ready.wait()
+        turn = turn_of(self.app.session.messages, tool_use_id)
+        if turn is None or self.app.session.id is None:
+            self.app.notify("That call is not in this session's messages.", severity="warning")
             return
-        events = await asyncio.to_thread(self.store.checkpoint_events, self.session_id)
+        events = await asyncio.to_thread(self.app.store.checkpoint_events, self.app.session.id)
         if any(kind == "checkpoint" and data.get("turn") == turn for kind, data in events):
-            self.show_diffs(turn)
+            self.app.file_changes.show_diffs(turn)
             return
-        name = self._turn_name(turn)  # its prompt, as /diff and /undo name it
+        name = self.app.file_changes._turn_name(turn)  # its prompt, as /diff and /undo name it
         name = name[0].upper() + name[1:]
-        if self.busy and not any(m and m.get("role") == "user" and not tool_results(m)
-                                 for m in self.conversation[turn + 1:]):
-            self.notify(f"{name} is still running: the files it changes are recorded when it ends.")
+        if self.app.busy and not any(m and m.get("role") == "user" and not tool_results(m)
+                                 for m in self.app.session.messages[turn + 1:]):
+            self.app.notify(f"{name} is still running: the files it changes are recorded when it ends.")
         else:
-            self.notify(f"{name} changed no files.")
+            self.app.notify(f"{name} changed no files.")
 
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
-        if message.session_id == self.session_id and self.tool_pane is not None:
-            self.tool_pane.set_details(message.details)
+        if message.session_id == self.app.session.id and self.app.tool_pane is not None:
+            self.app.tool_pane.set_details(message.details)
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
-        if message.session_id != self.session_id or self._history_ready.is_set():
+        if message.session_id != self.app.session.id or self.app.history_ready.is_set():
             return
-        self.conversation[:] = message.messages  # in place: the chat holds this same list
-        self._history_ready.set()
-        if self.tool_pane is not None and self._opened is not None:  # their calls wait behind its first row
-            self.tool_pane.add_older(message.messages[: self._opened.since])
-        self.query_one(ChatView).older_messages_ready()
-        self.estimate_context()
+        self.app.session.messages[:] = message.messages  # in place: the chat holds this same list
+        self.app.history_ready.set()
+        if self.app.tool_pane is not None and self._opened is not None:  # their calls wait behind its first row
+            self.app.tool_pane.add_older(message.messages[: self._opened.since])
+        self.app.query_one(ChatView).older_messages_ready()
+        self.app.long_session.estimate_context()
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
-        if self.tree_pane is not None and self.tree_pane.is_attached:  # not before it is mounted, nor once the app closes
-            self.tree_pane.set_sessions(message.sessions, self.session_id)
+        if self.app.tree_pane is not None and self.app.tree_pane.is_attached:  # not before it is mounted, nor once the app closes
+            self.app.tree_pane.set_sessions(message.sessions, self.app.session.id)
 
     def _refuse_while_busy(self) -> bool:
-        if self.busy:
-            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
-        return self.busy
+        if self.app.busy:
+            self.app.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+        return self.app.busy
 
     def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
-        if message.session_id != self.session_id and not self._refuse_while_busy():
+        if message.session_id != self.app.session.id and not self._refuse_while_busy():
             self.open_session(message.session_id)
-        self.query_one(Composer).focus()
+        self.app.query_one(Composer).focus()
 
     def on_session_tree_new_requested(self) -> None:
         self.action_new_session()
-        self.query_one(Composer).focus()
+        self.app.query_one(Composer).focus()
 
     async def on_session_tree_rename_requested(self, message: SessionTree.RenameRequested) -> None:
-        await asyncio.to_thread(self.store.rename, message.session_id, message.title)
+        await asyncio.to_thread(self.app.store.rename, message.session_id, message.title)
         self.refresh_sessions()
 
     async def on_session_tree_delete_requested(self, message: SessionTree.DeleteRequested) -> None:
-        current = message.session_id == self.session_id
+        current = message.session_id == self.app.session.id
         if current and self._refuse_while_busy():
             return
-        await asyncio.to_thread(self.store.delete, message.session_id)
+        await asyncio.to_thread(self.app.store.delete, message.session_id)
         if current:
-            self.post_message(SessionOpened(OpenedSession()))
-        self.notify("Session deleted: hidden from the list (its events stay in the store).")
+            self.app.post_message(SessionOpened(OpenedSession()))
+        self.app.notify("Session deleted: hidden from the list (its events stay in the store).")
         self.refresh_sessions()
 
-    @work(group="tree-focus")
+    @feature_work(group="tree-focus")
     async def action_toggle_tree(self) -> None:
         """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first).
         Pressed in the moment after the first frame, before the pane is mounted, it waits for it."""
-        await self._side_panes_ready.wait()
-        focused = self.screen.focused  # (``has_focus`` follows a moment later)
-        if focused is self.tree_pane and self.screen.has_class("-narrow"):
-            self.screen.set_focus(self.tool_pane.query_one("#tool-list"))  # over the chat: the tool pane next
-        elif focused is self.tree_pane or (self.screen.has_class("-side-shown") and _inside(focused, "tools")):
+        await self.app.side_panes_ready.wait()
+        focused = self.app.screen.focused  # (``has_focus`` follows a moment later)
+        if focused is self.app.tree_pane and self.app.screen.has_class("-narrow") and self.app.tool_pane is not None:
+            self.app.screen.set_focus(self.app.tool_pane.query_one("#tool-list"))  # over the chat: the tool pane next
+        elif focused is self.app.tree_pane or (self.app.screen.has_class("-side-shown") and _inside(focused, "tools")):
             self.hide_side_panes()
         else:
             self._focus_tree()
@@ -351,7 +357,7 @@ class SessionsMixin:
         run's others."""
         from scout_tui.session.mentions import typed_text
 
-        composer = self.query_one(Composer)
+        composer = self.app.query_one(Composer)
         prompts = [text for m in reversed(messages) if m and m.get("role") == "user" and (text := typed_text(m)).strip()]
         composer.prompt_history = list(dict.fromkeys(prompts + composer.prompt_history))
 
@@ -359,83 +365,83 @@ class SessionsMixin:
         """Back from the side panes to where the focus was (the composer at first); in a narrow
         terminal they fold away again."""
         back = self._before_tree if self._before_tree is not None and self._before_tree.is_attached else None
-        self.screen.set_focus(back or self.query_one(Composer))
-        self.screen.remove_class("-side-shown")
+        self.app.screen.set_focus(back or self.app.query_one(Composer))
+        self.app.screen.remove_class("-side-shown")
 
     def on_descendant_focus(self, event) -> None:
         """The focus left the side panes (Tab, a click, a session opened): fold them away when
         they were shown over the chat."""
-        screen = self.screen
+        screen = self.app.screen
         if screen.has_class("-side-shown") and not _inside(screen.focused, "side"):
             screen.remove_class("-side-shown")
 
-    @work(group="tree-focus")
+    @feature_work(group="tree-focus")
     async def focus_tree(self) -> None:
         """Focus the sessions pane (once mounted), remembering where the focus was for Ctrl+T to
         go back."""
-        await self._side_panes_ready.wait()
+        await self.app.side_panes_ready.wait()
         self._focus_tree()
 
     def _focus_tree(self) -> None:
         # At once, not after a refresh (``Widget.focus``): a second Ctrl+T waiting for the pane
         # with this one runs right after it, and must see the focus moved.
-        if self.screen.focused is not self.tree_pane:
-            self._before_tree = self.focused
-            self.screen.add_class("-side-shown")  # over the chat, in a narrow terminal
-            self.screen.set_focus(self.tree_pane)
+        if self.app.screen.focused is not self.app.tree_pane:
+            self._before_tree = self.app.focused
+            self.app.screen.add_class("-side-shown")  # over the chat, in a narrow terminal
+            self.app.screen.set_focus(self.app.tree_pane)
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
         self.fork_session(message.at, message.prompt)
 
-    @work(exclusive=True, group="fork")
+    @feature_work(exclusive=True, group="fork")
     async def fork_session(self, at: int | None, prompt: str = "", undo: bool = False, rewound: str = "") -> None:
         """Branch the current session at ``at`` (None: all its messages) and open the branch
         (``undo``: the fork undoes a compaction made at ``at``; ``rewound``: the files a rewind
         just wrote back; say so)."""
-        if self.session_id is None:
-            self.notify("Nothing to fork yet: send a message first.", severity="warning")
+        if self.app.session.id is None:
+            self.app.notify("Nothing to fork yet: send a message first.", severity="warning")
             return
         if self._refuse_while_busy():
             return
         try:
             # In this directory, as headless --fork does: the sessions pane lists this directory's.
-            branch = await asyncio.to_thread(self.store.fork, self.session_id, at, cwd=self.cwd)
+            branch = await asyncio.to_thread(self.app.store.fork, self.app.session.id, at, cwd=self.app.cwd)
         except ScoutError as e:
-            self.notify(str(e), severity="error")
+            self.app.notify(str(e), severity="error")
             return
         if at is not None and branch.fork_at != at:
-            self.notify(f"Forked at message {branch.fork_at} instead of {at}, so no tool call is left without its "
+            self.app.notify(f"Forked at message {branch.fork_at} instead of {at}, so no tool call is left without its "
                         "result.", severity="warning")
         self.open_session(branch.id)
-        composer = self.query_one(Composer)
+        composer = self.app.query_one(Composer)
         if prompt:
             composer.load_text(prompt)
             composer.move_cursor(composer.document.end)
         composer.focus()
         if undo:
-            self.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
+            self.app.notify(f"Compaction undone: a new branch shares the first {branch.fork_at} messages, "
                         "without that summary. The compacted branch stays in the sessions pane (Ctrl+T).")
         elif rewound:
-            self.notify(f"Rewound: the files ({rewound}) and the conversation, in a new branch. The branch "
+            self.app.notify(f"Rewound: the files ({rewound}) and the conversation, in a new branch. The branch "
                         "you left stays in the sessions pane (Ctrl+T).")
         else:
-            self.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
+            self.app.notify("Forked: a new branch in the sessions pane (Ctrl+T).")
 
-    @work(exclusive=True, group="rename")
+    @feature_work(exclusive=True, group="rename")
     async def rename_session(self, title: str) -> None:
-        if self.session_id is None:
-            self.notify("No session to rename yet: send a message first.", severity="warning")
+        if self.app.session.id is None:
+            self.app.notify("No session to rename yet: send a message first.", severity="warning")
             return
-        await asyncio.to_thread(self.store.rename, self.session_id, title)
+        await asyncio.to_thread(self.app.store.rename, self.app.session.id, title)
         self.refresh_sessions()
 
     def action_new_session(self) -> None:
-        if self.busy:
-            self.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
+        if self.app.busy:
+            self.app.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
             return
-        self.post_message(SessionOpened(OpenedSession()))
+        self.app.post_message(SessionOpened(OpenedSession()))
         self.refresh_sessions()
-        self.query_one(Composer).focus()
+        self.app.query_one(Composer).focus()
 
 
 def _inside(widget: Widget | None, container_id: str) -> bool:

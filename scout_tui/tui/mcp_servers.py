@@ -1,7 +1,7 @@
 """The app's MCP half: servers started after the first frame and ended with the app, their state
 in the chat and in ``/mcp``, their prompts as ``/mcp__SERVER__PROMPT`` commands.
 
-A mixin of ``ScoutApp`` (app.py). The servers run on their own thread (``mcp.client``); this
+A feature of ``ScoutApp`` (app.py). The servers run on their own thread (``mcp.client``); this
 only draws what they report and hands prompts to the turn worker.
 """
 
@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
+from functools import partial
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from textual import work
 from textual.message import Message
 
 from scout_tui.session.commands import Command
 from scout_tui.core.text import one_line, sanitize
+from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.mcp.client import McpClient, ServerStatus
@@ -32,7 +33,7 @@ class McpChanged(Message):
     state: str
 
 
-class McpMixin:
+class McpServers(Feature):
     """MCP servers for ``ScoutApp``: ``start_mcp``, ``wait_for_mcp``, ``/mcp``, prompts."""
 
     mcp: McpClient | None = None
@@ -51,7 +52,7 @@ class McpMixin:
             self._mcp_ready = asyncio.Event()
         return self._mcp_ready
 
-    @work(exclusive=True, group="mcp-start")
+    @feature_work(exclusive=True, group="mcp-start")
     async def start_mcp(self) -> None:
         """Read the configured servers (in a thread: files) and start the trusted ones on the
         ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``. The
@@ -60,12 +61,12 @@ class McpMixin:
         try:
             settings = await self._read_mcp_settings()
             for note in settings.notes:
-                self.chat.add_notice(sanitize(note), "warning")
+                self.app.chat.add_notice(sanitize(note), "warning")
             if not settings.servers:
                 ready.set()
                 return
             client = await asyncio.to_thread(self._mcp_client, settings)
-            self.mcp = client
+            self.app.session.mcp = client
             client.start()
             self._mcp_settled()
         except BaseException:
@@ -74,7 +75,7 @@ class McpMixin:
 
     def _mcp_settled(self) -> None:
         """Let a first request go once no server is starting."""
-        if self.mcp is None or not any(s.state == "starting" for s in self.mcp.status()):
+        if self.app.session.mcp is None or not any(s.state == "starting" for s in self.app.session.mcp.status()):
             self._mcp_started_event().set()
 
     async def _read_mcp_settings(self) -> McpSettings:
@@ -82,7 +83,7 @@ class McpMixin:
         what they say: a bad entry is a failing server, a bad file a note), their values hidden."""
         from scout_tui.mcp.config import mcp_settings
 
-        settings = await asyncio.to_thread(mcp_settings, self.config, self.cwd)
+        settings = await asyncio.to_thread(mcp_settings, self.app.session.config, self.app.cwd)
         self.mcp_settings = settings
         self._hide_values(settings)
         return settings
@@ -92,14 +93,17 @@ class McpMixin:
 
         values = [v for server in settings.servers.values() for v in server.secrets]
         self.mcp_secrets = keys.secrets(values, {}) if values else ()
-        self.keys_withheld(self.secrets)
+        self.app.keys_withheld(self.app.secrets)
 
     def _mcp_client(self, settings: McpSettings) -> McpClient:
         from scout_tui.mcp.client import McpClient
         from scout_tui.session.runtime import tool_environment
 
-        return McpClient(settings.startable(), cwd=self.cwd, env=tool_environment(self.config),
-                         on_change=lambda status: self.post_message(McpChanged(status, status.state)))
+        def changed(status: ServerStatus) -> None:
+            self.app.post_message(McpChanged(status, status.state))
+
+        return McpClient(settings.startable(), cwd=self.app.cwd, env=tool_environment(self.app.session.config),
+                         on_change=changed)
 
     async def wait_for_mcp(self, text: str | None = None) -> None:
         """Before a turn: wait until the servers started (or failed), at most ``[mcp]
@@ -110,27 +114,27 @@ class McpMixin:
         from scout_tui.session.mcp_startup import still_starting
 
         ready = self._mcp_started_event()
-        if ready.is_set() or not self._background_started:
+        if ready.is_set() or not self.app.background_started:
             return
         wait = self.mcp_settings.startup_wait if self.mcp_settings is not None else STARTUP_WAIT
-        starting = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
+        starting = [s.name for s in (self.app.session.mcp.status() if self.app.session.mcp else []) if s.state == "starting"]
         if starting:
             from scout_tui.core.text import one_line
 
             quoted = f" “{one_line(text, 60)}”" if text and text.strip() else ""  # shown as its turn begins
-            self.chat.add_notice(f"Your prompt{quoted} waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
+            self.app.chat.add_notice(f"Your prompt{quoted} waits up to {wait:g} s for MCP server{'s' * (len(starting) > 1)} "
                                  f"{', '.join(starting)} to start (Esc puts it back in the composer).")
         try:
             await asyncio.wait_for(ready.wait(), wait)
         except asyncio.TimeoutError:
-            late = [s.name for s in (self.mcp.status() if self.mcp else []) if s.state == "starting"]
+            late = [s.name for s in (self.app.session.mcp.status() if self.app.session.mcp else []) if s.state == "starting"]
             if late:
                 self._mcp_late = {*self._mcp_late, *late}
-                self.chat.add_notice(still_starting(late, wait), "warning")
+                self.app.chat.add_notice(still_starting(late, wait), "warning")
             ready.set()  # later requests do not wait for them either
         except asyncio.CancelledError:
             if text is not None:
-                self._unsent(text, "stopped while waiting for the MCP servers to start")
+                self.app._unsent(text, "stopped while waiting for the MCP servers to start")
             raise
 
     def on_mcp_changed(self, message: McpChanged) -> None:
@@ -140,9 +144,9 @@ class McpMixin:
             from scout_tui.session.mcp_startup import joined
 
             self._mcp_late = self._mcp_late - {status.name}
-            self.chat.add_notice(sanitize(joined(status) or ""))
+            self.app.chat.add_notice(sanitize(joined(status) or ""))
         if state == "ready":
-            self.notify(f"MCP server {status.name}: {len(status.tools)} tool{'s' * (len(status.tools) != 1)}"
+            self.app.notify(f"MCP server {status.name}: {len(status.tools)} tool{'s' * (len(status.tools) != 1)}"
                         f"{f', {len(status.prompts)} prompt' + 's' * (len(status.prompts) != 1) if status.prompts else ''}",
                         timeout=4)
             self._add_prompt_commands(status)
@@ -150,38 +154,38 @@ class McpMixin:
         elif state == "failed":
             from scout_tui.core.redaction import redact
 
-            tail = verbatim(redact(status.stderr_tail, self.chat.secrets))  # before escaping hides a secret
+            tail = verbatim(redact(status.stderr_tail, self.app.chat.secrets))  # before escaping hides a secret
             shown = f"; its stderr ended with:\n\n{tail}" if tail else "."
-            self.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
+            self.app.chat.add_notice(sanitize(f"MCP server {status.name} failed: {status.error}{shown}\n\nThe session "
                                           "goes on without it (`/mcp` lists the servers)."), "error")
             self._mcp_tools_changed(status)  # its tools go: the model would call them in vain
-        elif state == "stopped" and self.mcp is not None and self.mcp.servers.get(status.name) is status:
+        elif state == "stopped" and self.app.session.mcp is not None and self.app.session.mcp.servers.get(status.name) is status:
             self._mcp_tools_changed(status)  # restarting (/mcp restart): its tools are back once it is ready
 
     def _mcp_tools_changed(self, status: ServerStatus) -> None:
         """Between turns, build the agent again with the servers' tools as they are now (none of
         a failed one); during a turn the session offers them before its next request
         (``Session.offer_mcp_tools``)."""
-        if not self.busy:
-            self.agent = None  # built again with the ready servers' tools
+        if not self.app.busy:
+            self.app.session.agent = None  # built again with the ready servers' tools
 
     def stop_mcp(self) -> None:
         """End every server (blocks up to ``client.CLOSE_TIMEOUT`` s: the app is closing)."""
-        if self.mcp is not None:
-            self.mcp.close()
+        if self.app.session.mcp is not None:
+            self.app.session.mcp.close()
 
-    @work(exclusive=True, group="mcp-trust")  # not start_mcp's group: that would cancel its wait
+    @feature_work(exclusive=True, group="mcp-trust")  # not start_mcp's group: that would cancel its wait
     async def start_trusted_servers(self) -> None:
         """After ``/trust``: read the servers again and start those trusted now."""
         settings = await self._read_mcp_settings()
-        if self.mcp is None:
-            self.mcp = await asyncio.to_thread(self._mcp_client, settings)
-            self.mcp.start()
-        running = {s.name for s in self.mcp.status() if s.state in ("starting", "ready")}
+        if self.app.session.mcp is None:
+            self.app.session.mcp = await asyncio.to_thread(self._mcp_client, settings)
+            self.app.session.mcp.start()
+        running = {s.name for s in self.app.session.mcp.status() if s.state in ("starting", "ready")}
         for server in settings.startable():
             if server.name not in running:
-                self.chat.add_notice(f"Starting MCP server {server.name}.")
-                self.mcp.launch(server)
+                self.app.chat.add_notice(f"Starting MCP server {server.name}.")
+                self.app.session.mcp.launch(server)
 
     # -- /mcp and the prompts -----------------------------------------------------------------
 
@@ -190,37 +194,41 @@ class McpMixin:
         ends server NAME and starts it again."""
         words = text.split()
         if not words:
-            self.chat.add_notice(sanitize(describe_servers(self.mcp, self.mcp_settings,
+            self.app.chat.add_notice(sanitize(describe_servers(self.app.session.mcp, self.mcp_settings,
                                                            self._mcp_started_event().is_set())))
             return
-        running = list(self.mcp.servers) if self.mcp is not None else []
+        running = list(self.app.session.mcp.servers) if self.app.session.mcp is not None else []
         if words[0] != "restart" or len(words) != 2:
-            self.chat.add_notice(sanitize(f"/mcp {text.strip()}: use /mcp, or /mcp restart NAME"), "error")
+            self.app.chat.add_notice(sanitize(f"/mcp {text.strip()}: use /mcp, or /mcp restart NAME"), "error")
         elif words[1] not in running:
-            self.chat.add_notice(sanitize(f"/mcp restart: no MCP server {words[1]!r} was started (started: "
+            self.app.chat.add_notice(sanitize(f"/mcp restart: no MCP server {words[1]!r} was started (started: "
                                           f"{', '.join(running) or 'none'}; `/mcp` lists them)"), "error")
         else:
             self.restart_mcp(words[1])
 
-    @work(group="mcp-restart")
+    @feature_work(group="mcp-restart")
     async def restart_mcp(self, name: str) -> None:
         """End MCP server ``name`` and start it again; the chat says when it is ready (or failed)."""
-        self.chat.add_notice(sanitize(f"Restarting MCP server {name}."))
+        self.app.chat.add_notice(sanitize(f"Restarting MCP server {name}."))
         self._mcp_late = {*self._mcp_late, name}
-        await self.mcp.restart(name)
+        if (client := self.app.session.mcp) is not None:
+            await client.restart(name)
 
     def _add_prompt_commands(self, status: ServerStatus) -> None:
         from scout_tui.mcp.tools import tool_name
 
         for prompt in status.prompts:
             args = " ".join(f"{a.name.upper()}" if a.required else f"[{a.name.upper()}]" for a in prompt.arguments or [])
-            self.commands.add(Command(
+            self.app.commands.add(Command(
                 tool_name(status.name, prompt.name), args,
                 sanitize(f"MCP prompt of {status.name}: {prompt.description or prompt.name}")[:120],
-                lambda text, server=status.name, prompt=prompt: self.run_mcp_prompt(server, prompt, text),
+                partial(self._prompt_command, status.name, prompt),
                 owner=f"MCP server {status.name}"))
 
-    @work(group="mcp-prompt")
+    def _prompt_command(self, server: str, prompt: Any, text: str) -> None:
+        self.run_mcp_prompt(server, prompt, text)
+
+    @feature_work(group="mcp-prompt")
     async def run_mcp_prompt(self, server: str, prompt: Any, text: str) -> None:
         """``/mcp__SERVER__PROMPT ARGS``: the prompt's messages, got from the server, are sent
         as the person's prompt (queued while a turn runs)."""
@@ -229,17 +237,17 @@ class McpMixin:
 
         try:
             arguments = prompt_arguments(prompt, text)
-            result = await self.mcp.get_prompt(server, prompt.name, arguments) if self.mcp else None
+            result = await self.app.session.mcp.get_prompt(server, prompt.name, arguments) if self.app.session.mcp else None
         except Exception as e:  # the server's error, a bad argument, a dead server
-            self.chat.add_notice(sanitize(f"/{tool_name(server, prompt.name)}: {e}"), "error")
+            self.app.chat.add_notice(sanitize(f"/{tool_name(server, prompt.name)}: {e}"), "error")
             return
         if result is None:
             return
         body = prompt_text(result)
-        if self.busy:
-            self.hold(body, steer=False)
+        if self.app.busy:
+            self.app.queue.hold(body, steer=False)
         else:
-            self.run_turn(body)
+            self.app.run_turn(body)
 
 
 def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ from functools import singledispatch
 from typing import TYPE_CHECKING
 
 from scout_tui.tui import collector
-from scout_tui.tui.app_turns import INTERRUPTED_NOTE, RETRY_HINT
+from scout_tui.tui.turn_keys import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.core.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
                            PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
@@ -42,8 +42,8 @@ def _(event: MessageDelta, app: ScoutApp) -> None:
 def _(event: MessageUser, app: ScoutApp) -> None:
     collector.defer_full_collections()  # a turn runs (this is its first event): see collector.py
     app.chat.user_message(event.index, event.message)
-    if app.pending:
-        app.steered()  # prompts sent meanwhile may have gone with these tool results
+    if app.queue.pending:
+        app.queue.steered()  # prompts sent meanwhile may have gone with these tool results
 
 
 @show.register(MessageAssistant)
@@ -51,42 +51,46 @@ def _(event: MessageAssistant, app: ScoutApp) -> None:
     _settled(app)
     app.chat.assistant_message(event.index, event.message, interrupted=event.interrupted)
     if event.usage:
-        app.show_usage({**event.usage, "cost": event.cost})
+        app.delivery.show_usage({**event.usage, "cost": event.cost})
 
 
 @show.register(ToolStart)
 def _(event: ToolStart, app: ScoutApp) -> None:
     app.chat.tool_call_started(event.id, event.name, event.input or {})
-    app.tool_pane.start(event.id, event.name, event.input or {})
+    if (tools := app.tool_pane) is not None:
+        tools.start(event.id, event.name, event.input or {})
 
 
 @show.register(ToolOutput)
 def _(event: ToolOutput, app: ScoutApp) -> None:
-    app.tool_pane.output(event.id, event.text)
+    if (tools := app.tool_pane) is not None:
+        tools.output(event.id, event.text)
     app.chat.tool_call_output(event.id, event.text)
 
 
 @show.register(ToolEnd)
 def _(event: ToolEnd, app: ScoutApp) -> None:
     app.chat.tool_call_ended(event.id, event.is_error, event.elapsed, event.content)
-    app.tool_pane.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff,
-                       output_path=event.output_path)
+    if (tools := app.tool_pane) is not None:  # mounted before a turn starts (``run_turn`` waits)
+        tools.end(event.id, event.content, event.is_error, event.elapsed, diff=event.diff, output_path=event.output_path)
     if event.notice:
         app.chat.add_notice(event.notice, "warning")
 
 
 @show.register(PermissionAsk)
 def _(event: PermissionAsk, app: ScoutApp) -> None:
-    app.tool_pane.set_waiting(event.id, True)
+    if (tools := app.tool_pane) is not None:
+        tools.set_waiting(event.id, True)
     app.status.awaiting = True
 
 
 @show.register(PermissionDecision)
 def _(event: PermissionDecision, app: ScoutApp) -> None:
-    app.tool_pane.set_waiting(event.id, False)
+    if (tools := app.tool_pane) is not None:
+        tools.set_waiting(event.id, False)
     app.status.awaiting = False
-    if event.decision == "allow_outside":
-        app.tool_pane.note(event.id, "outside the sandbox")
+    if event.decision == "allow_outside" and (tools := app.tool_pane) is not None:
+        tools.note(event.id, "outside the sandbox")
 
 
 @show.register(PromptCompacted)
@@ -97,19 +101,19 @@ def _(event: PromptCompacted, app: ScoutApp) -> None:
 
 @show.register(SessionCompacted)
 def _(event: SessionCompacted, app: ScoutApp) -> None:
-    app.show_usage({**event.usage, "cost": event.cost})
-    app.show_compaction(event.data)
+    app.delivery.show_usage({**event.usage, "cost": event.cost})
+    app.long_session.show_compaction(event.data)
 
 
 @show.register(Checkpoint)
 @show.register(CheckpointRestore)
 def _(event: Checkpoint | CheckpointRestore, app: ScoutApp) -> None:
-    app.add_checkpoint_event(event.type, event.data)
+    app.sessions.add_checkpoint_event(event.type, event.data)
 
 
 @show.register(CompactCancelled)
 def _(event: CompactCancelled, app: ScoutApp) -> None:
-    app.show_usage({**event.usage, "cost": event.cost})
+    app.delivery.show_usage({**event.usage, "cost": event.cost})
 
 
 @show.register(Retry)
@@ -129,8 +133,8 @@ def _(event: Error, app: ScoutApp) -> None:
 
     _settled(app)
     app.chat.stream_interrupted()
-    hints = [RETRY_HINT] if retryable(app.conversation) else []  # not for a prompt refused unsent
-    if event.kind == "context_overflow" and app.compactions and grew(app.compactions[-1], app.status.context_window):
+    hints = [RETRY_HINT] if retryable(app.session.messages) else []  # not for a prompt refused unsent
+    if event.kind == "context_overflow" and app.session.compactions and grew(app.session.compactions[-1], app.status.context_window):
         hints.append(UNDO_COMPACTION_HINT)
     app.chat.add_notice("\n\n".join([event.message, *hints]), "error")
 
@@ -155,15 +159,15 @@ def _(event: TurnEnd, app: ScoutApp) -> None:
     app.chat.stream_interrupted()
     if event.stop_reason == "interrupted":  # by the person: mid-answer, or during tool calls
         app.chat.add_notice(INTERRUPTED_NOTE)
-    app.collect_after_turn()
+    app.delivery.collect_after_turn()
 
 
 @show.register(ModelSwitch)
 def _(event: ModelSwitch, app: ScoutApp) -> None:
     status = app.status
     status.provider, status.model = event.provider, event.model
-    if (info := app.model_info) is not None:
+    if (info := app.long_session.model_info) is not None:
         status.context_window = info.context_window or 0  # unknown for the new model: not the old one's
     running = " (the answer being written finishes with the model before)" if app.busy else ""
     app.chat.add_notice(f"Model: {event.provider} · {event.model}, from the next request{running}.")
-    app.estimate_context()
+    app.long_session.estimate_context()

@@ -1,21 +1,21 @@
 """The app's commands: the built-in slash commands and the plugins' in one registry
 (``commands.Commands``), run from the composer, listed in the command palette and by ``/help``.
 
-A mixin of ``ScoutApp`` (app.py): the handlers are the app's own actions.
+A feature of ``ScoutApp`` (app.py): the handlers are the app's own actions.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Iterator
 
-from textual import work
 from textual.app import SystemCommand
-from textual.screen import Screen
 
-from scout_tui.session.commands import Command, Commands, literal
+from scout_tui.session.commands import Command, literal
 from scout_tui.config.layers import PERMISSION_MODES
 from scout_tui.core.errors import ScoutError
 from scout_tui.tui.theme_picker import ThemeChoice, describe_source
+from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
@@ -50,20 +50,18 @@ selected turn's
 """
 
 
-class CommandsMixin:
+class SlashCommands(Feature):
     """Slash commands, the palette and ``/help`` for ``ScoutApp``."""
-
-    commands: Commands
 
     def builtin_commands(self) -> list[Command]:
         """scout-tui's own commands, in the order ``/help`` lists them."""
         return [
-            Command("new", "", "start a new conversation in this directory", lambda _: self.action_new_session(),
+            Command("new", "", "start a new conversation in this directory", lambda _: self.app.sessions.action_new_session(),
                     title="New session"),
             Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
                     self._fork_command, title="Fork session"),
             Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
-                    lambda _: self.focus_tree(), title="Sessions"),
+                    lambda _: self.app.sessions.focus_tree(), title="Sessions"),
             Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
             Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
                     self._resume_command, title="Resume a session"),
@@ -72,19 +70,19 @@ class CommandsMixin:
             Command("copy", "[code]", "copy the last answer's markdown (or its last code block) to the clipboard",
                     self._copy_command, title="Copy the last answer"),
             Command("diff", "", "every file this session changed, by turn and in total, with its diff",
-                    self._diff_command, title="Files changed in this session"),
+                    self.app.file_changes._diff_command, title="Files changed in this session"),
             Command("undo", "", "put the files the last turn changed back as they were (asks first; the chat stays)",
-                    self._undo_command, title="Undo the last turn's file changes"),
+                    self.app.file_changes._undo_command, title="Undo the last turn's file changes"),
             Command("redo", "", "change the files again as the turn last undone left them",
-                    self._redo_command, title="Redo the file changes undone"),
+                    self.app.file_changes._redo_command, title="Redo the file changes undone"),
             Command("rewind", "[N]", "go back to message N (or pick one, then r): the code, the conversation, or both",
-                    self._rewind_command, title="Rewind code and conversation"),
+                    self.app.file_changes._rewind_command, title="Rewind code and conversation"),
             Command("retry", "", "send the last turn again when it failed or was interrupted (Ctrl+R)",
-                    lambda _: self.action_retry(), title="Retry the last turn"),
+                    lambda _: self.app.turn_keys.action_retry(), title="Retry the last turn"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
-                    lambda _: self.show_cost(), title="Cost"),
+                    lambda _: self.app.long_session.show_cost(), title="Cost"),
             Command("model", "[PROVIDER] [MODEL]", "switch model or provider from the next request (a picker when no name)",
-                    self._model_command, title="Switch model"),
+                    self.app.models._model_command, title="Switch model"),
             Command("strategy", "NAME[,NAME]", "the prompt strategy for this session", self.set_strategy),
             Command("theme", "[NAME]", "use a theme (the picker when no name)", self._theme_command),
             Command("skills", "", "the skills found in ~/.agents/skills and ./.agents/skills",
@@ -92,52 +90,58 @@ class CommandsMixin:
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self._plugins_command(), title="Plugins"),
             Command("mcp", "[restart NAME]", "the MCP servers: their state, tools and prompts; restart one",
-                    self.mcp_command, title="MCP servers"),
+                    self.app.mcp_servers.mcp_command, title="MCP servers"),
             Command("trust", "", "review this project's new or changed plugins and MCP servers and trust them",
                     lambda _: self.review_plugins(), title="Trust project plugins"),
-            Command("help", "", "keys and commands", lambda _: self.chat.add_notice(self.help_text())),
-            Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.exit(), aliases=("exit",)),
+            Command("help", "", "keys and commands", lambda _: self.app.chat.add_notice(self.help_text())),
+            Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.app.exit(), aliases=("exit",)),
         ]
 
     def _skills_command(self) -> None:
         from scout_tui.extensions.skills import describe_skills
 
-        self.chat.add_notice(describe_skills(self.skills))
+        self.app.chat.add_notice(describe_skills(self.app.skills))
 
     def _plugins_command(self) -> None:
-        if self.plugins is None:
-            self.chat.add_notice("Plugins are still loading; try again in a moment.")
+        if self.app.plugins is None:
+            self.app.chat.add_notice("Plugins are still loading; try again in a moment.")
         else:
-            self.chat.add_notice(self.plugins.describe())
+            self.app.chat.add_notice(self.app.plugins.describe())
 
     def add_plugin_commands(self) -> None:
         """Register the loaded plugins' commands (a plugin's wins over a built-in of its name)."""
-        for name, (_, owner) in self.plugins.commands.items():
-            self.commands.add(Command(name, "[ARGS]", "a plugin command",
-                                      lambda args, name=name: self.run_plugin_command(name, args), owner=owner))
+        plugins = self.app.plugins
+        for name, (_, owner) in plugins.commands.items() if plugins is not None else ():
+            self.app.commands.add(Command(name, "[ARGS]", "a plugin command", partial(self._plugin_command, name),
+                                          owner=owner))
+
+    def _plugin_command(self, name: str, args: str) -> None:
+        self.run_plugin_command(name, args)
 
     def help_text(self) -> str:
         """``/help``: the keys, then every command of the registry."""
-        return f"{KEYS_HELP}\n**Commands** (`//text` sends text starting with a slash):\n\n{self.commands.help_text()}"
+        return f"{KEYS_HELP}\n**Commands** (`//text` sends text starting with a slash):\n\n{self.app.commands.help_text()}"
 
     def run_command(self, text: str) -> bool:
         """Run ``text`` when it is a slash command; False when it is a prompt for the model.
         An unknown command is reported, not sent (``//text`` sends ``/text``)."""
         if literal(text) is not None:
             return False
-        parsed = self.commands.parse(text)
+        parsed = self.app.commands.parse(text)
         if parsed is None:
             return False
         if parsed.command is None:
-            self.chat.add_notice(f"Unknown command `/{parsed.name}`: `/help` lists the commands; "
+            self.app.chat.add_notice(f"Unknown command `/{parsed.name}`: `/help` lists the commands; "
                                  f"`//{parsed.name}` sends it to the model as text.", "error")
             return True
         parsed.command.run(parsed.args)
         return True
 
-    def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
-        for command in self.commands:
+    def system_commands(self) -> Iterator[SystemCommand]:
+        """The palette's entries of scout-tui after Textual's own (``App.get_system_commands``):
+        the commands with a title and the plugins', the permission modes, the prompt view, the
+        prompt strategies and the themes."""
+        for command in self.app.commands:
             if command.title or command.owner != "scout-tui":
                 yield SystemCommand(command.title or f"/{command.name}", command.help[:1].upper() + command.help[1:]
                                     + (f" ({command.owner})" if command.owner != "scout-tui" else ""),
@@ -146,69 +150,69 @@ class CommandsMixin:
 
         for mode in PERMISSION_MODES:
             yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
-                                lambda mode=mode: self.set_permission_mode(mode))
+                                lambda mode=mode: self.app.set_permission_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
-                            self.action_show_prompt)
+                            self.app.long_session.action_show_prompt)
         for name in strategy_names():
             yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
                                 lambda name=name: self.set_strategy(name))
-        for name in sorted(self.theme_sources):  # found by typing "theme" or a name; highlighting previews
-            yield SystemCommand(f"Theme: {name}", describe_source(name, self.theme_sources),
-                                ThemeChoice(name, self.choose_theme), discover=False)
+        for name in sorted(self.app.theme_sources):  # found by typing "theme" or a name; highlighting previews
+            yield SystemCommand(f"Theme: {name}", describe_source(name, self.app.theme_sources),
+                                ThemeChoice(name, self.app.choose_theme), discover=False)
 
     # -- handlers taking the argument text -----------------------------------------------------
 
     def _fork_command(self, args: str) -> None:
         if args and not (args.isascii() and args.isdigit()):
-            self.chat.add_notice("Use `/fork` (all messages) or `/fork N` (the first N).", "error")
+            self.app.chat.add_notice("Use `/fork` (all messages) or `/fork N` (the first N).", "error")
         else:
-            self.fork_session(int(args) if args else None)
+            self.app.sessions.fork_session(int(args) if args else None)
 
     def _rename_command(self, title: str) -> None:
         if title:
-            self.rename_session(title)
+            self.app.sessions.rename_session(title)
             return
         from scout_tui.widgets.dialogs import PromptScreen
 
         def done(title: str | None) -> None:
             if title:
-                self.rename_session(title)
+                self.app.sessions.rename_session(title)
 
-        self.push_screen(PromptScreen("Rename this session", ""), done)
+        self.app.push_screen(PromptScreen("Rename this session", ""), done)
 
     def _resume_command(self, ref: str) -> None:
         if not ref:
-            self.focus_tree()
-        elif not self._refuse_while_busy():
-            self.open_session(ref)
+            self.app.sessions.focus_tree()
+        elif not self.app.sessions._refuse_while_busy():
+            self.app.sessions.open_session(ref)
 
     def _compact_command(self, focus: str) -> None:
-        if not self._refuse_while_busy():
-            self.compact_session(focus)
+        if not self.app.sessions._refuse_while_busy():
+            self.app.long_session.compact_session(focus)
 
     def _copy_command(self, what: str) -> None:
         from scout_tui.core.text import code_blocks
         from scout_tui.widgets.clipboard import copy
 
-        answer = self.chat.last_answer()
+        answer = self.app.chat.last_answer()
         if answer is None or what not in ("", "code"):
-            self.chat.add_notice("Use `/copy` (the last answer) or `/copy code` (its last code block); "
+            self.app.chat.add_notice("Use `/copy` (the last answer) or `/copy code` (its last code block); "
                                  "in the chat, `c` copies the selected message and `b` its code blocks."
                                  if answer is not None else "No answer to copy yet.", "error")
         elif what == "code":
             found = code_blocks(answer.source)
             if found:
-                copy(self, found[-1][1], f"the last answer's last code block{f' ({found[-1][0]})' if found[-1][0] else ''}")
+                copy(self.app, found[-1][1], f"the last answer's last code block{f' ({found[-1][0]})' if found[-1][0] else ''}")
             else:
-                self.chat.add_notice("The last answer has no code block.", "error")
+                self.app.chat.add_notice("The last answer has no code block.", "error")
         else:
-            copy(self, answer.source, "the last answer")
+            copy(self.app, answer.source, "the last answer")
 
     def _theme_command(self, name: str) -> None:
         if name:
-            self.choose_theme(name)
+            self.app.choose_theme(name)
         else:
-            self.search_themes()
+            self.app.search_themes()
 
     def set_strategy(self, names: str) -> None:
         """Use the prompt strategies ``names`` ("a,b") for this session; a bad name is reported."""
@@ -219,37 +223,37 @@ class CommandsMixin:
         unknown = [n for n in wanted if n not in known]
         if not wanted or unknown:
             what = f"Unknown strategy {unknown[0]!r}. " if unknown else ""
-            self.chat.add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
+            self.app.chat.add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
             return
         self.strategies = ",".join(wanted)
-        if self.agent is not None:  # a new agent takes self.strategies when it is built
-            self.agent.strategies = self.strategies
-        self.notify(f"Prompt strategy for this session: {self.strategies}")
-        self.estimate_context()
+        if self.app.session.agent is not None:  # a new agent takes self.strategies when it is built
+            self.app.session.agent.strategies = self.strategies
+        self.app.notify(f"Prompt strategy for this session: {self.strategies}")
+        self.app.long_session.estimate_context()
 
     # -- /trust: project plugins run only once trusted (scout_tui.config.trust) -----------------------
 
-    @work(thread=True, exclusive=True, group="trust")
+    @feature_work(thread=True, exclusive=True, group="trust")
     def review_plugins(self) -> None:
         """``/trust``: read the project plugins and MCP servers (in a thread) and ask about the
         untrusted ones."""
         from scout_tui.mcp.config import project_server_trust
         from scout_tui.extensions.plugins import project_plugin_trust
 
-        files, problems = project_plugin_trust(self.cwd)
-        servers, server_problems = project_server_trust(self.cwd)
+        files, problems = project_plugin_trust(self.app.cwd)
+        servers, server_problems = project_server_trust(self.app.cwd)
         what = "project plugin and MCP server" if servers else "project plugin"
         files, problems = files + servers, problems + server_problems
-        self.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems, what)
+        self.app.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems, what)
 
     def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str], what: str = "project plugin") -> None:
         from scout_tui.extensions.plugins import PLUGINS_DIR
 
         for problem in problems:
-            self.chat.add_notice(problem, "error")
+            self.app.chat.add_notice(problem, "error")
         if not pending:
-            self.chat.add_notice(f"Every {what} here is trusted ({found})." if found
-                                 else f"No project plugins in `{self.cwd / PLUGINS_DIR}`.")
+            self.app.chat.add_notice(f"Every {what} here is trusted ({found})." if found
+                                 else f"No project plugins in `{self.app.cwd / PLUGINS_DIR}`.")
             return
         from scout_tui.widgets.dialogs import ConfirmScreen
 
@@ -258,10 +262,10 @@ class CommandsMixin:
                 self.trust_plugins(pending)
 
         yes = "trust it" if len(pending) == 1 else f"trust all {len(pending)}"
-        self.clear_notifications()  # the "not loaded" toasts would cover the dialog's keys at 80x24
-        self.push_screen(ConfirmScreen(trust_question(pending), yes=yes, no="cancel"), done)
+        self.app.clear_notifications()  # the "not loaded" toasts would cover the dialog's keys at 80x24
+        self.app.push_screen(ConfirmScreen(trust_question(pending), yes=yes, no="cancel"), done)
 
-    @work(thread=True, group="trust")
+    @feature_work(thread=True, group="trust")
     def trust_plugins(self, files: list[PluginFile]) -> None:
         """Record trust in ``files`` as they were read (in a thread: a file write), then load the
         plugins again when nothing was loaded yet; otherwise a restart loads them (a loaded
@@ -271,32 +275,32 @@ class CommandsMixin:
         try:
             record_trust(files)
         except ScoutError as e:
-            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return
         if any(f.label for f in files):  # MCP servers: started now
-            self.call_from_thread(self.start_trusted_servers)
+            self.app.call_from_thread(self.app.mcp_servers.start_trusted_servers)
             files = [f for f in files if not f.label]
             if not files:
                 return
         names = ", ".join(f"`{f.path.name}`" for f in files)
-        if (self.plugins is not None and self.plugins.loaded) or self.busy:
-            self.call_from_thread(self.chat.add_notice, f"Trusted {names}: restart scout-tui to load "
+        if (self.app.plugins is not None and self.app.plugins.loaded) or self.app.busy:
+            self.app.call_from_thread(self.app.chat.add_notice, f"Trusted {names}: restart scout-tui to load "
                                   f"{'it' if len(files) == 1 else 'them'}.")
         else:
-            self.call_from_thread(self.chat.add_notice, f"Trusted {names}: loading the plugins.")
-            self.call_from_thread(self.load_extensions)
+            self.app.call_from_thread(self.app.chat.add_notice, f"Trusted {names}: loading the plugins.")
+            self.app.call_from_thread(self.app.load_extensions)
 
-    @work(thread=True, group="plugin-command")
+    @feature_work(thread=True, group="plugin-command")
     def run_plugin_command(self, name: str, args: str) -> None:
         """A plugin's slash command, in a thread (plugin code may be slow); its text goes to the chat."""
-        assert self.plugins is not None  # its commands are registered once it is loaded
+        assert self.app.plugins is not None  # its commands are registered once it is loaded
         try:
-            text = self.plugins.run_command(name, args)
+            text = self.app.plugins.run_command(name, args)
         except ScoutError as e:
-            self.call_from_thread(self.chat.add_notice, str(e), "error")
+            self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return
         if text:
-            self.call_from_thread(self.chat.add_notice, text)
+            self.app.call_from_thread(self.app.chat.add_notice, text)
 
 
 TRUST_SHOWN_FILES, TRUST_HEAD_LINES = 6, 4

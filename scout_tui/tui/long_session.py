@@ -2,7 +2,7 @@
 estimate, Ctrl+O's prompt view and cache report), ``/compact`` with its preview, undoing a
 compaction, and ``/cost``.
 
-A mixin of ``ScoutApp`` (app.py): it uses the app's agent, store, bus and panes, and keeps the
+A feature of ``ScoutApp`` (app.py): it uses the app's agent, store, bus and panes, and keeps the
 engine's facts where the engine keeps them (the agent's summary in force, the store's events).
 """
 
@@ -12,7 +12,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual import work
 from textual.message import Message
 
 from scout_tui.config import keys
@@ -20,6 +19,7 @@ from scout_tui.core import urgency
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.models import ModelInfo
 from scout_tui.widgets import ChatView, StatusBar
+from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.engine.agent import Agent
@@ -36,16 +36,14 @@ class ContextEstimated(Message):
     tokens: int
 
 
-class LongSessionMixin:
+class LongSession(Feature):
     """``/compact``, undo, ``/cost`` and model metadata for ``ScoutApp``."""
 
     model_info: ModelInfo | None = None
-    compactions: list[dict]
-    """The open session's compactions in force, oldest first (``Store.compactions``)."""
 
     # -- model metadata ------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="model-info")
+    @feature_work(thread=True, exclusive=True, group="model-info")
     def load_model_info(self) -> None:
         """Read the model's window and prices (models.dev, ``[models."ID"]``, the setting) and,
         for a server of our own, ask it for its window; off the event loop. First the provider
@@ -58,70 +56,70 @@ class LongSessionMixin:
         keys.withhold()
         from scout_tui.session.runtime import model_metadata_asking_the_server, model_name, secret_settings
 
-        self.call_from_thread(self.keys_withheld, keys.secrets(secret_settings(self.config)))
-        self.call_from_thread(self._model_named, model_name(self.config))
+        self.app.call_from_thread(self.app.keys_withheld, keys.secrets(secret_settings(self.app.session.config)))
+        self.app.call_from_thread(self._model_named, model_name(self.app.session.config))
         try:
-            info = asyncio.run(model_metadata_asking_the_server(self.config))
+            info = asyncio.run(model_metadata_asking_the_server(self.app.session.config))
         except Exception as e:  # turns wait for this: whatever fails, they must go on without it
-            self.call_from_thread(self.notify, f"Model window and prices unknown: {e}", severity="error", timeout=15)
-            info = ModelInfo(id=model_name(self.config))
-        self.call_from_thread(self._model_info_loaded, info)
+            self.app.call_from_thread(self.app.notify, f"Model window and prices unknown: {e}", severity="error", timeout=15)
+            info = ModelInfo(id=model_name(self.app.session.config))
+        self.app.call_from_thread(self._model_info_loaded, info)
 
     def _model_named(self, name: str) -> None:
         """The model in use (the configured one, or the provider's default) on the status bar."""
-        for status in self.query(StatusBar):  # none once the app is closing
+        for status in self.app.query(StatusBar):  # none once the app is closing
             status.model = name
 
     def _model_info_loaded(self, info: ModelInfo) -> None:
         self.model_info = info
-        self._model_ready.set()
-        for status in self.query(StatusBar):
+        self.app.model_ready.set()
+        for status in self.app.query(StatusBar):
             status.context_window = info.context_window or 0
-        if self.agent is not None and not self.busy:
-            self.agent = None  # built again with the window and prices
+        if self.app.session.agent is not None and not self.app.busy:
+            self.app.session.agent = None  # built again with the window and prices
         self.estimate_context()
 
     # -- what the next request sends ----------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="estimate")
+    @feature_work(thread=True, exclusive=True, group="estimate")
     def estimate_context(self) -> None:
         """Estimate the next request's size off the event loop and show it in the status bar."""
-        history = self.conversation
-        if not self._history_ready.is_set() or (history and history[0] is None):
+        history = self.app.session.messages
+        if not self.app.history_ready.is_set() or (history and history[0] is None):
             return  # estimated again once the whole conversation is read
-        if not self._model_ready.is_set():
+        if not self.app.model_ready.is_set():
             return  # estimated again once the model's window is known
         try:
-            agent = self._ensure_agent()
+            agent = self.app._ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError):
             return  # the chat already says what is wrong with the configuration
-        self.post_message(ContextEstimated(agent.context_tokens(compacted)))
+        self.app.post_message(ContextEstimated(agent.context_tokens(compacted)))
 
     def on_context_estimated(self, message: ContextEstimated) -> None:
-        for status in self.query(StatusBar):  # none once the app is closing
+        for status in self.app.query(StatusBar):  # none once the app is closing
             status.context_used = message.tokens
 
     def action_show_prompt(self) -> None:
         """Ctrl+O: the stored history beside what the next model call would send."""
         from scout_tui.widgets.prompt_view import PromptView
 
-        if isinstance(self.screen, PromptView):
-            self.screen.dismiss(None)
+        if isinstance(self.app.screen, PromptView):
+            self.app.screen.dismiss(None)
             return
         self._open_prompt_view()
 
-    @work(thread=True, exclusive=True, group="estimate")
+    @feature_work(thread=True, exclusive=True, group="estimate")
     def _open_prompt_view(self) -> None:
-        history = list(self.conversation)
-        if not self._history_ready.is_set() or (history and history[0] is None):
-            self.call_from_thread(self.notify, "Still reading this session's older messages; try again in a moment.")
+        history = list(self.app.session.messages)
+        if not self.app.history_ready.is_set() or (history and history[0] is None):
+            self.app.call_from_thread(self.app.notify, "Still reading this session's older messages; try again in a moment.")
             return
         try:
-            agent = self._ensure_agent()
+            agent = self.app._ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError) as e:
-            self.call_from_thread(self.notify, str(e), severity="error")
+            self.app.call_from_thread(self.app.notify, str(e), severity="error")
             return
         budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
                   if compacted.budget_cut or compacted.budget_dropped else "")
@@ -136,7 +134,7 @@ class LongSessionMixin:
         )
         from scout_tui.widgets.prompt_view import PromptView
 
-        self.call_from_thread(self.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
+        self.app.call_from_thread(self.app.push_screen, PromptView(history, compacted.messages, compacted.marks, summary))
 
     def _window_note(self, agent: Agent) -> str:
         """Context window: its size and where it comes from, and the token estimate's calibration."""
@@ -158,38 +156,38 @@ class LongSessionMixin:
         request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
                           tools=agent.tools.specs())
         why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
-        share = self.query_one(StatusBar).cache_share
+        share = self.app.query_one(StatusBar).cache_share
         last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
         return f"Prompt cache: {why}{last}." if why else (
             f"Prompt cache: the next request begins with the whole previous one, so the cache can reuse it{last}.")
 
     # -- /compact ------------------------------------------------------------------------------
 
-    @work(exclusive=True, group="agent", exit_on_error=False)
+    @feature_work(exclusive=True, group="agent", exit_on_error=False)
     async def compact_session(self, focus: str = "") -> None:
         """``/compact [focus]``: the summary model writes a summary of everything before the cut;
         the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
         event), Esc cancels (its cost is still recorded)."""
         from scout_tui.core.bus import CompactCancelled
 
-        chat = self.query_one(ChatView)
-        if self.session_id is None:
+        chat = self.app.query_one(ChatView)
+        if self.app.session.id is None:
             chat.add_notice("Nothing to compact yet: send a message first.", "warning")
             return
-        self.busy = True
-        status = self.query_one(StatusBar)
+        self.app.busy = True
+        status = self.app.query_one(StatusBar)
         try:
-            await self._history_ready.wait()
-            await self._extensions_ready.wait()
-            await self._model_ready.wait()
-            agent = await asyncio.to_thread(self._ensure_agent)  # may import the engine: see ``run_turn``
+            await self.app.history_ready.wait()
+            await self.app.extensions_ready.wait()
+            await self.app.model_ready.wait()
+            agent = await asyncio.to_thread(self.app._ensure_agent)  # may import the engine: see ``run_turn``
             from scout_tui.session.session import NotCompacted
 
             def writing(on: bool) -> None:
                 status.state = "writing a summary…" if on else ""
 
             try:
-                data = await self.session.compaction_summary(focus, writing=writing)
+                data = await self.app.session.compaction_summary(focus, writing=writing)
             except NotCompacted as e:
                 chat.add_notice(str(e), "warning")
                 return
@@ -208,22 +206,25 @@ class LongSessionMixin:
             info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
                     f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
                     f"{data['tokens_after']:,} tokens per request.")
-            self.busy = False  # the preview is the person's to answer: no "working (Esc to interrupt)"
-            await self.push_screen(CompactPreview(data["summary"], info=info),
-                                   lambda text: answered.done() or answered.set_result(text))
+            self.app.busy = False  # the preview is the person's to answer: no "working (Esc to interrupt)"
+            def done(text: str | None) -> None:
+                if not answered.done():
+                    answered.set_result(text)
+
+            await self.app.push_screen(CompactPreview(data["summary"], info=info), done)
             text = await answered
             if text is None:
                 if data["usage"]:  # what the cancelled summary cost stays in the session's totals
-                    await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+                    await self.app.delivery.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
             if text != data["summary"]:  # edited: what each request would carry is the edited text's
-                data = await self.session.edited_compaction(data, text)
+                data = await self.app.session.edited_compaction(data, text)
                 if await self._summary_not_applied(agent, data, paid=False):
                     return
-            await self.deliver(self.session.apply_compaction(data))
+            await self.app.delivery.deliver(self.app.session.apply_compaction(data))
         finally:
-            self.busy = False
+            self.app.busy = False
             self.estimate_context()
 
     async def _summary_not_applied(self, agent, data: dict, *, paid: bool = True) -> bool:
@@ -236,8 +237,8 @@ class LongSessionMixin:
         if why is None:
             return False
         if paid and data["usage"]:  # what the summary cost stays in the session's totals
-            await self.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
-        self.query_one(ChatView).add_notice(
+            await self.app.delivery.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+        self.app.query_one(ChatView).add_notice(
             f"The summary was not applied: {why}. `/compact` with a focus (e.g. `/compact the failing test`) "
             "asks for a shorter one.", "warning")
         return True
@@ -245,10 +246,10 @@ class LongSessionMixin:
     def show_compaction(self, data: dict) -> None:
         """A ``session.compacted`` event (from /compact, or the agent's automatic one), which the
         session added to its ``compactions``."""
-        self.query_one(ChatView).add_compaction(data)
-        if self.session_id and self.tree_pane is not None:
-            self.tree_pane.set_compactions(self.session_id, self.compactions)
-        self.notify(f"Compacted: about {data['tokens_before']:,} → {data['tokens_after']:,} tokens per request. "
+        self.app.query_one(ChatView).add_compaction(data)
+        if self.app.session.id and self.app.tree_pane is not None:
+            self.app.tree_pane.set_compactions(self.app.session.id, self.app.session.compactions)
+        self.app.notify(f"Compacted: about {data['tokens_before']:,} → {data['tokens_after']:,} tokens per request. "
                     "The marker in the chat shows the summary; u on it undoes the compaction.", timeout=8)
 
     # -- undo ------------------------------------------------------------------------------------
@@ -259,8 +260,8 @@ class LongSessionMixin:
 
     def on_session_tree_undo_compaction_requested(self, message) -> None:
         """``u`` on a compaction node of the tree (``SessionTree.UndoCompactionRequested``)."""
-        if message.session_id != self.session_id:
-            self.notify("Open that session first to undo its compaction.", severity="warning")
+        if message.session_id != self.app.session.id:
+            self.app.notify("Open that session first to undo its compaction.", severity="warning")
             return
         self.undo_compaction(message.count)
 
@@ -272,28 +273,28 @@ class LongSessionMixin:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.fork_session(count, undo=True)
+                self.app.sessions.fork_session(count, undo=True)
 
-        self.push_screen(ConfirmScreen(f"Undo this compaction? A new branch shares the first {count} messages "
+        self.app.push_screen(ConfirmScreen(f"Undo this compaction? A new branch shares the first {count} messages "
                                        "without its summary; this branch stays as it is.", yes="undo"), answered)
 
     # -- /cost ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="cost")
+    @feature_work(thread=True, exclusive=True, group="cost")
     def show_cost(self) -> None:
         """``/cost``: spending by model, cache read and write, and by branch."""
         from scout_tui.widgets.cost_view import CostView
 
-        session_id = self.session_id
-        by_model = self.store.spending(session_id) if session_id else {}
-        branches = self.store.tree(self.cwd)
+        session_id = self.app.session.id
+        by_model = self.app.store.spending(session_id) if session_id else {}
+        branches = self.app.store.tree(self.app.cwd)
         info = self.model_info
         if info is not None and info.input is not None:
             note = f"Prices: {info.source}."
         else:
             note = ("No price is known for this model: set input and output (USD per 1M tokens) in "
                     f'[models."{info.id if info else "ID"}"] in scout.toml.')
-        self.call_from_thread(self.push_screen, CostView(by_model, branches, session_id, note=note))
+        self.app.call_from_thread(self.app.push_screen, CostView(by_model, branches, session_id, note=note))
 
 
 def compaction_of(compactions: list[dict]) -> Compaction | None:
