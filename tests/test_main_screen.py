@@ -7,6 +7,7 @@ from pathlib import Path
 
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.completion import Completion
+from scout_tui.tui.feature import Feature
 from scout_tui.tui.themes import Themes
 from scout_tui.tui.input_first import TypedKeys
 from scout_tui.tui.main_screen import MainScreen
@@ -14,12 +15,19 @@ from scout_tui.widgets import ChatView, Composer, StatusBar
 from tests.app_helpers import make_app
 
 
-def test_the_apps_bases_are_textuals_and_the_features_it_holds_are_not_among_them() -> None:
-    bases = ScoutApp.__mro__
-    assert not {Themes, Completion, TypedKeys} & set(bases)
-    assert not [base for base in bases if base.__module__ in ("scout_tui.tui.themes",
-                                                             "scout_tui.tui.completion",
-                                                             "scout_tui.tui.input_first")]
+def test_the_apps_bases_are_textuals_alone_and_its_features_are_objects_it_holds(workdir: Path) -> None:
+    """No class of scout-tui is a base of ``ScoutApp`` (issue 29: it was eleven mixins): its
+    features are objects it holds, each given the app."""
+    ours = [base for base in ScoutApp.__mro__[1:] if base.__module__.startswith("scout_tui")]
+    assert ours == []
+    assert {base.__module__.split(".")[0] for base in ScoutApp.__mro__[1:]} <= {"textual", "builtins", "typing"}
+    app = make_app(workdir, None)
+    features = {name: value for name, value in vars(app).items() if isinstance(value, Feature)}
+    assert {"queue", "sessions", "side_panes", "turns", "mcp_servers", "long_session", "file_changes", "models",
+            "slash", "delivery", "turn_keys", "extensions", "permission_modes"} <= set(features)
+    assert all(feature.app is app for feature in features.values())
+    assert isinstance(app.themes, Themes) and isinstance(app.completion, Completion)
+    assert isinstance(app.typed_keys, TypedKeys)
 
 
 async def test_the_app_starts_on_the_main_screen_whose_panes_it_reaches(workdir: Path) -> None:
@@ -45,6 +53,6 @@ async def test_busy_and_the_permission_mode_are_the_screens_and_the_status_bar_s
         app.busy = False
         await pilot.pause()
         assert not (status.busy or composer.busy)
-        app.set_permission_mode("yolo")
+        app.permission_modes.set_mode("yolo")
         await pilot.pause()
         assert app.main_screen.permission_mode == status.permission_mode == "yolo"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from scout_tui.config.models import ModelInfo
     from scout_tui.core.bus import Bus, Event, ModelSwitch
     from scout_tui.engine.agent import Agent
+    from scout_tui.engine.summary import Compaction
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.mcp.client import McpClient
     from scout_tui.mcp.config import ServerConfig
@@ -83,6 +85,9 @@ class Session:
         self.mcp = mcp
         self.agent: Agent | None = None
         self.agent_options = agent_options
+        self.strategies: str | None = None
+        """The prompt strategies chosen for this session ("a,b", ``/strategy``); None: the configured ones."""
+        self._agent_lock = threading.Lock()
         self.closing: list[Event] = []
         """The events that closed the last interrupted turn (``interrupt_events``)."""
         self.recording: Event | None = None
@@ -111,15 +116,25 @@ class Session:
 
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
-        use (imports the engine: from a thread in the TUI)."""
-        if self.agent is None:
-            from scout_tui.engine.summary import Compaction
-            from scout_tui.session.runtime import build_agent
+        use (imports the engine: from a thread in the TUI), with the summary in force, the
+        session's cache key and prompt strategies. Called from an event loop and from threads (the
+        TUI's context estimate): a lock keeps two callers from each building one, where the
+        second would replace the agent a turn is running."""
+        with self._agent_lock:
+            if self.agent is None:
+                from scout_tui.session.runtime import build_agent
 
-            compaction = Compaction.from_event(self.compactions[-1]) if self.compactions else None
-            self.agent = build_agent(self.config, self.cwd, compaction=compaction, cache_key=self.id, mcp=self.mcp,
-                                     **self.agent_options)
-        return self.agent
+                agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
+                                    mcp=self.mcp, **self.agent_options)
+                agent.strategies = self.strategies
+                self.agent = agent
+            return self.agent
+
+    def compaction(self) -> Compaction | None:
+        """The summary in force: the last of ``compactions`` (None when there is none)."""
+        from scout_tui.engine.summary import Compaction
+
+        return Compaction.from_event(self.compactions[-1]) if self.compactions else None
 
     def agent_notes(self) -> list[str]:
         """What a run says once its agent is built: the permission rules' notes and the rules

@@ -8,13 +8,11 @@ store written off the event loop) and then shown (``app_events.py``, ``(show.py)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import os
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -23,7 +21,6 @@ from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
-from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import TextArea
 
@@ -33,19 +30,22 @@ from scout_tui.core import urgency
 from scout_tui.tui.completion import Completion
 from scout_tui.tui.delivery import AgentEvent, Delivery
 from scout_tui.tui.file_changes import FileChanges
-from scout_tui.tui.long_session import ContextEstimated, LongSession, compaction_of
+from scout_tui.tui.long_session import ContextEstimated, LongSession
 from scout_tui.tui.mcp_servers import McpChanged, McpServers
 from scout_tui.tui.models import Models
 from scout_tui.tui.prompt_queue import PromptQueue
 from scout_tui.tui.sessions import (CheckpointsLoaded, HistoryLoaded, Sessions, SessionOpened, SessionsListed,
                                     ToolDetailsLoaded)
+from scout_tui.tui.side_panes import SidePanes
 from scout_tui.tui.slash_commands import SlashCommands
 from scout_tui.tui.themes import Themes
 from scout_tui.tui.turn_keys import TurnKeys
-from scout_tui.session.commands import Commands, literal
-from scout_tui.session.session import Session, setup_problem
+from scout_tui.tui.turns import Turns
+from scout_tui.tui.extensions import Extensions, ExtensionsLoaded
+from scout_tui.tui.permission_modes import PermissionModes
+from scout_tui.session.commands import Commands
+from scout_tui.session.session import Session
 from scout_tui.session.completion import Choice
-from scout_tui.core.errors import ScoutError
 from scout_tui.tui.input_first import FlushNotice, TypedKeys, noting_input, typed
 from scout_tui.tui.main_screen import MainScreen
 from scout_tui.config.models import check_models_tables
@@ -58,10 +58,8 @@ from scout_tui.widgets.markdown_render import code_theme_of, warm_up
 if TYPE_CHECKING:
     from textual.driver import Driver
 
-    from scout_tui.engine.agent import Agent
     from scout_tui.core.bus import Bus, Event
     from scout_tui.config.layers import Config
-    from scout_tui.mcp.client import McpClient
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.extensions.skills import Skill
     from scout_tui.theming.themes import ThemeSource
@@ -75,21 +73,6 @@ if TYPE_CHECKING:
 # backends, plugins, skills and the approval screen are imported where they are first used, the
 # store, the bus and the side panes are made after the first paint (tests/test_startup.py keeps
 # them out of ``import scout_tui.tui.app`` and of the first frame).
-
-
-@dataclass
-class ExtensionsLoaded(Message):
-    """Skills and plugins were discovered and loaded, and what depends on them checked (off the
-    event loop, which so imports none of the engine for it)."""
-
-    skills: list[Skill]
-    plugins: Plugins
-    problems: list[str]
-    """Skills and plugins skipped, each a sentence naming the file."""
-    unknown_tools: list[str]
-    """Permission rules naming a tool no one provides (``PermissionPolicy.unknown_tools``)."""
-    strategy_problem: str | None
-    """Why the configured prompt strategies are invalid, or None."""
 
 
 SESSIONS_POLL = 3.0
@@ -169,8 +152,6 @@ class ScoutApp(App):
         self.secrets: tuple[str, ...] = keys.secrets([config.api_key], {})
         check_models_tables(config)  # a typo in [models."ID"] stops start-up with its file and line
         self.history_ready = asyncio.Event()
-        self._agent_lock = threading.Lock()
-        self.strategies: str | None = None  # None: the configured default
         self.skills: list[Skill] = []
         self.plugins: Plugins | None = None  # loaded after the first paint (``load_extensions``)
         self.extensions_ready = asyncio.Event()  # skills and plugins are loaded
@@ -183,9 +164,13 @@ class ScoutApp(App):
         self.models = Models(self)
         self.file_changes = FileChanges(self)
         self.sessions = Sessions(self)
+        self.side_panes = SidePanes(self)
         self.long_session = LongSession(self)
         self.mcp_servers = McpServers(self)
         self.slash = SlashCommands(self)
+        self.turns = Turns(self)
+        self.extensions = Extensions(self)
+        self.permission_modes = PermissionModes(self)
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.slash.builtin_commands())  # plugins' commands join once loaded
@@ -405,13 +390,13 @@ class ScoutApp(App):
         # and then, off the event loop (a cheap indexed query).
         self.set_interval(SESSIONS_POLL, self.sessions._poll_sessions)
         self.footer.show_keys()
-        self.sessions.mount_side_panes()
+        self.side_panes.mount_side_panes()
         self.show_sandbox()
-        self.load_extensions()
+        self.extensions.load()
         self.mcp_servers.start_mcp()  # MCP servers, on a thread of their own
         self.long_session.load_model_info()  # the models.dev data costs ~80 ms of CPU: in a thread
         self.warm_markdown(code_theme_of(self))
-        self.warn_setup()
+        self.turns.warn_setup()
 
     @work(thread=True, exclusive=True, group="warm-up")
     def warm_markdown(self, code_theme: str) -> None:
@@ -450,44 +435,8 @@ class ScoutApp(App):
 
         self.status.sandbox = await asyncio.to_thread(in_force, self.sandbox)
 
-    @work(thread=True, exclusive=True, group="extensions")
-    def load_extensions(self) -> None:
-        """Find skills and load plugins (their code runs here, off the event loop), then check
-        what plugins may supply: tools named by permission rules, prompt strategies. Its
-        imports wait for typed keys (``urgency.yielding``)."""
-        with urgency.yielding():
-            self.post_message(self._extensions())
-
-    def _extensions(self) -> ExtensionsLoaded:
-        from scout_tui.extensions.plugins import load_plugins
-        from scout_tui.session.runtime import compaction_settings
-        from scout_tui.extensions.skills import discover_skills
-        from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES
-
-        skills, problems = discover_skills(self.cwd)
-        plugins = load_plugins(self.cwd, config=self.session.config)
-        unknown = self.permissions.unknown_tools([*BUILTIN_TOOL_NAMES, *plugins.tools])
-        try:  # now that plugins registered theirs, a misspelt strategy name is known to be one
-            compaction_settings(self.session.config)
-            strategy_problem = None
-        except ScoutError as e:
-            strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
-        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem)
-
     def on_extensions_loaded(self, message: ExtensionsLoaded) -> None:
-        self.skills, self.plugins = message.skills, message.plugins
-        self.plugins.attach(self.bus)
-        self.slash.add_plugin_commands()
-        for problem in message.problems:
-            self.notify(problem, title="Skipped", severity="error", timeout=10)
-        for problem in message.unknown_tools:
-            self.notify(problem, title="Permissions", severity="warning", timeout=15)
-        if message.strategy_problem:
-            self.chat.add_notice(message.strategy_problem, "error")
-        if not self.busy:
-            self.session.agent = None  # built again with the skills and plugin tools
-        self.extensions_ready.set()
-        self.long_session.estimate_context()
+        self.extensions.loaded(message)
 
     # -- routes: the messages and actions the features handle ------------------------------------
 
@@ -540,7 +489,7 @@ class ScoutApp(App):
         self.sessions.on_history_loaded(message)
 
     def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
-        self.sessions.on_checkpoints_loaded(message)
+        self.side_panes.on_checkpoints_loaded(message)
 
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
         self.sessions.on_tool_details_loaded(message)
@@ -549,10 +498,10 @@ class ScoutApp(App):
         self.sessions.on_sessions_listed(message)
 
     def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
-        self.sessions.on_session_tree_diff_requested(message)
+        self.side_panes.on_session_tree_diff_requested(message)
 
     def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
-        self.sessions.on_tool_activity_diff_requested(message)
+        self.side_panes.on_tool_activity_diff_requested(message)
 
     def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
         self.sessions.on_session_tree_opened(message)
@@ -567,11 +516,11 @@ class ScoutApp(App):
         await self.sessions.on_session_tree_delete_requested(message)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self.sessions.on_descendant_focus(event)
+        self.side_panes.on_descendant_focus()
 
     def action_toggle_tree(self) -> None:
         """Ctrl+T (``Sessions.action_toggle_tree``)."""
-        self.sessions.action_toggle_tree()
+        self.side_panes.action_toggle_tree()
 
     def action_new_session(self) -> None:
         """Ctrl+N (``Sessions.action_new_session``)."""
@@ -581,76 +530,13 @@ class ScoutApp(App):
         yield from super().get_system_commands(screen)
         yield from self.slash.system_commands()
 
-    # -- turns --------------------------------------------------------------------------------
-
     @on(Composer.Submitted)
     def _submitted(self, message: Composer.Submitted) -> None:
-        if self.slash.run_command(message.text):
-            return
-        text = literal(message.text) or message.text  # "//text" sends "/text"
-        if self.busy:
-            self.queue.hold(text, steer=not message.later)
-            return
-        self.run_turn(text)
+        self.turns.submitted(message)
 
-    def _setup_problem(self) -> str:
-        """Why no turn can run with this configuration ("" when one can): ``session.setup_problem``."""
-        return setup_problem(self.session.config, self.plugins)
-
-    def _unsent(self, text: str, problem: str) -> None:
-        """A prompt no turn can send (``problem``, from ``_setup_problem``): back in the composer
-        to send once that is fixed, unless the person typed a new one meanwhile (then it is
-        shown in the chat, not stored)."""
-        composer = self.query_one(Composer)
-        if composer.text.strip():
-            self.chat.user_message(None, {"role": "user", "content": text})
-            where = "shown above"
-        else:
-            composer.load_text(text)
-            composer.move_cursor(composer.document.end)
-            where = "kept in the composer"
-        self.chat.add_notice(f"Not sent ({where}): {problem}", "error")
-
-    def _with_mentions(self, text: str) -> list[dict]:
-        """The content of prompt ``text`` with its ``@`` mentions attached (in a thread: files
-        are read); the mentions not attached are said in the chat. A path the permission rules
-        deny to ``read`` is not attached."""
-        from scout_tui.session.mentions import prompt_content
-
-        content, notes = prompt_content(text, self.cwd, self.permissions)
-        for note in notes:
-            self.call_from_thread(self.chat.add_notice, note, "warning")
-        return content
-
-    @work(thread=True, exclusive=True, group="setup")
-    def warn_setup(self) -> None:
-        """Say in the chat why no turn can run with this configuration (no API key, an unknown
-        provider), if so; in a thread, as it imports the backends (waiting for typed keys)."""
-        with urgency.yielding():
-            if problem := self._setup_problem():
-                from scout_tui.session.runtime import SETUP_HELP, needs_key
-
-                self.call_from_thread(self.chat.add_notice, SETUP_HELP if needs_key(self.session.config) else problem, "warning")
-
-    # -- compaction: strategy, context use, what the model sees --------------------------------
-
-    def _ensure_agent(self) -> Agent:
-        """The agent, built on first use. Called from the event loop and from worker threads (the
-        context estimate): the lock keeps two callers from each building one, where the second
-        would replace the agent a turn is running (and its record of the last request). In a
-        worker thread, the engine's imports wait for typed keys (``urgency.yielding``)."""
-        with urgency.yielding():
-            from scout_tui.session.runtime import build_agent
-
-            with self._agent_lock:
-                if self.session.agent is None:
-                    agent = build_agent(self.session.config, self.cwd, skills=self.skills, plugins=self.plugins,
-                                        permissions=self.permissions, sandbox=self.sandbox, approve=self.approve,
-                                        info=self.long_session.model_info, compaction=compaction_of(self.session.compactions),
-                                        cache_key=self.session.id, mcp=self.session.mcp)
-                    agent.strategies = self.strategies
-                    self.session.agent = agent
-                return self.session.agent
+    def action_interrupt(self) -> None:
+        """Esc (``Turns.interrupt``)."""
+        self.turns.interrupt()
 
     # -- permissions ----------------------------------------------------------------------------
 
@@ -663,36 +549,12 @@ class ScoutApp(App):
         return True
 
     def action_cycle_mode(self) -> None:
-        """Shift+Tab: the next permission mode (ask → auto-edit → yolo → ask), for this run."""
-        self.set_permission_mode(self.permissions.next_mode())
-
-    def set_permission_mode(self, mode: str) -> None:
-        """Use permission ``mode`` from the next tool call on (the running turn included)."""
-        self.permissions.mode = mode
-        self.main_screen.permission_mode = mode
-        what = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
-                "yolo": "nothing asks (deny rules still hold)"}[mode]
-        self.notify(f"Permission mode {mode}: {what}.", timeout=3)
+        """Shift+Tab (``Permissions.cycle_mode``)."""
+        self.permission_modes.cycle_mode()
 
     async def approve(self, request: PermissionRequest) -> Approval:
-        """Ask the person about one tool call with the approval prompt; wait for the answer."""
-        from scout_tui.tools.approvals import Approval
-        from scout_tui.widgets.approval import ApprovalScreen
-
-        answered: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
-        screen = ApprovalScreen(request)
-
-        def done(answer: Approval | None) -> None:
-            if not answered.done():
-                answered.set_result(answer or Approval("stop"))
-
-        await self.push_screen(screen, done)
-        try:
-            return await answered
-        except asyncio.CancelledError:  # the turn was cancelled while the prompt was up
-            if screen.is_current:
-                screen.dismiss(None)
-            raise
+        """Ask the person about one tool call (``Permissions.approve``)."""
+        return await self.permission_modes.approve(request)
 
     def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
         if self.session.agent is None or not self.session.agent.kill(message.tool_use_id):
@@ -706,60 +568,3 @@ class ScoutApp(App):
         scroll = {"page_up": chat.scroll_page_up, "page_down": chat.scroll_page_down, "home": chat.scroll_home,
                   "end": chat.scroll_end}[where]
         scroll(animate=False)
-
-    def action_interrupt(self) -> None:
-        """Esc: fold the side panes shown over the chat, if so; else cancel the newest prompt
-        pending, if any; else the running turn (the worker closes it validly, see ``run_turn``);
-        with nothing running, back to the composer from another pane."""
-        if self.screen.has_class("-side-shown"):
-            self.sessions.hide_side_panes()
-            return
-        if self.queue.cancel_pending():
-            return
-        if self.busy:
-            self.workers.cancel_group(self, "agent")
-        elif self.screen.focused is not None and not isinstance(self.screen.focused, Composer):
-            self.screen.set_focus(self.query_one(Composer))
-
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_turn(self, text: str | None) -> None:
-        """Run one user turn in the background; events go to the widgets and the store.
-        ``text`` None sends the conversation again as it is (``action_retry``)."""
-        self.busy = True
-        try:
-            # Both import the engine (runtime, backends, httpx): in a thread, as a thread started
-            # after the first frame may be importing it, and the event loop would wait for it.
-            if problem := await asyncio.to_thread(self._setup_problem):
-                if text is None:
-                    self.chat.add_notice(f"Not sent: {problem}", "error")
-                else:
-                    self._unsent(text, problem)
-                return
-            await self.history_ready.wait()  # a long session's older messages may still be loading
-            await self.extensions_ready.wait()  # plugin tools and skills belong in the first request
-            await self.mcp_servers.wait_for_mcp(text)  # and the MCP servers' tools (a short wait; Esc keeps the prompt)
-            await self.model_ready.wait()  # the window and prices belong in the first request too
-            await self.side_panes_ready.wait()  # the tool calls' pane
-            if self.session.id is None:
-                self.session.id = await asyncio.to_thread(self.store.create_session, self.cwd)
-                self.query_one(StatusBar).session_id = self.session.id
-                await asyncio.to_thread(self.models.record_switch)  # a /model made before the first message
-            await asyncio.to_thread(self._ensure_agent)
-            content = None if text is None else await asyncio.to_thread(self._with_mentions, text)
-            try:
-                async with contextlib.aclosing(self.session.turn(content)) as events:
-                    async for event in events:
-                        self.delivery.shown(event)
-            except asyncio.CancelledError:  # the session closed the turn validly: show how
-                for event in self.session.interrupt_events():
-                    self.delivery.shown(event)
-                raise
-        except ScoutError as e:
-            self.query_one(ChatView).add_notice(str(e), "error")
-        finally:
-            self.busy = False
-            self.sessions.refresh_sessions()
-            self.long_session.estimate_context()
-            if (text := self.queue.next_pending()) is not None:
-                self.call_later(self.run_turn, text)
-

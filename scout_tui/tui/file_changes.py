@@ -86,7 +86,7 @@ class FileChanges(Feature):
         prompt = self._prompt_texts().get(at)
         return f"“{one_line(prompt, width)}”" if prompt else None
 
-    def _turn_name(self, turn: int) -> str:
+    def turn_name(self, turn: int) -> str:
         """The turn at message ``turn`` as people know it: by its prompt, when shown."""
         return self._quoted_prompt(turn) or f"the turn at message {turn}"
 
@@ -183,7 +183,7 @@ class FileChanges(Feature):
         from scout_tui.widgets.dialogs import ConfirmScreen
 
         verb = "Redo" if plan.redo else "Undo"
-        lines = [f"{verb} the file changes of {self._turn_name(plan.turn)}?", "", *restore_lines(plan, others)]
+        lines = [f"{verb} the file changes of {self.turn_name(plan.turn)}?", "", *restore_lines(plan, others)]
 
         def done(yes: bool | None) -> None:
             if yes:
@@ -204,7 +204,7 @@ class FileChanges(Feature):
         files = _names(plan.paths)
         if rewind_at is None:
             done = "Redid" if plan.redo else "Undid"
-            self.app.chat.add_notice(f"{done} the file changes of {self._turn_name(plan.turn)}: {files}. "
+            self.app.chat.add_notice(f"{done} the file changes of {self.turn_name(plan.turn)}: {files}. "
                                  "The conversation is unchanged.")
         elif fork is None:
             self.app.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "

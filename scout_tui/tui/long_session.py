@@ -23,7 +23,6 @@ from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.engine.agent import Agent
-    from scout_tui.engine.summary import Compaction
 
 # The engine's modules (runtime, backends, summary, context) are imported where they are used:
 # all of it runs after the first paint (see app.py).
@@ -90,7 +89,7 @@ class LongSession(Feature):
         if not self.app.model_ready.is_set():
             return  # estimated again once the model's window is known
         try:
-            agent = self.app._ensure_agent()
+            agent = self.app.turns.ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError):
             return  # the chat already says what is wrong with the configuration
@@ -116,7 +115,7 @@ class LongSession(Feature):
             self.app.call_from_thread(self.app.notify, "Still reading this session's older messages; try again in a moment.")
             return
         try:
-            agent = self.app._ensure_agent()
+            agent = self.app.turns.ensure_agent()
             compacted = agent.preview(history)
         except (ScoutError, ValueError) as e:
             self.app.call_from_thread(self.app.notify, str(e), severity="error")
@@ -180,7 +179,7 @@ class LongSession(Feature):
             await self.app.history_ready.wait()
             await self.app.extensions_ready.wait()
             await self.app.model_ready.wait()
-            agent = await asyncio.to_thread(self.app._ensure_agent)  # may import the engine: see ``run_turn``
+            agent = await asyncio.to_thread(self.app.turns.ensure_agent)  # may import the engine: see ``run_turn``
             from scout_tui.session.session import NotCompacted
 
             def writing(on: bool) -> None:
@@ -295,10 +294,3 @@ class LongSession(Feature):
             note = ("No price is known for this model: set input and output (USD per 1M tokens) in "
                     f'[models."{info.id if info else "ID"}"] in scout.toml.')
         self.app.call_from_thread(self.app.push_screen, CostView(by_model, branches, session_id, note=note))
-
-
-def compaction_of(compactions: list[dict]) -> Compaction | None:
-    """The summary in force: the last of a session's compactions (None when it has none)."""
-    from scout_tui.engine.summary import Compaction
-
-    return Compaction.from_event(compactions[-1]) if compactions else None

@@ -52,6 +52,11 @@ class MainScreen(KeyFirstScreen):
     """A turn runs: the status bar's spinner, Tab in the composer queues."""
     permission_mode: reactive[str] = reactive("")
     """The permission mode in force (``Policy.mode``), shown in the status bar."""
+    pending: reactive[tuple[tuple[str, bool], ...]] = reactive((), init=False)
+    """The prompts sent during the turn, in the order they go: ``(text, steer)`` each, shown
+    above the composer (``PendingPrompts``, mounted the first time there are any)."""
+    side_shown: reactive[bool] = reactive(False, init=False)
+    """The side panes are shown over the chat (Ctrl+T below ``NARROW`` columns): ``-side-shown``."""
 
     chat = getters.query_one("#chat", ChatView)
     side = getters.query_one("#side", Vertical)
@@ -96,3 +101,19 @@ class MainScreen(KeyFirstScreen):
 
     def watch_busy(self, busy: bool) -> None:
         self.composer.busy = busy  # a plain attribute: the composer reads it per key
+
+    def watch_pending(self, pending: tuple[tuple[str, bool], ...]) -> None:
+        from scout_tui.widgets.pending import PendingPrompts  # not for the first frame
+
+        composer = self.composer
+        composer.pending = len(pending)
+        shown = self.query_children(PendingPrompts)
+        if not shown and not pending:
+            return
+        widget = shown.first() if shown else PendingPrompts(id="pending")
+        if not shown:
+            self.mount(widget, before=composer)
+        widget.show(list(pending))
+
+    def watch_side_shown(self, shown: bool) -> None:
+        self.set_class(shown, "-side-shown")

@@ -134,7 +134,7 @@ class McpServers(Feature):
             ready.set()  # later requests do not wait for them either
         except asyncio.CancelledError:
             if text is not None:
-                self.app._unsent(text, "stopped while waiting for the MCP servers to start")
+                self.app.turns.unsent(text, "stopped while waiting for the MCP servers to start")
             raise
 
     def on_mcp_changed(self, message: McpChanged) -> None:
@@ -247,7 +247,7 @@ class McpServers(Feature):
         if self.app.busy:
             self.app.queue.hold(body, steer=False)
         else:
-            self.app.run_turn(body)
+            self.app.turns.run_turn(body)
 
 
 def prompt_arguments(prompt: Any, text: str) -> dict[str, str]:

@@ -52,7 +52,7 @@ class PromptQueue(Feature):
 
     async def _steer(self, pending: Pending) -> None:
         agent = self.app.session.agent
-        content = await asyncio.to_thread(self.app._with_mentions, pending.text)
+        content = await asyncio.to_thread(self.app.turns.with_mentions, pending.text)
         if pending in self.pending and pending.steer and agent is not None and self.app.busy:
             pending.content = content
             self.app.session.steer(content)
@@ -112,16 +112,5 @@ class PromptQueue(Feature):
         return True
 
     def show_pending(self) -> None:
-        """Show the pending prompts above the composer (mounted the first time there are any)."""
-        from scout_tui.widgets.pending import PendingPrompts
-
-        screen = self.app.main_screen
-        composer = screen.composer
-        composer.pending = len(self.pending)
-        shown = screen.query_children(PendingPrompts)
-        if not shown and not self.pending:
-            return
-        widget = shown.first() if shown else PendingPrompts(id="pending")
-        if not shown:
-            screen.mount(widget, before=composer)
-        widget.show([(p.text, p.steer) for p in self.in_order()])
+        """Show the pending prompts above the composer (``MainScreen.pending``)."""
+        self.app.main_screen.pending = tuple((p.text, p.steer) for p in self.in_order())

@@ -108,7 +108,7 @@ def _(event: SessionCompacted, app: ScoutApp) -> None:
 @show.register(Checkpoint)
 @show.register(CheckpointRestore)
 def _(event: Checkpoint | CheckpointRestore, app: ScoutApp) -> None:
-    app.sessions.add_checkpoint_event(event.type, event.data)
+    app.side_panes.add_checkpoint_event(event.type, event.data)
 
 
 @show.register(CompactCancelled)

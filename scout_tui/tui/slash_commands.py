@@ -61,7 +61,7 @@ class SlashCommands(Feature):
             Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
                     self._fork_command, title="Fork session"),
             Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
-                    lambda _: self.app.sessions.focus_tree(), title="Sessions"),
+                    lambda _: self.app.side_panes.focus_tree(), title="Sessions"),
             Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
             Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
                     self._resume_command, title="Resume a session"),
@@ -150,7 +150,7 @@ class SlashCommands(Feature):
 
         for mode in PERMISSION_MODES:
             yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
-                                lambda mode=mode: self.app.set_permission_mode(mode))
+                                lambda mode=mode: self.app.permission_modes.set_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
                             self.app.long_session.action_show_prompt)
         for name in strategy_names():
@@ -182,7 +182,7 @@ class SlashCommands(Feature):
 
     def _resume_command(self, ref: str) -> None:
         if not ref:
-            self.app.sessions.focus_tree()
+            self.app.side_panes.focus_tree()
         elif not self.app.sessions._refuse_while_busy():
             self.app.sessions.open_session(ref)
 
@@ -225,10 +225,11 @@ class SlashCommands(Feature):
             what = f"Unknown strategy {unknown[0]!r}. " if unknown else ""
             self.app.chat.add_notice(f"{what}Use `/strategy NAME[,NAME]` with: {', '.join(known)}.", "error")
             return
-        self.strategies = ",".join(wanted)
-        if self.app.session.agent is not None:  # a new agent takes self.strategies when it is built
-            self.app.session.agent.strategies = self.strategies
-        self.app.notify(f"Prompt strategy for this session: {self.strategies}")
+        session = self.app.session
+        session.strategies = ",".join(wanted)  # an agent built later takes them (``Session.ensure_agent``)
+        if session.agent is not None:
+            session.agent.strategies = session.strategies
+        self.app.notify(f"Prompt strategy for this session: {session.strategies}")
         self.app.long_session.estimate_context()
 
     # -- /trust: project plugins run only once trusted (scout_tui.config.trust) -----------------------
@@ -288,7 +289,7 @@ class SlashCommands(Feature):
                                   f"{'it' if len(files) == 1 else 'them'}.")
         else:
             self.app.call_from_thread(self.app.chat.add_notice, f"Trusted {names}: loading the plugins.")
-            self.app.call_from_thread(self.app.load_extensions)
+            self.app.call_from_thread(self.app.extensions.load)
 
     @feature_work(thread=True, group="plugin-command")
     def run_plugin_command(self, name: str, args: str) -> None:

@@ -105,4 +105,4 @@ class TurnKeys(Feature):
         else:
             self.app.chat.add_notice("Retrying: the model is asked to carry on with the turn that was cut off.")
             self.app.busy = True  # from now: a second press before the worker starts is refused too
-            self.app.run_turn(None)
+            self.app.turns.run_turn(None)
