@@ -248,14 +248,17 @@ async def test_the_side_panes_replace_their_stand_ins_after_the_first_frame(tmp_
 def side_panes_held(workdir: Path, gate: asyncio.Event) -> ScoutApp:
     """The app in ``workdir``, its side panes mounted only once ``gate`` is set."""
 
-    class Slow(ScoutApp):
-        def mount_side_panes(self) -> None:
-            async def later() -> None:
-                await gate.wait()
-                ScoutApp.mount_side_panes(self)
-            self.run_worker(later())
+    app = ScoutApp(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    mount = app.side_panes.mount_side_panes
 
-    return Slow(load_config(workdir, flags={"api_key": "sk-test"}), cwd=workdir)
+    def held() -> None:
+        async def later() -> None:
+            await gate.wait()
+            mount()
+        app.run_worker(later())
+
+    app.side_panes.mount_side_panes = held  # type: ignore[method-assign]
+    return app
 
 
 async def test_ctrl_t_before_the_sessions_pane_is_mounted_focuses_it_once_it_is(tmp_home: Path, workdir: Path) -> None:

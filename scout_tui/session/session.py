@@ -75,15 +75,18 @@ class Session:
         self._store = store
         self.cwd = cwd
         self.config = config
-        self.id: str | None = opened.id if opened is not None else None
-        self.opened = opened  # as read: ``info.fork_at`` of a fork, ``since`` of a long one
-        self.messages: list[Any] = list(opened.messages) if opened is not None else []
-        self.compactions: list[dict] = list(opened.compactions) if opened is not None else []
+        self.id: str | None = None
+        self.opened: OpenedSession | None = None
+        """As read: ``info.fork_at`` of a fork, ``since`` of a long one (``open``)."""
+        self.messages: list[Any] = []
+        self.compactions: list[dict] = []
         """``Store.compactions``: the summaries in force, oldest first (the last one is sent)."""
-        self.cost: float | None = opened.cost if opened is not None else None  # dollars, None: nothing priced
+        self.cost: float | None = None  # dollars, None: nothing priced
         self._bus = bus
         self.mcp = mcp
         self.agent: Agent | None = None
+        if opened is not None:
+            self.open(opened)
         self.agent_options = agent_options
         self.strategies: str | None = None
         """The prompt strategies chosen for this session ("a,b", ``/strategy``); None: the configured ones."""
@@ -113,6 +116,19 @@ class Session:
     @bus.setter
     def bus(self, bus: Bus) -> None:
         self._bus = bus
+
+    def open(self, opened: OpenedSession, messages: list[dict | None] | None = None) -> None:
+        """Run ``opened`` (``store.opening``) from now: its id, its conversation (``messages``:
+        all of it with None for older messages not read yet, filled in place later; default
+        ``opened.messages``), its summaries and cost. An agent built already goes on with its
+        summary and cache key (the TUI opens another session in the same run)."""
+        self.id, self.opened = opened.id, opened
+        self.messages = messages if messages is not None else list(opened.messages)
+        self.compactions = list(opened.compactions)
+        self.cost = opened.cost
+        if self.agent is not None:
+            self.agent.compaction = self.compaction()
+            self.agent.cache_key = self.id
 
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first

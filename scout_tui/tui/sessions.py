@@ -164,13 +164,8 @@ class Sessions(Feature):
         opened = message.opened
         if self.app.opened_with_session:  # the first: its model came with the command line
             self.app.opened_with_session, self.app.models.model_chosen_for = False, opened.id
-        self.app.session.id = opened.id
-        self.app.session.messages = message.messages
-        self.app.session.compactions = opened.compactions
+        self.app.session.open(opened, message.messages)
         self.app.side_panes.file_checkpoints = ()  # read once it is shown (``_read_rest``)
-        if self.app.session.agent is not None:  # the summary and cache key of the session now open
-            self.app.session.agent.compaction = self.app.session.compaction()
-            self.app.session.agent.cache_key = self.app.session.id
         if opened.complete:
             self.app.history_ready.set()
         else:
