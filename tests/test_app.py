@@ -206,6 +206,22 @@ async def test_strategy_command_switches_the_strategy_for_this_session(repo, sma
     assert json.dumps(server.requests[0].json()["messages"]).count("x" * 5000) == 30  # nothing compacted
 
 
+async def test_the_strategy_chosen_holds_for_an_agent_built_again_later(repo, small_epochs):
+    """The agent is built again between turns (an MCP server's tools changed, plugins loaded, a
+    model switch): the session's ``/strategy`` goes with it (``Session.strategies``)."""
+    sid = long_session(Store(), repo)
+    with LoopbackServer([Reply(anthropic_stream(["ok"]))]) as server:
+        app = ScoutApp(load_config(repo, flags={"api_key": "sk-test", "base_url": server.url}), cwd=repo, resume=sid)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await send(app, pilot, "/strategy none")
+            await settle(app, pilot)
+            app.session.agent = None  # as ``McpServers`` does when a server's tools change between turns
+            await send(app, pilot, "go on")
+            await settle(app, pilot)
+    assert json.dumps(server.requests[0].json()["messages"]).count("x" * 5000) == 30  # nothing compacted
+
+
 async def test_command_palette_offers_the_strategies_and_the_model_view(repo):
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
