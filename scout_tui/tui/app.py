@@ -1,8 +1,12 @@
-"""The Textual app: chat, tool activity and session tree panes, composer, status bar.
+"""The Textual app: it starts on the main screen (``main_screen.py``), holds the person's
+``session.Session`` and the features that make the TUI (each a module of this package, given the
+app: ``turns``, ``queue``, ``sessions``, ``side_panes``, ``mcp_servers``…), routes the Textual
+messages and actions it receives to them, and runs start-up: the first frame first, then
+everything that frame does not show (``start_background``).
 
-The app holds the person's ``session.Session``; a turn runs in a Textual worker (``run_turn``)
-as ``async for event in self.session.turn(content)``, each event recorded by the session (the
-store written off the event loop) and then shown (``app_events.py``, ``(show.py).py``).
+A turn runs in a worker (``Turns.run_turn``) as ``async for event in session.turn(content)``,
+each event recorded by the session (the store written off the event loop), then shown
+(``Delivery.shown`` → ``show.show`` → the widgets).
 """
 
 from __future__ import annotations
