@@ -308,7 +308,7 @@ class ScoutApp(App):
 
     def keys_withheld(self, secrets: tuple[str, ...]) -> None:
         """The key variables are out of the environment: keep their values off the screen too
-        (and the MCP servers' header values and credential-like env values, ``McpMixin.mcp_secrets``)."""
+        (and the MCP servers' header values and credential-like env values, ``McpServers.mcp_secrets``)."""
         self.secrets = self.chat.secrets = tuple(sorted({*secrets, *self.mcp_servers.mcp_secrets}, key=len, reverse=True))
 
     # -- layout -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """How each of the running turn's events shows in the panes: ``show`` dispatches on the event's
 class (``bus.py``'s vocabulary) to the chat's, tool pane's and status bar's methods. Imported
-with the first event (``AgentEventsMixin.shown``): the first frame needs neither this
+with the first event (``Delivery.shown``): the first frame needs neither this
 nor the vocabulary.
 """
 
