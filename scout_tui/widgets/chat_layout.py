@@ -1,12 +1,14 @@
-"""The chat's layout, bounded by what is visible (a mixin of ``ChatView``): after a resize or a
-burst, only the answer chunks in or near the view are rendered before the frame; the rest keep
-an estimated height (``MarkdownChunk``), measured in a worker thread once no answer streams; the
-view stays on what the person was reading, or at the bottom when it follows the newest output.
+"""The chat's layout, bounded by what is visible (``VisibleLayout``, which ``ChatView`` holds):
+after a resize or a burst, only the answer chunks in or near the view are rendered before the
+frame; the rest keep an estimated height (``MarkdownChunk``), measured in a worker thread once no
+answer streams; the view stays on what the person was reading, or at the bottom when it follows
+the newest output, also when a batch of earlier messages goes in above it.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, cast
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterator, NamedTuple, Sequence
 
 from textual.containers import ScrollableContainer
 from textual.geometry import Size
@@ -18,6 +20,9 @@ from .assistant_message import AssistantMessage
 from .chat_markdown import MarkdownChunk
 from .markdown_render import code_theme_of, measure_heights
 
+if TYPE_CHECKING:
+    from .chat_view import ChatView
+
 VIEW_MARGIN = 0.5
 """Chunks this many view heights above and below the view are measured with the view's own."""
 
@@ -26,6 +31,9 @@ MEASURE_ROUNDS = 4
 
 MEASURE_BATCH = 8
 """Chunks measured per worker-thread round after a resize (~20 ms each for 4 KB)."""
+
+FORGET_INTERVAL = 2.0
+"""Seconds between sweeps that let off-screen chunks drop their cached strips."""
 
 
 class Part(NamedTuple):
@@ -39,21 +47,21 @@ class Part(NamedTuple):
 
 
 class VisibleLayout:
-    """``arrange`` and the measuring worker for ``ChatView`` (a ``VerticalScroll``, after this
-    in its bases); it keeps ``_parts`` (the last layout), ``_measuring`` and ``_pin`` (a widget
-    to keep in place after a batch went in above it, and its old y)."""
+    """The layout of one ``ChatView``, bounded by what is visible: its ``arrange`` (the view's
+    delegates to it), the worker measuring the chunks left with an estimated height, the sweep
+    that lets off-screen chunks forget their strips, and ``keeping_view`` for a batch mounted
+    above. It keeps the last layout's parts, top to bottom."""
 
-    _parts: list[Part]
-    _measuring: bool
-    _pin: tuple[Widget, int] | None
+    def __init__(self, view: ChatView) -> None:
+        self.view = view
+        self._parts: list[Part] = []  # the last layout, top to bottom
+        self._measuring = False  # a worker measures chunks whose height is estimated
+        self._pin: tuple[Widget, int] | None = None  # (widget, its y before a batch went in above)
 
-    @property
-    def drawing(self) -> bool:
-        """Whether an answer is still being drawn (``ChatView.drawing``)."""
-        raise NotImplementedError
-
-    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
-        """Textual's arrangement, bounded by what is visible, before this layout is painted:
+    def arrange(self, size: Size, arrange_all: Callable[[], DockArrangeResult]) -> DockArrangeResult:
+        """The view's arrangement at ``size`` (its cells), bounded by what is visible, before
+        it is painted; ``arrange_all`` is Textual's arrangement of all its children (called
+        again after chunks were measured):
 
         - chunks in or near the view (``VIEW_MARGIN``) whose height at this width was only
           estimated are rendered, and the view arranged again (a resize so renders a few
@@ -64,24 +72,25 @@ class VisibleLayout:
         - after an earlier batch was mounted, it scrolls by the height that batch added.
         The view does not jump, even for one frame.
         """
-        reading = self._reading() if self._pin is None and not self._following else None
-        arrangement = super().arrange(size, optimal)
+        view = self.view
+        reading = self._reading() if self._pin is None and not self.following else None
+        arrangement = arrange_all()
         parts = _parts_of(arrangement)
         below = int(size.height * VIEW_MARGIN)
         # Following the newest output, the view stays at the bottom whatever the heights above
         # it: only what is in the view needs its real height (a burst's chunks scroll past).
-        above = 0 if self._following else below
+        above = 0 if self.following else below
         for _ in range(MEASURE_ROUNDS):
             top = self._view_top(arrangement, parts, size.height, reading)
-            stale = [part for part in parts if isinstance(part.widget, MarkdownChunk)
-                     and part.y + part.height > top - above and part.y < top + size.height + below
-                     and not part.widget.measured(part.width)]
+            stale = [(chunk, part.width) for part, chunk in _chunks(parts)
+                     if part.y + part.height > top - above and part.y < top + size.height + below
+                     and not chunk.measured(part.width)]
             if not stale:
                 break
-            for part in stale:
-                part.widget.measure(part.width)
-                _relayout(part.widget, self)
-            arrangement = super().arrange(size, optimal)
+            for chunk, width in stale:
+                chunk.measure(width)
+                _relayout(chunk, view)
+            arrangement = arrange_all()
             parts = _parts_of(arrangement)
         self._parts = parts
         if self._pin is not None:
@@ -89,34 +98,81 @@ class VisibleLayout:
             for placement in arrangement.placements:
                 if placement.widget is widget:
                     self._pin = None
-                    self._scroll_now(max(0.0, self.scroll_y + placement.region.y - was))
+                    self._scroll_now(max(0.0, view.scroll_y + placement.region.y - was))
                     break
         elif reading is not None:
             top = self._view_top(arrangement, parts, size.height, reading)
-            if top != round(self.scroll_y):
+            if top != round(view.scroll_y):
                 self._scroll_now(top)
-        if not self._measuring and any(isinstance(part.widget, MarkdownChunk) and not part.widget.measured(part.width)
-                                       for part in parts):
-            self._measuring = True
-            self.call_after_refresh(self._start_measuring)
+        if not self._measuring and any(not chunk.measured(part.width) for part, chunk in _chunks(parts)):
+            self._measure_after_refresh()
         return arrangement
+
+    @property
+    def following(self) -> bool:
+        """Whether the view keeps to the bottom as content grows (``Widget.anchor``, not released)."""
+        return self.view.is_anchored and not compat.anchor_released(self.view)
+
+    @asynccontextmanager
+    async def keeping_view(self, below: Sequence[Widget]) -> AsyncIterator[None]:
+        """Mount a batch above what the person looks at (in this block, one screen update),
+        keeping that where it is on screen: the first of ``below`` (the view's children after
+        where the batch goes) still in view. Returns after the frame that shows the batch."""
+        view = self.view
+        keep = next((w for w in below if w.virtual_region.bottom > view.scroll_y), below[0] if below else None)
+        was = keep.virtual_region.y if keep is not None else 0
+        on_screen = was - view.scroll_y
+        try:
+            with view.app.batch_update():  # no layout until all is in, and the pin set
+                yield
+                if keep is not None:
+                    self._pin = (keep, was)
+            await view.wait_for_refresh()
+            self._pin = None
+            if keep is not None and keep.parent is view and not self.following:
+                # Normally a no-op (``arrange`` scrolled already); it also moves the scrollbar.
+                # Not when following the bottom (Textual keeps the view there): Textual's
+                # scroll_to(immediate=True) releases the anchor whatever ``release_anchor`` says,
+                # and the view would stay put while the rows above the last answer change height.
+                view.scroll_to(y=keep.virtual_region.y - on_screen, animate=False, immediate=True, release_anchor=False)
+                if view.show_vertical_scrollbar:
+                    view.vertical_scrollbar.position = view.scroll_y
+        finally:
+            self._pin = None
+
+    def answer_drawn(self) -> None:
+        """An answer is all drawn (``AssistantMessage.Drawn``): measure the chunks whose height
+        was left estimated while it streamed."""
+        if not self._measuring:
+            self._measure_after_refresh()
+
+    def forget_offscreen(self) -> None:
+        """Let chunks that scrolled out of view drop their cached strips (every
+        ``FORGET_INTERVAL`` seconds).
+
+        Textual keeps every line a widget has drawn until it repaints; over a long answer that
+        is tens of thousands of objects the garbage collector walks on every full collection.
+        """
+        view = self.view.region  # chunk regions are in screen space, even when scrolled out of view
+        for chunk in self.view.query(MarkdownChunk):
+            if chunk.painted and not chunk.region.overlaps(view):
+                chunk.forget_lines()
+
+    def clear(self) -> None:
+        """The view's messages are going: stop measuring, drop the pin."""
+        self.view.workers.cancel_group(self.view, "chat-measure")
+        self._pin = None
 
     def _scroll_now(self, y: float) -> None:
         # The compositor reads scroll_y right after arrange() (as it does for Widget.anchor);
         # watchers and clamping catch up after the refresh.
-        self.set_reactive(ScrollableContainer.scroll_y, y)
-        self.set_reactive(ScrollableContainer.scroll_target_y, y)
-
-    @property
-    def _following(self) -> bool:
-        """Whether the view keeps to the bottom as content grows (``Widget.anchor``, not released)."""
-        view = cast(Widget, self)  # this mixin is part of ChatView
-        return view.is_anchored and not compat.anchor_released(view)
+        self.view.set_reactive(ScrollableContainer.scroll_y, y)
+        self.view.set_reactive(ScrollableContainer.scroll_target_y, y)
 
     def _reading(self) -> tuple[Part, int] | None:
         """What the top row of the view showed in the last layout: ``(its part, rows into
         it)``, rows negative when the row was a gap above it; None when nothing was there."""
-        top = round(self.scroll_y)
+        top = round(self.view.scroll_y)
         for part in self._parts:
             if part.y + part.height > top:
                 return part, top - part.y
@@ -126,9 +182,9 @@ class VisibleLayout:
                   reading: tuple[Part, int] | None) -> int:
         """The virtual row that will be at the top of a view ``height`` rows tall."""
         bottom = max(0, arrangement.total_region.bottom - height)
-        if self._following:
+        if self.following:
             return bottom
-        top = round(self.scroll_y)
+        top = round(self.view.scroll_y)
         if reading is None:
             return top
         was, into = reading
@@ -139,18 +195,17 @@ class VisibleLayout:
             into = round(into * part.height / was.height)  # rewrapped: the same share of it above the view
         return max(0, min(part.y + into, bottom))
 
+    def _measure_after_refresh(self) -> None:
+        self._measuring = True
+        self.view.call_after_refresh(self._start_measuring)
+
     def _start_measuring(self) -> None:
-        if self.drawing:
+        if self.view.drawing:
             # Rendering in a thread competes with the stream's frames for the GIL: wait until
-            # the answer is drawn (on_assistant_message_drawn).
+            # the answer is drawn (answer_drawn).
             self._measuring = False
             return
-        self.run_worker(self._measure_rest(), name="measure", group="chat-measure", exclusive=True)
-
-    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
-        if not self._measuring:
-            self._measuring = True
-            self.call_after_refresh(self._start_measuring)
+        self.view.run_worker(self._measure_rest(), name="measure", group="chat-measure", exclusive=True)
 
     async def _measure_rest(self) -> None:
         """Measure the chunks laid out with an estimated height, in a worker thread, nearest
@@ -160,16 +215,16 @@ class VisibleLayout:
         changed: list[MarkdownChunk] = []
         try:
             while True:
-                pending = [part for part in self._parts if part.width > 0
-                           and isinstance(part.widget, MarkdownChunk) and not part.widget.measured(part.width)]
+                pending = [(part, chunk) for part, chunk in _chunks(self._parts)
+                           if part.width > 0 and not chunk.measured(part.width)]
                 if not pending:
                     return
-                top = self.scroll_y
-                pending.sort(key=lambda part: abs(part.y - top))
-                width = pending[0].width
-                batch = [part.widget for part in pending if part.width == width][:MEASURE_BATCH]
+                top = self.view.scroll_y
+                pending.sort(key=lambda pair: abs(pair[0].y - top))
+                width = pending[0][0].width
+                batch = [chunk for part, chunk in pending if part.width == width][:MEASURE_BATCH]
                 sources = [chunk.source for chunk in batch]
-                heights = await measure_heights(sources, width, code_theme_of(self.app))
+                heights = await measure_heights(sources, width, code_theme_of(self.view.app))
                 changed += [chunk for chunk, source, height in zip(batch, sources, heights)
                             if chunk.set_height(source, width, height)]
         finally:
@@ -191,6 +246,13 @@ def _parts_of(arrangement: DockArrangeResult) -> list[Part]:
         else:
             parts.append(Part(region.y, region.height, region.width, widget))
     return parts
+
+
+def _chunks(parts: list[Part]) -> Iterator[tuple[Part, MarkdownChunk]]:
+    """The parts that are an answer's chunks, each with its chunk."""
+    for part in parts:
+        if isinstance(part.widget, MarkdownChunk):
+            yield part, part.widget
 
 
 def _relayout(widget: Widget, container: Widget) -> None:

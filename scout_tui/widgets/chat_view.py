@@ -16,11 +16,14 @@ are rendered before a frame, and the view stays on what the person was reading.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -33,7 +36,7 @@ from .chat_batch import answer_calls, build_batch, user_widget
 from .chat_markdown import LiveBlock, MarkdownChunk
 from .chat_messages import Notice, ToolCallLine, UserMessage
 from .clipboard import copy
-from .chat_layout import VisibleLayout, Part
+from .chat_layout import FORGET_INTERVAL, VisibleLayout
 from .markdown_render import code_theme_of
 
 if TYPE_CHECKING:
@@ -47,10 +50,8 @@ LOAD_LIMIT = 24
 """Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
 time the view comes within a screen of the top; the rest are counted in one line."""
 
-FORGET_INTERVAL = 2.0
-"""Seconds between sweeps that let off-screen chunks drop their cached strips."""
 
-class ChatView(VisibleLayout, VerticalScroll):
+class ChatView(VerticalScroll):
     """The conversation pane. Methods down, shaped like the agent's events (``user_message``,
     ``assistant_delta``, ``assistant_message``, ``stream_interrupted``, ``tool_call_started``,
     ``tool_call_output``, ``tool_call_ended``; ``show_welcome`` for an empty session); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
@@ -146,10 +147,9 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._first = 0  # index in _stored of the oldest mounted message
         self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
         self._loading_earlier = False
-        self._pin: tuple[Widget, int] | None = None  # (widget, its y before a batch went in above)
         self._select_previous_after = False  # Up was pressed on the first mounted message
-        self._parts: list[Part] = []  # the last layout, top to bottom
-        self._measuring = False  # a worker measures chunks whose height is estimated
+        self.visible_layout = VisibleLayout(self)
+        """Its layout, bounded by what is visible (``chat_layout.py``)."""
         self.secrets: tuple[str, ...] = ()
         """Keys redacted from notices (``keys.secrets``): text the app shows that no agent passed on."""
 
@@ -157,7 +157,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         # Stay at the bottom as content grows, until the person scrolls up (Widget.anchor);
         # scrolling back to the bottom re-anchors.
         self.anchor()
-        self.set_interval(FORGET_INTERVAL, self._forget_offscreen)
+        self.set_interval(FORGET_INTERVAL, self.visible_layout.forget_offscreen)
         # Code blocks take their colours from the theme's syntax-style, which no CSS rule
         # carries: redraw them when the theme changes (or its file is edited).
         self.app.theme_changed_signal.subscribe(self, self._restyle_code)
@@ -168,16 +168,11 @@ class ChatView(VisibleLayout, VerticalScroll):
         for widget in self.query("MarkdownChunk, Notice, CompactionSummary"):
             widget.refresh()
 
-    def _forget_offscreen(self) -> None:
-        """Let chunks that scrolled out of view drop their cached strips.
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        return self.visible_layout.arrange(size, partial(super().arrange, size, optimal))
 
-        Textual keeps every line a widget has drawn until it repaints; over a long answer that
-        is tens of thousands of objects the garbage collector walks on every full collection.
-        """
-        view = self.region  # chunk regions are in screen space, even when scrolled out of view
-        for chunk in self.query(MarkdownChunk):
-            if chunk.painted and not chunk.region.overlaps(view):
-                chunk.forget_lines()
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        self.visible_layout.answer_drawn()
 
     def action_follow(self) -> None:
         """Jump to the newest output and keep following it."""
@@ -443,34 +438,15 @@ class ChatView(VisibleLayout, VerticalScroll):
             widgets = await self._build(self._stored, start, stop)
             if earlier is not self._earlier:
                 return  # load() or clear() ran meanwhile
-            # The first widget below the "earlier" line still in view, and where it is.
-            below = self.children[self.children.index(earlier) + 1 :]
-            keep = next((w for w in below if w.virtual_region.bottom > self.scroll_y), below[0] if below else None)
-            if keep is not None:
-                was = keep.virtual_region.y
-                on_screen = was - self.scroll_y
-            with self.app.batch_update():  # no layout until all is in, and the pin set
+            async with self.visible_layout.keeping_view(self.children[self.children.index(earlier) + 1 :]):
                 await self.mount_all(widgets, after=earlier)
                 if start:
                     earlier.update(_earlier_text(start))
                 else:
                     await earlier.remove()
                     self._earlier = None
-                if keep is not None:
-                    self._pin = (keep, was)
-            self._first = start
-            await self.wait_for_refresh()
-            self._pin = None
-            if keep is not None and keep.parent is self and not self._following:
-                # Normally a no-op (``arrange`` scrolled already); it also moves the scrollbar.
-                # Not when following the bottom (Textual keeps the view there): Textual's
-                # scroll_to(immediate=True) releases the anchor whatever ``release_anchor`` says,
-                # and the view would stay put while the rows above the last answer change height.
-                self.scroll_to(y=keep.virtual_region.y - on_screen, animate=False, immediate=True, release_anchor=False)
-                if self.show_vertical_scrollbar:
-                    self.vertical_scrollbar.position = self.scroll_y
+                self._first = start
         finally:
-            self._pin = None
             self._loading_earlier = False
         if not self._select_previous_after:
             self._check_earlier()
@@ -614,7 +590,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         opens a new one)."""
         self.workers.cancel_group(self, "chat-load")
         self.workers.cancel_group(self, "chat-earlier")
-        self.workers.cancel_group(self, "chat-measure")
+        self.visible_layout.clear()
         if (answer := self.current) is not None:
             answer.stop()
         self._selected = None
@@ -622,7 +598,6 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._stored, self._first, self._earlier = [], 0, None
         self._markers_at = {}
         self._loading_earlier = self._select_previous_after = False
-        self._pin = None
         self.remove_children()
         self.anchor()  # a new conversation opens at its newest message, whatever was scrolled before
 
