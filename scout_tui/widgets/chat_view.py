@@ -142,7 +142,7 @@ class ChatView(VerticalScroll):
         self._tool_lines: dict[str, ToolCallLine] = {}
         self._selected: UserMessage | AssistantMessage | None = None
         self._code_turns: dict[int, int] = {}  # the message whose code block ``b`` copied last, and which
-        self._stored: list[dict] = []  # the conversation given to load()
+        self._stored: list[dict | None] = []  # the conversation given to load(), older entries None until read
         self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
         self._first = 0  # index in _stored of the oldest mounted message
         self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
@@ -348,7 +348,7 @@ class ChatView(VerticalScroll):
 
     # -- a stored conversation --------------------------------------------------------------------
 
-    def load(self, messages: list[dict], compactions: Iterable[dict] = ()) -> None:
+    def load(self, messages: list[dict | None], compactions: Iterable[dict] = ()) -> None:
         """Show a stored conversation (content-block dicts, ``Store.messages`` order) instead of
         what is shown now, with a marker for each of ``compactions`` (``Store.compactions``
         data) just before the message at its ``count`` (at the end when that is ``len(messages)``).
@@ -373,7 +373,7 @@ class ChatView(VerticalScroll):
         # list, and shows them as they come): only the first ``count`` are the stored ones.
         self.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
 
-    async def _load(self, messages: list[dict], count: int) -> None:
+    async def _load(self, messages: list[dict | None], count: int) -> None:
         start = max(0, count - LOAD_LIMIT)
         widgets = await self._build(messages, start, count)
         if count in self._markers_at:
@@ -388,7 +388,7 @@ class ChatView(VerticalScroll):
             await self.wait_for_refresh()
             self._check_earlier()
 
-    async def _build(self, messages: list[dict], start: int, stop: int) -> list[Widget]:
+    async def _build(self, messages: list[dict | None], start: int, stop: int) -> list[Widget]:
         """Widgets for ``messages[start:stop]`` (see ``build_batch``); their tool-call lines
         join the ones ``tool_call_ended`` and later results can finish."""
         # Chunks land in an AssistantMessage (padding 0 1) beside a scrollbar that a long
