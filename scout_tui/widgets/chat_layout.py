@@ -1,27 +1,37 @@
-"""The chat's layout, bounded by what is visible (``VisibleLayout``, which ``ChatView`` holds):
-after a resize or a burst, only the answer chunks in or near the view are rendered before the
-frame; the rest keep an estimated height (``MarkdownChunk``), measured in a worker thread once no
-answer streams; the view stays on what the person was reading, or at the bottom when it follows
-the newest output, also when a batch of earlier messages goes in above it.
+"""The chat's layout, bounded by what is visible; ``ChatView`` holds one of each:
+
+- ``StoredWindow``: a stored conversation opens with only its newest ``LOAD_LIMIT`` messages
+  mounted; earlier batches mount above as the person scrolls near the top.
+- ``VisibleLayout``: after a resize or a burst, only the answer chunks in or near the view are
+  rendered before the frame; the rest keep an estimated height (``MarkdownChunk``), measured in
+  a worker thread once no answer streams; the view stays on what the person was reading, or at
+  the bottom when it follows the newest output, also when a batch goes in above it.
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from textual.containers import ScrollableContainer
 from textual.geometry import Size
 from textual.layout import DockArrangeResult
 from textual.widget import Widget
+from textual.widgets import Static
 
 from .. import compat
 from .assistant_message import AssistantMessage
+from .chat_batch import build_batch
 from .chat_markdown import MarkdownChunk
+from .chat_messages import ToolCallLine
 from .markdown_render import code_theme_of, measure_heights
 
 if TYPE_CHECKING:
     from .chat_view import ChatView
+
+LOAD_LIMIT = 24
+"""Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
+time the view comes within a screen of the top; the rest are counted in one line."""
 
 VIEW_MARGIN = 0.5
 """Chunks this many view heights above and below the view are measured with the view's own."""
@@ -231,6 +241,135 @@ class VisibleLayout:
             self._measuring = False
             for chunk in changed:
                 chunk.refresh(layout=True)
+
+
+class StoredWindow:
+    """Which messages of a stored conversation one ``ChatView`` has mounted: the newest
+    ``LOAD_LIMIT`` at first, after a line counting the others; then, each time the view comes
+    within a screen of the top, the batch before them, mounted above without moving what the
+    person looks at (``VisibleLayout.keeping_view``)."""
+
+    def __init__(self, view: ChatView, tool_lines: dict[str, ToolCallLine]) -> None:
+        self.view = view
+        self._tool_lines = tool_lines  # the view's tool-call lines by tool_use_id: a batch's join them
+        self.messages: list[dict | None] = []  # the conversation given to load(), older entries None until read
+        self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
+        self._first = 0  # index in messages of the oldest mounted message
+        self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
+        self._loading = False  # a worker mounts the batch before the oldest mounted message
+        self._select_previous = False  # Up was pressed on the first mounted message
+
+    @property
+    def loaded_count(self) -> int:
+        """How many messages of the conversation given to ``load`` are mounted (see
+        ``ChatView.loaded_count``)."""
+        return len(self.messages) - self._first
+
+    @property
+    def more(self) -> bool:
+        """Whether earlier messages wait to be mounted (a line counts them at the top)."""
+        return self._earlier is not None
+
+    def load(self, messages: list[dict | None], compactions: Iterable[dict]) -> None:
+        """Mount the newest ``LOAD_LIMIT`` of ``messages`` (and of ``compactions``, their
+        markers) in a worker, in an empty view (see ``ChatView.load``, which empties it)."""
+        self.messages = messages
+        self._first = len(messages)
+        for data in compactions:
+            self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
+        if not messages and not self._markers_at:  # a new session: nothing to build
+            return
+        # The conversation may grow after this call (the caller appends new messages to the same
+        # list, and shows them as they come): only the first ``count`` are the stored ones.
+        self.view.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
+
+    def check_earlier(self) -> None:
+        """Mount the previous batch when the view is within one screen of the top."""
+        view = self.view
+        if self._earlier is not None and not self._loading and view.scroll_y <= view.scrollable_content_region.height:
+            self.load_earlier()
+
+    def load_earlier(self, select_previous: bool = False) -> None:
+        """Mount the batch before the oldest mounted message (once; in a worker); then, with
+        ``select_previous``, select the message above the selected one."""
+        self._select_previous = self._select_previous or select_previous
+        if self._earlier is None or self._loading:
+            return
+        self._loading = True
+        self.view.run_worker(self._mount_earlier(), name="earlier", group="chat-earlier", exclusive=True)
+
+    def clear(self) -> None:
+        """The view's messages are going: stop mounting, forget the conversation."""
+        self.view.workers.cancel_group(self.view, "chat-load")
+        self.view.workers.cancel_group(self.view, "chat-earlier")
+        self.messages, self._first, self._earlier = [], 0, None
+        self._markers_at = {}
+        self._loading = self._select_previous = False
+
+    async def _load(self, messages: list[dict | None], count: int) -> None:
+        view = self.view
+        start = max(0, count - LOAD_LIMIT)
+        widgets = await self._build(messages, start, count)
+        if count in self._markers_at:
+            from .compaction import CompactionMarker  # only where there are some: see chat_view
+
+            widgets += [CompactionMarker(data) for data in self._markers_at[count]]
+        earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
+        # Anything added since load() was called comes after the stored conversation.
+        await view.mount_all([earlier, *widgets] if earlier else widgets, before=0 if view.children else None)
+        self._first, self._earlier = start, earlier
+        if earlier is not None:
+            await view.wait_for_refresh()
+            self.check_earlier()
+
+    async def _build(self, messages: list[dict | None], start: int, stop: int) -> list[Widget]:
+        """Widgets for ``messages[start:stop]`` (see ``build_batch``); their tool-call lines
+        join the ones ``tool_call_ended`` and later results can finish."""
+        view = self.view
+        # Chunks land in an AssistantMessage (padding 0 1) beside a scrollbar that a long
+        # session will show: render at that width; a wrong guess only costs a re-render.
+        width = view.scrollable_content_region.width - 2
+        if not view.show_vertical_scrollbar:
+            width -= view.styles.scrollbar_size_vertical
+        widgets, lines = await build_batch(messages, start, stop, self._markers_at, width, code_theme_of(view.app))
+        self._tool_lines.update(lines)
+        return widgets
+
+    async def _mount_earlier(self) -> None:
+        """Mount the ``LOAD_LIMIT`` stored messages before the oldest mounted one, above it,
+        keeping what the person looks at where it is on screen."""
+        view = self.view
+        try:
+            earlier = self._earlier
+            if earlier is None:
+                return
+            stop = self._first
+            start = max(0, stop - LOAD_LIMIT)
+            if self.messages[start] is None:
+                return  # the app is still reading the older messages (see ScoutApp.open_session)
+            widgets = await self._build(self.messages, start, stop)
+            if earlier is not self._earlier:
+                return  # load() or clear() ran meanwhile
+            async with view.visible_layout.keeping_view(view.children[view.children.index(earlier) + 1 :]):
+                await view.mount_all(widgets, after=earlier)
+                if start:
+                    earlier.update(_earlier_text(start))
+                else:
+                    await earlier.remove()
+                    self._earlier = None
+                self._first = start
+        finally:
+            self._loading = False
+        if not self._select_previous:
+            self.check_earlier()
+            return
+        self._select_previous = False
+        if not view.select_beside(-1) and self._earlier is not None:
+            self.load_earlier(select_previous=True)  # a batch of tool calls only: keep going up
+
+
+def _earlier_text(hidden: int) -> str:
+    return f"{hidden:,} earlier message{'s' if hidden != 1 else ''} not shown yet: scroll up to load them"
 
 
 def _parts_of(arrangement: DockArrangeResult) -> list[Part]:

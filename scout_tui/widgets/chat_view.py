@@ -5,12 +5,13 @@ The pane owns what it shows: whether an answer is streaming is the state of its 
 ``AssistantMessage`` (``assistant_message.py``), never a flag beside it, and every message's
 position in the stored conversation comes from the caller (an event, or ``load``).
 
-A long session opens with only its newest ``LOAD_LIMIT`` messages mounted; earlier batches
-mount above as the person scrolls up, the view kept on what they were reading. A summary
-compaction shows as a ``CompactionMarker`` where it cut in (before the message at its ``count``).
+A summary compaction shows as a ``CompactionMarker`` where it cut in (before the message at its
+``count``).
 
-Layout is bounded by what is visible (``chat_layout.py``): only the answer chunks near the view
-are rendered before a frame, and the view stays on what the person was reading.
+Layout is bounded by what is visible (``chat_layout.py``, objects the view holds): a long session
+opens with only its newest ``LOAD_LIMIT`` messages mounted, earlier batches mounting above as the
+person scrolls up (``StoredWindow``); only the answer chunks near the view are rendered before a
+frame, and the view stays on what the person was reading (``VisibleLayout``).
 """
 
 from __future__ import annotations
@@ -26,18 +27,16 @@ from textual.geometry import Size
 from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from ..core.messages import has_text
 from ..core.text import code_blocks, sanitize
 from ..core.redaction import redact
 from .assistant_message import AnswerState, AssistantMessage
-from .chat_batch import answer_calls, build_batch, user_widget
-from .chat_markdown import LiveBlock, MarkdownChunk
+from .chat_batch import answer_calls, user_widget
+from .chat_markdown import LiveBlock
 from .chat_messages import Notice, ToolCallLine, UserMessage
 from .clipboard import copy
-from .chat_layout import FORGET_INTERVAL, VisibleLayout
-from .markdown_render import code_theme_of
+from .chat_layout import FORGET_INTERVAL, LOAD_LIMIT, StoredWindow, VisibleLayout
 
 if TYPE_CHECKING:
     from .compaction import CompactionMarker
@@ -45,10 +44,6 @@ if TYPE_CHECKING:
 
 # Compaction markers (and Textual's Collapsible) are imported when a session that has some is
 # drawn, or a compaction is made: not for a first frame without them.
-
-LOAD_LIMIT = 24
-"""Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
-time the view comes within a screen of the top; the rest are counted in one line."""
 
 
 class ChatView(VerticalScroll):
@@ -142,14 +137,10 @@ class ChatView(VerticalScroll):
         self._tool_lines: dict[str, ToolCallLine] = {}
         self._selected: UserMessage | AssistantMessage | None = None
         self._code_turns: dict[int, int] = {}  # the message whose code block ``b`` copied last, and which
-        self._stored: list[dict | None] = []  # the conversation given to load(), older entries None until read
-        self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
-        self._first = 0  # index in _stored of the oldest mounted message
-        self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
-        self._loading_earlier = False
-        self._select_previous_after = False  # Up was pressed on the first mounted message
         self.visible_layout = VisibleLayout(self)
         """Its layout, bounded by what is visible (``chat_layout.py``)."""
+        self.stored_window = StoredWindow(self, self._tool_lines)
+        """Which messages of the conversation given to ``load`` are mounted."""
         self.secrets: tuple[str, ...] = ()
         """Keys redacted from notices (``keys.secrets``): text the app shows that no agent passed on."""
 
@@ -198,7 +189,7 @@ class ChatView(VerticalScroll):
     def loaded_count(self) -> int:
         """How many messages of the conversation given to ``load`` are mounted (newest first;
         tool-result messages count though they show no widget; live additions do not)."""
-        return len(self._stored) - self._first
+        return self.stored_window.loaded_count
 
     @property
     def selected(self) -> UserMessage | AssistantMessage | None:
@@ -224,7 +215,7 @@ class ChatView(VerticalScroll):
     def show_welcome(self, welcome: Welcome) -> bool:
         """Show ``welcome`` at the top, instead of any shown before, if no message is shown yet
         (the next prompt removes it). Returns whether it was mounted."""
-        if self._messages() or self._stored:
+        if self._messages() or self.stored_window.messages:
             return False
         self.query("Welcome").remove()
         self.mount(welcome, before=0 if self.children else None)
@@ -363,97 +354,15 @@ class ChatView(VerticalScroll):
         them in place later; older batches mount once they are there.
         """
         self.clear()
-        self._stored = messages
-        self._first = len(messages)
-        for data in compactions:
-            self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
-        if not messages and not self._markers_at:  # a new session: nothing to build
-            return
-        # The conversation may grow after this call (the caller appends new messages to the same
-        # list, and shows them as they come): only the first ``count`` are the stored ones.
-        self.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
-
-    async def _load(self, messages: list[dict | None], count: int) -> None:
-        start = max(0, count - LOAD_LIMIT)
-        widgets = await self._build(messages, start, count)
-        if count in self._markers_at:
-            from .compaction import CompactionMarker
-
-            widgets += [CompactionMarker(data) for data in self._markers_at[count]]
-        earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
-        # Anything added since load() was called comes after the stored conversation.
-        await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
-        self._first, self._earlier = start, earlier
-        if earlier is not None:
-            await self.wait_for_refresh()
-            self._check_earlier()
-
-    async def _build(self, messages: list[dict | None], start: int, stop: int) -> list[Widget]:
-        """Widgets for ``messages[start:stop]`` (see ``build_batch``); their tool-call lines
-        join the ones ``tool_call_ended`` and later results can finish."""
-        # Chunks land in an AssistantMessage (padding 0 1) beside a scrollbar that a long
-        # session will show: render at that width; a wrong guess only costs a re-render.
-        width = self.scrollable_content_region.width - 2
-        if not self.show_vertical_scrollbar:
-            width -= self.styles.scrollbar_size_vertical
-        widgets, lines = await build_batch(messages, start, stop, self._markers_at, width, code_theme_of(self.app))
-        self._tool_lines.update(lines)
-        return widgets
-
-    # -- earlier messages, mounted as the person scrolls up -----------------------------------
+        self.stored_window.load(messages, compactions)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value:
-            self._check_earlier()
+            self.stored_window.check_earlier()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._check_earlier()  # a taller pane may show the top without any scrolling
-
-    def _check_earlier(self) -> None:
-        """Mount the previous batch when the view is within one screen of the top."""
-        if self._earlier is not None and not self._loading_earlier and self.scroll_y <= self.scrollable_content_region.height:
-            self._load_earlier()
-
-    def _load_earlier(self, select_previous: bool = False) -> None:
-        """Mount the batch before the oldest mounted message (once; in a worker); then, with
-        ``select_previous``, select the message above the selected one."""
-        self._select_previous_after = self._select_previous_after or select_previous
-        if self._earlier is None or self._loading_earlier:
-            return
-        self._loading_earlier = True
-        self.run_worker(self._mount_earlier(), name="earlier", group="chat-earlier", exclusive=True)
-
-    async def _mount_earlier(self) -> None:
-        """Mount the ``LOAD_LIMIT`` stored messages before the oldest mounted one, above it,
-        keeping what the person looks at where it is on screen."""
-        try:
-            earlier = self._earlier
-            if earlier is None:
-                return
-            stop = self._first
-            start = max(0, stop - LOAD_LIMIT)
-            if self._stored[start] is None:
-                return  # the app is still reading the older messages (see ScoutApp.open_session)
-            widgets = await self._build(self._stored, start, stop)
-            if earlier is not self._earlier:
-                return  # load() or clear() ran meanwhile
-            async with self.visible_layout.keeping_view(self.children[self.children.index(earlier) + 1 :]):
-                await self.mount_all(widgets, after=earlier)
-                if start:
-                    earlier.update(_earlier_text(start))
-                else:
-                    await earlier.remove()
-                    self._earlier = None
-                self._first = start
-        finally:
-            self._loading_earlier = False
-        if not self._select_previous_after:
-            self._check_earlier()
-            return
-        self._select_previous_after = False
-        if not self._select_beside(-1) and self._earlier is not None:
-            self._load_earlier(select_previous=True)  # a batch of tool calls only: keep going up
+        self.stored_window.check_earlier()  # a taller pane may show the top without any scrolling
 
     # -- selection and fork ---------------------------------------------------------------------
 
@@ -486,7 +395,7 @@ class ChatView(VerticalScroll):
                 return
             widget = widget.parent if isinstance(widget.parent, Widget) else None
 
-    def _select_beside(self, step: int) -> bool:
+    def select_beside(self, step: int) -> bool:
         """Select the mounted message ``step`` places from the selected one (-1: the one above,
         1: the one below), or the newest when none is selected. False, selecting nothing, when
         the selected message is the first (step -1) or the last (step 1) mounted one."""
@@ -504,16 +413,16 @@ class ChatView(VerticalScroll):
 
     def action_select_previous(self) -> None:
         """Select the message above; past the first mounted one, mount the batch before it."""
-        if self._select_beside(-1):
+        if self.select_beside(-1):
             return
-        if self._earlier is not None:
-            self._load_earlier(select_previous=True)
+        if self.stored_window.more:
+            self.stored_window.load_earlier(select_previous=True)
         else:
             self.scroll_home(animate=False)
 
     def action_select_next(self) -> None:
         """Select the message below."""
-        self._select_beside(1)
+        self.select_beside(1)
 
     def action_select_first(self) -> None:
         """Select the first mounted message and show the top (where the batch before it loads)."""
@@ -583,25 +492,17 @@ class ChatView(VerticalScroll):
     def older_messages_ready(self) -> None:
         """The entries of the loaded list that were None are filled in: mount older messages now
         if the view is already near the top."""
-        self._check_earlier()
+        self.stored_window.check_earlier()
 
     def clear(self) -> None:
         """Remove every message (a streaming answer stops with its widget; the next delta
         opens a new one)."""
-        self.workers.cancel_group(self, "chat-load")
-        self.workers.cancel_group(self, "chat-earlier")
+        self.stored_window.clear()
         self.visible_layout.clear()
         if (answer := self.current) is not None:
             answer.stop()
         self._selected = None
         self._tool_lines.clear()
-        self._stored, self._first, self._earlier = [], 0, None
-        self._markers_at = {}
-        self._loading_earlier = self._select_previous_after = False
         self.remove_children()
         self.anchor()  # a new conversation opens at its newest message, whatever was scrolled before
-
-
-def _earlier_text(hidden: int) -> str:
-    return f"{hidden:,} earlier message{'s' if hidden != 1 else ''} not shown yet: scroll up to load them"
 
