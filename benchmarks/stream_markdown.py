@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App, ComposeResult  # noqa: E402
 
-from scout_tui.widgets.chat_view import ChatView, MarkdownChunk  # noqa: E402
+from scout_tui.widgets.chat_markdown import MarkdownChunk  # noqa: E402
+from scout_tui.widgets.chat_view import ChatView  # noqa: E402
 
 WORDS = (
     "the model streams tokens into a widget while tool calls run in a worker and the event loop "

@@ -226,6 +226,31 @@ async def test_an_earlier_batch_marks_its_tool_calls_answered_in_the_batch_after
         assert rendered(chat.query_one(ToolCallLine)).strip() == "✓ bash  make"
 
 
+
+async def test_older_messages_still_being_read_mount_once_they_are_filled_in():
+    messages: list[dict | None] = list(dialogue(100))
+    cut = 100 - LOAD_LIMIT
+    older, messages[:cut] = messages[:cut], [None] * cut  # the app reads them after the first frame
+    app = SelectApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        chat.load(messages)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chat.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert chat.loaded_count == LOAD_LIMIT  # at the top, but nothing to mount yet
+        assert rendered(chat.query_one(".earlier")).strip().startswith(f"{cut} earlier messages not shown")
+        messages[:cut] = older  # in place, as the app fills them
+        chat.older_messages_ready()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert chat.loaded_count == 2 * LOAD_LIMIT
+        assert chat.query(UserMessage).first().index == 100 - 2 * LOAD_LIMIT
+
 SNAPSHOT_CONVERSATION = [
     text("user", "What does `make check` run?"),
     {"role": "assistant", "content": [{"type": "text", "text": "Let me look at the Makefile."},

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 from textual.worker import WorkerCancelled, WorkerFailed
@@ -170,8 +170,8 @@ class Sessions(Feature):
             self.app.history_ready.set()
         else:
             self.app.history_ready.clear()
-        # The chat shows the newest and fills older ones in place as they are read (``ChatView.load``).
-        self.app.chat.load(cast("list[dict]", self.app.session.messages), self.app.session.compactions)
+        # The chat shows the newest; older ones (None until read) fill in place (``ChatView.load``).
+        self.app.chat.load(self.app.session.messages, self.app.session.compactions)
         self._recall_prompts(self.app.session.messages)
         if self.app.background_started:  # at start-up, start_background warns once the frame is painted
             self.app.turns.warn_setup()

@@ -3,6 +3,8 @@ mounts on load and as the person scrolls up), and the one rule for showing a use
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from textual.widget import Widget
 
 from ..session.mentions import mentions, typed_text
@@ -41,7 +43,7 @@ def answer_calls(message: dict, lines: dict[str, ToolCallLine]) -> None:
 
 
 async def build_batch(
-    messages: list[dict], start: int, stop: int, markers_at: dict[int, list[dict]], width: int, code_theme: str
+    messages: Sequence[dict | None], start: int, stop: int, markers_at: dict[int, list[dict]], width: int, code_theme: str
 ) -> tuple[list[Widget], dict[str, ToolCallLine]]:
     """Widgets for ``messages[start:stop]``, their markdown pre-rendered at ``width`` cells (in a
     thread, unless it is short); and the batch's tool-call lines by ``tool_use_id``.
@@ -50,7 +52,8 @@ async def build_batch(
     ``tool_result`` blocks marking their line ✓ or ✗. ``messages[stop]``, when there, is read
     for the ``tool_result`` blocks answering the last message's calls (it is mounted already,
     or about to be). A compaction marker (``markers_at``: compaction data by ``count``) goes
-    before the message at its ``count``.
+    before the message at its ``count``. Raises ``LookupError`` when one of those messages is
+    None (a stored message not read yet: see ``ChatView.load``).
     """
     widgets: list[Widget] = []
     answers: list[tuple[AssistantMessage, list[str]]] = []
@@ -61,6 +64,8 @@ async def build_batch(
 
             widgets += [CompactionMarker(data) for data in markers_at[index]]
         message = messages[index]
+        if message is None:
+            raise LookupError(f"stored message {index} is not read yet")
         if message.get("role") == "user":
             if index < stop and (widget := user_widget(index, message)) is not None:
                 widgets.append(widget)

@@ -5,36 +5,38 @@ The pane owns what it shows: whether an answer is streaming is the state of its 
 ``AssistantMessage`` (``assistant_message.py``), never a flag beside it, and every message's
 position in the stored conversation comes from the caller (an event, or ``load``).
 
-A long session opens with only its newest ``LOAD_LIMIT`` messages mounted; earlier batches
-mount above as the person scrolls up, the view kept on what they were reading. A summary
-compaction shows as a ``CompactionMarker`` where it cut in (before the message at its ``count``).
+A summary compaction shows as a ``CompactionMarker`` where it cut in (before the message at its
+``count``).
 
-Layout is bounded by what is visible (``chat_layout.py``): only the answer chunks near the view
-are rendered before a frame, and the view stays on what the person was reading.
+Layout is bounded by what is visible (``chat_layout.py``, objects the view holds): a long session
+opens with only its newest ``LOAD_LIMIT`` messages mounted, earlier batches mounting above as the
+person scrolls up (``StoredWindow``); only the answer chunks near the view are rendered before a
+frame, and the view stays on what the person was reading (``VisibleLayout``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from ..core.messages import has_text
 from ..core.text import code_blocks, sanitize
 from ..core.redaction import redact
 from .assistant_message import AnswerState, AssistantMessage
-from .chat_batch import answer_calls, build_batch, user_widget
-from .chat_markdown import LiveBlock, MarkdownChunk
+from .chat_batch import answer_calls, user_widget
+from .chat_markdown import LiveBlock
 from .chat_messages import Notice, ToolCallLine, UserMessage
 from .clipboard import copy
-from .chat_layout import VisibleLayout, Part
-from .markdown_render import code_theme_of
+from .chat_layout import FORGET_INTERVAL, LOAD_LIMIT, StoredWindow, VisibleLayout
 
 if TYPE_CHECKING:
     from .compaction import CompactionMarker
@@ -43,14 +45,8 @@ if TYPE_CHECKING:
 # Compaction markers (and Textual's Collapsible) are imported when a session that has some is
 # drawn, or a compaction is made: not for a first frame without them.
 
-LOAD_LIMIT = 24
-"""Stored messages mounted at a time: the newest by ``ChatView.load``, then one batch more each
-time the view comes within a screen of the top; the rest are counted in one line."""
 
-FORGET_INTERVAL = 2.0
-"""Seconds between sweeps that let off-screen chunks drop their cached strips."""
-
-class ChatView(VisibleLayout, VerticalScroll):
+class ChatView(VerticalScroll):
     """The conversation pane. Methods down, shaped like the agent's events (``user_message``,
     ``assistant_delta``, ``assistant_message``, ``stream_interrupted``, ``tool_call_started``,
     ``tool_call_output``, ``tool_call_ended``; ``show_welcome`` for an empty session); messages up (``Selected``, ``ForkRequested``, ``RewindRequested``).
@@ -141,15 +137,10 @@ class ChatView(VisibleLayout, VerticalScroll):
         self._tool_lines: dict[str, ToolCallLine] = {}
         self._selected: UserMessage | AssistantMessage | None = None
         self._code_turns: dict[int, int] = {}  # the message whose code block ``b`` copied last, and which
-        self._stored: list[dict] = []  # the conversation given to load()
-        self._markers_at: dict[int, list[dict]] = {}  # compactions given to load(), by count
-        self._first = 0  # index in _stored of the oldest mounted message
-        self._earlier: Static | None = None  # the "N earlier messages" line, while there are any
-        self._loading_earlier = False
-        self._pin: tuple[Widget, int] | None = None  # (widget, its y before a batch went in above)
-        self._select_previous_after = False  # Up was pressed on the first mounted message
-        self._parts: list[Part] = []  # the last layout, top to bottom
-        self._measuring = False  # a worker measures chunks whose height is estimated
+        self.visible_layout = VisibleLayout(self)
+        """Its layout, bounded by what is visible (``chat_layout.py``)."""
+        self.stored_window = StoredWindow(self, self._tool_lines)
+        """Which messages of the conversation given to ``load`` are mounted."""
         self.secrets: tuple[str, ...] = ()
         """Keys redacted from notices (``keys.secrets``): text the app shows that no agent passed on."""
 
@@ -157,7 +148,7 @@ class ChatView(VisibleLayout, VerticalScroll):
         # Stay at the bottom as content grows, until the person scrolls up (Widget.anchor);
         # scrolling back to the bottom re-anchors.
         self.anchor()
-        self.set_interval(FORGET_INTERVAL, self._forget_offscreen)
+        self.set_interval(FORGET_INTERVAL, self.visible_layout.forget_offscreen)
         # Code blocks take their colours from the theme's syntax-style, which no CSS rule
         # carries: redraw them when the theme changes (or its file is edited).
         self.app.theme_changed_signal.subscribe(self, self._restyle_code)
@@ -168,16 +159,11 @@ class ChatView(VisibleLayout, VerticalScroll):
         for widget in self.query("MarkdownChunk, Notice, CompactionSummary"):
             widget.refresh()
 
-    def _forget_offscreen(self) -> None:
-        """Let chunks that scrolled out of view drop their cached strips.
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        return self.visible_layout.arrange(size, partial(super().arrange, size, optimal))
 
-        Textual keeps every line a widget has drawn until it repaints; over a long answer that
-        is tens of thousands of objects the garbage collector walks on every full collection.
-        """
-        view = self.region  # chunk regions are in screen space, even when scrolled out of view
-        for chunk in self.query(MarkdownChunk):
-            if chunk.painted and not chunk.region.overlaps(view):
-                chunk.forget_lines()
+    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+        self.visible_layout.answer_drawn()
 
     def action_follow(self) -> None:
         """Jump to the newest output and keep following it."""
@@ -203,7 +189,7 @@ class ChatView(VisibleLayout, VerticalScroll):
     def loaded_count(self) -> int:
         """How many messages of the conversation given to ``load`` are mounted (newest first;
         tool-result messages count though they show no widget; live additions do not)."""
-        return len(self._stored) - self._first
+        return self.stored_window.loaded_count
 
     @property
     def selected(self) -> UserMessage | AssistantMessage | None:
@@ -229,7 +215,7 @@ class ChatView(VisibleLayout, VerticalScroll):
     def show_welcome(self, welcome: Welcome) -> bool:
         """Show ``welcome`` at the top, instead of any shown before, if no message is shown yet
         (the next prompt removes it). Returns whether it was mounted."""
-        if self._messages() or self._stored:
+        if self._messages() or self.stored_window.messages:
             return False
         self.query("Welcome").remove()
         self.mount(welcome, before=0 if self.children else None)
@@ -353,7 +339,7 @@ class ChatView(VisibleLayout, VerticalScroll):
 
     # -- a stored conversation --------------------------------------------------------------------
 
-    def load(self, messages: list[dict], compactions: Iterable[dict] = ()) -> None:
+    def load(self, messages: list[dict | None], compactions: Iterable[dict] = ()) -> None:
         """Show a stored conversation (content-block dicts, ``Store.messages`` order) instead of
         what is shown now, with a marker for each of ``compactions`` (``Store.compactions``
         data) just before the message at its ``count`` (at the end when that is ``len(messages)``).
@@ -368,116 +354,15 @@ class ChatView(VisibleLayout, VerticalScroll):
         them in place later; older batches mount once they are there.
         """
         self.clear()
-        self._stored = messages
-        self._first = len(messages)
-        for data in compactions:
-            self._markers_at.setdefault(int(data.get("count") or 0), []).append(data)
-        if not messages and not self._markers_at:  # a new session: nothing to build
-            return
-        # The conversation may grow after this call (the caller appends new messages to the same
-        # list, and shows them as they come): only the first ``count`` are the stored ones.
-        self.run_worker(self._load(messages, len(messages)), name="load", group="chat-load", exclusive=True)
-
-    async def _load(self, messages: list[dict], count: int) -> None:
-        start = max(0, count - LOAD_LIMIT)
-        widgets = await self._build(messages, start, count)
-        if count in self._markers_at:
-            from .compaction import CompactionMarker
-
-            widgets += [CompactionMarker(data) for data in self._markers_at[count]]
-        earlier = Static(_earlier_text(start), classes="earlier", markup=False) if start else None
-        # Anything added since load() was called comes after the stored conversation.
-        await self.mount_all([earlier, *widgets] if earlier else widgets, before=0 if self.children else None)
-        self._first, self._earlier = start, earlier
-        if earlier is not None:
-            await self.wait_for_refresh()
-            self._check_earlier()
-
-    async def _build(self, messages: list[dict], start: int, stop: int) -> list[Widget]:
-        """Widgets for ``messages[start:stop]`` (see ``build_batch``); their tool-call lines
-        join the ones ``tool_call_ended`` and later results can finish."""
-        # Chunks land in an AssistantMessage (padding 0 1) beside a scrollbar that a long
-        # session will show: render at that width; a wrong guess only costs a re-render.
-        width = self.scrollable_content_region.width - 2
-        if not self.show_vertical_scrollbar:
-            width -= self.styles.scrollbar_size_vertical
-        widgets, lines = await build_batch(messages, start, stop, self._markers_at, width, code_theme_of(self.app))
-        self._tool_lines.update(lines)
-        return widgets
-
-    # -- earlier messages, mounted as the person scrolls up -----------------------------------
+        self.stored_window.load(messages, compactions)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value:
-            self._check_earlier()
+            self.stored_window.check_earlier()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._check_earlier()  # a taller pane may show the top without any scrolling
-
-    def _check_earlier(self) -> None:
-        """Mount the previous batch when the view is within one screen of the top."""
-        if self._earlier is not None and not self._loading_earlier and self.scroll_y <= self.scrollable_content_region.height:
-            self._load_earlier()
-
-    def _load_earlier(self, select_previous: bool = False) -> None:
-        """Mount the batch before the oldest mounted message (once; in a worker); then, with
-        ``select_previous``, select the message above the selected one."""
-        self._select_previous_after = self._select_previous_after or select_previous
-        if self._earlier is None or self._loading_earlier:
-            return
-        self._loading_earlier = True
-        self.run_worker(self._mount_earlier(), name="earlier", group="chat-earlier", exclusive=True)
-
-    async def _mount_earlier(self) -> None:
-        """Mount the ``LOAD_LIMIT`` stored messages before the oldest mounted one, above it,
-        keeping what the person looks at where it is on screen."""
-        try:
-            earlier = self._earlier
-            if earlier is None:
-                return
-            stop = self._first
-            start = max(0, stop - LOAD_LIMIT)
-            if self._stored[start] is None:
-                return  # the app is still reading the older messages (see ScoutApp.open_session)
-            widgets = await self._build(self._stored, start, stop)
-            if earlier is not self._earlier:
-                return  # load() or clear() ran meanwhile
-            # The first widget below the "earlier" line still in view, and where it is.
-            below = self.children[self.children.index(earlier) + 1 :]
-            keep = next((w for w in below if w.virtual_region.bottom > self.scroll_y), below[0] if below else None)
-            if keep is not None:
-                was = keep.virtual_region.y
-                on_screen = was - self.scroll_y
-            with self.app.batch_update():  # no layout until all is in, and the pin set
-                await self.mount_all(widgets, after=earlier)
-                if start:
-                    earlier.update(_earlier_text(start))
-                else:
-                    await earlier.remove()
-                    self._earlier = None
-                if keep is not None:
-                    self._pin = (keep, was)
-            self._first = start
-            await self.wait_for_refresh()
-            self._pin = None
-            if keep is not None and keep.parent is self and not self._following:
-                # Normally a no-op (``arrange`` scrolled already); it also moves the scrollbar.
-                # Not when following the bottom (Textual keeps the view there): Textual's
-                # scroll_to(immediate=True) releases the anchor whatever ``release_anchor`` says,
-                # and the view would stay put while the rows above the last answer change height.
-                self.scroll_to(y=keep.virtual_region.y - on_screen, animate=False, immediate=True, release_anchor=False)
-                if self.show_vertical_scrollbar:
-                    self.vertical_scrollbar.position = self.scroll_y
-        finally:
-            self._pin = None
-            self._loading_earlier = False
-        if not self._select_previous_after:
-            self._check_earlier()
-            return
-        self._select_previous_after = False
-        if not self._select_beside(-1) and self._earlier is not None:
-            self._load_earlier(select_previous=True)  # a batch of tool calls only: keep going up
+        self.stored_window.check_earlier()  # a taller pane may show the top without any scrolling
 
     # -- selection and fork ---------------------------------------------------------------------
 
@@ -510,7 +395,7 @@ class ChatView(VisibleLayout, VerticalScroll):
                 return
             widget = widget.parent if isinstance(widget.parent, Widget) else None
 
-    def _select_beside(self, step: int) -> bool:
+    def select_beside(self, step: int) -> bool:
         """Select the mounted message ``step`` places from the selected one (-1: the one above,
         1: the one below), or the newest when none is selected. False, selecting nothing, when
         the selected message is the first (step -1) or the last (step 1) mounted one."""
@@ -528,16 +413,16 @@ class ChatView(VisibleLayout, VerticalScroll):
 
     def action_select_previous(self) -> None:
         """Select the message above; past the first mounted one, mount the batch before it."""
-        if self._select_beside(-1):
+        if self.select_beside(-1):
             return
-        if self._earlier is not None:
-            self._load_earlier(select_previous=True)
+        if self.stored_window.more:
+            self.stored_window.load_earlier(select_previous=True)
         else:
             self.scroll_home(animate=False)
 
     def action_select_next(self) -> None:
         """Select the message below."""
-        self._select_beside(1)
+        self.select_beside(1)
 
     def action_select_first(self) -> None:
         """Select the first mounted message and show the top (where the batch before it loads)."""
@@ -607,26 +492,17 @@ class ChatView(VisibleLayout, VerticalScroll):
     def older_messages_ready(self) -> None:
         """The entries of the loaded list that were None are filled in: mount older messages now
         if the view is already near the top."""
-        self._check_earlier()
+        self.stored_window.check_earlier()
 
     def clear(self) -> None:
         """Remove every message (a streaming answer stops with its widget; the next delta
         opens a new one)."""
-        self.workers.cancel_group(self, "chat-load")
-        self.workers.cancel_group(self, "chat-earlier")
-        self.workers.cancel_group(self, "chat-measure")
+        self.stored_window.clear()
+        self.visible_layout.clear()
         if (answer := self.current) is not None:
             answer.stop()
         self._selected = None
         self._tool_lines.clear()
-        self._stored, self._first, self._earlier = [], 0, None
-        self._markers_at = {}
-        self._loading_earlier = self._select_previous_after = False
-        self._pin = None
         self.remove_children()
         self.anchor()  # a new conversation opens at its newest message, whatever was scrolled before
-
-
-def _earlier_text(hidden: int) -> str:
-    return f"{hidden:,} earlier message{'s' if hidden != 1 else ''} not shown yet: scroll up to load them"
 
