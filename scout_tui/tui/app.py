@@ -445,90 +445,90 @@ class ScoutApp(App):
     # -- routes: the messages and actions the features handle ------------------------------------
 
     def on_agent_event(self, message: AgentEvent) -> None:
-        self.delivery.on_agent_event(message)
+        self.delivery.plugin_event(message)
 
     def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
-        self.delivery.on_assistant_message_drawn(message)
+        self.delivery.answer_drawn(message)
 
     def action_ctrl_c(self) -> None:
-        """Ctrl+C (``TurnKeys.action_ctrl_c``)."""
-        self.turn_keys.action_ctrl_c()
+        """Ctrl+C (``TurnKeys.ctrl_c``)."""
+        self.turn_keys.ctrl_c()
 
     def action_retry(self) -> None:
-        """Ctrl+R or ``/retry`` (``TurnKeys.action_retry``)."""
-        self.turn_keys.action_retry()
+        """Ctrl+R or ``/retry`` (``TurnKeys.retry``)."""
+        self.turn_keys.retry()
 
     def on_text_area_changed(self, message: TextArea.Changed) -> None:
-        self.turn_keys.on_text_area_changed(message)
+        self.turn_keys.text_changed(message)
 
     def on_composer_take_back_requested(self, message: Composer.TakeBackRequested) -> None:
-        self.queue.on_composer_take_back_requested(message)
+        self.queue.take_back(message)
 
     def on_context_estimated(self, message: ContextEstimated) -> None:
-        self.long_session.on_context_estimated(message)
+        self.long_session.context_estimated(message)
 
     def action_show_prompt(self) -> None:
-        """Ctrl+O (``LongSession.action_show_prompt``)."""
-        self.long_session.action_show_prompt()
+        """Ctrl+O (``LongSession.show_prompt``)."""
+        self.long_session.show_prompt()
 
     def on_compaction_marker_undo_requested(self, message: CompactionMarker.UndoRequested) -> None:
-        self.long_session.on_compaction_marker_undo_requested(message)
+        self.long_session.marker_undo(message)
 
     def on_session_tree_undo_compaction_requested(self, message: SessionTree.UndoCompactionRequested) -> None:
-        self.long_session.on_session_tree_undo_compaction_requested(message)
+        self.long_session.tree_undo_compaction(message)
 
     def on_mcp_changed(self, message: McpChanged) -> None:
-        self.mcp_servers.on_mcp_changed(message)
+        self.mcp_servers.server_changed(message)
 
     def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
-        self.file_changes.on_chat_view_rewind_requested(message)
+        self.file_changes.rewind_requested(message)
 
     def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
-        self.sessions.on_chat_view_fork_requested(message)
+        self.sessions.fork_requested(message)
 
     def on_session_opened(self, message: SessionOpened) -> None:
-        self.sessions.on_session_opened(message)
+        self.sessions.opened(message)
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
-        self.sessions.on_history_loaded(message)
+        self.sessions.history_loaded(message)
 
     def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
-        self.side_panes.on_checkpoints_loaded(message)
+        self.side_panes.checkpoints_loaded(message)
 
     def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
-        self.sessions.on_tool_details_loaded(message)
+        self.sessions.tool_details_loaded(message)
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
-        self.sessions.on_sessions_listed(message)
+        self.sessions.sessions_listed(message)
 
     def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
-        self.side_panes.on_session_tree_diff_requested(message)
+        self.side_panes.tree_diff_requested(message)
 
     def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
-        self.side_panes.on_tool_activity_diff_requested(message)
+        self.side_panes.call_diff_requested(message)
 
     def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
-        self.sessions.on_session_tree_opened(message)
+        self.sessions.tree_opened(message)
 
     def on_session_tree_new_requested(self) -> None:
-        self.sessions.on_session_tree_new_requested()
+        self.sessions.tree_new()
 
     async def on_session_tree_rename_requested(self, message: SessionTree.RenameRequested) -> None:
-        await self.sessions.on_session_tree_rename_requested(message)
+        await self.sessions.tree_rename(message)
 
     async def on_session_tree_delete_requested(self, message: SessionTree.DeleteRequested) -> None:
-        await self.sessions.on_session_tree_delete_requested(message)
+        await self.sessions.tree_delete(message)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self.side_panes.on_descendant_focus()
+        self.side_panes.focus_moved()
 
     def action_toggle_tree(self) -> None:
-        """Ctrl+T (``Sessions.action_toggle_tree``)."""
-        self.side_panes.action_toggle_tree()
+        """Ctrl+T (``Sessions.toggle_tree``)."""
+        self.side_panes.toggle_tree()
 
     def action_new_session(self) -> None:
-        """Ctrl+N (``Sessions.action_new_session``)."""
-        self.sessions.action_new_session()
+        """Ctrl+N (``Sessions.new_session``)."""
+        self.sessions.new_session()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

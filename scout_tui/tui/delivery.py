@@ -55,12 +55,12 @@ class Delivery(Feature):
             self.app.sessions.refresh_sessions()
         show(event, self.app)
 
-    def on_agent_event(self, message: AgentEvent) -> None:
+    def plugin_event(self, message: AgentEvent) -> None:
         from scout_tui.tui.show import show
 
         show(message.event, self.app)
 
-    def on_assistant_message_drawn(self, message: AssistantMessage.Drawn) -> None:
+    def answer_drawn(self, message: AssistantMessage.Drawn) -> None:
         self._collect_if_drawn()
 
     _collect_pending = False

@@ -233,7 +233,7 @@ class FileChanges(Feature):
             self.app.chat.select(prompts[-1])
             self.app.chat.add_notice("Rewind: ↑/↓ to a message, then r (before a prompt, or after an answer).")
 
-    def on_chat_view_rewind_requested(self, message: ChatView.RewindRequested) -> None:
+    def rewind_requested(self, message: ChatView.RewindRequested) -> None:
         self.plan_rewind(message.at, message.prompt)
 
     @feature_work(thread=True, exclusive=True, group="checkpoint")

@@ -95,11 +95,11 @@ class LongSession(Feature):
             return  # the chat already says what is wrong with the configuration
         self.app.post_message(ContextEstimated(agent.context_tokens(compacted)))
 
-    def on_context_estimated(self, message: ContextEstimated) -> None:
+    def context_estimated(self, message: ContextEstimated) -> None:
         for status in self.app.query(StatusBar):  # none once the app is closing
             status.context_used = message.tokens
 
-    def action_show_prompt(self) -> None:
+    def show_prompt(self) -> None:
         """Ctrl+O: the stored history beside what the next model call would send."""
         from scout_tui.widgets.prompt_view import PromptView
 
@@ -253,11 +253,11 @@ class LongSession(Feature):
 
     # -- undo ------------------------------------------------------------------------------------
 
-    def on_compaction_marker_undo_requested(self, message) -> None:
+    def marker_undo(self, message) -> None:
         """``u`` on a compaction marker in the chat (``CompactionMarker.UndoRequested``)."""
         self.undo_compaction(message.count)
 
-    def on_session_tree_undo_compaction_requested(self, message) -> None:
+    def tree_undo_compaction(self, message) -> None:
         """``u`` on a compaction node of the tree (``SessionTree.UndoCompactionRequested``)."""
         if message.session_id != self.app.session.id:
             self.app.notify("Open that session first to undo its compaction.", severity="warning")

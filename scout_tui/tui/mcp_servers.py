@@ -99,11 +99,11 @@ class McpServers(Feature):
         from scout_tui.mcp.client import McpClient
         from scout_tui.session.runtime import tool_environment
 
-        def changed(status: ServerStatus) -> None:
+        def post(status: ServerStatus) -> None:
             self.app.post_message(McpChanged(status, status.state))
 
         return McpClient(settings.startable(), cwd=self.app.cwd, env=tool_environment(self.app.session.config),
-                         on_change=changed)
+                         on_change=post)
 
     async def wait_for_mcp(self, text: str | None = None) -> None:
         """Before a turn: wait until the servers started (or failed), at most ``[mcp]
@@ -137,7 +137,7 @@ class McpServers(Feature):
                 self.app.turns.unsent(text, "stopped while waiting for the MCP servers to start")
             raise
 
-    def on_mcp_changed(self, message: McpChanged) -> None:
+    def server_changed(self, message: McpChanged) -> None:
         status, state = message.status, message.state
         self._mcp_settled()
         if state == "ready" and status.name in self._mcp_late:

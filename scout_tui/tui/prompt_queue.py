@@ -96,7 +96,7 @@ class PromptQueue(Feature):
         self.show_pending()
         return pending
 
-    def on_composer_take_back_requested(self, _: Composer.TakeBackRequested) -> None:
+    def take_back(self, _: Composer.TakeBackRequested) -> None:
         """Up in an empty composer with prompts pending: the newest comes back to edit."""
         if (pending := self.drop_newest_pending()) is not None:
             composer = self.app.query_one(Composer)

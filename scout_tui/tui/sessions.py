@@ -160,7 +160,7 @@ class Sessions(Feature):
     def refresh_sessions(self) -> None:
         self.app.post_message(SessionsListed(self.app.store.sessions(self.app.cwd)))
 
-    def on_session_opened(self, message: SessionOpened) -> None:
+    def opened(self, message: SessionOpened) -> None:
         opened = message.opened
         if self.app.opened_with_session:  # the first: its model came with the command line
             self.app.opened_with_session, self.app.models.model_chosen_for = False, opened.id
@@ -206,11 +206,11 @@ class Sessions(Feature):
 
 
 
-    def on_tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
+    def tool_details_loaded(self, message: ToolDetailsLoaded) -> None:
         if message.session_id == self.app.session.id and self.app.tool_pane is not None:
             self.app.tool_pane.set_details(message.details)
 
-    def on_history_loaded(self, message: HistoryLoaded) -> None:
+    def history_loaded(self, message: HistoryLoaded) -> None:
         if message.session_id != self.app.session.id or self.app.history_ready.is_set():
             return
         self.app.session.messages[:] = message.messages  # in place: the chat holds this same list
@@ -220,7 +220,7 @@ class Sessions(Feature):
         self.app.query_one(ChatView).older_messages_ready()
         self.app.long_session.estimate_context()
 
-    def on_sessions_listed(self, message: SessionsListed) -> None:
+    def sessions_listed(self, message: SessionsListed) -> None:
         if self.app.tree_pane is not None and self.app.tree_pane.is_attached:  # not before it is mounted, nor once the app closes
             self.app.tree_pane.set_sessions(message.sessions, self.app.session.id)
 
@@ -229,20 +229,20 @@ class Sessions(Feature):
             self.app.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
         return self.app.busy
 
-    def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
+    def tree_opened(self, message: SessionTree.Opened) -> None:
         if message.session_id != self.app.session.id and not self._refuse_while_busy():
             self.open_session(message.session_id)
         self.app.query_one(Composer).focus()
 
-    def on_session_tree_new_requested(self) -> None:
-        self.action_new_session()
+    def tree_new(self) -> None:
+        self.new_session()
         self.app.query_one(Composer).focus()
 
-    async def on_session_tree_rename_requested(self, message: SessionTree.RenameRequested) -> None:
+    async def tree_rename(self, message: SessionTree.RenameRequested) -> None:
         await asyncio.to_thread(self.app.store.rename, message.session_id, message.title)
         self.refresh_sessions()
 
-    async def on_session_tree_delete_requested(self, message: SessionTree.DeleteRequested) -> None:
+    async def tree_delete(self, message: SessionTree.DeleteRequested) -> None:
         current = message.session_id == self.app.session.id
         if current and self._refuse_while_busy():
             return
@@ -266,7 +266,7 @@ class Sessions(Feature):
 
 
 
-    def on_chat_view_fork_requested(self, message: ChatView.ForkRequested) -> None:
+    def fork_requested(self, message: ChatView.ForkRequested) -> None:
         self.fork_session(message.at, message.prompt)
 
     @feature_work(exclusive=True, group="fork")
@@ -311,7 +311,7 @@ class Sessions(Feature):
         await asyncio.to_thread(self.app.store.rename, self.app.session.id, title)
         self.refresh_sessions()
 
-    def action_new_session(self) -> None:
+    def new_session(self) -> None:
         if self.app.busy:
             self.app.notify("A turn is running: press Esc to interrupt it first.", severity="warning")
             return

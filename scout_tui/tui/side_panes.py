@@ -51,7 +51,7 @@ class SidePanes(Feature):
         self.app.sessions.show_in_side_panes()
         self.app.side_panes_ready.set()
 
-    def on_checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
+    def checkpoints_loaded(self, message: CheckpointsLoaded) -> None:
         if message.session_id != self.app.session.id:
             return
         live = [e for e in self.file_checkpoints if e not in message.events]  # delivered while it was read
@@ -68,7 +68,7 @@ class SidePanes(Feature):
         if self.app.session.id and self.app.tree_pane is not None:
             self.app.tree_pane.set_checkpoints(self.app.session.id, list(self.file_checkpoints))
 
-    def on_session_tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
+    def tree_diff_requested(self, message: SessionTree.DiffRequested) -> None:
         if message.session_id != self.app.session.id:
             self.app.notify("Open that session first to see its changes.", severity="warning")
             return
@@ -88,7 +88,7 @@ class SidePanes(Feature):
             tool = (self.app.plugins.tools.get(name) if self.app.plugins else None) or builtin_registry().tools.get(name)
         return may_change_files(tool)
 
-    def on_tool_activity_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
+    def call_diff_requested(self, message: ToolActivity.DiffRequested) -> None:
         self.show_diffs_of_call(message.tool_use_id)
 
     @feature_work(exclusive=True, group="call-diff")
@@ -115,7 +115,7 @@ class SidePanes(Feature):
             self.app.notify(f"{name} changed no files.")
 
     @feature_work(group="tree-focus")
-    async def action_toggle_tree(self) -> None:
+    async def toggle_tree(self) -> None:
         """Ctrl+T: to the sessions pane, and back to where the focus was (the composer at first).
         Pressed in the moment after the first frame, before the pane is mounted, it waits for it."""
         await self.app.side_panes_ready.wait()
@@ -134,7 +134,7 @@ class SidePanes(Feature):
         self.app.screen.set_focus(back or self.app.main_screen.composer)
         self.app.main_screen.side_shown = False
 
-    def on_descendant_focus(self) -> None:
+    def focus_moved(self) -> None:
         """The focus left the side panes (Tab, a click, a session opened): fold them away when
         they were shown over the chat."""
         screen = self.app.screen

@@ -56,7 +56,7 @@ class SlashCommands(Feature):
     def builtin_commands(self) -> list[Command]:
         """scout-tui's own commands, in the order ``/help`` lists them."""
         return [
-            Command("new", "", "start a new conversation in this directory", lambda _: self.app.sessions.action_new_session(),
+            Command("new", "", "start a new conversation in this directory", lambda _: self.app.sessions.new_session(),
                     title="New session"),
             Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
                     self._fork_command, title="Fork session"),
@@ -78,7 +78,7 @@ class SlashCommands(Feature):
             Command("rewind", "[N]", "go back to message N (or pick one, then r): the code, the conversation, or both",
                     self.app.file_changes._rewind_command, title="Rewind code and conversation"),
             Command("retry", "", "send the last turn again when it failed or was interrupted (Ctrl+R)",
-                    lambda _: self.app.turn_keys.action_retry(), title="Retry the last turn"),
+                    lambda _: self.app.turn_keys.retry(), title="Retry the last turn"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.app.long_session.show_cost(), title="Cost"),
             Command("model", "[PROVIDER] [MODEL]", "switch model or provider from the next request (a picker when no name)",
@@ -152,7 +152,7 @@ class SlashCommands(Feature):
             yield SystemCommand(f"Permission mode: {mode}", "What runs without asking (Shift+Tab cycles)",
                                 lambda mode=mode: self.app.permission_modes.set_mode(mode))
         yield SystemCommand("What the model sees", "The compacted prompt of the next call beside the stored history",
-                            self.app.long_session.action_show_prompt)
+                            self.app.long_session.show_prompt)
         for name in strategy_names():
             yield SystemCommand(f"Prompt strategy: {name}", "Use this prompt strategy for this session",
                                 lambda name=name: self.set_strategy(name))

@@ -45,7 +45,7 @@ class TurnKeys(Feature):
             return field
         return None
 
-    def action_ctrl_c(self) -> None:
+    def ctrl_c(self) -> None:
         """Ctrl+C: in a dialog's field with text, copy its selection, else clear it (the turn
         runs on); else interrupt the running turn; else copy the selection; else clear the
         composer; else ask for a second press (said in the footer), which quits."""
@@ -76,7 +76,7 @@ class TurnKeys(Feature):
             self._quit_asked = False
             self.app.footer.say("")
 
-    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+    def text_changed(self, message: TextArea.Changed) -> None:
         if isinstance(message.text_area, Composer):
             self.take_back_quit()
 
@@ -91,7 +91,7 @@ class TurnKeys(Feature):
             composer.load_text("\n\n".join(t for t in [composer.text.rstrip(), *texts] if t))
             composer.move_cursor(composer.document.end)
 
-    def action_retry(self) -> None:
+    def retry(self) -> None:
         """Ctrl+R or ``/retry``: when the last turn ended without a complete answer (failed, or
         interrupted, ``messages.retryable``), send the conversation again once, with the note
         asking the model to carry on (``Agent.run`` with None). Said in the chat when there is
