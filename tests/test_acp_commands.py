@@ -5,9 +5,12 @@ the summary, ``/undo`` and ``/redo`` of a turn's files, ``/cost``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 
 from scout_tui.engine.summary import INSTRUCTIONS, SUMMARY_HEADER
+from scout_tui.session.compacting import STOPPED
 from tests.acp_helpers import RecordingClient, acp_process, text
 from tests.conftest import wait_until
 from tests.headless_helpers import env, repo  # noqa: F401 — fixtures
@@ -44,19 +47,31 @@ async def test_the_slash_commands_arrive_once_session_new_is_answered(repo, env)
     assert answered < advertised
 
 
-async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_the_old_messages(repo, env):
-    def reply(request: Recorded) -> Reply:
-        body = request.json()
-        if INSTRUCTION_MARK in json.dumps(body["messages"][-1]):
-            return Reply(anthropic_stream([SUMMARY]))
-        return Reply(anthropic_stream([f"Answer {len(body['messages'])}: " + "words " * 2_000]))
+def is_summary_request(request: Recorded) -> bool:
+    return INSTRUCTION_MARK in json.dumps(request.json()["messages"][-1])
 
+
+def long_answers(summary: Reply) -> Callable[[Recorded], Reply]:
+    """A loopback handler: ``summary`` to a summary request, a long answer to any other."""
+    def reply(request: Recorded) -> Reply:
+        if is_summary_request(request):
+            return summary
+        return Reply(anthropic_stream([f"Answer {len(request.json()['messages'])}: " + "words " * 2_000]))
+
+    return reply
+
+
+async def a_long_conversation(conn, session_id: str, turns: int = 5) -> None:
+    for step in range(turns):
+        await conn.prompt(session_id=session_id, prompt=text(f"step {step}: look around"))
+
+
+async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_the_old_messages(repo, env):
     client = RecordingClient()
-    with LoopbackServer(handler=reply) as server:
+    with LoopbackServer(handler=long_answers(Reply(anthropic_stream([SUMMARY])))) as server:
         async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
             session = await conn.new_session(cwd=str(repo))
-            for step in range(5):
-                await conn.prompt(session_id=session.session_id, prompt=text(f"step {step}: look around"))
+            await a_long_conversation(conn, session.session_id)
             done = await conn.prompt(session_id=session.session_id, prompt=text("/compact the parser"))
             assert done.stop_reason == "end_turn"
             summary_request = server.requests[-1].json()
@@ -68,6 +83,24 @@ async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_
     assert "carry on" in json.dumps(sent[-1])
     told = said(client, session.session_id)
     assert any(m.startswith("Compacted. Summarises messages 0–") and "Ship the parser fix." in m for m in told)
+
+
+async def test_a_cancelled_compact_answers_cancelled_and_changes_nothing(repo, env):
+    slow = anthropic_stream([SUMMARY])
+    cut = slow.index(b"event: content_block_delta")
+    client = RecordingClient()
+    with LoopbackServer(handler=long_answers(Reply([slow[:cut], slow[cut:]], delay=600))) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await a_long_conversation(conn, session.session_id)
+            compacting = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("/compact")))
+            await wait_until(None, lambda: is_summary_request(server.requests[-1]), what="the summary request")
+            await conn.cancel(session_id=session.session_id)
+            assert (await asyncio.wait_for(compacting, 60)).stop_reason == "cancelled"  # only a guard against a hang
+            await conn.prompt(session_id=session.session_id, prompt=text("carry on"))
+    assert said(client, session.session_id)[-2] == STOPPED
+    sent = json.dumps(server.requests[-1].json()["messages"])
+    assert "step 0: look around" in sent and SUMMARY_HEADER not in sent
 
 
 async def test_undo_puts_back_a_file_a_turn_wrote_and_redo_writes_it_again(repo, env):
