@@ -139,7 +139,8 @@ async def test_cancel_during_a_slow_stream_keeps_the_partial_answer(repo, env):
         async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
             session = await conn.new_session(cwd=str(repo))
             turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("talk")))
-            await wait_until(None, lambda: client.of(session.session_id), what="the first chunk")
+            await wait_until(None, lambda: any(u.session_update == "agent_message_chunk"  # not the commands
+                                               for u in client.of(session.session_id)), what="the first chunk")
             await conn.cancel(session_id=session.session_id)
             done = await asyncio.wait_for(turn, 60)  # only a guard against a hang
     assert done.stop_reason == "cancelled"

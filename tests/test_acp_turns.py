@@ -30,7 +30,8 @@ async def test_a_cancelled_prompt_goes_once_marked_interrupted_before_the_next_p
         async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
             session = await conn.new_session(cwd=str(repo))
             turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=text("slow answer please")))
-            await wait_until(None, lambda: client.of(session.session_id), what="the first chunk")
+            await wait_until(None, lambda: any(u.session_update == "agent_message_chunk"  # not the commands
+                                               for u in client.of(session.session_id)), what="the first chunk")
             await conn.cancel(session_id=session.session_id)
             assert (await asyncio.wait_for(turn, 60)).stop_reason == "cancelled"  # only a guard against a hang
             done = await conn.prompt(session_id=session.session_id, prompt=text("another slow answer"))

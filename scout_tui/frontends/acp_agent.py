@@ -7,9 +7,11 @@ Methods (ACP protocol version 1, https://agentclientprotocol.com/protocol/overvi
 (streamed ``session/update``s, ``session/request_permission`` for what would ask),
 ``session/cancel`` (as Esc), ``session/set_mode`` (the permission modes),
 ``session/set_config_option`` (the model), and the unstable ``session/fork``, ``session/resume``
-and ``session/close``. A session starts the MCP servers of scout.toml and ``.mcp.json`` and those
-the client passes (stdio and HTTP), as ``-p`` does. stdout carries only the protocol: anything
-else written there goes to stderr, as do the logs.
+and ``session/close``. Each opened session is told its slash commands (``acp_commands``: ``/compact``,
+``/undo``, ``/redo``, ``/cost``, the plugins'), which a prompt of that text runs. A session starts
+the MCP servers of scout.toml and ``.mcp.json`` and those the client passes (stdio and HTTP), as
+``-p`` does. stdout carries only the protocol: anything else written there goes to stderr, as do
+the logs.
 """
 
 from __future__ import annotations
@@ -20,21 +22,25 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
-from acp.schema import (AgentCapabilities, ClientCapabilities, CloseSessionResponse, ForkSessionResponse, Implementation,
-                        InitializeResponse, ListSessionsResponse, LoadSessionResponse, McpCapabilities,
-                        NewSessionResponse, PromptCapabilities, PromptResponse, ResumeSessionResponse,
-                        SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
-                        SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
-                        SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason)
+from acp.helpers import update_agent_message_text
+from acp.schema import (AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionResponse,
+                        ForkSessionResponse, Implementation, InitializeResponse, ListSessionsResponse,
+                        LoadSessionResponse, McpCapabilities, NewSessionResponse, PromptCapabilities, PromptResponse,
+                        ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+                        SessionForkCapabilities, SessionListCapabilities, SessionModeState,
+                        SessionResumeCapabilities, SetSessionConfigOptionResponse, SetSessionModeResponse,
+                        StopReason)
 
 from scout_tui import STOP_SIGNALS, __version__
 from scout_tui.config import keys
+from scout_tui.frontends.acp_commands import advertised, session_commands, stopped
 from scout_tui.frontends.acp_inputs import embedded_files, prompt_text, server_configs
 from scout_tui.frontends.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)
@@ -42,6 +48,7 @@ from scout_tui.engine.agent import Agent
 from scout_tui.core.bus import Error, TurnEnd
 from scout_tui.config.layers import load_config, resumed_config
 from scout_tui.core.errors import ScoutError
+from scout_tui.session.commands import Commands, Parsed, literal
 from scout_tui.session.mentions import prompt_content
 from scout_tui.session.providers import configured_models
 from scout_tui.session.runtime import model_metadata_asking_the_server, model_name
@@ -77,6 +84,7 @@ class _Session:
 
     session: Session
     live: LiveUpdates
+    commands: Commands
     turn: asyncio.Task | None = None
     notes: list[str] = field(default_factory=list)  # what the client is told at its next prompt
 
@@ -115,6 +123,7 @@ class ScoutAcpAgent:
         self.store = store or Store()
         self.client: Any = None  # the AgentSideConnection: session_update, request_permission
         self.sessions: dict[str, _Session] = {}
+        self._later: set[asyncio.Task] = set()  # updates sent once the request is answered
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -142,6 +151,7 @@ class ScoutAcpAgent:
                           mcp_servers: list | None = None, **kwargs: Any) -> NewSessionResponse:
         """A new scout-tui session in ``cwd`` (stored now, so the TUI's session tree lists it)."""
         session = await self._open(cwd, OpenedSession(), mcp_servers)
+        self._after_answer(session.id, advertised(session.commands))
         return NewSessionResponse(session_id=session.id, modes=session.modes(), config_options=session.options())
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list | None = None,
@@ -155,12 +165,14 @@ class ScoutAcpAgent:
         session = await self._resume(cwd, session_id, mcp_servers)
         for update in replay(self.store.messages(session.id), self.store.tool_details(session.id), session.cwd):
             await self._send(session.id, update)
+        self._after_answer(session.id, advertised(session.commands))
         return LoadSessionResponse(modes=session.modes(), config_options=session.options())
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list | None = None, **kwargs: Any) -> ResumeSessionResponse:
         """Open a stored session without replaying it (the client still shows it)."""
         session = await self._resume(cwd, session_id, mcp_servers)
+        self._after_answer(session.id, advertised(session.commands))
         return ResumeSessionResponse(modes=session.modes(), config_options=session.options())
 
     async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
@@ -171,6 +183,7 @@ class ScoutAcpAgent:
         except ScoutError as e:
             raise _error(e, -32602) from None
         session = await self._open(cwd, read_session(self.store, info), mcp_servers)
+        self._after_answer(session.id, advertised(session.commands))
         return ForkSessionResponse(session_id=session.id, modes=session.modes(), config_options=session.options())
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
@@ -243,12 +256,16 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
-        content, more = prompt_content(text, session.cwd, session.agent.permissions,  # @path mentions, as in the app
-                                       attached=embedded_files(prompt, session.cwd))
-        for note in (*notes, *more):
-            log.warning("%s", note)
-        await self._tell(session)
-        session.turn = asyncio.create_task(self._turn(session, content))
+        if (parsed := session.commands.parse(text)) is not None and parsed.command is not None:
+            await self._tell(session)
+            session.turn = asyncio.create_task(self._command(session, parsed))
+        else:  # a prompt for the model, an unknown /word too; //text sends /text, as in the TUI
+            content, more = prompt_content(literal(text) or text, session.cwd, session.agent.permissions,  # @path
+                                           attached=embedded_files(prompt, session.cwd))  # mentions, as in the app
+            for note in (*notes, *more):
+                log.warning("%s", note)
+            await self._tell(session)
+            session.turn = asyncio.create_task(self._turn(session, content))
         reason, failure = await session.turn
         if (task := asyncio.current_task()) is not None and task.cancelling():
             raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
@@ -284,6 +301,30 @@ class ScoutAcpAgent:
             return "cancelled", None
         return reason, failure
 
+    async def _command(self, session: _Session, parsed: Parsed) -> tuple[StopReason, str | None]:
+        """Run a slash command as the prompt's turn (``acp_commands``): what it did is the agent's
+        message; ``cancelled`` after a ``session/cancel``; a ScoutError (a failed summary request,
+        git, a plugin's error) is the prompt's failure."""
+        assert parsed.command is not None
+        try:  # acp_commands' handlers are async functions giving Markdown
+            said = await cast(Awaitable[str], parsed.command.run(parsed.args))
+        except asyncio.CancelledError:
+            await self._send(session.id, update_agent_message_text(stopped(parsed.command.name)))
+            return "cancelled", None
+        except ScoutError as e:
+            return "end_turn", str(e)
+        if said:
+            await self._send(session.id, update_agent_message_text(said))
+        return "end_turn", None
+
+    def _after_answer(self, session_id: str, update: AvailableCommandsUpdate) -> None:
+        """Send ``update`` once the request being handled is answered: a client knows a new
+        session only from the answer (Zed drops the updates of a session it does not know). The
+        answer is queued for the wire as the handler returns, before this task first runs."""
+        task = asyncio.create_task(self._send(session_id, update))
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
     async def _tell(self, session: _Session) -> None:
         """Send the session's notes (``notice_update``), once each."""
         while session.notes:
@@ -293,7 +334,7 @@ class ScoutAcpAgent:
         for update in updates:
             await self._send(session_id, update)
 
-    async def _send(self, session_id: str, update: Update) -> None:
+    async def _send(self, session_id: str, update: Update | AvailableCommandsUpdate) -> None:
         try:
             await self.client.session_update(session_id=session_id, update=update)
         except ConnectionError:
@@ -355,7 +396,8 @@ class ScoutAcpAgent:
             raise _error(e) from None
         session_id = await session.stored()
         session.ensure_agent().approve = partial(self._ask, session_id, where)
-        self.sessions[session_id] = _Session(session, LiveUpdates(where, opened.cost), notes=told)
+        self.sessions[session_id] = _Session(session, LiveUpdates(where, opened.cost), session_commands(session),
+                                             notes=told)
         return self.sessions[session_id]
 
     async def _stop(self, session: _Session) -> None:

@@ -338,7 +338,7 @@ class Session:
         else:
             check_provider(config)
             event = ModelSwitch(config.provider, model_name(config))
-            self.agent_options["info"] = info
+        self.agent_options["info"] = info  # the model in use's: an agent built later, and /cost's prices
         self.config = config
         return event
 
