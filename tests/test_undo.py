@@ -38,7 +38,7 @@ def test_undo_takes_the_newest_turn_not_undone_and_redo_the_last_undone():
 
 
 def test_nothing_to_undo_or_redo_says_why():
-    from scout_tui.tui.file_changes import _why_nothing
+    from scout_tui.session.restore import why_nothing as _why_nothing
 
     assert "no turn of this session changed files" in _why_nothing([], redo=False)
     undone = [_checkpoint(0, "f"), ("checkpoint.restore", {"turn": 0, "redo": False})]
@@ -192,7 +192,7 @@ def test_snapshot_of_the_diff_view(snap_compare, repo) -> None:
 
 
 def test_a_restore_question_names_the_first_files_and_counts_the_rest():
-    from scout_tui.tui.file_changes import LISTED_FILES, restore_lines
+    from scout_tui.session.restore import LISTED_FILES, restore_lines
     from scout_tui.checkpoints.restores import Restore
 
     files = [{"status": "added", "path": f"f{n:02}.txt"} for n in range(LISTED_FILES + 3)]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scout_tui.config.models import ModelInfo, cache_hit_share
+from scout_tui.core.figures import dollars, tokens
 from scout_tui.core.text import one_line
 
 if TYPE_CHECKING:
@@ -22,26 +23,6 @@ UNKNOWN = "—"
 """Shown for a cost, or a share, that is not known."""
 
 _TOKEN_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
-
-
-def dollars(cost: float) -> str:
-    """A cost in dollars for a narrow column: <$0.01, $0.42, $3.10, $12.5."""
-    if cost < 0.01:
-        return "<$0.01"
-    if cost < 10:
-        return f"${cost:.2f}"
-    return f"${cost:.1f}"
-
-
-def tokens(n: int) -> str:
-    """A token count for a narrow column: 950, 12.3k, 200k, 1.2M."""
-    if n < 1_000:
-        return str(n)
-    if n < 100_000:
-        return f"{n / 1_000:.1f}k"
-    if n < 1_000_000:
-        return f"{n / 1_000:.0f}k"
-    return f"{n / 1_000_000:.1f}M"
 
 
 def cost_text(cost: float | None, spent_tokens: float) -> str:

@@ -12,60 +12,12 @@ from __future__ import annotations
 
 
 from scout_tui.core.errors import ScoutError
-from scout_tui.checkpoints.restores import Restore, next_step, rewind_to, undone_turns
+from scout_tui.checkpoints.restores import Restore, rewind_to, undone_turns
+from scout_tui.session import restore
+from scout_tui.session.restore import NotRestorable, count, names, restore_lines
 from scout_tui.widgets.chat_view import ChatView
 from scout_tui.widgets.composer import Composer
 from scout_tui.tui.feature import Feature, feature_work
-
-_UNDO_WORDS = {"added": "remove", "deleted": "bring back", "renamed": "rename back"}
-_REDO_WORDS = {"added": "create again", "deleted": "remove again", "renamed": "rename again"}
-
-
-def _what(change: dict, redo: bool) -> str:
-    """The file a change is about; a rename names both ends, in the direction it goes."""
-    if change["status"] == "renamed" and change.get("old_path"):
-        ends = (change["old_path"], change["path"]) if redo else (change["path"], change["old_path"])
-        return " → ".join(ends)
-    return change["path"]
-
-
-LISTED_FILES = 8
-"""Files named in a restore's question; more are counted."""
-
-
-def _names(paths: list[str]) -> str:
-    """``paths`` joined, the first ``LISTED_FILES`` named and the rest counted."""
-    more = len(paths) - LISTED_FILES
-    return ", ".join(paths[:LISTED_FILES]) + (f" and {more} more" if more > 0 else "")
-
-
-def _why_nothing(events: list[tuple[str, dict]], redo: bool) -> str:
-    """Why ``/undo`` (or ``/redo``) has nothing to do, from the branch's checkpoint events."""
-    if not any(kind == "checkpoint" for kind, _ in events):
-        return f"Nothing to {'redo' if redo else 'undo'}: no turn of this session changed files."
-    if not redo:
-        return "Nothing to undo: every turn's file changes are undone already."
-    if undone_turns(events):
-        return "Nothing to redo: a turn changed files since the last undo, and redoing would overwrite its work."
-    return "Nothing to redo: nothing was undone."
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
-def restore_lines(plan: Restore, others: list[str]) -> list[str]:
-    """What ``plan`` will do to each file, one line each (the first ``LISTED_FILES``), and
-    which files someone else changed since."""
-    words = _REDO_WORDS if plan.redo else _UNDO_WORDS
-    lines = [f"  {words.get(f['status'], 'change again' if plan.redo else 'restore')}: {_what(f, plan.redo)}"
-             for f in plan.files[:LISTED_FILES]]
-    if len(plan.files) > LISTED_FILES:  # the choice stays on a 24-row screen; /diff lists them all
-        lines.append(f"  and {len(plan.files) - LISTED_FILES} more (/diff lists them)")
-    if others:
-        lines += ["", f"Changed since by someone else, and overwritten: {', '.join(others)}"]
-    return lines
-
 
 class FileChanges(Feature):
     """``/diff``, ``/undo``, ``/redo`` and rewinding for ``ScoutApp``."""
@@ -87,8 +39,8 @@ class FileChanges(Feature):
         return f"“{one_line(prompt, width)}”" if prompt else None
 
     def turn_name(self, turn: int) -> str:
-        """The turn at message ``turn`` as people know it: by its prompt, when shown."""
-        return self._quoted_prompt(turn) or f"the turn at message {turn}"
+        """The turn at message ``turn`` as people know it: by its prompt (``restore.turn_name``)."""
+        return restore.turn_name(self.app.session, turn)
 
     def _point_name(self, at: int) -> str:
         """Message position ``at`` as people know it: before its prompt, when shown."""
@@ -123,7 +75,7 @@ class FileChanges(Feature):
                     start = len(rows)
                 # what to read first, first: the list cuts a long label with "…" (its CSS)
                 said = f"“{one_line(prompts[c['turn']], 40)}”" if prompts.get(c["turn"]) else f"at message {c['turn']}"
-                rows.append(FileDiff(f"{_count(len(c['files']), 'file')}{' (undone)' if c['turn'] in undone else ''}"
+                rows.append(FileDiff(f"{count(len(c['files']), 'file')}{' (undone)' if c['turn'] in undone else ''}"
                                      f" · {said}"))
                 rows += [FileDiff(f["path"], f["path"], f["status"],
                                   store.diff(c["before"], c["after"], [p for p in (f.get("old_path"), f["path"]) if p]))
@@ -131,16 +83,16 @@ class FileChanges(Feature):
                 rows += [FileDiff(f"  not kept: {p} ({why_skipped(p)})") for p in c.get("skipped", [])]
             now = store.snapshot().tree  # the files as they are, undone turns and all
             total = store.changes(found[0]["before"], now)
-            rows.append(FileDiff(f"Net, as now · {_count(len(total), 'file')}"))
+            rows.append(FileDiff(f"Net, as now · {count(len(total), 'file')}"))
             rows += [FileDiff(f.path, f.path, f.status,
                               store.diff(found[0]["before"], now, [p for p in (f.old_path, f.path) if p]))
                      for f in total]
         except ScoutError as e:
             self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return
-        title = (f"{_count(len(found), 'turn')} of this session changed files"
+        title = (f"{count(len(found), 'turn')} of this session changed files"
                  + (f", {len(undone)} undone since" if undone else "")
-                 + f" · {_count(len(total), 'file')} {'differs' if len(total) == 1 else 'differ'} now from before the first")
+                 + f" · {count(len(total), 'file')} {'differs' if len(total) == 1 else 'differ'} now from before the first")
         self.app.call_from_thread(self.app.push_screen, DiffView(rows, title, start=start))
 
     def _undo_command(self, _: str) -> None:
@@ -164,20 +116,24 @@ class FileChanges(Feature):
             self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return None
 
-    @feature_work(thread=True, exclusive=True, group="checkpoint")
-    def plan_restore(self, redo: bool) -> None:
-        """Find what ``/undo`` or ``/redo`` would change (in a thread: the store and git), then ask."""
-        if self.app.session.id is None or self.app.busy:
-            self.app.call_from_thread(self.app.chat.add_notice, "Nothing to undo yet." if not self.app.busy
-                                  else "A turn is running: press Esc first.", "warning")
+    @feature_work(exclusive=True, group="checkpoint")
+    async def plan_restore(self, redo: bool) -> None:
+        """Find what ``/undo`` or ``/redo`` would change (``restore.plan_restore``: the store and
+        git, in threads), then ask."""
+        app = self.app
+        if app.session.id is None or app.busy:
+            app.chat.add_notice("Nothing to undo yet." if not app.busy else "A turn is running: press Esc first.",
+                                "warning")
             return
-        events = self._checkpoint_events()
-        plan = next_step(events, redo)
-        if plan is None:
-            self.app.call_from_thread(self.app.chat.add_notice, _why_nothing(events, redo), "warning")
+        try:
+            plan, others = await restore.plan_restore(app.session, redo)
+        except NotRestorable as e:
+            app.chat.add_notice(str(e), "warning")
             return
-        if (others := self._changed_by_others(plan)) is not None:
-            self.app.call_from_thread(self._ask_restore, plan, others)
+        except ScoutError as e:
+            app.chat.add_notice(str(e), "error")
+            return
+        self._ask_restore(plan, others)
 
     def _ask_restore(self, plan: Restore, others: list[str]) -> None:
         from scout_tui.widgets.dialogs import ConfirmScreen
@@ -201,11 +157,9 @@ class FileChanges(Feature):
         except ScoutError as e:
             self.app.chat.add_notice(str(e), "error")
             return
-        files = _names(plan.paths)
+        files = names(plan.paths)
         if rewind_at is None:
-            done = "Redid" if plan.redo else "Undid"
-            self.app.chat.add_notice(f"{done} the file changes of {self.turn_name(plan.turn)}: {files}. "
-                                 "The conversation is unchanged.")
+            self.app.chat.add_notice(restore.restored(plan, self.turn_name(plan.turn)))
         elif fork is None:
             self.app.chat.add_notice(f"Rewound the files to {self._point_name(rewind_at)}: {files}. The conversation is "
                                  "unchanged; /redo makes the turns' changes again, one at a time.")

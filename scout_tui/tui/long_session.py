@@ -167,9 +167,9 @@ class LongSession(Feature):
         """``/compact [focus]``: the summary model writes a summary of everything before the cut;
         the person reads and edits it in a preview; Enter applies it (a ``session.compacted``
         event), Esc cancels (its cost is still recorded)."""
-        from scout_tui.core.bus import CompactCancelled
+        from scout_tui.session import compacting
 
-        chat = self.app.query_one(ChatView)
+        chat = self.app.chat
         if self.app.session.id is None:
             chat.add_notice("Nothing to compact yet: send a message first.", "warning")
             return
@@ -179,7 +179,7 @@ class LongSession(Feature):
             await self.app.history_ready.wait()
             await self.app.extensions_ready.wait()
             await self.app.model_ready.wait()
-            agent = await asyncio.to_thread(self.app.turns.ensure_agent)  # may import the engine: see ``run_turn``
+            await asyncio.to_thread(self.app.turns.ensure_agent)  # may import the engine: see ``run_turn``
             from scout_tui.session.session import NotCompacted
 
             def writing(on: bool) -> None:
@@ -194,18 +194,16 @@ class LongSession(Feature):
                 chat.add_notice(f"Could not summarise the conversation: {e}", "error")
                 return
             except asyncio.CancelledError:
-                chat.add_notice("Compaction stopped: nothing changed (the summary request was cancelled).")
+                chat.add_notice(compacting.STOPPED)
                 raise
-            if await self._summary_not_applied(agent, data):
+            if await self._summary_not_applied(data):
                 return
             from scout_tui.widgets.compaction import CompactPreview
 
             answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-            cut = data["at"]
-            info = (f"Summarises messages 0–{cut - 1} of {len(agent.messages)}; the newest "
-                    f"{len(agent.messages) - cut} stay verbatim. About {data['tokens_before']:,} → "
-                    f"{data['tokens_after']:,} tokens per request.")
+            info = compacting.compaction_info(data)
             self.app.busy = False  # the preview is the person's to answer: no "working (Esc to interrupt)"
+
             def done(text: str | None) -> None:
                 if not answered.done():
                     answered.set_result(text)
@@ -213,33 +211,31 @@ class LongSession(Feature):
             await self.app.push_screen(CompactPreview(data["summary"], info=info), done)
             text = await answered
             if text is None:
-                if data["usage"]:  # what the cancelled summary cost stays in the session's totals
-                    await self.app.delivery.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
+                if (paid := compacting.cancelled(data)) is not None:  # its cost stays in the session's totals
+                    await self.app.delivery.deliver(paid)
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
             if text != data["summary"]:  # edited: what each request would carry is the edited text's
                 data = await self.app.session.edited_compaction(data, text)
-                if await self._summary_not_applied(agent, data, paid=False):
+                if await self._summary_not_applied(data, paid=False):
                     return
             await self.app.delivery.deliver(self.app.session.apply_compaction(data))
         finally:
             self.app.busy = False
             self.estimate_context()
 
-    async def _summary_not_applied(self, agent, data: dict, *, paid: bool = True) -> bool:
+    async def _summary_not_applied(self, data: dict, *, paid: bool = True) -> bool:
         """Whether ``/compact``'s summary (``data``, a ``session.compacted`` event's) must not be
-        applied (``Agent.summary_unfit``: it would make each request larger, or not fit the
-        window): then the chat says why and, ``paid``, the summary's cost is recorded."""
-        from scout_tui.core.bus import CompactCancelled
+        applied (``compacting.unfit``: it would make each request larger, or not fit the window):
+        then the chat says why and, ``paid``, the summary's cost is recorded."""
+        from scout_tui.session import compacting
 
-        why = await asyncio.to_thread(agent.summary_unfit, data)
+        why = await compacting.unfit(self.app.session, data)
         if why is None:
             return False
-        if paid and data["usage"]:  # what the summary cost stays in the session's totals
-            await self.app.delivery.deliver(CompactCancelled(data["usage"], data["model"], data["cost"]))
-        self.app.query_one(ChatView).add_notice(
-            f"The summary was not applied: {why}. `/compact` with a focus (e.g. `/compact the failing test`) "
-            "asks for a shorter one.", "warning")
+        if paid and (event := compacting.cancelled(data)) is not None:  # its cost stays in the session's totals
+            await self.app.delivery.deliver(event)
+        self.app.chat.add_notice(why, "warning")
         return True
 
     def show_compaction(self, data: dict) -> None:
@@ -287,10 +283,7 @@ class LongSession(Feature):
         session_id = self.app.session.id
         by_model = self.app.store.spending(session_id) if session_id else {}
         branches = self.app.store.tree(self.app.cwd)
-        info = self.model_info
-        if info is not None and info.input is not None:
-            note = f"Prices: {info.source}."
-        else:
-            note = ("No price is known for this model: set input and output (USD per 1M tokens) in "
-                    f'[models."{info.id if info else "ID"}"] in scout.toml.')
+        from scout_tui.session.cost import prices_note
+
+        note = prices_note(self.model_info)
         self.app.call_from_thread(self.app.push_screen, CostView(by_model, branches, session_id, note=note))

@@ -26,7 +26,7 @@ from textual.widgets import Collapsible, Static
 from ..core.text import one_line, sanitize
 from .composer import MultilineInput
 from .markdown_render import LeftMarkdown, code_theme_of
-from .status_bar import dollars, tokens
+from scout_tui.core.figures import dollars, tokens
 
 BY = {"user": "by you", "auto": "automatic", "overflow": "context overflow", "plugin": "plugin"}
 """How the marker names what made a compaction (the event's ``by``)."""

@@ -22,39 +22,16 @@ from textual.widgets import Static
 from ..config.models import cache_hit_share
 from ..store.event_log import SessionInfo
 from ..core.text import one_line
-from .status_bar import dollars, tokens
+from scout_tui.core.figures import tokens
+from scout_tui.session.cost import UNKNOWN, cost_text, spent as row_tokens, sum_costs
 
 TITLE_WIDTH = 40
 """Characters of a branch title shown at most."""
-
-UNKNOWN = "—"
-"""Shown for a cost, or a share, that is not known."""
-
-
-def cost_text(cost: float | None, spent_tokens: float) -> str:
-    """Dollars as the status bar shows them; ``—`` when unknown: None, or nothing billed for
-    tokens that were spent (the store counts a request of unknown price as $0); ``$0`` when
-    nothing was spent."""
-    if cost is not None and cost > 0:
-        return dollars(cost)
-    if cost is None or spent_tokens > 0:
-        return UNKNOWN
-    return "$0"
-
 
 def cache_hit(row: Mapping[str, float | None]) -> str:
     """The share of input tokens read from the cache: read / (uncached + read + written)."""
     share = cache_hit_share(dict(row))
     return f"{share:.0%}" if share is not None else UNKNOWN
-
-
-def _spent(row: Mapping[str, float | None]) -> float:
-    return sum(row.get(key, 0) or 0 for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-
-
-def _sum_costs(costs: list[float | None]) -> float | None:
-    known = [cost for cost in costs if cost is not None]
-    return sum(known) if known else None
 
 
 def model_table(by_model: dict[str, dict[str, float]]) -> Table:
@@ -72,7 +49,7 @@ def model_table(by_model: dict[str, dict[str, float]]) -> Table:
         requests = int(row.get("requests", 0) or 0)
         counts = [tokens(int(row.get(key, 0) or 0)) for key in keys[1:]]
         cells = [one_line(name, 60) or "unknown", str(requests), *counts, cache_hit(row),
-                 cost_text(row.get("cost"), _spent(row))]
+                 cost_text(row.get("cost"), row_tokens(row))]
         table.add_row(*(Text(cell) for cell in cells), style=style)
 
     ordered = sorted(by_model.items(), key=lambda item: (-(item[1].get("cost") or 0), item[0]))
@@ -80,7 +57,7 @@ def model_table(by_model: dict[str, dict[str, float]]) -> Table:
         add(name, row)
     if len(ordered) > 1:
         total: dict[str, float | None] = {key: sum(row.get(key, 0) or 0 for _, row in ordered) for key in keys}
-        total["cost"] = _sum_costs([row.get("cost") for _, row in ordered])
+        total["cost"] = sum_costs([row.get("cost") for _, row in ordered])
         table.add_section()
         add("all models", total, "bold")
     if not ordered:
@@ -171,8 +148,8 @@ class CostView(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         rows = list(self.by_model.values())
-        total = _sum_costs([row.get("cost") for row in rows])
-        spent = sum(_spent(row) for row in rows)
+        total = sum_costs([row.get("cost") for row in rows])
+        spent = sum(row_tokens(row) for row in rows)
         requests = sum(int(row.get("requests", 0) or 0) for row in rows)
         with Vertical():
             yield Static(Text(f"What this session cost: {cost_text(total, spent)}"), id="cost-title")

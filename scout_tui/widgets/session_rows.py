@@ -14,7 +14,7 @@ from rich.cells import cell_len, set_cell_size
 from ..checkpoints.restores import undone_turns
 from ..store.event_log import SessionInfo
 from ..core.text import one_line
-from .status_bar import dollars, tokens
+from scout_tui.core.figures import dollars, tokens
 
 TITLE_WIDTH = 40
 """Cells of a session title shown at most."""

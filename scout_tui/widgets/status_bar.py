@@ -15,29 +15,10 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from ..core.figures import dollars, tokens
 from ..core.text import one_line
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-
-def dollars(cost: float) -> str:
-    """A cost in dollars for a narrow column: <$0.01, $0.42, $3.10, $12.5."""
-    if cost < 0.01:
-        return "<$0.01"
-    if cost < 10:
-        return f"${cost:.2f}"
-    return f"${cost:.1f}"
-
-
-def tokens(count: int) -> str:
-    """A token count for a narrow column: 950, 12.3k, 200k, 1.2M."""
-    if count < 1_000:
-        return str(count)
-    if count < 100_000:
-        return f"{count / 1_000:.1f}k"
-    if count < 1_000_000:
-        return f"{count / 1_000:.0f}k"
-    return f"{count / 1_000_000:.1f}M"
 
 
 DROPPED = ("session", "tokens", "ctx numbers", "hint", "cache", "model", "ctx")
