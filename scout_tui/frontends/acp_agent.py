@@ -40,7 +40,8 @@ from acp.schema import (AgentCapabilities, AvailableCommandsUpdate, ClientCapabi
 
 from scout_tui import STOP_SIGNALS, __version__
 from scout_tui.config import keys
-from scout_tui.frontends.acp_commands import advertised, session_commands, stopped
+from scout_tui.frontends.acp_commands import advertised, stopped
+from scout_tui.session.slash import session_commands
 from scout_tui.frontends.acp_inputs import embedded_files, prompt_text, server_configs
 from scout_tui.frontends.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)

@@ -10,13 +10,9 @@ confirm: ``/compact`` applies its summary, ``/undo`` refuses to overwrite what s
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
-from scout_tui.session.commands import Command, Commands
-from scout_tui.session.session import Session
+from scout_tui.session.commands import Commands
 
 HINTS = {"compact": "what the summary should keep (optional)"}
 """The input hint a client shows after a command's name, for the commands that take one."""
@@ -37,74 +33,3 @@ def advertised(commands: Commands) -> AvailableCommandsUpdate:
                          input=AvailableCommandInput(UnstructuredCommandInput(hint=HINTS.get(c.name, c.args)))
                          if c.args else None)
         for c in commands])
-
-
-def session_commands(session: Session) -> Commands:
-    """The commands ``session`` runs from a prompt, each an async function of the argument text
-    that returns the Markdown to show: the built-ins, then the plugins' (a plugin's wins over a
-    built-in of its name, as in the TUI)."""
-    commands = Commands([
-        Command("compact", "[FOCUS]", "summarise the older messages so each request carries the summary instead "
-                "(applied at once; a focus says what to keep)", _runs(_compact, session)),
-        Command("undo", "", "put the files the last turn changed back as they were (the conversation stays; "
-                "not when someone else changed them since)", _runs(_restore, session, False)),
-        Command("redo", "", "change the files again as the turn last undone left them", _runs(_restore, session, True)),
-        Command("cost", "", "tokens and dollars by model, cache read and write, and branch", _runs(_cost, session)),
-    ])
-    plugins = session.agent_options.get("plugins")
-    for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):
-        commands.add(Command(name, "[ARGS]", "a plugin command", _runs(_plugin, session, name), owner=owner))
-    return commands
-
-
-def _runs(run: Callable[..., Awaitable[str]], *bound: object) -> Callable[[str], Awaitable[str]]:
-    return lambda args: run(*bound, args)
-
-
-async def _compact(session: Session, focus: str) -> str:
-    """``/compact [focus]``: the summary applied (``compacting.compact``), and what it stands for."""
-    from scout_tui.session.compacting import compact, compaction_info
-    from scout_tui.session.session import NotCompacted
-
-    try:
-        event = await compact(session, focus)
-    except NotCompacted as e:
-        return str(e)
-    quoted = "\n".join(f"> {line}" if line else ">" for line in event.data["summary"].splitlines())
-    return (f"Compacted. {compaction_info(event.data)} The next requests send this summary instead of those "
-            f"messages (the session keeps them all):\n\n{quoted}")
-
-
-async def _restore(session: Session, redo: bool, _: str) -> str:
-    """``/undo`` or ``/redo``: the files written back (``Session.restore_files``), unless nothing
-    is to be done or someone else changed them since the turn (then nothing is written)."""
-    from scout_tui.session.restore import NotRestorable, names, plan_restore, restore_lines, restored, turn_name
-
-    try:
-        plan, others = await plan_restore(session, redo)
-    except NotRestorable as e:
-        return str(e)
-    turn = turn_name(session, plan.turn)
-    if others:
-        verb = "redo" if redo else "undo"
-        lines = "\n".join(line for line in restore_lines(plan, []) if line)
-        return (f"Not {verb}ne: someone else changed {names(others)} since {turn}, and /{verb} would overwrite "
-                f"it. Nothing was written. Check those files; scout-tui's /{verb} names them and asks before "
-                f"overwriting. What /{verb} would do:\n\n```\n{lines}\n```")
-    await asyncio.shield(session.restore_files(plan))  # once written, recorded even if cancelled meanwhile
-    return restored(plan, turn)
-
-
-async def _cost(session: Session, _: str) -> str:
-    """``/cost``: the session's spending as Markdown (``cost.cost_report``), read in a thread."""
-    from scout_tui.session.cost import cost_report
-
-    session_id = await session.stored()
-    return await asyncio.to_thread(cost_report, session.store, session_id, session.cwd,
-                                   session.agent_options.get("info"))
-
-
-async def _plugin(session: Session, name: str, args: str) -> str:
-    """A plugin's command, in a thread (plugin code may be slow); its text ("" for none)."""
-    plugins = session.agent_options["plugins"]
-    return await asyncio.to_thread(plugins.run_command, name, args) or ""

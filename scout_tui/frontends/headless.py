@@ -17,15 +17,19 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from collections.abc import Awaitable, Callable
+from typing import TextIO, cast
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.core.bus import (Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
                            ToolEnd, ToolStart)
 from scout_tui.config.layers import Config
+from scout_tui.core.errors import ScoutError
+from scout_tui.session.commands import Parsed, literal
 from scout_tui.session.mentions import prompt_content
 from scout_tui.core.messages import message_text, thinking_text, tool_uses
-from scout_tui.session.session import open_session
+from scout_tui.session.session import Session, open_session
+from scout_tui.session.slash import session_commands
 from scout_tui.store.event_log import Store
 from scout_tui.core.text import StreamSanitizer, one_line, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
@@ -91,6 +95,9 @@ async def run_headless(
         print(f"forked at message {opened.info.fork_at} instead of {fork[1]}, so no tool call is left without its "
               "result", file=err, flush=True)
     agent = session.ensure_agent()
+    if (parsed := session_commands(session).parse(prompt)) is not None and parsed.command is not None:
+        return await _run_command(session, store, parsed, out, output_format, warn)
+    prompt = literal(prompt) or prompt  # "//text" sends "/text", as in the TUI and acp
     # The session is stored when its turn starts (``Session.turn``): a run stopped by a bad
     # permission rule or [sandbox] value never reached the model, and leaves no empty session in
     # the sessions pane. A run that fails later is stored, and listed as failed (its turn.end's
@@ -208,6 +215,33 @@ async def run_headless(
         return 1
     return 0
 
+
+
+async def _run_command(session: Session, store: Store, parsed: Parsed, out: TextIO, output_format: str,
+                       warn: Callable[[str], None]) -> int:
+    """A prompt that is one of the session's slash commands (``session.slash``: ``/compact``,
+    ``/undo``, ``/redo``, ``/cost``, a plugin's): run instead of a turn, what it did printed as
+    Markdown (``text``) or as the json result's ``text``. Returns the exit status (1: it failed,
+    said on stderr)."""
+    assert parsed.command is not None
+    said, failure = "", None
+    try:  # the handlers are async functions giving Markdown
+        said = await cast(Awaitable[str], parsed.command.run(parsed.args))
+    except ScoutError as e:
+        failure = str(e)
+    finally:
+        await session.close()
+        store.close()
+    if output_format == "text":
+        if said:
+            out.write(said.rstrip("\n") + "\n")
+    else:
+        out.write(result_json(session.id, failure, said) + "\n")
+    out.flush()
+    if failure:
+        warn(failure)
+        return 1
+    return 0
 
 
 def only_thinking(message: dict) -> str | None:
