@@ -33,6 +33,7 @@ import time
 from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.engine.compaction import compact, forget_memos, prepare_prompt
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.tools import builtin_registry
 
 STRATEGIES = ("none", "shorten_tools", "shorten_tools_epoch")
@@ -127,7 +128,7 @@ def agent(window: int = 200_000) -> Agent:
     """An agent with the built-in tools and a ``window``-token context, for ``preview`` (it
     makes no request)."""
     backend = make_backend("anthropic", model="claude-sonnet-4-5", api_key="sk-bench", max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a coding assistant.", context_window=window)
+    return Agent(backend, builtin_registry(), AgentSettings(system="You are a coding assistant.", context_window=window))
 
 
 def chars(messages: list[dict]) -> int:
