@@ -22,16 +22,16 @@ from scout_tui.backends.base import (
     ThinkingDelta,
     Usage,
 )
-from scout_tui.engine.budget import Estimator
-from scout_tui.core.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
-                           PromptCompacted, Retry, ToolEnd, TurnEnd)
-from scout_tui.engine.cache_report import PromptRecord, explain
+from scout_tui.engine import summary as summaries
+from scout_tui.core.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageRefused, MessageUser,
+                           Notice, Retry, ToolEnd, TurnEnd)
+from scout_tui.engine.cache_report import PromptRecord
 from scout_tui.engine.compaction import Compacted
 from scout_tui.engine.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.core.errors import ModelError, ScoutError
 from scout_tui.engine.history import error_result
 from scout_tui.config.keys import MIN_SECRET
-from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_uses, turn_marker
+from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_results, tool_uses, turn_marker
 from scout_tui.core.text import SurrogateJoiner, repair_surrogates
 from scout_tui.engine.settings import AgentSettings
 from scout_tui.engine.tool_runner import ToolRunner, result_block
@@ -51,20 +51,22 @@ def user_message(text: str | list[dict]) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}] if isinstance(text, str) else list(text)}
 
 
-class Agent(ContextWindow):
+class Agent:
     """Runs turns of one conversation against ``backend`` with ``tools``.
 
     Args:
         backend: the model provider.
         tools: the tools offered; their failures become ``is_error`` results.
         settings: everything else (``AgentSettings``: prompt, limits, sandbox, policy,
-            compaction, pricing, checkpoints, calibration; None: the defaults). The agent copies
-            its fields into attributes of the same names, which ``use_backend`` and the session
-            change later (the settings object is not kept).
+            compaction, pricing, checkpoints, calibration; None: the defaults). The agent, its
+            runner and its window copy the fields each uses into attributes of the same names,
+            which ``use_backend`` and the session change later (the settings object is not kept).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     The tool calls of each reply are run by ``runner`` (a ``ToolRunner``); ``sandbox``,
-    ``approve`` and ``permissions`` are its, changed through the agent by the front ends.
+    ``approve`` and ``permissions`` are its, changed through the agent by the front ends. What
+    each request sends of the conversation, and summaries, are ``window``'s (a
+    ``ContextWindow``: ``agent.window.preview()``, ``agent.window.context_window``…).
     """
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -96,28 +98,15 @@ class Agent(ContextWindow):
         self.system = settings.system
         self.max_turns = settings.max_turns
         self.max_tokens = settings.max_tokens
-        self.strategies = settings.strategies
-        self.compaction_settings = settings.compaction_settings
-        self.context_window = settings.context_window
-        self.auto_compact = settings.auto_compact
         self.key_source = settings.key_source
         """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
-        self.compaction = settings.compaction
         self.summary_backend = settings.summary_backend
-        self.keep_tokens = settings.keep_tokens
         self.pricing = settings.pricing
         self.cache_key = settings.cache_key
         self.cache_ttl = settings.cache_ttl
-        self.estimator = settings.estimator or Estimator()
-        self.remember = settings.remember
-        self._squeeze = 1.0  # < 1 after an overflow no summary answered
-        self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
-        self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large
-        self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
-        self._last_tokens = 0  # its calibrated size estimate, in tokens
-        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
         self.messages: list[dict] = []
-        self._overhead: int | None = None
+        self.window = ContextWindow(settings, messages=lambda: self.messages, tools=tools, redact=self.redact,
+                                    write_summary=self.write_summary)
         # State an interrupt needs to close the turn validly.
         self._partial: list[str] = []
         self._streaming = False
@@ -256,18 +245,18 @@ class Agent(ContextWindow):
         """
         self.messages = list(history)
         self.runner.stopping = False
-        self._summary_failed = False
+        self.window.start_turn()
         yield self._add_user(user_message(text) if text is not None else turn_marker("retry"))
 
         retried = False
         for _ in range(self.max_turns):
             try:
-                prepared: Compacted | None = self.preview()
+                prepared: Compacted | None = self.window.preview()
             except (ScoutError, ValueError):
                 prepared = None  # _call_model reports it
-            if prepared is not None and self._over_threshold(prepared):
+            if prepared is not None and self.window.over_threshold(prepared):
                 prepared = None  # the summary changes what the next request sends
-                async for event in self.compact_to_fit():
+                async for event in self.window.compact_to_fit():
                     yield event
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
@@ -280,11 +269,13 @@ class Agent(ContextWindow):
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
-                    recovered: list[bool] = []
-                    async for event in self._recover(e, recovered):
+                    unanswered: list[ModelError] = []
+                    async for event in self.window.recover(e, unanswered):
                         yield event
-                    if recovered:
+                    if not unanswered:
                         continue
+                    for event in self._refused(unanswered[0]):
+                        yield event
                     return
                 if e.kind == "context_overflow":
                     for event in self._refused(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status,
@@ -381,11 +372,9 @@ class Agent(ContextWindow):
                 self._retired.append(old)
         self.backend = backend
         self.summary_backend = summary_backend
-        self.context_window = context_window
         self.pricing = pricing
         self.key_source = key_source
-        self.estimator = Estimator()
-        self._squeeze = 1.0
+        self.window.use_model(context_window)
 
     async def _close_retired(self) -> None:
         """Close the backends ``use_backend`` replaced: no request of this agent uses them now."""
@@ -446,11 +435,11 @@ class Agent(ContextWindow):
         if self._retired:
             await self._close_retired()
         try:
-            compacted = prepared if prepared is not None else self.preview()
+            compacted = prepared if prepared is not None else self.window.preview()
         except ValueError as e:  # an unknown strategy name
             raise ScoutError(str(e)) from None
         if not compacted.fits:  # the person's own text is over the window: it would only be refused
-            raise PromptTooLong(self._too_long())
+            raise PromptTooLong(self.window.too_long())
         prompt = compacted.messages
         self._model = backend.model
         request = Request(
@@ -463,14 +452,9 @@ class Agent(ContextWindow):
             cache_key=self.cache_key,
             cache_ttl=self.cache_ttl,
         )
-        record = PromptRecord.of(request, compacted, self.compaction)
-        data = compacted.event_data()
-        data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
-        data["context_window"] = self.context_window  # may have been learnt from an overflow error
-        data["cache"] = explain(self.last_prompt, record)
-        yield PromptCompacted(**data)
-        self.last_prompt = record
-        estimated = self._last_estimated = compacted.tokens_after + self.overhead_tokens()
+        record = PromptRecord.of(request, compacted, self.window.compaction)
+        yield self.window.prompt_compacted(compacted, record)
+        self.window.last_prompt = record
         self._partial = []
         self._streaming = True
         streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
@@ -491,9 +475,46 @@ class Agent(ContextWindow):
                         if kind == "text":
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
-                if self.estimator.learn(estimated, event.usage.prompt_tokens):
-                    await self._remember()
+                await self.window.learn(event.usage.prompt_tokens)
                 yield dataclasses.replace(event, message=_whole_characters(event.message))
+
+    def _usage(self, usage: Usage, model: str) -> dict:
+        """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
+        data: dict[str, object] = {**usage.as_dict()}
+        data["model"] = model
+        data["cost"] = self.pricing(data, model) if self.pricing is not None else None
+        return data
+
+    async def write_summary(self, messages: list[dict]) -> tuple[str, dict]:
+        """Send ``messages`` (``summary.request_messages``) to the summary model (the agent's own
+        when none is set) with this agent's system prompt, tools and cache key, so the request
+        can reuse the conversation's prompt cache; returns the summary's text, redacted, and the
+        request's ``usage`` event data (``_usage``: counts, model, cost).
+
+        Raises:
+            ScoutError: the model call failed, or the reply held no text (``summary.write_summary``).
+        """
+        backend = self.summary_backend or self.backend
+        request = Request(model=backend.model, messages=messages, system=self.system, tools=self.tools.specs(),
+                          max_tokens=min(self.max_tokens, 8192), cache_key=self.cache_key, cache_ttl=self.cache_ttl)
+        text, spent = await summaries.write_summary(backend, request)
+        return self.redact(text), self._usage(spent, backend.model)
+
+    def _refused(self, error: ScoutError) -> list[Event]:
+        """Close a turn whose prompt does not fit the window (``_failed``). When nothing answered
+        the person's message yet (it is the conversation's last), it is marked refused
+        (``MessageRefused``): kept in the session, never sent again with later messages."""
+        events: list[Event] = []
+        at = len(self.messages) - 1
+        message = self.messages[at] if at >= 0 else {}
+        if message.get("role") == "user" and not tool_results(message) and not message.get("incomplete"):
+            self.messages[at] = {**message, "incomplete": True}
+            events.append(MessageRefused(at))
+            error = ModelError(f"{error}\n\nYour message was not sent: it stays in the session, and is not sent "
+                               "with later messages.", kind="context_overflow",
+                               status=getattr(error, "status", None), url=getattr(error, "url", ""))
+            return events + self._failed(error, note=False)  # no note: it would stand for a message never sent
+        return events + self._failed(error)
 
     def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete, and
