@@ -6,7 +6,6 @@ database, so the TUI worker and headless ``-p`` share every line of it (the seed
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from pathlib import Path
@@ -23,8 +22,8 @@ from scout_tui.backends.base import (
     Usage,
 )
 from scout_tui.engine import summary as summaries
-from scout_tui.core.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageRefused, MessageUser,
-                           Notice, Retry, ToolEnd, TurnEnd)
+from scout_tui.core.bus import (Error, Event, MessageAssistant, MessageDelta, MessageRefused, MessageUser, Notice, Retry,
+                           ToolEnd, TurnEnd)
 from scout_tui.engine.cache_report import PromptRecord
 from scout_tui.engine.compaction import Compacted
 from scout_tui.engine.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
@@ -32,14 +31,14 @@ from scout_tui.core.errors import ModelError, ScoutError
 from scout_tui.engine.history import error_result
 from scout_tui.config.keys import MIN_SECRET
 from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_results, tool_uses, turn_marker
-from scout_tui.core.text import SurrogateJoiner, repair_surrogates
 from scout_tui.engine.settings import AgentSettings
+from scout_tui.engine.stream_text import DeltaText, whole_characters
 from scout_tui.engine.tool_runner import ToolRunner, result_block
+from scout_tui.engine.turn_checkpoint import TurnCheckpoint
 from scout_tui.tools.base import Registry
-from scout_tui.core.redaction import StreamRedactor, redact_deep
+from scout_tui.core.redaction import redact_deep
 
 if TYPE_CHECKING:
-    from scout_tui.checkpoints.snapshots import Snapshot
     from scout_tui.tools.approvals import Approver
     from scout_tui.tools.permissions import Policy
     from scout_tui.tools.sandbox import SandboxSettings
@@ -75,11 +74,9 @@ class Agent:
     def __init__(self, backend: Backend, tools: Registry, settings: AgentSettings | None = None) -> None:
         settings = settings if settings is not None else AgentSettings()
         self.backend = backend
-        self.checkpoints = settings.checkpoints
-        """The workspace's snapshot store: a turn that may change files is snapshotted before its
-        first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
-        self._turn_before: Snapshot | None = None
-        self._turn_at = 0  # the running turn's position: its prompt's index
+        self.turn_checkpoint = TurnCheckpoint(settings.checkpoints)
+        """A turn that may change files is snapshotted before its first such call and after it,
+        and ends with a ``checkpoint`` event."""
         self.summary_provider = settings.summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
@@ -93,7 +90,7 @@ class Agent:
             approve=settings.approve,
             output_dir=settings.output_dir,
             clock=lambda: self.clock(),  # read at each call: tests fix ``Agent.clock``
-            before_change=self.snapshot_before_change,
+            before_change=self.turn_checkpoint.before_change,
         )
         self.system = settings.system
         self.max_turns = settings.max_turns
@@ -176,62 +173,20 @@ class Agent:
         ``text`` None sends ``history`` again without a new prompt: ``/retry`` of a turn that
         ended without a complete answer (``messages.retryable``), with the note that asks the
         model to carry on with it (``turn_marker("retry")``), stored as the turn's first message."""
-        self._turn_before = None
-        self._turn_at = len(history) if text is not None else last_prompt(history)
+        self.turn_checkpoint.begin(len(history) if text is not None else last_prompt(history))
         self._turn_open = True
         async for event in self._turn(history, text):
             if isinstance(event, TurnEnd):
                 self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
             yield event
-            if isinstance(event, TurnEnd) and self._turn_before is not None:
-                for after in await self._checkpoint(self._turn_at):
+            if isinstance(event, TurnEnd):
+                for after in await self.turn_checkpoint.after():
                     yield after
 
     async def checkpoint_interrupted(self) -> list[Event]:
         """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
         changing files (what its calls did before Esc can be undone too), as ``run`` gives it."""
-        if self._turn_before is None:
-            return []
-        return await self._checkpoint(self._turn_at)
-
-    async def _checkpoint(self, turn: int) -> list[Event]:
-        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread) if
-        it changed files, and a notice naming the files it changed that are not kept (too large,
-        or inside a repository of their own: /undo leaves them as they are). A failing snapshot
-        is a notice, never a failed turn."""
-        from scout_tui.checkpoints.snapshots import why_skipped
-
-        before, self._turn_before = self._turn_before, None
-        assert before is not None and self.checkpoints is not None
-        try:
-            after = await asyncio.to_thread(self.checkpoints.snapshot)
-            changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
-        except ScoutError as e:
-            return [Notice(f"No checkpoint of this turn's files: {e}")]
-        left_out = set(before.skipped) | set(after.skipped)
-        # a file that crossed the size limit looks added or deleted between the snapshots: it is neither
-        kept = [c for c in changes if c.path not in left_out and c.old_path not in left_out]
-        crossed = {p for c in changes for p in (c.path, c.old_path) if p in left_out}
-        skipped = sorted(crossed | (set(after.skipped) - set(before.skipped)))  # this turn's, not the workspace's
-        out: list[Event] = []
-        if kept:  # none: it could have changed files and did not (a file written as it was)
-            out.append(Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in kept], skipped))
-        if skipped:
-            out.append(Notice("Not kept in this turn's checkpoint, so /undo leaves them as they are: "
-                              + ", ".join(f"{p} ({why_skipped(p)})" for p in skipped)))
-        return out
-
-    async def snapshot_before_change(self) -> Notice | None:
-        """Before the turn's first call that may change files: its before-snapshot (in a
-        thread). A notice when it fails (the call still runs)."""
-        if self.checkpoints is None or self._turn_before is not None:
-            return None
-        try:
-            self._turn_before = await asyncio.to_thread(self.checkpoints.snapshot)
-        except ScoutError as e:
-            self.checkpoints = None  # not again this session: each call would say the same
-            return Notice(f"Checkpoints are off for this session: {e}")
-        return None
+        return await self.turn_checkpoint.after()
 
     async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
@@ -457,7 +412,7 @@ class Agent:
         self.window.last_prompt = record
         self._partial = []
         self._streaming = True
-        streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
+        streams = {"text": DeltaText(self.secrets), "thinking": DeltaText(self.secrets)}
         async for event in offloop.stream(backend, request):  # read and parsed off this loop
             if isinstance(event, (TextDelta, ThinkingDelta)):
                 kind = "text" if isinstance(event, TextDelta) else "thinking"
@@ -466,7 +421,7 @@ class Agent:
                         self._partial.append(text)
                     yield MessageDelta(kind, text)
             elif isinstance(event, Retrying):
-                streams = {kind: _DeltaText(self.secrets) for kind in streams}  # the stream starts again
+                streams = {kind: DeltaText(self.secrets) for kind in streams}  # the stream starts again
                 yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
             elif isinstance(event, Completed):
                 self._streaming = False
@@ -476,7 +431,7 @@ class Agent:
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
                 await self.window.learn(event.usage.prompt_tokens)
-                yield dataclasses.replace(event, message=_whole_characters(event.message))
+                yield dataclasses.replace(event, message=whole_characters(event.message))
 
     def _usage(self, usage: Usage, model: str) -> dict:
         """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
@@ -534,36 +489,3 @@ class Agent:
         events.append(Error(self.redact(str(error)), kind))
         events.append(TurnEnd("error"))
         return events
-
-
-class _DeltaText:
-    """One kind of streamed text (the answer, or thinking) made safe to pass on piece by piece:
-    a character outside the BMP a proxy split between two events is joined again
-    (``SurrogateJoiner``), and a secret is replaced even when cut between two events
-    (``StreamRedactor``)."""
-
-    def __init__(self, secrets: tuple[str, ...]) -> None:
-        self.joiner = SurrogateJoiner()
-        self.redactor = StreamRedactor(secrets)
-
-    def feed(self, piece: str) -> str:
-        return self.redactor.feed(self.joiner.feed(piece))
-
-    def flush(self) -> str:
-        return self.redactor.feed(self.joiner.flush()) + self.redactor.flush()
-
-
-def _whole_characters(message: dict) -> dict:
-    """``message`` with the text and thinking of its blocks passed through ``repair_surrogates``
-    (the same object when nothing needed it), so what is stored and sent again is valid UTF-8."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    fixed, changed = [], False
-    for block in content:
-        key = "thinking" if isinstance(block, dict) and block.get("type") == "thinking" else "text"
-        value = block.get(key) if isinstance(block, dict) else None
-        if isinstance(value, str) and (repaired := repair_surrogates(value)) is not value:
-            block, changed = {**block, key: repaired}, True
-        fixed.append(block)
-    return {**message, "content": fixed} if changed else message

@@ -187,7 +187,7 @@ class ContextWindow:
         """The calibrated estimate of a request's input tokens: prompt, system and tools."""
         return int((compacted.tokens_after + self.overhead_tokens()) * self.estimator.ratio)
 
-    # -- long sessions: usage, summaries, overflow ----------------------------------------
+    # -- each request, and long sessions: summaries, overflow ---------------------------------
 
     def prompt_compacted(self, compacted: Compacted, record: PromptRecord) -> PromptCompacted:
         """The ``prompt.compacted`` event of the request about to be sent (``record``, made of
