@@ -8,7 +8,7 @@
    token estimates).
    Then the case that runs in a session: before each of N calls the conversation grows by one
    tool call (an epoch boundary every 10 calls, where the compacted part changes), for
-   ``prepare_prompt`` and for ``Agent.preview`` (the whole request side: ``for_request``,
+   ``prepare_prompt`` and for ``agent.window.preview()`` (the whole request side: ``for_request``,
    ``compact``, ``repair`` and the token budget, 200,000-token window).
 2. A conversation growing from 1 to 300 tool calls, one model call after each result: per
    strategy, the share of calls whose prompt begins with the whole previous prompt (what a
@@ -33,6 +33,7 @@ import time
 from scout_tui.engine.agent import Agent
 from scout_tui.backends import make_backend
 from scout_tui.engine.compaction import compact, forget_memos, prepare_prompt
+from scout_tui.engine.settings import AgentSettings
 from scout_tui.tools import builtin_registry
 
 STRATEGIES = ("none", "shorten_tools", "shorten_tools_epoch")
@@ -127,7 +128,7 @@ def agent(window: int = 200_000) -> Agent:
     """An agent with the built-in tools and a ``window``-token context, for ``preview`` (it
     makes no request)."""
     backend = make_backend("anthropic", model="claude-sonnet-4-5", api_key="sk-bench", max_retries=0)
-    return Agent(backend, builtin_registry(), system="You are a coding assistant.", context_window=window)
+    return Agent(backend, builtin_registry(), AgentSettings(system="You are a coding assistant.", context_window=window))
 
 
 def chars(messages: list[dict]) -> int:
@@ -193,10 +194,10 @@ def main() -> None:
 
         def preview(m: list[dict]) -> None:
             scout.messages = m
-            scout.preview()
+            scout.window.preview()
 
         t = growing(preview, messages, args.n, args.size)
-        print(row("Agent.preview, +1 call", t, "for_request, compact, repair, token budget"))
+        print(row("window.preview, +1 call", t, "for_request, compact, repair, token budget"))
         print("  target: <= 20 ms for prepare_prompt (shorten_tools_epoch, the default)")
 
         print(f"\ngrowing session, 1 -> {args.grow} tool calls of {args.size:,} characters, a model call after each")

@@ -118,11 +118,11 @@ def small_epochs(monkeypatch: pytest.MonkeyPatch) -> None:
 def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     """Session ids and the context estimate come out the same on every run (the system prompt
     holds the temporary directory's path and today's date)."""
-    from scout_tui.engine.agent import Agent
+    from scout_tui.engine.context import ContextWindow
 
     counter = iter(range(1, 1000))
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0x5C0075E55100 + next(counter)))
-    monkeypatch.setattr(Agent, "overhead_tokens", lambda self: 1500)
+    monkeypatch.setattr(ContextWindow, "overhead_tokens", lambda self: 1500)
 
 
 class SteppingClock:

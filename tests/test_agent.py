@@ -8,16 +8,30 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.engine.agent import Agent
+from scout_tui.engine.agent import Agent, user_message
+from scout_tui.engine.context import ContextWindow
 from scout_tui.engine.settings import AgentSettings
 from scout_tui.core.messages import TOOL_INTERRUPTED
 from scout_tui.backends import make_backend
 from scout_tui.engine.history import problems
-from scout_tui.engine.tool_runner import CUT_BY_MAX_TOKENS
+from scout_tui.engine.tool_runner import CUT_BY_MAX_TOKENS, ToolRunner
 from scout_tui.tools import builtin_registry
 from tests.agent_helpers import collect, interrupted, make_agent
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream, openai_stream, split, sse
+
+
+def test_the_agent_holds_its_context_window_and_tool_runner_instead_of_inheriting_them(tmp_path):
+    """Issue 29: ``Agent`` was a ``ContextWindow`` (and before that a ``ToolRunner``), the state
+    each read declared as bare annotations; it holds them now, each given what it reads."""
+    assert Agent.__mro__[1:] == (object,)
+    backend = make_backend("anthropic", model="claude-sonnet-4-5", api_key="sk-test", max_retries=0)
+    agent = Agent(backend, builtin_registry(), AgentSettings(cwd=tmp_path, context_window=10_000))
+    assert isinstance(agent.window, ContextWindow) and isinstance(agent.runner, ToolRunner)
+    assert agent.window.context_window == 10_000 and agent.window.tools is agent.tools
+    agent.messages = [user_message("hi")]  # as each turn does: the window reads the list now held
+    assert agent.window.messages is agent.messages
+    assert agent.window.preview().messages == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
 
 
 async def test_text_answer_is_one_turn(tmp_path):

@@ -119,7 +119,7 @@ async def test_compact_cancel_changes_nothing_but_keeps_the_cost(repo):
             await settle(app, pilot)
             types = [e[2] for e in Store().events(app.session.id)]
             assert "session.compacted" not in types and "session.compact_cancelled" in types
-            assert not list(app.query(CompactionMarker)) and app.session.agent.compaction is None
+            assert not list(app.query(CompactionMarker)) and app.session.agent.window.compaction is None
             assert Store().session(app.session.id).input_tokens > 0
 
 
@@ -153,7 +153,7 @@ async def test_the_marker_expands_to_the_summary_and_u_undoes_it_by_forking(repo
             assert app.session.id != compacted_id
             branch = Store().session(app.session.id)
             assert branch.parent == compacted_id and branch.fork_at == count
-            assert Store().compactions(app.session.id) == [] and app.session.agent.compaction is None
+            assert Store().compactions(app.session.id) == [] and app.session.agent.window.compaction is None
             assert not list(app.query(CompactionMarker))
             await send(app, pilot, "go on without the summary")
             await settle(app, pilot)
@@ -297,7 +297,7 @@ async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
             await settle(again, pilot)
             assert again.query_one(StatusBar).context_window == 30_000
             await a_long_conversation(again, pilot, 2)
-            assert again.session.agent.context_window == 30_000
+            assert again.session.agent.window.context_window == 30_000
         # No request of the reopened session was refused: it knew the window from the start.
         assert len([b for b in handler.billed if b.rejected is not None]) == refused
 
@@ -324,7 +324,7 @@ async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and
             await wait_until(pilot, lambda: any("not applied" in n.text for n in app.query("Notice")),
                              what="the notice that the summary was not applied")
             assert [s.summary for s in llama.seen].count(True) == 1
-            assert not isinstance(app.screen, CompactPreview) and app.session.agent.compaction is None
+            assert not isinstance(app.screen, CompactPreview) and app.session.agent.window.compaction is None
             types = [e[2] for e in Store().events(app.session.id)]
             assert "session.compacted" not in types and "session.compact_cancelled" in types
             assert not list(app.query(CompactionMarker)) and app.session.compactions == []

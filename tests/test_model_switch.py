@@ -67,7 +67,7 @@ async def test_after_a_switch_the_next_request_goes_to_the_new_profile_with_the_
     answers = [e for e in (*first, *second) if isinstance(e, MessageAssistant)]
     assert [a.model for a in answers] == ["claude-sonnet-4-5", "llama3.1"]
     assert answers[1].cost == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1_000_000)  # the new model's prices
-    assert agent.context_window == 32768
+    assert agent.window.context_window == 32768
     stored = [(type_, data) for _, _, type_, data, _ in store.events(sid) if type_ == "session.model"]
     assert stored == [("session.model", {"provider": "local", "model": "llama3.1"})]
     assert store.model_switch(sid) == ModelSwitch("local", "llama3.1")

@@ -92,7 +92,7 @@ async def test_a_run_three_times_the_window_finishes_its_task(tmp_path, api, kno
         assert billed[first + 1].body["messages"] != billed[first].body["messages"]  # never the same prompt again
         later = refused[1:]
         assert later == [], f"{case}: after the first recovery requests {later} were refused ({len(refused)} in all)"
-        assert agent.context_window == WINDOW  # learnt from the error message
+        assert agent.window.context_window == WINDOW  # learnt from the error message
     recovered = refused[0] + 1 if refused else 0
     over = [(k, input_tokens(api, b.usage)) for k, b in enumerate(billed[recovered:], recovered)
             if input_tokens(api, b.usage) + MAX_TOKENS > WINDOW]
@@ -113,7 +113,7 @@ async def test_anthropic_input_plus_max_tokens_over_the_window_is_recovered_too(
     assert "exceed context limit" in str(refused[0])  # the rule under test, not "prompt is too long"
     assert [e.data["message"] for e in events if e.type == "error"] == []
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
-    assert len(refused) == 1 and agent.context_window == WINDOW
+    assert len(refused) == 1 and agent.window.context_window == WINDOW
 
 
 class WithoutWindow:
@@ -148,7 +148,7 @@ async def test_an_overflow_that_names_no_window_is_recovered_and_the_run_finishe
     notices = [e.data["text"] for e in events if e.type == "notice"]
     assert any("did not say how large the window is" in n for n in notices)
     # The window taken from the refused request is an upper bound close to the real one.
-    assert WINDOW <= agent.context_window < WINDOW * 1.3
+    assert WINDOW <= agent.window.context_window < WINDOW * 1.3
     assert len(refused) <= 2, refused
 
 
@@ -167,10 +167,10 @@ def test_an_overflow_message_is_classified_and_its_window_learnt_only_downwards(
 
     assert classify(400, "invalid_request_error", None, message)[0] == "context_overflow"
     agent = Agent(make_backend("openai", model="m", api_key="k"), builtin_registry())
-    assert agent._learn_window(ModelError(message, kind="context_overflow")) is False
-    assert agent.context_window == window
-    agent._learn_window(ModelError(message.replace(str(window), str(window * 2)), kind="context_overflow"))
-    assert agent.context_window == window  # a larger figure never widens a known window
+    assert agent.window._learn_window(ModelError(message, kind="context_overflow")) is False
+    assert agent.window.context_window == window
+    agent.window._learn_window(ModelError(message.replace(str(window), str(window * 2)), kind="context_overflow"))
+    assert agent.window.context_window == window  # a larger figure never widens a known window
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
@@ -231,7 +231,7 @@ async def test_a_configured_window_larger_than_the_servers_is_corrected_by_its_f
     refusals["openai, configured window 200k, server 16k naming none"] = len(refused)
     assert [e.data["message"] for e in events if e.type == "error"] == []
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
-    assert WINDOW <= agent.context_window < WINDOW * 1.3
+    assert WINDOW <= agent.window.context_window < WINDOW * 1.3
     assert len(refused) == 1, refused
 
 
@@ -252,7 +252,7 @@ async def test_text_that_costs_more_tokens_than_estimated_is_calibrated_for(tmp_
     refusals["anthropic, escaped text, window unknown"] = len(refused)
     assert [e.data["message"] for e in events if e.type == "error"] == []
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
-    assert agent.estimator.ratio > 1.2
+    assert agent.window.estimator.ratio > 1.2
     assert len(refused) == 1, refused
 
 
@@ -277,7 +277,7 @@ async def test_a_second_overflow_in_the_same_turn_is_recovered_as_the_first(tmp_
     assert [e.data["message"] for e in events if e.type == "error"] == []
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
     assert len(refused) == 2 and refused[0] < 25 <= refused[1], refused
-    assert agent.context_window == 12_000
+    assert agent.window.context_window == 12_000
 
 
 @pytest.mark.parametrize("message, window", [
@@ -330,10 +330,10 @@ def test_no_automatic_summary_when_it_would_save_little(tmp_path):
     agent = Agent(backend, builtin_registry(), settings)
     agent.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]}, *round_(0, 400), *round_(1, 400),
                       *round_(2, 80_000)]
-    assert agent.context_tokens(agent.preview()) > 0.3 * 60_000  # past the threshold
-    assert agent.compaction_gain() < 0.2 and not agent._over_threshold(agent.preview())
+    assert agent.window.context_tokens(agent.window.preview()) > 0.3 * 60_000  # past the threshold
+    assert agent.window.compaction_gain() < 0.2 and not agent.window.over_threshold(agent.window.preview())
     agent.messages[2]["content"][0]["content"] = "r" * 60_000  # now the older result is worth replacing
-    assert agent.compaction_gain() > 0.2 and agent._over_threshold(agent.preview())
+    assert agent.window.compaction_gain() > 0.2 and agent.window.over_threshold(agent.window.preview())
 
 
 async def test_a_failed_automatic_summary_is_not_retried_before_every_request(tmp_path):

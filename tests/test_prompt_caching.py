@@ -344,7 +344,7 @@ async def test_a_strategy_change_is_reported_as_such(tmp_path):
     with LoopbackServer(handler=handler) as server:
         agent = make_agent("anthropic", server.url, tmp_path, strategies="none", compaction_settings=settings)
         await run_turn(agent, [], "read them")
-        agent.strategies = "shorten_tools"
+        agent.window.strategies = "shorten_tools"
         events = await run_turn(agent, agent.messages, "once more")
     [why] = caches(events)
     assert "prompt strategy changed (none → shorten_tools)" in why
@@ -358,7 +358,7 @@ async def test_a_summary_compaction_is_reported_as_such(tmp_path):
     with LoopbackServer(handler=handler) as server:
         agent = make_agent("anthropic", server.url, tmp_path, keep_tokens=1_000)
         await run_turn(agent, [], "read them")
-        agent.apply_compaction(await agent.summarize())
+        agent.window.apply_compaction(await agent.window.summarize())
         events = await run_turn(agent, agent.messages, "and now?")
     [why] = caches(events)
     assert "a summary compaction replaced the older messages" in why

@@ -180,7 +180,7 @@ async def test_summarize_asks_with_the_focus_fits_the_window_and_returns_the_mod
     with LoopbackServer(handler=handler) as server:
         agent = make_agent(server.url, tmp_path, context_window=window, keep_tokens=window // 4)
         agent.messages = long_history()  # ~30,000 tokens: summarised whole, it would be refused
-        data = await agent.summarize(focus="the failing test")
+        data = await agent.window.summarize(focus="the failing test")
     assert data["summary"] == SUMMARY_TEXT and data["focus"] == "the failing test" and data["by"] == "user"
     assert data["model"] == "claude-sonnet-4-5" and data["usage"]["cache_write_tokens"] > 0
     assert data["count"] == len(agent.messages) and 0 < data["at"] < data["count"]
@@ -193,9 +193,9 @@ async def test_summarize_asks_with_the_focus_fits_the_window_and_returns_the_mod
     assert "cut to fit the context window" in json.dumps(request.body["messages"])  # fitted by the budget
     sent = request.usage["input_tokens"] + request.usage["cache_creation_input_tokens"] + request.usage["cache_read_input_tokens"]
     assert sent <= window
-    assert agent.compaction is None  # summarize only proposes; apply_compaction applies
-    agent.apply_compaction(data)
-    assert summary.is_summary_block(agent.preview().messages[0]["content"][0])
+    assert agent.window.compaction is None  # summarize only proposes; apply_compaction applies
+    agent.window.apply_compaction(data)
+    assert summary.is_summary_block(agent.window.preview().messages[0]["content"][0])
 
 
 async def test_summarize_with_nothing_to_summarise_says_so_without_a_request(tmp_path):
@@ -204,7 +204,7 @@ async def test_summarize_with_nothing_to_summarise_says_so_without_a_request(tmp
         agent = make_agent(server.url, tmp_path)
         agent.messages = [text("user", "hi")]
         with pytest.raises(ScoutError, match="nothing to compact"):
-            await agent.summarize()
+            await agent.window.summarize()
     assert server.requests == []
 
 
@@ -231,9 +231,9 @@ def plugin_bus(tmp_path: Path) -> Bus:
 
 
 async def compact_through(bus: Bus, agent: Agent, focus: str) -> list[Event]:
-    """``agent.compact_now`` with every event delivered to ``bus`` before the next is asked for."""
+    """``agent.window.compact_now`` with every event delivered to ``bus`` before the next is asked for."""
     events = []
-    async for event in agent.compact_now(focus, by="user"):
+    async for event in agent.window.compact_now(focus, by="user"):
         bus.emit(event)
         events.append(event)
     return events
@@ -249,7 +249,7 @@ async def test_a_plugin_supplies_the_summary_and_no_model_is_asked(tmp_path):
     assert done["summary"] == "Summary from the plugin: the parser" and done["model"] == "plugin"
     assert done["usage"] == {} and done["cost"] is None
     assert server.requests == []
-    assert agent.compaction == Compaction(done["at"], done["count"], done["summary"])
+    assert agent.window.compaction == Compaction(done["at"], done["count"], done["summary"])
 
 
 async def test_a_plugin_veto_stops_the_compaction(tmp_path):
@@ -260,7 +260,7 @@ async def test_a_plugin_veto_stops_the_compaction(tmp_path):
         events = await compact_through(bus, agent, "veto")
     assert not [e for e in events if e.type == "session.compacted"]
     assert any("vetoed by a plugin: the team keeps whole transcripts" in e.data.get("text", "") for e in events)
-    assert server.requests == [] and agent.compaction is None
+    assert server.requests == [] and agent.window.compaction is None
 
 
 # --- auto-compaction -----------------------------------------------------------------------------
@@ -270,9 +270,9 @@ def sized_history(agent: Agent, target: int, ask: str) -> list[dict]:
     """Ten tool rounds, the first result sized so the next request (with ``ask``) is estimated
     at ``target`` tokens (calibrated, system and tools included)."""
     history = turn(10, 0, 2_000, "Fix the parser.")
-    base = agent.context_tokens(agent.preview(history + [user_message(ask)]))
+    base = agent.window.context_tokens(agent.window.preview(history + [user_message(ask)]))
     grown = history[:2] + tool_round(0, 2_000 + (target - base) * 4)[1:] + history[3:]
-    assert abs(agent.context_tokens(agent.preview(grown + [user_message(ask)])) - target) <= 2
+    assert abs(agent.window.context_tokens(agent.window.preview(grown + [user_message(ask)])) - target) <= 2
     return grown
 
 

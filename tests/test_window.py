@@ -154,11 +154,11 @@ async def test_an_overflow_calibrates_the_estimate_with_the_servers_own_count(tm
     remembered: list[tuple] = []
     with llama.serve() as server:
         agent = agent_for(server.url, tmp_path, auto_compact=0.85, keep_tokens=1_000)
-        agent.remember = lambda *learnt: remembered.append(learnt)
+        agent.window.remember = lambda *learnt: remembered.append(learnt)
         events = [e async for e in agent.run(conversation(8, 3_000), "and now?")]
     refused = [s for s in llama.seen if s.refused]
     # The window is n_ctx of llama.cpp's error body (its message names none), not a guess.
-    assert len(refused) == 1 and agent.context_window == 8_192
+    assert len(refused) == 1 and agent.window.context_window == 8_192
     assert remembered[0][0] > 1.2  # learnt from the refusal's n_prompt_tokens, before any usage
     assert remembered[0][2] == 8_192  # the window the server named is kept for later runs
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
@@ -181,7 +181,7 @@ async def test_an_overflow_summary_would_not_stand_for_the_persons_request(tmp_p
                           compaction=Compaction(4, 4, "Earlier: " + "many things happened. " * 100))
         events = [e async for e in agent.run(history, "and this?")]
     assert [e for e in events if e.type == "session.compacted"] == []
-    assert agent.compaction.at == 4
+    assert agent.window.compaction.at == 4
     assert [s.refused for s in llama.seen if not s.summary] == [True, False]
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
 
@@ -202,7 +202,7 @@ async def test_a_summary_that_would_make_each_request_larger_is_not_applied(tmp_
             events.append(event)
     assert [e for e in events if e.type == "session.compacted"] == []
     assert any("not applied" in e.data["text"] for e in events if e.type == "notice")
-    assert agent.compaction is None
+    assert agent.window.compaction is None
     assert [e.data for e in events if e.type == "turn.end"] == [{"stop_reason": "end_turn"}]
 
 
@@ -257,7 +257,7 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
         async with first.run_test(size=SIZE) as pilot:
             await send(first, pilot, "hello")
             await settle(first, pilot)
-            assert first.session.agent.context_window == 5000
+            assert first.session.agent.window.context_window == 5000
             sid = first.session.id
         again = ScoutApp(load_config(repo, flags=base), cwd=repo, resume=sid)
         async with again.run_test(size=SIZE) as pilot:
@@ -273,7 +273,7 @@ async def test_the_tui_shows_the_servers_window_after_a_one_off_window_and_on_a_
             await pilot.press("ctrl+n")
             await send(again, pilot, "a new session")
             await settle(again, pilot)
-            assert again.session.id != sid and again.session.agent.context_window == 8192
+            assert again.session.id != sid and again.session.agent.window.context_window == 8192
             assert again.query_one(StatusBar).context_window == 8192
 
 
@@ -286,9 +286,9 @@ def test_a_model_switch_brings_what_earlier_runs_learnt_of_the_new_model_on_its_
     config = load_config(repo, flags={"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "small-model",
                                       "api_key": "sk-local"})
     agent = build_agent(config, repo)
-    assert (agent.estimator.ratio, agent.estimator.samples) == (1.0, 0)
+    assert (agent.window.estimator.ratio, agent.window.estimator.samples) == (1.0, 0)
     switch_agent(agent, config.for_provider("openai", "big-model"))
-    assert (agent.estimator.ratio, agent.estimator.samples) == (1.4, 9)
+    assert (agent.window.estimator.ratio, agent.window.estimator.samples) == (1.4, 9)
 
 
 # -- a summary too large for the window: never applied, never dropped unsaid ------------------------
@@ -337,7 +337,7 @@ async def test_a_span_whose_summary_came_out_too_large_is_not_summarised_again(t
         agent = agent_for(server.url, tmp_path, context_window=60_000, auto_compact=0.5, keep_tokens=1_000)
         first = [e async for e in agent.run(history, "and now?")]
         again = [e async for e in agent.run(history, "and now?")]  # sent again: the same cut
-    assert agent.compaction is None
+    assert agent.window.compaction is None
     assert any("not applied" in e.data["text"] for e in first if e.type == "notice")
     assert [e.data["text"] for e in again if e.type == "notice" and "too large" in e.data["text"]], [(e.type, e.data) for e in again][:6]
     assert sum(s.summary for s in llama.seen) == 1

@@ -6,7 +6,6 @@ database, so the TUI worker and headless ``-p`` share every line of it (the seed
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from pathlib import Path
@@ -22,24 +21,24 @@ from scout_tui.backends.base import (
     ThinkingDelta,
     Usage,
 )
-from scout_tui.engine.budget import Estimator
-from scout_tui.core.bus import (Checkpoint, Error, Event, MessageAssistant, MessageDelta, MessageUser, Notice,
-                           PromptCompacted, Retry, ToolEnd, TurnEnd)
-from scout_tui.engine.cache_report import PromptRecord, explain
+from scout_tui.engine import summary as summaries
+from scout_tui.core.bus import (Error, Event, MessageAssistant, MessageDelta, MessageRefused, MessageUser, Notice, Retry,
+                           ToolEnd, TurnEnd)
+from scout_tui.engine.cache_report import PromptRecord
 from scout_tui.engine.compaction import Compacted
 from scout_tui.engine.context import STILL_TOO_LONG, ContextWindow, PromptTooLong
 from scout_tui.core.errors import ModelError, ScoutError
 from scout_tui.engine.history import error_result
 from scout_tui.config.keys import MIN_SECRET
-from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_uses, turn_marker
-from scout_tui.core.text import SurrogateJoiner, repair_surrogates
+from scout_tui.core.messages import TOOL_INTERRUPTED, blocks, last_prompt, tool_results, tool_uses, turn_marker
 from scout_tui.engine.settings import AgentSettings
+from scout_tui.engine.stream_text import DeltaText, whole_characters
 from scout_tui.engine.tool_runner import ToolRunner, result_block
+from scout_tui.engine.turn_checkpoint import TurnCheckpoint
 from scout_tui.tools.base import Registry
-from scout_tui.core.redaction import StreamRedactor, redact_deep
+from scout_tui.core.redaction import redact_deep
 
 if TYPE_CHECKING:
-    from scout_tui.checkpoints.snapshots import Snapshot
     from scout_tui.tools.approvals import Approver
     from scout_tui.tools.permissions import Policy
     from scout_tui.tools.sandbox import SandboxSettings
@@ -51,20 +50,22 @@ def user_message(text: str | list[dict]) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}] if isinstance(text, str) else list(text)}
 
 
-class Agent(ContextWindow):
+class Agent:
     """Runs turns of one conversation against ``backend`` with ``tools``.
 
     Args:
         backend: the model provider.
         tools: the tools offered; their failures become ``is_error`` results.
         settings: everything else (``AgentSettings``: prompt, limits, sandbox, policy,
-            compaction, pricing, checkpoints, calibration; None: the defaults). The agent copies
-            its fields into attributes of the same names, which ``use_backend`` and the session
-            change later (the settings object is not kept).
+            compaction, pricing, checkpoints, calibration; None: the defaults). The agent, its
+            runner and its window copy the fields each uses into attributes of the same names,
+            which ``use_backend`` and the session change later (the settings object is not kept).
 
     ``use_backend`` switches model and provider between requests (``runtime.switch_agent``).
     The tool calls of each reply are run by ``runner`` (a ``ToolRunner``); ``sandbox``,
-    ``approve`` and ``permissions`` are its, changed through the agent by the front ends.
+    ``approve`` and ``permissions`` are its, changed through the agent by the front ends. What
+    each request sends of the conversation, and summaries, are ``window``'s (a
+    ``ContextWindow``: ``agent.window.preview()``, ``agent.window.context_window``…).
     """
 
     clock: Callable[[], float] = staticmethod(time.monotonic)
@@ -73,11 +74,9 @@ class Agent(ContextWindow):
     def __init__(self, backend: Backend, tools: Registry, settings: AgentSettings | None = None) -> None:
         settings = settings if settings is not None else AgentSettings()
         self.backend = backend
-        self.checkpoints = settings.checkpoints
-        """The workspace's snapshot store: a turn that may change files is snapshotted before its
-        first such call and after it, and ends with a ``checkpoint`` event (None: no snapshots)."""
-        self._turn_before: Snapshot | None = None
-        self._turn_at = 0  # the running turn's position: its prompt's index
+        self.turn_checkpoint = TurnCheckpoint(settings.checkpoints)
+        """A turn that may change files is snapshotted before its first such call and after it,
+        and ends with a ``checkpoint`` event."""
         self.summary_provider = settings.summary_provider
         self._retired: list[Backend] = []  # backends replaced by use_backend, closed before the next request
         self._model = backend.model  # the model of the request in progress (or the last one)
@@ -91,33 +90,20 @@ class Agent(ContextWindow):
             approve=settings.approve,
             output_dir=settings.output_dir,
             clock=lambda: self.clock(),  # read at each call: tests fix ``Agent.clock``
-            before_change=self.snapshot_before_change,
+            before_change=self.turn_checkpoint.before_change,
         )
         self.system = settings.system
         self.max_turns = settings.max_turns
         self.max_tokens = settings.max_tokens
-        self.strategies = settings.strategies
-        self.compaction_settings = settings.compaction_settings
-        self.context_window = settings.context_window
-        self.auto_compact = settings.auto_compact
         self.key_source = settings.key_source
         """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
-        self.compaction = settings.compaction
         self.summary_backend = settings.summary_backend
-        self.keep_tokens = settings.keep_tokens
         self.pricing = settings.pricing
         self.cache_key = settings.cache_key
         self.cache_ttl = settings.cache_ttl
-        self.estimator = settings.estimator or Estimator()
-        self.remember = settings.remember
-        self._squeeze = 1.0  # < 1 after an overflow no summary answered
-        self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
-        self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large
-        self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
-        self._last_tokens = 0  # its calibrated size estimate, in tokens
-        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
         self.messages: list[dict] = []
-        self._overhead: int | None = None
+        self.window = ContextWindow(settings, messages=lambda: self.messages, tools=tools, redact=self.redact,
+                                    write_summary=self.write_summary)
         # State an interrupt needs to close the turn validly.
         self._partial: list[str] = []
         self._streaming = False
@@ -187,62 +173,20 @@ class Agent(ContextWindow):
         ``text`` None sends ``history`` again without a new prompt: ``/retry`` of a turn that
         ended without a complete answer (``messages.retryable``), with the note that asks the
         model to carry on with it (``turn_marker("retry")``), stored as the turn's first message."""
-        self._turn_before = None
-        self._turn_at = len(history) if text is not None else last_prompt(history)
+        self.turn_checkpoint.begin(len(history) if text is not None else last_prompt(history))
         self._turn_open = True
         async for event in self._turn(history, text):
             if isinstance(event, TurnEnd):
                 self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
             yield event
-            if isinstance(event, TurnEnd) and self._turn_before is not None:
-                for after in await self._checkpoint(self._turn_at):
+            if isinstance(event, TurnEnd):
+                for after in await self.turn_checkpoint.after():
                     yield after
 
     async def checkpoint_interrupted(self) -> list[Event]:
         """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
         changing files (what its calls did before Esc can be undone too), as ``run`` gives it."""
-        if self._turn_before is None:
-            return []
-        return await self._checkpoint(self._turn_at)
-
-    async def _checkpoint(self, turn: int) -> list[Event]:
-        """The ``checkpoint`` of the turn at ``turn`` (its after-snapshot taken in a thread) if
-        it changed files, and a notice naming the files it changed that are not kept (too large,
-        or inside a repository of their own: /undo leaves them as they are). A failing snapshot
-        is a notice, never a failed turn."""
-        from scout_tui.checkpoints.snapshots import why_skipped
-
-        before, self._turn_before = self._turn_before, None
-        assert before is not None and self.checkpoints is not None
-        try:
-            after = await asyncio.to_thread(self.checkpoints.snapshot)
-            changes = await asyncio.to_thread(self.checkpoints.changes, before.tree, after.tree)
-        except ScoutError as e:
-            return [Notice(f"No checkpoint of this turn's files: {e}")]
-        left_out = set(before.skipped) | set(after.skipped)
-        # a file that crossed the size limit looks added or deleted between the snapshots: it is neither
-        kept = [c for c in changes if c.path not in left_out and c.old_path not in left_out]
-        crossed = {p for c in changes for p in (c.path, c.old_path) if p in left_out}
-        skipped = sorted(crossed | (set(after.skipped) - set(before.skipped)))  # this turn's, not the workspace's
-        out: list[Event] = []
-        if kept:  # none: it could have changed files and did not (a file written as it was)
-            out.append(Checkpoint(turn, before.tree, after.tree, [dataclasses.asdict(c) for c in kept], skipped))
-        if skipped:
-            out.append(Notice("Not kept in this turn's checkpoint, so /undo leaves them as they are: "
-                              + ", ".join(f"{p} ({why_skipped(p)})" for p in skipped)))
-        return out
-
-    async def snapshot_before_change(self) -> Notice | None:
-        """Before the turn's first call that may change files: its before-snapshot (in a
-        thread). A notice when it fails (the call still runs)."""
-        if self.checkpoints is None or self._turn_before is not None:
-            return None
-        try:
-            self._turn_before = await asyncio.to_thread(self.checkpoints.snapshot)
-        except ScoutError as e:
-            self.checkpoints = None  # not again this session: each call would say the same
-            return Notice(f"Checkpoints are off for this session: {e}")
-        return None
+        return await self.turn_checkpoint.after()
 
     async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
@@ -256,18 +200,18 @@ class Agent(ContextWindow):
         """
         self.messages = list(history)
         self.runner.stopping = False
-        self._summary_failed = False
+        self.window.start_turn()
         yield self._add_user(user_message(text) if text is not None else turn_marker("retry"))
 
         retried = False
         for _ in range(self.max_turns):
             try:
-                prepared: Compacted | None = self.preview()
+                prepared: Compacted | None = self.window.preview()
             except (ScoutError, ValueError):
                 prepared = None  # _call_model reports it
-            if prepared is not None and self._over_threshold(prepared):
+            if prepared is not None and self.window.over_threshold(prepared):
                 prepared = None  # the summary changes what the next request sends
-                async for event in self.compact_to_fit():
+                async for event in self.window.compact_to_fit():
                     yield event
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
@@ -280,11 +224,13 @@ class Agent(ContextWindow):
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
-                    recovered: list[bool] = []
-                    async for event in self._recover(e, recovered):
+                    unanswered: list[ModelError] = []
+                    async for event in self.window.recover(e, unanswered):
                         yield event
-                    if recovered:
+                    if not unanswered:
                         continue
+                    for event in self._refused(unanswered[0]):
+                        yield event
                     return
                 if e.kind == "context_overflow":
                     for event in self._refused(ModelError(f"{e}\n\n{STILL_TOO_LONG}", kind=e.kind, status=e.status,
@@ -381,11 +327,9 @@ class Agent(ContextWindow):
                 self._retired.append(old)
         self.backend = backend
         self.summary_backend = summary_backend
-        self.context_window = context_window
         self.pricing = pricing
         self.key_source = key_source
-        self.estimator = Estimator()
-        self._squeeze = 1.0
+        self.window.use_model(context_window)
 
     async def _close_retired(self) -> None:
         """Close the backends ``use_backend`` replaced: no request of this agent uses them now."""
@@ -446,11 +390,11 @@ class Agent(ContextWindow):
         if self._retired:
             await self._close_retired()
         try:
-            compacted = prepared if prepared is not None else self.preview()
+            compacted = prepared if prepared is not None else self.window.preview()
         except ValueError as e:  # an unknown strategy name
             raise ScoutError(str(e)) from None
         if not compacted.fits:  # the person's own text is over the window: it would only be refused
-            raise PromptTooLong(self._too_long())
+            raise PromptTooLong(self.window.too_long())
         prompt = compacted.messages
         self._model = backend.model
         request = Request(
@@ -463,17 +407,12 @@ class Agent(ContextWindow):
             cache_key=self.cache_key,
             cache_ttl=self.cache_ttl,
         )
-        record = PromptRecord.of(request, compacted, self.compaction)
-        data = compacted.event_data()
-        data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
-        data["context_window"] = self.context_window  # may have been learnt from an overflow error
-        data["cache"] = explain(self.last_prompt, record)
-        yield PromptCompacted(**data)
-        self.last_prompt = record
-        estimated = self._last_estimated = compacted.tokens_after + self.overhead_tokens()
+        record = PromptRecord.of(request, compacted, self.window.compaction)
+        yield self.window.prompt_compacted(compacted, record)
+        self.window.last_prompt = record
         self._partial = []
         self._streaming = True
-        streams = {"text": _DeltaText(self.secrets), "thinking": _DeltaText(self.secrets)}
+        streams = {"text": DeltaText(self.secrets), "thinking": DeltaText(self.secrets)}
         async for event in offloop.stream(backend, request):  # read and parsed off this loop
             if isinstance(event, (TextDelta, ThinkingDelta)):
                 kind = "text" if isinstance(event, TextDelta) else "thinking"
@@ -482,7 +421,7 @@ class Agent(ContextWindow):
                         self._partial.append(text)
                     yield MessageDelta(kind, text)
             elif isinstance(event, Retrying):
-                streams = {kind: _DeltaText(self.secrets) for kind in streams}  # the stream starts again
+                streams = {kind: DeltaText(self.secrets) for kind in streams}  # the stream starts again
                 yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
             elif isinstance(event, Completed):
                 self._streaming = False
@@ -491,9 +430,46 @@ class Agent(ContextWindow):
                         if kind == "text":
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
-                if self.estimator.learn(estimated, event.usage.prompt_tokens):
-                    await self._remember()
-                yield dataclasses.replace(event, message=_whole_characters(event.message))
+                await self.window.learn(event.usage.prompt_tokens)
+                yield dataclasses.replace(event, message=whole_characters(event.message))
+
+    def _usage(self, usage: Usage, model: str) -> dict:
+        """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
+        data: dict[str, object] = {**usage.as_dict()}
+        data["model"] = model
+        data["cost"] = self.pricing(data, model) if self.pricing is not None else None
+        return data
+
+    async def write_summary(self, messages: list[dict]) -> tuple[str, dict]:
+        """Send ``messages`` (``summary.request_messages``) to the summary model (the agent's own
+        when none is set) with this agent's system prompt, tools and cache key, so the request
+        can reuse the conversation's prompt cache; returns the summary's text, redacted, and the
+        request's ``usage`` event data (``_usage``: counts, model, cost).
+
+        Raises:
+            ScoutError: the model call failed, or the reply held no text (``summary.write_summary``).
+        """
+        backend = self.summary_backend or self.backend
+        request = Request(model=backend.model, messages=messages, system=self.system, tools=self.tools.specs(),
+                          max_tokens=min(self.max_tokens, 8192), cache_key=self.cache_key, cache_ttl=self.cache_ttl)
+        text, spent = await summaries.write_summary(backend, request)
+        return self.redact(text), self._usage(spent, backend.model)
+
+    def _refused(self, error: ScoutError) -> list[Event]:
+        """Close a turn whose prompt does not fit the window (``_failed``). When nothing answered
+        the person's message yet (it is the conversation's last), it is marked refused
+        (``MessageRefused``): kept in the session, never sent again with later messages."""
+        events: list[Event] = []
+        at = len(self.messages) - 1
+        message = self.messages[at] if at >= 0 else {}
+        if message.get("role") == "user" and not tool_results(message) and not message.get("incomplete"):
+            self.messages[at] = {**message, "incomplete": True}
+            events.append(MessageRefused(at))
+            error = ModelError(f"{error}\n\nYour message was not sent: it stays in the session, and is not sent "
+                               "with later messages.", kind="context_overflow",
+                               status=getattr(error, "status", None), url=getattr(error, "url", ""))
+            return events + self._failed(error, note=False)  # no note: it would stand for a message never sent
+        return events + self._failed(error)
 
     def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
         """Close a turn whose model call failed: keep any partial text, marked incomplete, and
@@ -513,36 +489,3 @@ class Agent(ContextWindow):
         events.append(Error(self.redact(str(error)), kind))
         events.append(TurnEnd("error"))
         return events
-
-
-class _DeltaText:
-    """One kind of streamed text (the answer, or thinking) made safe to pass on piece by piece:
-    a character outside the BMP a proxy split between two events is joined again
-    (``SurrogateJoiner``), and a secret is replaced even when cut between two events
-    (``StreamRedactor``)."""
-
-    def __init__(self, secrets: tuple[str, ...]) -> None:
-        self.joiner = SurrogateJoiner()
-        self.redactor = StreamRedactor(secrets)
-
-    def feed(self, piece: str) -> str:
-        return self.redactor.feed(self.joiner.feed(piece))
-
-    def flush(self) -> str:
-        return self.redactor.feed(self.joiner.flush()) + self.redactor.flush()
-
-
-def _whole_characters(message: dict) -> dict:
-    """``message`` with the text and thinking of its blocks passed through ``repair_surrogates``
-    (the same object when nothing needed it), so what is stored and sent again is valid UTF-8."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    fixed, changed = [], False
-    for block in content:
-        key = "thinking" if isinstance(block, dict) and block.get("type") == "thinking" else "text"
-        value = block.get(key) if isinstance(block, dict) else None
-        if isinstance(value, str) and (repaired := repair_surrogates(value)) is not value:
-            block, changed = {**block, key: repaired}, True
-        fixed.append(block)
-    return {**message, "content": fixed} if changed else message

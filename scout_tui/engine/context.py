@@ -1,32 +1,29 @@
-"""The context-window side of the agent: what the next request sends of a conversation (the
-summary in force, the prompt strategies, the token budget), usage and cost, summary compaction,
-and recovering from a context-overflow error.
+"""The context window of one agent's conversation: what the next request sends of it (the
+summary in force, the prompt strategies, the token budget), summary compaction, and recovering
+from a context-overflow error.
 
-A base class of ``agent.Agent``: the state it reads (messages, backend, settings) is the
-agent's, declared with its types in ``ContextWindow``'s body. No Textual, no database.
+``Agent.window`` holds one, given what it reads (the settings, the conversation, the tools,
+redaction, the summary model). No Textual, no database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, AsyncIterator, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from scout_tui.engine import summary as summaries
-from scout_tui.backends.base import Request, Usage
 from scout_tui.backends.failures import overflow_window
-from scout_tui.engine.budget import fit
-from scout_tui.core.bus import BeforeCompact, CompactCancelled, Event, MessageRefused, Notice, SessionCompacted
-from scout_tui.engine.cache_report import PromptRecord
+from scout_tui.engine.budget import Estimator, fit
+from scout_tui.core.bus import BeforeCompact, CompactCancelled, Event, Notice, PromptCompacted, SessionCompacted
+from scout_tui.engine.cache_report import PromptRecord, explain
 from scout_tui.engine.compaction import Compacted, compact, estimate_tokens
 from scout_tui.core.errors import ModelError, ScoutError
 from scout_tui.engine.history import repair
 from scout_tui.core.messages import PrefixMemo, tool_results
 
 if TYPE_CHECKING:
-    from scout_tui.backends.base import Backend
-    from scout_tui.engine.budget import Estimator
-    from scout_tui.engine.settings import Strategies
+    from scout_tui.engine.settings import AgentSettings
     from scout_tui.tools.base import Registry
 
 STILL_TOO_LONG = (
@@ -81,46 +78,67 @@ def _overflow(error: ModelError) -> tuple[int | None, int | None]:
 
 
 class ContextWindow:
-    """The long-session half of ``Agent`` (see the module docstring). The attributes below are
-    the agent's (``Agent.__init__`` sets them from ``AgentSettings``, ``use_backend`` changes
-    them); this class only reads them, except the window and calibration state it learns."""
+    """What one agent's requests may hold of its conversation, and how the conversation is made
+    to fit (see the module docstring).
 
-    messages: list[dict]
-    system: str
-    max_tokens: int
-    strategies: Strategies
-    compaction_settings: dict | None
-    context_window: int | None
-    auto_compact: float | None
-    compaction: summaries.Compaction | None
-    backend: Backend
-    summary_backend: Backend | None
-    keep_tokens: int
-    pricing: Callable[[dict, str], float | None] | None
-    cache_key: str | None
-    cache_ttl: str
-    estimator: Estimator
-    remember: Callable[[float, int, int | None], None] | None
-    last_prompt: PromptRecord | None
-    _overhead: int | None
-    _squeeze: float
-    _summary_failed: bool
-    _futile: set[int]
-    _last_tokens: int
-    _last_estimated: int
+    Args:
+        settings: the agent's (``AgentSettings``). The window copies the fields it reads into
+            attributes of the same names (the system prompt, ``max_tokens``, the strategies and
+            their settings, ``context_window``, ``auto_compact``, the summary in force,
+            ``keep_tokens``, the estimator, ``remember``), which the session changes later.
+        messages: gives the conversation (``Agent.messages``, which each turn replaces), read
+            at each use; ``[]`` before the first turn.
+        tools: the tools offered (their definitions count in every request).
+        redact: ``text`` with every secret replaced (``Agent.redact``), for what it says.
+        write_summary: ``await write_summary(messages)`` sends ``messages``
+            (``summary.request_messages``) to the summary model; returns the summary's text,
+            redacted, and the summary request's ``usage`` event data (``Agent.write_summary``).
+            Raises ``ScoutError`` when the request fails.
+    """
+
+    def __init__(self, settings: AgentSettings, *, messages: Callable[[], list[dict]], tools: Registry,
+                 redact: Callable[[str], str],
+                 write_summary: Callable[[list[dict]], Awaitable[tuple[str, dict]]]) -> None:
+        self._messages = messages
+        self.tools = tools
+        self.redact = redact
+        self.write_summary = write_summary
+        self.system = settings.system
+        self.max_tokens = settings.max_tokens
+        self.strategies = settings.strategies
+        self.compaction_settings = settings.compaction_settings
+        self.context_window = settings.context_window
+        """The model's window, in tokens (None: unknown); an overflow error may teach it."""
+        self.auto_compact = settings.auto_compact
+        self.compaction = settings.compaction
+        """The summary in force (``apply_compaction``; the session sets it when it opens one)."""
+        self.keep_tokens = settings.keep_tokens
+        self.estimator = settings.estimator or Estimator()
+        self.remember = settings.remember
+        self.last_prompt: PromptRecord | None = None  # what the previous request sent, for cache reports
+        self._overhead: int | None = None
+        self._squeeze = 1.0  # < 1 after an overflow no summary answered
+        self._summary_failed = False  # an automatic summary failed in this turn: not again until the next
+        self._futile: set[int] = set()  # spans (``_span``) whose summary came out too large
+        self._last_tokens = 0  # the last request's calibrated size estimate, in tokens
+        self._last_estimated = 0  # its size estimate before calibration (characters / 4), in tokens
 
     @property
-    def tools(self) -> Registry:
-        """The tools offered (``Agent.tools``)."""
-        raise NotImplementedError
+    def messages(self) -> list[dict]:
+        """The agent's conversation, as stored (the ``messages`` given)."""
+        return self._messages()
 
-    def redact(self, text: str) -> str:
-        """``text`` with every secret replaced (``Agent.redact``)."""
-        raise NotImplementedError
+    def start_turn(self) -> None:
+        """A turn begins: an automatic summary that failed in the last one may be tried again."""
+        self._summary_failed = False
 
-    def _failed(self, error: ScoutError, *, note: bool = True) -> list[Event]:
-        """Close a turn whose model call failed (``Agent._failed``)."""
-        raise NotImplementedError
+    def use_model(self, context_window: int | None) -> None:
+        """The next request goes to another model (``Agent.use_backend``), whose window is
+        ``context_window`` tokens (None: unknown): what was learnt of the old model's tokenizer
+        and window is forgotten."""
+        self.context_window = context_window
+        self.estimator = Estimator()
+        self._squeeze = 1.0
 
     def overhead_tokens(self) -> int:
         """Estimated tokens every request carries besides the conversation: the system prompt
@@ -169,16 +187,29 @@ class ContextWindow:
         """The calibrated estimate of a request's input tokens: prompt, system and tools."""
         return int((compacted.tokens_after + self.overhead_tokens()) * self.estimator.ratio)
 
-    # -- long sessions: usage, summaries, overflow ----------------------------------------
+    # -- each request, and long sessions: summaries, overflow ---------------------------------
 
-    def _usage(self, usage: Usage, model: str) -> dict:
-        """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""
-        data: dict[str, object] = {**usage.as_dict()}
-        data["model"] = model
-        data["cost"] = self.pricing(data, model) if self.pricing is not None else None
-        return data
+    def prompt_compacted(self, compacted: Compacted, record: PromptRecord) -> PromptCompacted:
+        """The ``prompt.compacted`` event of the request about to be sent (``record``, made of
+        ``compacted``, this conversation's ``preview()``): what compaction did, the calibrated
+        size of the request, the window (it may have been learnt from an overflow error), and
+        why the prompt cache cannot reuse ``last_prompt`` (``cache_report.explain``). Keeps the
+        request's size estimates for ``learn`` and an overflow error (``recover``); the caller
+        sets ``last_prompt`` to ``record`` once the event is delivered."""
+        data = compacted.event_data()
+        data["context_tokens"] = self._last_tokens = self.context_tokens(compacted)
+        data["context_window"] = self.context_window
+        data["cache"] = explain(self.last_prompt, record)
+        self._last_estimated = compacted.tokens_after + self.overhead_tokens()
+        return PromptCompacted(**data)
 
-    def _over_threshold(self, compacted: Compacted) -> bool:
+    async def learn(self, prompt_tokens: int) -> None:
+        """Calibrate the estimator by the server's count of the last request's input tokens
+        (``Usage.prompt_tokens``), and hand the calibration to ``remember`` when it learnt."""
+        if self.estimator.learn(self._last_estimated, prompt_tokens):
+            await self._remember()
+
+    def over_threshold(self, compacted: Compacted) -> bool:
         """Whether to summarise before sending ``compacted`` (this conversation's ``preview()``):
         past ``auto_compact`` of the window, and a summary would save ``MIN_GAIN`` or more; or
         over the window even with every tool result cut (it would not be sent), and a summary
@@ -223,19 +254,19 @@ class ContextWindow:
         if self.remember is not None:
             await asyncio.to_thread(self.remember, self.estimator.ratio, self.estimator.samples, window)
 
-    async def _recover(self, error: ModelError, recovered: list[bool]) -> AsyncIterator[Event]:
+    async def recover(self, error: ModelError, unanswered: list[ModelError]) -> AsyncIterator[Event]:
         """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
         be written and makes the prompt smaller, else the token budget, calibrated by the
-        server's count of the refused prompt or, without one, harder, ``SQUEEZE``) and, when that
-        changed the prompt, append True to ``recovered`` so the caller sends it again; otherwise
-        end the turn (``_refused``): resending the refused prompt would only be refused again."""
+        server's count of the refused prompt or, without one, harder, ``SQUEEZE``), so that the
+        caller sends the prompt again when that changed it. Otherwise append to ``unanswered``
+        the error that ends the turn (``Agent._refused``): resending the refused prompt would
+        only be refused again."""
         refused = self.last_prompt
         guessed = self._learn_window(error)
         await self._remember(_overflow(error)[1])
         if self._overhead_over():  # no compaction can help
-            for event in self._refused(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
-                                                  status=error.status, url=error.url)):
-                yield event
+            unanswered.append(ModelError(f"{error}\n\n{self.too_long()}", kind=error.kind, status=error.status,
+                                         url=error.url))
             return
         text = "The prompt was over the model's context window; compacting it and sending it again."
         if guessed:
@@ -249,13 +280,10 @@ class ContextWindow:
         if not summarised and not error.overflow[0]:
             self._squeeze = SQUEEZE  # the server did not count the prompt: our estimate cannot be trusted
         if refused is not None and self._unchanged(refused):  # the person's own text is over the window
-            for event in self._refused(ModelError(f"{error}\n\n{self._too_long()}", kind=error.kind,
-                                                  status=error.status, url=error.url)):
-                yield event
-            return
-        recovered.append(True)
+            unanswered.append(ModelError(f"{error}\n\n{self.too_long()}", kind=error.kind, status=error.status,
+                                         url=error.url))
 
-    def _too_long(self) -> str:
+    def too_long(self) -> str:
         """What to say when the prompt cannot fit even with every tool result cut: that the
         system prompt and tools alone are over the window; else the largest message the person
         typed and the fork that leaves it out, when that message is what does not fit; else that
@@ -279,22 +307,6 @@ class ContextWindow:
                 f"rest of the prompt it does not fit the model's context window ({window} tokens), and compacting "
                 f"never cuts what you typed. `/fork {index}` starts a branch just before it, where you can send a "
                 f"shorter one (or attach less).")
-
-    def _refused(self, error: ScoutError) -> list[Event]:
-        """Close a turn whose prompt does not fit the window (``_failed``). When nothing answered
-        the person's message yet (it is the conversation's last), it is marked refused
-        (``MessageRefused``): kept in the session, never sent again with later messages."""
-        events: list[Event] = []
-        at = len(self.messages) - 1
-        message = self.messages[at] if at >= 0 else {}
-        if message.get("role") == "user" and not tool_results(message) and not message.get("incomplete"):
-            self.messages[at] = {**message, "incomplete": True}
-            events.append(MessageRefused(at))
-            error = ModelError(f"{error}\n\nYour message was not sent: it stays in the session, and is not sent "
-                               "with later messages.", kind="context_overflow",
-                               status=getattr(error, "status", None), url=getattr(error, "url", ""))
-            return events + self._failed(error, note=False)  # no note: it would stand for a message never sent
-        return events + self._failed(error)
 
     def _unchanged(self, refused: PromptRecord) -> bool:
         """Whether the next request would send the very messages of ``refused``."""
@@ -404,21 +416,15 @@ class ContextWindow:
         if cut is None:
             raise ScoutError("nothing to compact yet: the conversation is shorter than what a summary keeps")
         tokens_before = self.tokens_now()
-        backend = self.summary_backend or self.backend
         usage: dict | None = None
         if supplied is not None:
             text = supplied
         else:
             cut, prompt = self._summary_input(cut)
-            request = Request(model=backend.model, messages=summaries.request_messages(prompt, focus),
-                              system=self.system, tools=self.tools.specs(), max_tokens=min(self.max_tokens, 8192),
-                              cache_key=self.cache_key, cache_ttl=self.cache_ttl)
-            text, spent = await summaries.write_summary(backend, request)
-            text = self.redact(text)
-            usage = self._usage(spent, backend.model)
+            text, usage = await self.write_summary(summaries.request_messages(prompt, focus))
         made = summaries.Compaction(cut, len(self.messages), text)
         tokens_after = self.tokens_now(made)
-        return summaries.event_data(made, model=backend.model if supplied is None else "plugin",
+        return summaries.event_data(made, model=usage["model"] if usage is not None else "plugin",
                                     tokens_before=tokens_before, tokens_after=tokens_after, usage=usage,
                                     cost=usage["cost"] if usage else None, focus=focus, by=by)
 

@@ -48,7 +48,7 @@ def cancelled(data: dict) -> Event | None:
 async def unfit(session: Session, data: dict) -> str | None:
     """Why ``data``'s summary must not be applied (``not_applied``'s sentence), or None when it
     may: ``Agent.summary_unfit``, counted in a thread."""
-    why = await asyncio.to_thread(session.ensure_agent().summary_unfit, data)
+    why = await asyncio.to_thread(session.ensure_agent().window.summary_unfit, data)
     return None if why is None else not_applied(why)
 
 

@@ -367,7 +367,7 @@ def switch_agent(agent: Agent, config: Config, info: ModelInfo | None = None, *,
     agent.use_backend(backend, context_window=info.context_window, pricing=pricing_for(config, info),
                       key_source=key_source(config), summary_backend=summary)
     learnt = calibration if calibration is not None else calibrated(config)  # earlier runs' of the new model
-    agent.estimator, agent.remember = learnt["estimator"], learnt["remember"]
+    agent.window.estimator, agent.window.remember = learnt["estimator"], learnt["remember"]
     return ModelSwitch(config.provider, backend.model)
 
 

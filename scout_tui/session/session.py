@@ -127,7 +127,7 @@ class Session:
         self.compactions = list(opened.compactions)
         self.cost = opened.cost
         if self.agent is not None:
-            self.agent.compaction = self.compaction()
+            self.agent.window.compaction = self.compaction()
             self.agent.cache_key = self.id
 
     def ensure_agent(self) -> Agent:
@@ -142,7 +142,7 @@ class Session:
 
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
                                     mcp=self.mcp, **self.agent_options)
-                agent.strategies = self.strategies
+                agent.window.strategies = self.strategies
                 self.agent = agent
             return self.agent
 
@@ -259,10 +259,10 @@ class Session:
 
         agent = await asyncio.to_thread(self.ensure_agent)
         agent.messages = list(self.messages)
-        cut = agent.plan_compaction(keep=await asyncio.to_thread(lambda: agent.tokens_now() // 4))
+        cut = agent.window.plan_compaction(keep=await asyncio.to_thread(lambda: agent.window.tokens_now() // 4))
         if cut is None:
             raise NotCompacted("Nothing to compact yet: every message is newer than what a summary keeps verbatim.")
-        gain = await asyncio.to_thread(agent.compaction_gain, cut)
+        gain = await asyncio.to_thread(agent.window.compaction_gain, cut)
         if gain < MIN_GAIN:
             raise NotCompacted(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
                                "request (what is older than the newest messages is small).")
@@ -273,7 +273,7 @@ class Session:
             raise NotCompacted(f"Compaction vetoed by a plugin: {veto}")
         writing(True)
         try:
-            return await agent.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
+            return await agent.window.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
                                          supplied=supplied)
         finally:
             writing(False)
@@ -285,14 +285,14 @@ class Session:
 
         agent = self.ensure_agent()
         edited = Compaction(data["at"], data["count"], text)
-        return {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.tokens_now, edited)}
+        return {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.window.tokens_now, edited)}
 
     def apply_compaction(self, data: dict) -> Event:
         """Make ``data`` (``compaction_summary``'s) the summary the next requests carry; returns
         the ``session.compacted`` event to record."""
         from scout_tui.core.bus import SessionCompacted
 
-        self.ensure_agent().apply_compaction(data)
+        self.ensure_agent().window.apply_compaction(data)
         return SessionCompacted(**data)
 
     # -- checkpoints -------------------------------------------------------------------------

@@ -90,10 +90,10 @@ class LongSession(Feature):
             return  # estimated again once the model's window is known
         try:
             agent = self.app.turns.ensure_agent()
-            compacted = agent.preview(history)
+            compacted = agent.window.preview(history)
         except (ScoutError, ValueError):
             return  # the chat already says what is wrong with the configuration
-        self.app.post_message(ContextEstimated(agent.context_tokens(compacted)))
+        self.app.post_message(ContextEstimated(agent.window.context_tokens(compacted)))
 
     def context_estimated(self, message: ContextEstimated) -> None:
         for status in self.app.query(StatusBar):  # none once the app is closing
@@ -116,18 +116,18 @@ class LongSession(Feature):
             return
         try:
             agent = self.app.turns.ensure_agent()
-            compacted = agent.preview(history)
+            compacted = agent.window.preview(history)
         except (ScoutError, ValueError) as e:
             self.app.call_from_thread(self.app.notify, str(e), severity="error")
             return
         budget = (f"; the token budget cut {compacted.budget_cut} results and dropped {compacted.budget_dropped} calls"
                   if compacted.budget_cut or compacted.budget_dropped else "")
-        summary_note = (f" A summary stands for messages 0–{agent.compaction.at - 1}."
-                        if agent.compaction is not None else "")
+        summary_note = (f" A summary stands for messages 0–{agent.window.compaction.at - 1}."
+                        if agent.window.compaction is not None else "")
         summary = (
             f"Strategy {', '.join(compacted.strategies) or 'none'}: {compacted.truncated} tool calls truncated, "
             f"{compacted.dropped} dropped{budget}; about {compacted.tokens_before:,} tokens stored, "
-            f"{compacted.tokens_after:,} sent (+{agent.overhead_tokens():,} for the system prompt and tools)."
+            f"{compacted.tokens_after:,} sent (+{agent.window.overhead_tokens():,} for the system prompt and tools)."
             f"{summary_note} The store keeps everything. Esc closes.\n{self._window_note(agent)}\n"
             f"{self._cache_note(agent, compacted)}"
         )
@@ -140,21 +140,21 @@ class LongSession(Feature):
         from scout_tui.config.calibration import window_text
 
         info = self.model_info
-        source = (info.window_source if info is not None and info.context_window == agent.context_window
+        source = (info.window_source if info is not None and info.context_window == agent.window.context_window
                   else "named by the server's overflow error in this run")
-        ratio, samples = agent.estimator.ratio, agent.estimator.samples
-        return f"Context window: {window_text(agent.context_window, source, ratio, samples)}."
+        ratio, samples = agent.window.estimator.ratio, agent.window.estimator.samples
+        return f"Context window: {window_text(agent.window.context_window, source, ratio, samples)}."
 
     def _cache_note(self, agent: Agent, compacted) -> str:
         """Prompt cache: whether the next request can reuse the previous one, and if not, why."""
         from scout_tui.backends.base import Request
         from scout_tui.engine.cache_report import PromptRecord, explain
 
-        if agent.last_prompt is None:
+        if agent.window.last_prompt is None:
             return "Prompt cache: no request sent yet in this run."
         request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
                           tools=agent.tools.specs())
-        why = explain(agent.last_prompt, PromptRecord.of(request, compacted, agent.compaction))
+        why = explain(agent.window.last_prompt, PromptRecord.of(request, compacted, agent.window.compaction))
         share = self.app.query_one(StatusBar).cache_share
         last = f" (the last request read {share:.0%} of its prompt from the cache)" if share is not None else ""
         return f"Prompt cache: {why}{last}." if why else (

@@ -228,7 +228,7 @@ class SlashCommands(Feature):
         session = self.app.session
         session.strategies = ",".join(wanted)  # an agent built later takes them (``Session.ensure_agent``)
         if session.agent is not None:
-            session.agent.strategies = session.strategies
+            session.agent.window.strategies = session.strategies
         self.app.notify(f"Prompt strategy for this session: {session.strategies}")
         self.app.long_session.estimate_context()
 
