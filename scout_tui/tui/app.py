@@ -180,7 +180,7 @@ class ScoutApp(App):
         self.commands = Commands(self.slash.builtin_commands())  # plugins' commands join once loaded
         self.completion = Completion(self, self.commands, self.cwd)
         self.background_started = False
-        # The side panes, mounted once the first frame is painted (``mount_side_panes``).
+        # The side panes, mounted once the first frame is painted (``SidePanes.mount_side_panes``).
         self.tool_pane: ToolActivity | None = None
         self.tree_pane: SessionTree | None = None
         self.side_panes_ready = asyncio.Event()

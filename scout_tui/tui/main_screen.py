@@ -81,7 +81,7 @@ class MainScreen(KeyFirstScreen):
             yield chat
             with Vertical(id="side"):
                 # The side panes' frames, titled: empty until the panes replace them once the
-                # first frame is painted (``mount_side_panes``; a session's tool calls and the
+                # first frame is painted (``SidePanes.mount_side_panes``; a session's tool calls and the
                 # session list are read after that frame anyway).
                 for pane, title in SIDE_PANES.items():
                     stand_in = Static(id=f"{pane}-stand-in")

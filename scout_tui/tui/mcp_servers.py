@@ -56,7 +56,7 @@ class McpServers(Feature):
     async def start_mcp(self) -> None:
         """Read the configured servers (in a thread: files) and start the trusted ones on the
         ``scout-mcp`` thread; say in the chat which project servers wait for ``/trust``. The
-        first request may go once none is starting (``on_mcp_changed``)."""
+        first request may go once none is starting (``server_changed``)."""
         ready = self._mcp_started_event()
         try:
             settings = await self._read_mcp_settings()

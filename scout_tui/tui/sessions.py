@@ -190,7 +190,7 @@ class Sessions(Feature):
 
     def show_in_side_panes(self) -> None:
         """Show the open session's tool calls, compactions and checkpoints in the side panes (once
-        they are mounted: ``mount_side_panes`` calls this again)."""
+        they are mounted: ``SidePanes.mount_side_panes`` calls this again)."""
         tools, tree, opened = self.app.tool_pane, self.app.tree_pane, self._opened
         if tools is None or tree is None or opened is None:
             return

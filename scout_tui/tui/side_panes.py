@@ -35,8 +35,8 @@ class SidePanes(Feature):
     @feature_work(exclusive=True, group="side-panes")
     async def mount_side_panes(self) -> None:
         """Replace the side panes' stand-ins with the tool activity and sessions panes, show the
-        open session in them (``show_in_side_panes``) and set ``side_panes_ready``: the session
-        list and a session's tool-call details are read once that is set (``_after_shown``)."""
+        open session in them (``Sessions.show_in_side_panes``) and set ``side_panes_ready``: the session
+        list and a session's tool-call details are read once that is set (``Sessions._after_shown``)."""
         from scout_tui.widgets import SessionTree, ToolActivity
 
         tool_pane, tree = ToolActivity(id="tools"), SessionTree(id="tree")

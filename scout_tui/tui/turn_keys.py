@@ -32,7 +32,7 @@ class TurnKeys(Feature):
 
     def ctrl_c_applies(self) -> bool:
         """Whether Ctrl+C is the app's here: not over a dialog while no turn runs (a dialog's
-        field keeps Ctrl+C for copying), and always in a field with text (``action_ctrl_c``)."""
+        field keeps Ctrl+C for copying), and always in a field with text (``ctrl_c``)."""
         return self.app.busy or not isinstance(self.app.screen, ModalScreen) or self._field_with_text() is not None
 
     def _field_with_text(self) -> Input | TextArea | None:
