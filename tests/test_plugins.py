@@ -89,7 +89,7 @@ def test_build_agent_adds_the_skill_tool_and_lists_the_skills(tmp_home, workdir)
     skills, _ = discover_skills(workdir)
     agent = build_agent(Config(api_key="sk-test-key-123"), workdir, skills=skills)
     assert "skill" in agent.tools and agent.tools.tools["skill"].read_only
-    assert "- deploy: Ship it" in agent.system
+    assert "- deploy: Ship it" in agent.window.system
 
 
 def test_a_project_plugin_tool_replaces_a_user_one_and_a_builtin(tmp_home, workdir):

@@ -92,9 +92,7 @@ class Agent:
             clock=lambda: self.clock(),  # read at each call: tests fix ``Agent.clock``
             before_change=self.turn_checkpoint.before_change,
         )
-        self.system = settings.system
         self.max_turns = settings.max_turns
-        self.max_tokens = settings.max_tokens
         self.key_source = settings.key_source
         """Where the API key sent comes from, added to a refused key's error (``runtime.key_source``)."""
         self.summary_backend = settings.summary_backend
@@ -258,7 +256,7 @@ class Agent:
             self.runner.start_reply()
             yield added
             if completed.stop_reason == "max_tokens":
-                yield Notice(f"The answer was cut off at the output limit (max_tokens {self.max_tokens}). "
+                yield Notice(f"The answer was cut off at the output limit (max_tokens {self.window.max_tokens}). "
                              "Send “continue” to let it go on.")
             elif not uses and not any(b.get("type") in ("text", "redacted_thinking") for b in blocks(reply)):
                 thought = any(b.get("type") == "thinking" for b in blocks(reply))
@@ -400,9 +398,9 @@ class Agent:
         request = Request(
             model=backend.model,
             messages=prompt,
-            system=self.system,
+            system=self.window.system,
             tools=self.tools.specs(),
-            max_tokens=self.max_tokens,
+            max_tokens=self.window.max_tokens,
             stable=compacted.stable or 0,
             cache_key=self.cache_key,
             cache_ttl=self.cache_ttl,
@@ -450,8 +448,8 @@ class Agent:
             ScoutError: the model call failed, or the reply held no text (``summary.write_summary``).
         """
         backend = self.summary_backend or self.backend
-        request = Request(model=backend.model, messages=messages, system=self.system, tools=self.tools.specs(),
-                          max_tokens=min(self.max_tokens, 8192), cache_key=self.cache_key, cache_ttl=self.cache_ttl)
+        request = Request(model=backend.model, messages=messages, system=self.window.system, tools=self.tools.specs(),
+                          max_tokens=min(self.window.max_tokens, 8192), cache_key=self.cache_key, cache_ttl=self.cache_ttl)
         text, spent = await summaries.write_summary(backend, request)
         return self.redact(text), self._usage(spent, backend.model)
 

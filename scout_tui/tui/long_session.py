@@ -152,7 +152,7 @@ class LongSession(Feature):
 
         if agent.window.last_prompt is None:
             return "Prompt cache: no request sent yet in this run."
-        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.system,
+        request = Request(model=agent.backend.model, messages=compacted.messages, system=agent.window.system,
                           tools=agent.tools.specs())
         why = explain(agent.window.last_prompt, PromptRecord.of(request, compacted, agent.window.compaction))
         share = self.app.query_one(StatusBar).cache_share
