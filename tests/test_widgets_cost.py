@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from scout_tui.store.event_log import SessionInfo
 from scout_tui.widgets import THEME_VARIABLE_DEFAULTS, CostView
-from scout_tui.widgets.cost_view import cache_hit, cost_text
+from scout_tui.session.cost import cache_hit, cost_text
 
 BY_MODEL = {
     "claude-sonnet-4-5": {"requests": 12, "input_tokens": 3_000, "output_tokens": 8_400,

@@ -59,16 +59,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def cache_hit(row: Mapping[str, float | None]) -> str:
+    """The share of input tokens read from the cache: read / (uncached + read + written)."""
+    share = cache_hit_share(dict(row))
+    return f"{share:.0%}" if share is not None else UNKNOWN
+
+
 def model_rows(by_model: dict[str, dict[str, float]]) -> list[list[str]]:
     """The cost view's "By model" rows (``Store.spending``'s shape), most expensive first, then
     "all models" when there are several: model, requests, input, cache read, cache write,
     output, cache hit, cost."""
 
     def row(name: str, figures: Mapping[str, float | None]) -> list[str]:
-        share = cache_hit_share(dict(figures))
         return [one_line(name, 60) or "unknown", str(int(figures.get("requests", 0) or 0)),
-                *(tokens(int(figures.get(key, 0) or 0)) for key in _TOKEN_KEYS),
-                f"{share:.0%}" if share is not None else UNKNOWN, cost_text(figures.get("cost"), spent(figures))]
+                *(tokens(int(figures.get(key, 0) or 0)) for key in _TOKEN_KEYS), cache_hit(figures),
+                cost_text(figures.get("cost"), spent(figures))]
 
     ordered = sorted(by_model.items(), key=lambda item: (-(item[1].get("cost") or 0), item[0]))
     rows = [row(name, figures) for name, figures in ordered]

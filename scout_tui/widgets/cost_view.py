@@ -7,7 +7,6 @@ and shares. Tables are Rich ``Table``s in ``Static``s: one cheap widget each.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 from rich import box
@@ -19,20 +18,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..config.models import cache_hit_share
 from ..store.event_log import SessionInfo
 from ..core.text import one_line
-from scout_tui.core.figures import tokens
-from scout_tui.session.cost import UNKNOWN, cost_text, spent as row_tokens, sum_costs
+from scout_tui.session.cost import branch_rows, cost_text, model_rows, spent as row_tokens, sum_costs
 
 TITLE_WIDTH = 40
 """Characters of a branch title shown at most."""
-
-def cache_hit(row: Mapping[str, float | None]) -> str:
-    """The share of input tokens read from the cache: read / (uncached + read + written)."""
-    share = cache_hit_share(dict(row))
-    return f"{share:.0%}" if share is not None else UNKNOWN
-
 
 def model_table(by_model: dict[str, dict[str, float]]) -> Table:
     """One row per model (``Store.spending``'s shape), most expensive first, and a total row
@@ -43,24 +34,13 @@ def model_table(by_model: dict[str, dict[str, float]]) -> Table:
     table.add_column("model", min_width=8, overflow="ellipsis")
     for name in ("requests", "input", "cache\nread", "cache\nwrite", "output", "cache\nhit", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
-    keys = ("requests", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
-
-    def add(name: str, row: Mapping[str, float | None], style: str = "") -> None:
-        requests = int(row.get("requests", 0) or 0)
-        counts = [tokens(int(row.get(key, 0) or 0)) for key in keys[1:]]
-        cells = [one_line(name, 60) or "unknown", str(requests), *counts, cache_hit(row),
-                 cost_text(row.get("cost"), row_tokens(row))]
-        table.add_row(*(Text(cell) for cell in cells), style=style)
-
-    ordered = sorted(by_model.items(), key=lambda item: (-(item[1].get("cost") or 0), item[0]))
-    for name, row in ordered:
-        add(name, row)
-    if len(ordered) > 1:
-        total: dict[str, float | None] = {key: sum(row.get(key, 0) or 0 for _, row in ordered) for key in keys}
-        total["cost"] = sum_costs([row.get("cost") for _, row in ordered])
-        table.add_section()
-        add("all models", total, "bold")
-    if not ordered:
+    rows = model_rows(by_model)  # the figures and their formats: session.cost's, as /cost in acp and -p
+    for n, cells in enumerate(rows):
+        total = len(by_model) > 1 and n == len(rows) - 1
+        if total:
+            table.add_section()
+        table.add_row(*(Text(cell) for cell in cells), style="bold" if total else "")
+    if not rows:
         table.add_row(Text("no requests yet", style="dim"))
     return table
 
@@ -73,21 +53,18 @@ def branch_table(branches: list[tuple[SessionInfo, int]], current_id: str | None
     table.add_column("session", min_width=12, overflow="ellipsis")
     for name in ("messages", "tokens", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
-    for info, depth in branches:
+    rows = branch_rows(branches, current_id)  # the figures: session.cost's, as /cost in acp and -p
+    for (info, depth), cells in zip(branches, rows):
         current = info.id == current_id
         label = Text("● " if current else "  ", style="bold" if current else "")
         label.append("  " * depth)
         if info.parent is not None:
             label.append(f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ ", style="dim")
         label.append(one_line(info.shown_title, TITLE_WIDTH), style="bold" if current else "")
-        spent = int(info.input_tokens or 0) + int(info.output_tokens or 0)
-        table.add_row(label, Text(str(info.message_count)), Text(tokens(spent)),
-                      Text(cost_text(float(info.cost or 0.0), spent)))
-    if len(branches) > 1:
-        spent = sum(int(i.input_tokens or 0) + int(i.output_tokens or 0) for i, _ in branches)
+        table.add_row(label, *(Text(cell) for cell in cells[1:]))
+    if len(rows) > len(branches):
         table.add_section()
-        table.add_row(Text("  all branches"), Text(""), Text(tokens(spent)),
-                      Text(cost_text(sum(float(i.cost or 0.0) for i, _ in branches), spent)), style="bold")
+        table.add_row(Text("  all branches"), *(Text(cell) for cell in rows[-1][1:]), style="bold")
     return table
 
 
