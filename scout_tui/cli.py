@@ -70,6 +70,8 @@ RUN_FLAGS = ("provider", "model", "base_url", "api_key", "max_turns", "theme", "
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags that set a run's settings (``RUN_FLAGS``), for the app, ``-p`` and ``doctor``."""
+    from scout_tui.config.layers import PERMISSION_MODES
+
     parser.add_argument("--provider", help="a provider profile: anthropic (default), openai (any OpenAI-compatible "
                                            "server), or a [providers.NAME] of scout.toml")
     parser.add_argument("--model", help="model id, e.g. claude-sonnet-4-5, gpt-4.1, llama3.1")
@@ -77,9 +79,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", help="API key (prefer ANTHROPIC_API_KEY / OPENAI_API_KEY)")
     parser.add_argument("--max-turns", type=int, help="model calls allowed per request")
     parser.add_argument("--theme", help="theme name for this run (`scout-tui themes` lists them)")
-    parser.add_argument("--permission-mode", choices=("ask", "auto-edit", "yolo"),
+    parser.add_argument("--permission-mode", choices=PERMISSION_MODES,
                         help="ask (default: changes ask first), auto-edit (edits in this folder run; bash asks), "
-                             "yolo (nothing asks)")
+                             "yolo (nothing asks), plan (read-only: the model proposes a plan to approve)")
 
 
 def run_flags(args: argparse.Namespace) -> dict[str, object]:

@@ -187,10 +187,10 @@ async def test_shift_tab_cycles_the_mode_shown_in_the_status_bar(repo):
         status = app.query_one(StatusBar)
         assert status.permission_mode == "ask"
         seen = []
-        for _ in range(3):
+        for _ in range(4):
             await pilot.press("shift+tab")
             seen.append((status.permission_mode, app.permissions.mode))
-        assert seen == [("auto-edit", "auto-edit"), ("yolo", "yolo"), ("ask", "ask")]
+        assert seen == [("auto-edit", "auto-edit"), ("plan", "plan"), ("yolo", "yolo"), ("ask", "ask")]
         await pilot.press("shift+tab")
         await pilot.pause()
         assert "auto-edit" in str(status.render())

@@ -56,7 +56,7 @@ def test_bash_asks_in_ask_and_auto_edit(ws, mode, verdict):
 
 def test_modes_cycle_in_order(ws):
     p = policy(ws)
-    assert [p.next_mode() for _ in range(3)] == ["auto-edit", "yolo", "ask"]
+    assert [p.next_mode() for _ in range(4)] == ["auto-edit", "plan", "yolo", "ask"]
 
 
 def test_an_unknown_mode_is_refused(ws):
@@ -343,7 +343,7 @@ def test_bad_rules_name_their_file_and_line(tmp_home, workdir, text, message):
 
 def test_a_bad_permission_mode_names_its_file_and_line(tmp_home, workdir):
     (workdir / "scout.toml").write_text('model = "m"\npermission_mode = "careful"\n')
-    with pytest.raises(ScoutError, match=r"scout.toml:2: permission_mode must be one of ask, auto-edit, yolo"):
+    with pytest.raises(ScoutError, match=r"scout.toml:2: permission_mode must be one of ask, auto-edit, plan, yolo"):
         load_config(workdir, env={})
     with pytest.raises(ScoutError, match="SCOUT_PERMISSION_MODE must be one of"):
         load_config(workdir / "nowhere", env={"SCOUT_PERMISSION_MODE": "nope"})

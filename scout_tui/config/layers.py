@@ -35,7 +35,7 @@ from scout_tui.config.profiles import (ENDPOINT_KEYS, Endpoint, Profile, Setting
 if TYPE_CHECKING:
     from scout_tui.core.bus import ModelSwitch
 
-PERMISSION_MODES = ("ask", "auto-edit", "yolo")
+PERMISSION_MODES = ("ask", "auto-edit", "plan", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 
 # The tables a config file may hold: their keys are checked here, except [models."ID"] (checked

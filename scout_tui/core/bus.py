@@ -229,6 +229,45 @@ class PermissionDecision(Event):
     rules: list | None = None
 
 
+# -- subagents and plans -------------------------------------------------------------------
+
+
+@event("subagent.event", stored=False)
+class SubagentEvent(Event):
+    """An event of a subagent at work, passed up to the turn of its parent (the child's own
+    session stores it; the parent's does not). ``call``: the id of the parent's ``task`` call
+    that runs it; ``session``: the child session's id; ``agent``: the agent's name (``general``,
+    a custom agent's); ``description``: the task's few words; ``event``: the child's event."""
+
+    call: str
+    session: str
+    agent: str
+    description: str
+    event: Event
+
+
+@event("plan.decision")
+class PlanDecided(Event):
+    """The person's answer to a plan (``exit_plan`` call ``id``): ``action`` here|fresh|keep|stop
+    (``tools.approvals.PlanDecision``), ``plan`` the markdown as approved (perhaps edited),
+    ``note`` what to plan further (keep)."""
+
+    id: str
+    action: str
+    plan: str
+    note: str = ""
+
+
+@event("plan.branch", stored=False)
+class PlanBranch(Event):
+    """The plan approved "in a fresh context" runs in a new branch: ``session`` the branch's id,
+    a sibling of ``parent`` (the exploration) starting from nothing; the branch's first message
+    (the plan and the request) follows as its ``message.user``."""
+
+    parent: str
+    session: str
+
+
 # -- requests --------------------------------------------------------------------------------
 
 
@@ -389,6 +428,19 @@ class SessionFork(Event):
     at: int
     cwd: str | None = None
     title: str | None = None
+
+
+@event("session.subagent")
+class SessionSubagent(Event):
+    """A child session where a subagent works: started by the ``task`` call ``call`` of session
+    ``parent``, running agent ``agent`` on the task ``description``. It shares no message with
+    its parent (its conversation starts with the task's prompt)."""
+
+    parent: str
+    call: str
+    agent: str
+    description: str
+    cwd: str | None = None
 
 
 @event("session.rename")

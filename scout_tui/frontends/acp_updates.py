@@ -54,6 +54,7 @@ MODE_TEXT = {
     "ask": ("Ask", "Reads run; edits, commands and plugin tools ask first"),
     "auto-edit": ("Auto-edit", "Edits inside the project run; commands ask first"),
     "yolo": ("Yolo", "Nothing asks (deny rules still hold)"),
+    "plan": ("Plan", "Read-only: the agent explores and proposes a plan for you to approve"),
 }
 """ACP session modes: scout-tui's permission modes (``tools.permissions.MODES``), named for a client's menu."""
 

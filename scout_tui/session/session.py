@@ -93,6 +93,8 @@ class Session:
         self._agent_lock = threading.Lock()
         self.closing: list[Event] = []
         """The events that closed the last interrupted turn (``interrupt_events``)."""
+        self.mode_before_plan = "ask"
+        """The permission mode ``plan`` was entered from: where "run the plan here" goes back to."""
         self.recording: Event | None = None
         """The event being given to the bus by ``record`` (a front end that also listens on the
         bus for plugins' events shows this one itself)."""
@@ -159,6 +161,30 @@ class Session:
         if agent.permissions is None:
             return []
         return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)]
+
+    # -- the permission mode -----------------------------------------------------------------
+
+    def set_permission_mode(self, mode: str) -> str:
+        """Use permission ``mode`` (``tools.permissions.MODES``) from the next tool call on (the
+        running turn's included); entering ``plan`` remembers the mode to go back to when a plan
+        is approved (``mode_before_plan``). Returns the mode.
+
+        Raises:
+            ScoutError: an unknown mode.
+        """
+        from scout_tui.core.errors import ScoutError
+        from scout_tui.tools.permissions import MODES
+
+        if mode not in MODES:
+            raise ScoutError(f"unknown permission mode {mode!r} (known: {', '.join(MODES)})")
+        policy = self.agent.permissions if self.agent is not None else self.agent_options.get("permissions")
+        if policy is None:
+            policy = self.ensure_agent().permissions
+        assert policy is not None  # build_agent always makes one
+        if mode == "plan" and policy.mode != "plan":
+            self.mode_before_plan = policy.mode
+        policy.mode = mode
+        return mode
 
     # -- the turn ----------------------------------------------------------------------------
 

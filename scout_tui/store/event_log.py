@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator
 
 from scout_tui.store import queries as queries
 from scout_tui.core.bus import (Event, ModelSwitch, SessionCreate, SessionDelete, SessionFork, SessionRename,
-                           SessionRestore)
+                           SessionRestore, SessionSubagent)
 from scout_tui.config.layers import data_dir
 from scout_tui.core.errors import ScoutError
 from scout_tui.store.projection import (MIGRATIONS, SCHEMA_VERSION, connect, dumps, project, rebuild_projections, snapshot,
@@ -166,6 +166,27 @@ class Store:
                 self._insert(db, new_id, branch)
                 made = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (new_id,)).fetchone()
         return info_of(made)
+
+    def create_subagent(self, parent_id: str, *, call: str, agent: str, description: str,
+                        cwd: str | Path | None = None) -> str:
+        """Start the child session of session ``parent_id`` where a subagent works on its ``task``
+        call ``call`` (one ``session.subagent`` event); returns its id. It shares no message with
+        the parent, its title is ``description``, and ``latest`` (``-c``) never picks it.
+
+        Raises:
+            ScoutError: no session ``parent_id`` (a full id).
+        """
+        new_id = uuid.uuid4().hex
+        with self._lock:
+            db = self._conn()
+            with transaction(db):
+                row = db.execute("SELECT cwd FROM sessions WHERE id = ?", (parent_id,)).fetchone()
+                if row is None:
+                    raise ScoutError(f"cannot start a subagent: no session {parent_id}")
+                child = SessionSubagent(parent_id, call, agent, description,
+                                        str(Path(cwd).resolve()) if cwd is not None else row[0])
+                self._insert(db, new_id, child)
+        return new_id
 
     def append(self, session_id: str, event: Event) -> int | None:
         """Store ``event`` for the session and update the projections in one transaction.
@@ -319,10 +340,11 @@ class Store:
         return tree_order(self.sessions(cwd, include_deleted))
 
     def latest(self, cwd: str | Path) -> SessionInfo | None:
-        """The most recently updated non-deleted session in ``cwd``, or None."""
+        """The most recently updated non-deleted session in ``cwd`` that the person started or
+        forked (not a subagent's), or None."""
         with self._reading() as db:
             row = db.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE cwd = ? AND deleted = 0"
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE cwd = ? AND deleted = 0 AND kind IS NULL"
                 " ORDER BY updated DESC, created DESC LIMIT 1",
                 (str(Path(cwd).resolve()),),
             ).fetchone()

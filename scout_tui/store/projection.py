@@ -17,7 +17,7 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.core.messages import message_text
 from scout_tui.config.models import prompt_tokens
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 TITLE_CHARS = 60
 BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another process's transaction
 
@@ -53,7 +53,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     cache_read_tokens INTEGER NOT NULL DEFAULT 0,
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
     cost REAL NOT NULL DEFAULT 0,
-    compactions INTEGER NOT NULL DEFAULT 0
+    compactions INTEGER NOT NULL DEFAULT 0,
+    kind TEXT,
+    call TEXT,
+    agent TEXT
 );
 CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated);
 CREATE INDEX IF NOT EXISTS sessions_by_parent ON sessions (parent);
@@ -150,6 +153,10 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
     data = json.loads(raw)
     if type_ == "session.fork":
         _project_session(db, session_id, data, created, data.get("at"))
+    elif type_ == "session.subagent":  # a child session: no message shared with its parent
+        _project_session(db, session_id, {**data, "title": data.get("description")}, created, 0)
+        db.execute("UPDATE sessions SET kind = 'subagent', call = ?, agent = ? WHERE id = ?",
+                   (data.get("call"), data.get("agent"), session_id))
     elif type_ == "session.create":
         # Schema-1 stores recorded forks as a create with {parent, fork_at}: the same branch.
         _project_session(db, session_id, data, created, data.get("fork_at"))
@@ -257,9 +264,16 @@ def _migrate_2_to_3(db: sqlite3.Connection) -> None:
     rebuild_projections(db)
 
 
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """Schema 4 adds child sessions (``session.subagent``): ``sessions.kind``, ``call`` and
+    ``agent``; replaying the events fills them."""
+    rebuild_projections(db)
+
+
 # MIGRATIONS[v] upgrades a store of schema v to v + 1; each runs inside the one transaction
 # that opening holds, so a failed upgrade leaves the file as it was.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
+                                                              3: _migrate_3_to_4}
 
 
 def upgrade(db: sqlite3.Connection, path: Path) -> None:

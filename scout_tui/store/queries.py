@@ -17,7 +17,7 @@ from scout_tui.core.messages import tool_results, tool_uses
 
 ALL_SESSION_COLUMNS = (
     "id, parent, fork_at, cwd, title, created, updated, message_count, input_tokens, output_tokens,"
-    " cache_read_tokens, cache_write_tokens, cost, compactions, deleted, title_inherited"
+    " cache_read_tokens, cache_write_tokens, cost, compactions, deleted, title_inherited, kind, call, agent"
 )
 """Every column of the ``sessions`` projection."""
 
@@ -61,6 +61,13 @@ class SessionInfo:
     title_inherited: bool = False
     """The title is the parent's, copied when the branch was made: the branch has no prompt of
     its own yet, nor a chosen title."""
+    kind: str | None = None
+    """``subagent`` for a child session where a subagent worked (``session.subagent``); None for a
+    session the person started or forked."""
+    call: str | None = None
+    """A subagent's: the id of its parent's ``task`` call."""
+    agent: str | None = None
+    """A subagent's: the name of the agent that ran (``general``, a custom agent's)."""
     last_stop_reason: str | None = None
     """How the session's newest turn ended: its own newest ``turn.end`` event's ``stop_reason``
     (``end_turn``, ``error``, ``interrupted``, ``max_turns``…), None before any turn ended."""
@@ -71,7 +78,7 @@ class SessionInfo:
         is "(untitled)" when there is none. The one rule for every list of sessions (the
         sessions pane, ``scout-tui sessions``, ``/cost``, exports, ACP's ``session/list``);
         the pane may leave out the first part when the room is short."""
-        lead = "fork of " if self.parent is not None and self.title_inherited else ""
+        lead = "fork of " if self.parent is not None and self.title_inherited and self.kind is None else ""
         return lead, str(self.title or "") or "(untitled)"
 
     @property
@@ -88,8 +95,9 @@ class SessionInfo:
 
 def info_of(row: tuple) -> SessionInfo:
     """A ``SessionInfo`` from a row of ``SESSION_COLUMNS``."""
-    *head, deleted, inherited, stop_reason = row
-    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),  # type: ignore[misc]  # head is the columns before these three (SESSION_COLUMNS); mypy cannot count a starred row
+    *head, deleted, inherited, kind, call, agent, stop_reason = row
+    return SessionInfo(*head, deleted=bool(deleted), title_inherited=bool(inherited),  # type: ignore[misc]  # head is the columns before these (SESSION_COLUMNS); mypy cannot count a starred row
+                       kind=kind, call=call, agent=agent,
                        last_stop_reason=str(stop_reason) if stop_reason is not None else None)
 
 

@@ -17,7 +17,9 @@ class PermissionRequest:
     ``id``, ``tool``, ``input``: the call. ``reason``: why it asks. ``suggestions``: the rules
     "allow for the session" adds (empty: not offered). ``diff``: the unified diff of an edit or
     write (None for other tools). ``mode``: the permission mode when it asked. ``outside``:
-    the call's paths outside the workspace. ``sandbox``: as ``Check.sandbox``.
+    the call's paths outside the workspace. ``sandbox``: as ``Check.sandbox``. ``agent``: the
+    subagent whose call it is, as the person reads it ("" for the main agent): its task's
+    description and agent name, e.g. ``"find the parser (explore)"``.
     """
 
     id: str
@@ -29,6 +31,7 @@ class PermissionRequest:
     mode: str = "ask"
     outside: tuple[str, ...] = ()
     sandbox: str = ""
+    agent: str = ""
 
     def how_to_allow(self) -> str:
         """How the person could let such a call run without being asked."""
@@ -79,3 +82,36 @@ def _sentence(text: str) -> str:
 
 Approver = Callable[[PermissionRequest], Awaitable[Approval]]
 """Asks the person about a call (the TUI's approval prompt; headless answers by itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReview:
+    """A plan waiting for the person's answer: the ``exit_plan`` call ``id``, its ``plan``
+    (markdown), the person's ``request`` it answers (the turn's prompt, as text), and ``mode``,
+    the permission mode "run it here" goes back to."""
+
+    id: str
+    plan: str
+    request: str
+    mode: str = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanDecision:
+    """The answer to a ``PlanReview``.
+
+    ``action``: ``here`` (leave plan mode for ``PlanReview.mode`` and carry the plan out in this
+    conversation), ``fresh`` (carry it out in a new branch whose first message is the plan and
+    the request; the exploration stays as its own branch), ``keep`` (stay in plan mode; the model
+    reads ``note``), ``stop`` (nobody can approve it: ``-p`` prints the plan and the turn ends).
+    ``plan``: the plan as approved, perhaps edited by the person ("": as proposed).
+    """
+
+    action: Literal["here", "fresh", "keep", "stop"]
+    plan: str = ""
+    note: str = ""
+
+
+PlanReviewer = Callable[[PlanReview], Awaitable[PlanDecision]]
+"""Shows the person a plan and waits for their answer (the TUI's plan dialog, ACP's permission
+request; ``-p`` answers ``stop`` by itself)."""

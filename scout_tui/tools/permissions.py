@@ -25,7 +25,12 @@ from scout_tui.tools.shell_paths import Named, named_paths
 
 MODES = PERMISSION_MODES
 """In order of Shift+Tab: ``ask`` (reads run, changes ask), ``auto-edit`` (edits inside the
-workspace run, bash asks), ``yolo`` (nothing asks; deny rules still hold)."""
+workspace run, bash asks), ``yolo`` (nothing asks; deny rules still hold), ``plan`` (only
+read-only calls run; the rest are refused without running, and the model is told to plan)."""
+
+PLAN_REFUSAL = ("plan mode is on: only read-only tools run, so nothing was changed. Explore with read, grep "
+                "and glob, then propose your plan with exit_plan for the user to approve")
+"""Why a call that may change things is refused in ``plan`` mode (the model reads it)."""
 
 EDIT_TOOLS = frozenset({"write", "edit"})
 """Tools whose calls ``auto-edit`` lets through inside the workspace."""
@@ -221,6 +226,8 @@ class Policy:
         if own := self._scouts_own(parts or []):
             return Check("deny", f"{own} is scout-tui's own settings folder: it may hold your API key and says what "
                                  "runs without asking, so no tool reads or changes it")
+        if self.mode == "plan" and not (read_only and tool != "bash"):
+            return Check("deny", PLAN_REFUSAL)
         if self.mode == "yolo":
             # In the sandbox the one write yolo could not be held to the workspace by it.
             if tool == "bash" and sandbox == "active" and parts and isinstance(command, str):

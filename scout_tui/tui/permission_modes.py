@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from scout_tui.tools.approvals import Approval, PermissionRequest
 
 MODE_HELP = {"ask": "edits and bash ask first", "auto-edit": "edits in this folder run; bash asks",
-             "yolo": "nothing asks (deny rules still hold)"}
+             "yolo": "nothing asks (deny rules still hold)",
+             "plan": "read-only: the model explores and proposes a plan for you to approve"}
 """What each permission mode lets run without asking, as said when it is chosen."""
 
 
