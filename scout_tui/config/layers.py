@@ -45,6 +45,7 @@ KNOWN_TABLES = ("compaction", "mcp", "models", "permissions", "plugins", "provid
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "permissions": ("allow", "deny"),
     "sandbox": ("mode", "writable", "network"),
+    "subagents": ("max_concurrent", "max_depth"),
 }
 # Names whose misspelling would quietly drop a safety setting: a name this close stops start-up.
 SAFETY_NAMES = ("permissions", "sandbox", "permission_mode")

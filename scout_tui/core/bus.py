@@ -245,6 +245,14 @@ class SubagentEvent(Event):
     description: str
     event: Event
 
+    @property
+    def innermost(self) -> Event:
+        """The event of the deepest subagent it wraps (a subagent's subagent's, with nesting)."""
+        event: Event = self.event
+        while isinstance(event, SubagentEvent):
+            event = event.event
+        return event
+
 
 @event("plan.decision")
 class PlanDecided(Event):

@@ -96,8 +96,9 @@ class ToolRunner:
         """Run the calls ``uses`` (``tool_use`` blocks) of one assistant message; yield their
         events; each call's result is in ``results`` by its id when this ends.
 
-        Consecutive read-only calls run at once; a call that may change things runs alone, so
-        an edit never races a read of the same file. Once the person stops the turn at an
+        Consecutive read-only calls run at once, and so do consecutive calls that hand work to
+        subagents (``Tool.delegates``: each of their calls is checked on its own); another call
+        that may change things runs alone, so an edit never races a read of the same file. Once the person stops the turn at an
         approval prompt, the calls not yet run get a "not run" result. With ``cut_last`` the
         last call (cut off by max_tokens) is not run.
         """
@@ -119,11 +120,14 @@ class ToolRunner:
     def _batches(self, uses: list[dict]) -> list[list[dict]]:
         batches: list[list[dict]] = []
         for use in uses:
-            read_only = not may_change_files(self.tools.tools.get(use["name"]))
-            if read_only and batches and batches[-1][-1].get("_ro"):
-                batches[-1].append({**use, "_ro": True})
+            tool = self.tools.tools.get(use["name"])
+            read_only = not may_change_files(tool)
+            delegates = tool is not None and tool.delegates
+            last = batches[-1][-1] if batches else None
+            if last is not None and (read_only and last["_ro"] or delegates and last["_delegates"]):
+                batches[-1].append({**use, "_ro": read_only, "_delegates": delegates})
             else:
-                batches.append([{**use, "_ro": read_only}])
+                batches.append([{**use, "_ro": read_only, "_delegates": delegates}])
         return batches
 
     async def _run_batch(self, batch: list[dict]) -> AsyncIterator[Event]:
@@ -146,6 +150,8 @@ class ToolRunner:
                     output_path=self._output_path(use["id"]),
                     secrets=tuple(self.secrets),
                     sandbox=self.sandbox,
+                    call_id=use["id"],
+                    emit=queue.put_nowait,
                 )
                 FILE_STAMPS.set(self._file_stamps)  # this task's own context: the call's tools see it
                 diff, refused = await self._permit(use, ctx, queue.put_nowait)
@@ -247,7 +253,7 @@ class ToolRunner:
                                     f"{str(input[UNPARSED_ARGUMENTS])[:200]!r}; send them again as a JSON object.", True)
         try:
             sandboxing = await self._sandboxing() if name == "bash" else "off"
-            check = (policy.check(name, input, self.cwd, read_only=tool.read_only, sandbox=sandboxing)
+            check = (policy.check(name, input, self.cwd, read_only=tool.read_only or tool.delegates, sandbox=sandboxing)
                      if policy else None)
         except Exception as e:  # a call that cannot be judged does not run
             return None, ToolResult(f"Not run: checking this {name} call against the permission rules failed "

@@ -62,3 +62,18 @@ def discover_agents(cwd: Path) -> tuple[list[AgentDefinition], list[str]]:
     later one of the same name replaces an earlier one), and a line per file that could not be
     read, naming its file and line (that agent is skipped)."""
     return list(BUILTIN_AGENTS), []
+
+
+def task_description(agents: list[AgentDefinition]) -> str:
+    """The ``task`` tool's description: what it does, then each agent as ``- name: description``
+    (built-ins first, then by name: the tool list is part of the cached prompt, so its bytes
+    stay put)."""
+    builtin = [a for a in agents if a.source == "built-in"]
+    custom = sorted((a for a in agents if a.source != "built-in"), key=lambda a: a.name)
+    listed = "\n".join(f"- {a.name}: {a.description}" for a in [*builtin, *custom])
+    return ("Hand a self-contained sub-task to a subagent: a fresh agent with its own context that does the "
+            "task with its tools and returns only its final answer (nothing else of its work enters this "
+            "conversation). Use it for searches across many files, research, or independent changes, to "
+            "keep this context small. Several task calls in one answer run at the same time. The prompt "
+            "must say everything the subagent needs: it sees nothing of this conversation.\n\n"
+            f"Agents:\n{listed}")

@@ -207,6 +207,8 @@ async def run_headless(
                 pass
         await session.close()
         store.close()
+    if session.subagent_cost:  # the subagents' requests are this run's too
+        cost = (cost or 0.0) + session.subagent_cost
     if output_format != "text":
         out.write(result_json(session.id, failure, "\n\n".join(answers), cost) + "\n")
         out.flush()

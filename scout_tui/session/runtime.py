@@ -33,6 +33,7 @@ from scout_tui.tools.sandbox_config import sandbox_from_config
 
 if TYPE_CHECKING:
     from scout_tui.checkpoints.snapshots import Checkpoints
+    from scout_tui.tools.base import Tool
     from scout_tui.mcp.client import McpClient
     from scout_tui.extensions.plugins import Plugins
 
@@ -223,6 +224,9 @@ def build_agent(
     cache_key: str | None = None,
     checkpoints: Checkpoints | None = None,
     mcp: McpClient | None = None,
+    extra_tools: Sequence[Tool] = (),
+    keep_tools: Callable[[str], bool] | None = None,
+    preamble: str = "",
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -238,6 +242,9 @@ def build_agent(
     ``checkpoints`` the workspace's snapshot store (None: ``checkpoint_store(config, cwd)``);
     ``mcp`` the running MCP servers, whose ready servers' tools join last (``mcp.tools.mcp_tools``)
     and whose header values and credential-like env values are redacted like keys.
+    ``extra_tools`` join after those (the session's ``task`` tool); ``keep_tools`` says which
+    names the agent may have at all (``Registry.keep``; None: every one: a subagent's are its
+    agent's); ``preamble`` goes first in the system prompt (a subagent's own prompt).
     First the provider key variables leave this process's environment (``keys.withhold``); the
     agent redacts every known key (``keys.secrets``) from what it passes on.
 
@@ -252,6 +259,9 @@ def build_agent(
     info = info if info is not None else model_metadata(config)
     summary_backend = model_backend(config, config.compaction_model, transport=transport) if config.compaction_model else None
     tools = builtin_registry()
+    if keep_tools is not None:
+        tools.keep = keep_tools
+        tools.tools = {name: tool for name, tool in tools.tools.items() if keep_tools(name)}
     if skills:
         tools.add(skill_tool(skills))
     for tool in (plugins.tools.values() if plugins is not None else ()):
@@ -263,8 +273,12 @@ def build_agent(
         for tool in mcp_tools(mcp):
             tools.add(tool)
         mcp_secrets = [value for status in mcp.status() for value in status.config.secrets]
-    system = system_prompt(cwd, list(tools.tools), skills=skills or (),
+    for tool in extra_tools:
+        tools.add(tool)
+    system = system_prompt(cwd, list(tools.tools), skills=(skills or ()) if "skill" in tools.tools else (),
                            extra=plugins.prompts if plugins is not None else ())
+    if preamble:
+        system = f"{preamble.strip()}\n\n{system}"
     return Agent(backend, tools, AgentSettings(
         system=system,
         cwd=cwd,

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from scout_tui.core.bus import Bus, Event, ModelSwitch
     from scout_tui.engine.agent import Agent
     from scout_tui.engine.summary import Compaction
+    from scout_tui.extensions.agents import AgentDefinition
     from scout_tui.extensions.plugins import Plugins
+    from scout_tui.tools.base import Tool
     from scout_tui.mcp.client import McpClient
     from scout_tui.mcp.config import ServerConfig
     from scout_tui.store.event_log import Store
@@ -82,6 +84,14 @@ class Session:
         self.compactions: list[dict] = []
         """``Store.compactions``: the summaries in force, oldest first (the last one is sent)."""
         self.cost: float | None = None  # dollars, None: nothing priced
+        self.subagent_cost = 0.0
+        """Dollars this session's subagents spent (their child sessions', and theirs'), kept live."""
+        self.depth = 1
+        """1 for the person's own agent; a subagent's session is one deeper than its parent's."""
+        self.agents: list[AgentDefinition] | None = None
+        """The agents a ``task`` call may name (None: read with the agent, ``discover_agents``)."""
+        self.agent_problems: list[str] = []
+        """The agent files that could not be read, each naming its file and line."""
         self._bus = bus
         self.mcp = mcp
         self.agent: Agent | None = None
@@ -128,6 +138,7 @@ class Session:
         self.messages = messages if messages is not None else list(opened.messages)
         self.compactions = list(opened.compactions)
         self.cost = opened.cost
+        self.subagent_cost = 0.0
         if self.agent is not None:
             self.agent.window.compaction = self.compaction()
             self.agent.cache_key = self.id
@@ -143,10 +154,24 @@ class Session:
                 from scout_tui.session.runtime import build_agent
 
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
-                                    mcp=self.mcp, **self.agent_options)
+                                    mcp=self.mcp, extra_tools=self._subagent_tools(), **self.agent_options)
                 agent.window.strategies = self.strategies
                 self.agent = agent
             return self.agent
+
+    def _subagent_tools(self) -> list[Tool]:
+        """The ``task`` tool, unless this session is as deep as ``[subagents] max_depth`` lets
+        subagents go; reads the agents (``discover_agents``) the first time."""
+        from scout_tui.session.subagents import Subagents, subagent_settings
+
+        settings = subagent_settings(self.config)
+        if self.depth > settings.max_depth:
+            return []
+        if self.agents is None:
+            from scout_tui.extensions.agents import discover_agents
+
+            self.agents, self.agent_problems = discover_agents(self.cwd)
+        return [Subagents(self, self.agents, settings, self.depth).tool()]
 
     def compaction(self) -> Compaction | None:
         """The summary in force: the last of ``compactions`` (None when there is none)."""
@@ -159,8 +184,8 @@ class Session:
         that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``)."""
         agent = self.ensure_agent()
         if agent.permissions is None:
-            return []
-        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools)]
+            return list(self.agent_problems)
+        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems]
 
     # -- the permission mode -----------------------------------------------------------------
 
@@ -237,7 +262,7 @@ class Session:
         waits on disk) and the conversation (``added_message``, ``mark_refused``), in that order:
         a failed write leaves the conversation as the store has it. Returns whether it added a
         message to the conversation."""
-        from scout_tui.core.bus import added_message, mark_refused
+        from scout_tui.core.bus import MessageAssistant, SubagentEvent, added_message, mark_refused
 
         self.recording = event
         try:
@@ -254,6 +279,10 @@ class Session:
             self.compactions = [*self.compactions, event.data]
         if (cost := getattr(event, "cost", None)) is not None and message is not None:
             self.cost = (self.cost or 0.0) + cost
+        elif isinstance(event, SubagentEvent):
+            inner = event.innermost
+            if isinstance(inner, MessageAssistant) and inner.cost is not None:
+                self.subagent_cost += inner.cost
         return message is not None
 
     def steer(self, content: list[dict]) -> None:
@@ -397,6 +426,10 @@ class Session:
         """End the MCP servers (in a thread: up to ``client.CLOSE_TIMEOUT`` s) and the backend."""
         if self.mcp is not None:
             await asyncio.to_thread(self.mcp.close)
+        await self.close_backend()
+
+    async def close_backend(self) -> None:
+        """Close the agent's connections to the model (a subagent's, whose MCP servers are its parent's)."""
         if self.agent is not None:
             from scout_tui.backends import offloop
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 from scout_tui.core.errors import error_text, raised_at
 
 if TYPE_CHECKING:
+    from scout_tui.core.bus import Event
     from scout_tui.tools.sandbox import SandboxSettings
 
 
@@ -49,7 +50,9 @@ class ToolContext:
     end early returns what it has. ``output_path`` is where a tool whose result is cut to fit
     the model saves the whole output (None: nowhere; the folder may not exist yet), with each
     of ``secrets`` (API keys) redacted. ``sandbox``: how processes a tool starts are sandboxed
-    (``tools.sandbox``; None: unsandboxed).
+    (``tools.sandbox``; None: unsandboxed). ``call_id``: the ``tool_use`` id of the call.
+    ``emit``: passes an event up the running turn (a ``task`` call's subagent events; None:
+    nowhere).
     """
 
     cwd: Path
@@ -59,6 +62,8 @@ class ToolContext:
     output_path: Path | None = None
     secrets: tuple[str, ...] = ()
     sandbox: SandboxSettings | None = None
+    call_id: str = ""
+    emit: Callable[[Event], None] | None = None
 
     def resolve(self, path: str) -> Path:
         """``path`` (relative to ``cwd``, or absolute, ``~`` expanded) as an absolute Path."""
@@ -78,7 +83,9 @@ class Tool:
     for failures the model should read. ``read_only`` tools change nothing, so several of them
     in one turn may run at once, and they run without asking. ``preview(input, ctx)``, when
     set, returns the unified diff the call would make (shown before approval and in the tool
-    pane); it raises ``ToolError`` when the call would fail.
+    pane); it raises ``ToolError`` when the call would fail. ``delegates``: a call of it hands
+    work to another agent whose own calls are each checked (``task``): it runs without asking,
+    at once with the other such calls of the reply, and may still change files.
     """
 
     name: str
@@ -87,6 +94,7 @@ class Tool:
     run: Run
     read_only: bool = False
     preview: Preview | None = None
+    delegates: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The ``{"name", "description", "input_schema"}`` dict both APIs are given."""
@@ -101,12 +109,16 @@ def may_change_files(tool: Tool | None) -> bool:
 
 @dataclass
 class Registry:
-    """Tools by name; a later registration replaces an earlier one of the same name."""
+    """Tools by name; a later registration replaces an earlier one of the same name. ``keep``:
+    which names this registry takes (None: every one); ``add`` passes over the others, so a
+    subagent limited to some tools never gains another (an MCP server's, offered later)."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
+    keep: Callable[[str], bool] | None = None
 
     def add(self, tool: Tool) -> None:
-        self.tools[tool.name] = tool
+        if self.keep is None or self.keep(tool.name):
+            self.tools[tool.name] = tool
 
     def specs(self) -> list[dict[str, Any]]:
         return [t.spec() for t in self.tools.values()]

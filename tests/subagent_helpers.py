@@ -1,0 +1,131 @@
+"""A scripted model for subagent runs, served by a loopback server speaking Anthropic's stream
+format: the parent's first answer holds two ``task`` calls; each subagent reads its file with
+one tool call, then answers; the parent then ends with text.
+
+The children's first requests are held until both have arrived (or ``HOLD`` seconds passed, when
+the child answers ``NOT CONCURRENT`` instead): a run whose subagents ran one after the other
+fails the test instead of passing it slowly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from tests.loopback import LoopbackServer, Recorded, Reply, sse
+
+HOLD = 60.0
+"""Seconds a child's first request waits for the other's: a generous cap, never a measure."""
+
+TASKS = {
+    "A": {"description": "count alpha lines", "prompt": "CHILD-A: read alpha.txt and count its lines", "agent": "explore"},
+    "B": {"description": "check beta", "prompt": "CHILD-B: read beta.txt and say its first word"},
+}
+ANSWERS = {"A": "A-ANSWER: alpha.txt has 3 lines.", "B": "B-ANSWER: beta.txt starts with Beta."}
+FILES = {"A": ("alpha.txt", "alpha-inside-1\nalpha-inside-2\nalpha-inside-3\n"),
+         "B": ("beta.txt", "Beta beta-inside-only\n")}
+FINAL = "Both subagents are done."
+
+
+def tool_stream(texts: list[str], calls: list[tuple[str, str, dict]], *, input_tokens: int = 100,
+                output_tokens: int = 20) -> bytes:
+    """An Anthropic SSE body (https://docs.anthropic.com/en/api/messages-streaming): one text
+    block of ``texts``, then a ``tool_use`` block per ``(id, name, input)`` of ``calls``."""
+    events: list[tuple[str | None, dict | str]] = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_loopback", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                      "output_tokens": 1}}}),
+    ]
+    index = 0
+    if texts:
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                                               "content_block": {"type": "text", "text": ""}}))
+        for t in texts:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                   "delta": {"type": "text_delta", "text": t}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        index = 1
+    for tid, name, arguments in calls:
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": tid, "name": name, "input": {}}}))
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+            "type": "input_json_delta", "partial_json": json.dumps(arguments)}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    events.append(("message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": output_tokens}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return sse(events)
+
+
+def first_user_text(body: dict) -> str:
+    messages = body.get("messages") or []
+    return json.dumps(messages[0].get("content")) if messages else ""
+
+
+class SubagentModel:
+    """The handler of a ``LoopbackServer`` (``server()``): see the module's docstring.
+
+    ``first_seen``: the order in which requests arrived, as "parent:N" / "A:N" / "B:N" (N the
+    number of messages sent). ``hold``: seconds a child's first request waits for the other's.
+    ``child_delay``: seconds between the pieces of each child's streamed answers (to keep them
+    running while a test looks)."""
+
+    def __init__(self, hold: float = HOLD, child_pieces: int = 1, child_delay: float = 0.0) -> None:
+        self.hold = hold
+        self.child_pieces = child_pieces
+        self.child_delay = child_delay
+        self.first_seen: list[str] = []
+        self._arrived = {"A": threading.Event(), "B": threading.Event()}
+
+    def server(self) -> LoopbackServer:
+        return LoopbackServer(handler=self.__call__)
+
+    def __call__(self, recorded: Recorded) -> Reply:
+        body = recorded.json()
+        first = first_user_text(body)
+        count = len(body.get("messages") or [])
+        who = next((k for k in TASKS if f"CHILD-{k}" in first), "parent")
+        self.first_seen.append(f"{who}:{count}")
+        if who == "parent":
+            if count == 1:
+                calls = [(f"toolu_task_{k}", "task", TASKS[k]) for k in TASKS]
+                return Reply(tool_stream(["I will split this up."], calls))
+            return Reply(tool_stream([FINAL], []))
+        if count == 1:
+            self._arrived[who].set()
+            other = "B" if who == "A" else "A"
+            # Not under the server's lock: ``handler`` is called holding it, so wait outside it.
+            return Reply(self._held(who, other))  # type: ignore[arg-type]  # an iterable body, made late
+        text = ANSWERS[who]
+        step = max(1, len(text) // self.child_pieces)
+        body = tool_stream([text[i:i + step] for i in range(0, len(text), step)], [], output_tokens=5)
+        return Reply([body[i:i + 200] for i in range(0, len(body), 200)], delay=self.child_delay)
+
+    def _held(self, who: str, other: str) -> "_Held":
+        return _Held(self._arrived[other], self.hold,
+                     tool_stream([], [(f"toolu_read_{who}", "read", {"path": FILES[who][0]})]),
+                     tool_stream(["NOT CONCURRENT"], []))
+
+
+class _Held:
+    """A reply body made when the server sends it (``Reply.pieces``, after the handler's lock is
+    released): ``ready`` once ``event`` is set within ``hold`` s, else ``late``."""
+
+    def __init__(self, event: threading.Event, hold: float, ready: bytes, late: bytes) -> None:
+        self.event, self.hold, self.ready, self.late = event, hold, ready, late
+
+    def __iter__(self):
+        yield self.ready if self.event.wait(self.hold) else self.late
+
+
+def write_files(folder) -> None:
+    for name, text in FILES.values():
+        (folder / name).write_text(text)
+
+
+def request_texts(recorded: Recorded) -> str:
+    return json.dumps(recorded.json().get("messages"))

@@ -1,0 +1,143 @@
+"""The ``task`` tool: one answer with two ``task`` calls, driven from each front end (``-p``,
+``acp``, the TUI) against a loopback server. Both subagents' first requests reach the server
+before either finishes (they run at once); each child session is in the store with its parent
+and call; the parent's next request holds both answers and none of the children's tool outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scout_tui.store.event_log import Store
+from tests.acp_helpers import RecordingClient, acp_process, text
+from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
+from tests.subagent_helpers import ANSWERS, FILES, FINAL, TASKS, SubagentModel, request_texts, write_files
+
+
+def check_run(model: SubagentModel, requests: list, store_path: Path) -> None:
+    """What every front end's run must show (see the module's docstring)."""
+    seen = model.first_seen
+    assert "A:3" in seen and "B:3" in seen, seen  # each child read its file and answered
+    assert max(seen.index("A:1"), seen.index("B:1")) < min(seen.index("A:3"), seen.index("B:3")), seen
+    def offered(who: str) -> list[str]:
+        first = next(r for r in requests if f"CHILD-{who}" in request_texts(r)[:200])
+        return [t["name"] for t in first.json()["tools"]]
+
+    assert "task" in [t["name"] for t in requests[0].json()["tools"]]
+    assert offered("A") == ["read", "grep", "glob"]  # explore: read-only tools
+    assert "task" not in offered("B") and {"bash", "write", "edit"} <= set(offered("B"))  # no nesting
+    parent_last = [r for r in requests if '"CHILD-' not in request_texts(r)[:200]][-1]
+    sent = request_texts(parent_last)
+    assert ANSWERS["A"] in sent and ANSWERS["B"] in sent
+    for _, inside in FILES.values():  # the children's tool outputs stayed in their own sessions
+        assert inside.splitlines()[0] not in sent
+    with Store(store_path) as store:
+        children = [s for s in store.sessions() if s.kind == "subagent"]
+        parents = [s for s in store.sessions() if s.kind is None]
+        assert len(parents) == 1 and len(children) == 2
+        assert {c.parent for c in children} == {parents[0].id}
+        assert {c.call for c in children} == {"toolu_task_A", "toolu_task_B"}
+        assert {c.title for c in children} == {t["description"] for t in TASKS.values()}
+        assert {c.agent for c in children} == {"explore", "general"}
+        for child in children:
+            messages = store.messages(child.id)
+            assert messages[0]["role"] == "user" and "CHILD-" in str(messages[0]["content"])
+            assert "inside" in str(messages)  # the child's own transcript holds its tool output
+
+
+def test_p_runs_two_subagents_at_once(repo, env):
+    write_files(repo)
+    model = SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert FINAL in done.stdout
+    assert ANSWERS["A"] not in done.stdout  # the person reads the parent's answer
+    check_run(model, server.requests, Path(env["SCOUT_HOME"]) / "sessions.db")
+
+
+async def test_acp_runs_two_subagents_at_once(repo, env):
+    write_files(repo)
+    model = SubagentModel()
+    client = RecordingClient()
+    with model.server() as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("split the work"))
+    assert done.stop_reason == "end_turn"
+    check_run(model, server.requests, Path(env["SCOUT_HOME"]) / "sessions.db")
+
+
+async def test_the_tui_runs_two_subagents_at_once(tmp_home, workdir):
+    from tests.app_helpers import SIZE, make_app, send, settle
+
+    write_files(workdir)
+    model = SubagentModel()
+    with model.server() as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "split the work")
+            await settle(app, pilot)
+            store_path = app.store.path
+    check_run(model, server.requests, store_path)
+
+
+def test_max_concurrent_1_runs_subagents_one_after_the_other(repo, env):
+    write_files(repo)
+    (repo / "scout.toml").write_text("[subagents]\nmax_concurrent = 1\n")
+    model = SubagentModel(hold=0.5)  # the first child waits for a second that cannot start
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    seen = model.first_seen
+    assert seen[:3] == ["parent:1", "A:1", "B:1"] and "A:3" not in seen and "B:3" in seen, seen
+    assert "NOT CONCURRENT" in request_texts(server.requests[-1])  # A's answer, given back as it was
+
+
+def test_a_bad_subagents_setting_names_its_file_and_line(repo, env):
+    (repo / "scout.toml").write_text('model = "claude-test"\n[subagents]\nmax_concurrent = 0\n')
+    done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
+    assert done.returncode != 0
+    assert "scout.toml:3: subagents.max_concurrent must be a whole number from 1, got 0" in done.stderr
+
+
+async def test_esc_stops_the_turn_and_every_subagent_each_recorded_as_interrupted(tmp_home, workdir):
+    from tests.app_helpers import SIZE, make_app, send, settle
+    from tests.conftest import wait_until
+
+    write_files(workdir)
+    model = SubagentModel(child_pieces=40, child_delay=0.5)  # the answers stream for ~20 s
+    with model.server() as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "split the work")
+            await wait_until(pilot, lambda: "A:3" in model.first_seen and "B:3" in model.first_seen,
+                             what="both subagents streaming their answers")
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.busy, what="the turn stopped")
+            await settle(app, pilot)
+            store_path = app.store.path
+    with Store(store_path) as store:
+        sessions = store.sessions()
+        children = [s for s in sessions if s.kind == "subagent"]
+        assert len(children) == 2
+        assert [s.last_stop_reason for s in sessions if s.kind is None] == ["interrupted"]
+        assert [c.last_stop_reason for c in children] == ["interrupted", "interrupted"]
+
+
+def test_subagents_cost_counts_to_their_sessions_and_rolls_up_in_the_run_result(repo, env):
+    import json
+
+    write_files(repo)
+    model = SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--output-format", "json", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        sessions = store.sessions()
+    parent = next(s for s in sessions if s.kind is None)
+    children = [s for s in sessions if s.kind == "subagent"]
+    assert parent.cost > 0 and all(c.cost > 0 for c in children)  # each session its own requests
+    assert result["cost"] == pytest.approx(parent.cost + sum(c.cost for c in children))
