@@ -20,7 +20,7 @@ Measures, each as median (min–max) over N runs, every run a fresh app process 
 5. reopen: a stored 2,000-message session with 998 read calls, ``scout-tui -c`` from process
    start until its last message is on screen. Target: <= 0.5 s.
 6. subagents: keystroke echo as in 1 while four subagents stream at once: the answer to the
-   prompt holds four ``task`` calls, each subagent streams a 50 KB answer as fast as the socket
+   prompt holds four ``task`` calls, each subagent streams a 400 KB answer as fast as the socket
    allows (the tool pane shows each one's step), then the parent's answer ends with the marker.
    Target: p95 <= 50 ms.
 
@@ -347,7 +347,7 @@ def main() -> None:
     runs, poll = (1 if args.quick else args.n), args.poll_ms / 1000
     body = anthropic_stream(deltas(answer(200)), output_tokens=51_000)
     began = time.perf_counter()
-    child = anthropic_stream(deltas(answer(50)), output_tokens=13_000)
+    child = anthropic_stream(deltas(answer(400)), output_tokens=100_000)
     results: dict[str, list] = {k: [] for k in ("burst", "paced", "open", "resize", "reopen", "bare", "scout", "headless",
                                                 "subagents")}
     with tempfile.TemporaryDirectory(prefix="scout-latency-") as tmp, TmuxScreen(f"scout-latency-{os.getpid()}") as screen:
@@ -388,7 +388,7 @@ def main() -> None:
     print(f"polling: a capture takes {capture * 1e3:.2f} ms idle; captures during the streams are "
           f"{pct(gaps, 50) * 1e3:.1f} ms apart (p50), {pct(gaps, 95) * 1e3:.1f} ms (p95): the resolution")
     titles = {"burst": "200 KB burst", "paced": f"200 KB at {PACE} deltas/s",
-              "subagents": f"{SUBAGENTS} subagents streaming 50 KB each"}
+              "subagents": f"{SUBAGENTS} subagents streaming 400 KB each"}
     for kind, title in titles.items():
         if not results[kind]:
             continue
