@@ -141,3 +141,25 @@ def test_subagents_cost_counts_to_their_sessions_and_rolls_up_in_the_run_result(
     children = [s for s in sessions if s.kind == "subagent"]
     assert parent.cost > 0 and all(c.cost > 0 for c in children)  # each session its own requests
     assert result["cost"] == pytest.approx(parent.cost + sum(c.cost for c in children))
+
+
+def test_stream_json_tags_each_event_with_its_session_and_a_subagents_with_the_task_call(repo, env):
+    import json
+
+    write_files(repo)
+    model = SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--output-format", "stream-json", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    events = [line for line in lines if "data" in line]
+    parent = {line["session"] for line in events if "parent_tool_use_id" not in line}
+    assert len(parent) == 1 and None not in parent
+    child_lines = [line for line in events if "parent_tool_use_id" in line]
+    by_call = {}
+    for line in child_lines:
+        by_call.setdefault(line["parent_tool_use_id"], set()).add(line["session"])
+    assert set(by_call) == {"toolu_task_A", "toolu_task_B"}
+    assert all(len(ids) == 1 for ids in by_call.values()) and len(set.union(*by_call.values()) | parent) == 3
+    reads = [line for line in child_lines if line["type"] == "tool.start"]
+    assert {line["data"]["input"]["path"] for line in reads} == {"alpha.txt", "beta.txt"}
