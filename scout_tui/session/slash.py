@@ -1,6 +1,6 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/plan [prompt]``
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``
 and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
 model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
@@ -28,6 +28,7 @@ def session_commands(session: Session) -> Commands:
                 "not when someone else changed them since)", _runs(_restore, session, False)),
         Command("redo", "", "change the files again as the turn last undone left them", _runs(_restore, session, True)),
         Command("cost", "", "tokens and dollars by model, cache read and write, and branch", _runs(_cost, session)),
+        Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
     ])
@@ -83,6 +84,14 @@ async def _restore(session: Session, redo: bool, _: str) -> str:
                 f"overwriting. What /{verb} would do:\n\n```\n{lines}\n```")
     await asyncio.shield(session.restore_files(plan))  # once written, recorded even if cancelled meanwhile
     return restored(plan, turn)
+
+
+async def _agents(session: Session, _: str) -> str:
+    """``/agents``: the agents (``describe_agents``), read in a thread."""
+    from scout_tui.extensions.agents import describe_agents, discover_agents
+
+    agents, problems = await asyncio.to_thread(discover_agents, session.cwd)
+    return describe_agents(agents, problems)
 
 
 async def _plan(session: Session, _: str) -> str:
