@@ -67,6 +67,17 @@ async def test_acp_runs_two_subagents_at_once(repo, env):
             done = await conn.prompt(session_id=session.session_id, prompt=text("split the work"))
     assert done.stop_reason == "end_turn"
     check_run(model, server.requests, Path(env["SCOUT_HOME"]) / "sessions.db")
+    updates = client.of(session.session_id)
+    starts = {u.tool_call_id: u for u in updates if u.session_update == "tool_call"}
+    assert starts["toolu_task_A"].title == "explore: count alpha lines"
+    assert starts["toolu_task_B"].title == "general: check beta"
+    progress = [u for u in updates if u.session_update == "tool_call_update" and u.tool_call_id == "toolu_task_A"
+                and u.status == "in_progress" and u.content]
+    shown = [u.content[0].content.text for u in progress]
+    assert any("↳ ✓ read alpha.txt" in text for text in shown), shown  # its own calls, as they happen
+    assert len(progress) < 10  # per change of state, not per streamed delta
+    final = [u for u in updates if u.session_update == "tool_call_update" and u.tool_call_id == "toolu_task_A"][-1]
+    assert final.status == "completed" and ANSWERS["A"] in final.content[0].content.text
 
 
 async def test_the_tui_runs_two_subagents_at_once(tmp_home, workdir):

@@ -21,7 +21,8 @@ from acp.schema import (AgentMessageChunk, AgentThoughtChunk, ContentToolCallCon
                         ToolCallStart, ToolKind, UsageUpdate, UserMessageChunk)
 
 from scout_tui.core.bus import (Event, MessageAssistant, MessageDelta, PermissionDecision, PromptCompacted, SessionCompacted,
-                           ToolEnd, ToolOutput, ToolStart)
+                           SubagentEvent, ToolEnd, ToolOutput, ToolStart)
+from scout_tui.core.subagent_progress import SubagentProgress
 from scout_tui.core.diffs import diff_lines
 from scout_tui.session.mentions import typed_text
 from scout_tui.core.messages import blocks, result_text
@@ -112,7 +113,10 @@ def tool_kind(name: str) -> ToolKind:
 
 
 def tool_title(name: str, input: Any) -> str:
-    """A call's one-line title: the tool and its path, command or pattern (``text.tool_summary``)."""
+    """A call's one-line title: the tool and its path, command or pattern (``text.tool_summary``);
+    a ``task`` call's, its agent and description (``explore: find the parser``)."""
+    if name == "task" and isinstance(input, dict):
+        return f"{input.get('agent') or 'general'}: {tool_summary(input.get('description') or input)}"
     return f"{name} {tool_summary(input)}".strip()
 
 
@@ -223,6 +227,7 @@ class LiveUpdates:
         self._inputs: dict[str, Any] = {}
         self._running: set[str] = set()
         self._window: int | None = None
+        self._subagents: dict[str, SubagentProgress] = {}  # task call id -> its subagent's progress
 
     def updates(self, event: Event) -> list[Update]:
         """The updates ``event`` makes: a streamed delta a message or thought chunk; ``tool.start``
@@ -236,6 +241,8 @@ class LiveUpdates:
                 return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))]
             case MessageDelta(kind="thinking", text=text) if text:
                 return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))]
+            case SubagentEvent(call=call_id, agent=agent, description=description):
+                return self._subagent(call_id, agent, description, event.innermost)
             case ToolStart(id=call_id, name=name, input=input):
                 self._inputs[call_id] = input
                 return [tool_call(call_id, name, input, self.cwd)]
@@ -258,6 +265,20 @@ class LiveUpdates:
                     return [UsageUpdate(session_update="usage_update", used=used, size=self._window,
                                         cost=Cost(amount=self.cost, currency="USD") if self.cost is not None else None)]
         return []
+
+    def _subagent(self, call_id: str, agent: str, description: str, event: Event) -> list[Update]:
+        """A ``task`` call's subagent at work: its call's content becomes what the subagent does
+        (``SubagentProgress.text``), sent when its calls or its state change, not per streamed delta."""
+        progress = self._subagents.setdefault(call_id, SubagentProgress(agent))
+        if isinstance(event, ToolOutput):
+            return []
+        before = (progress.step, [list(c) for c in progress.calls])
+        progress.apply(event.type, {"kind": event.kind} if isinstance(event, MessageDelta) else event.data)
+        if (progress.step, progress.calls) == before:
+            return []
+        self._running.add(call_id)
+        return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress",
+                                 content=[text_content(progress.text(description))])]
 
     def _started(self, call_id: str) -> list[Update]:
         if call_id in self._running:

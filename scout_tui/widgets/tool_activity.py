@@ -31,7 +31,8 @@ from textual.widgets.option_list import Option
 from ..core.diffs import diff_lines
 from ..core.figures import dollars
 from ..core.text import one_line, reveal, sanitize, tool_summary
-from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, Subagent, ToolCall, stored_calls
+from ..core.subagent_progress import SubagentProgress
+from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, ToolCall, stored_calls
 
 __all__ = ["DETAIL_CHARS", "DETAIL_LINES", "OUTPUT_CAP", "ToolActivity", "ToolCall"]
 
@@ -182,7 +183,7 @@ class ToolActivity(Vertical):
         if call is None:
             return
         if call.subagent is None:
-            call.subagent = Subagent(agent)
+            call.subagent = SubagentProgress(agent)
         call.subagent.apply(kind, data)
         self._dirty.add(call.key)
 
@@ -511,7 +512,7 @@ class ToolActivity(Vertical):
         return Content.assemble(*parts)
 
     @staticmethod
-    def _subagent_prompt(call: ToolCall, agent: Subagent, icon: tuple[str, str], elapsed: str) -> Content:
+    def _subagent_prompt(call: ToolCall, agent: SubagentProgress, icon: tuple[str, str], elapsed: str) -> Content:
         """A task call's row: ``⚙ explore · find the parser``, its subagent's newest calls nested
         under it, and what it does now (or, once done, its calls and cost)."""
         parts: list[str | tuple[str, str]] = [icon, " ", ("⚙ " + agent.agent, "bold $accent"), " · ", call.summary]
