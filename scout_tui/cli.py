@@ -243,11 +243,13 @@ def sessions_command(argv: list[str]) -> int:
     """``scout-tui sessions [--all] [--json]``: the sessions of this directory as a tree."""
     parser = argparse.ArgumentParser(
         prog="scout-tui sessions",
-        description="List the sessions of this directory, newest first, forks nested under their parents.",
+        description="List the sessions of this directory, newest first, forks and subagents' sessions nested under "
+                    "their parents.",
     )
     parser.add_argument("--all", action="store_true", help="sessions of every directory, grouped by directory")
     parser.add_argument("--json", action="store_true",
-                        help="one JSON array: every session field (times in Unix seconds) plus its depth in the tree")
+                        help="one JSON array: every session field (times in Unix seconds; kind \"subagent\" with its "
+                             "parent, call and agent for a subagent's session) plus its depth in the tree")
     args = parser.parse_args(argv)
     from scout_tui.store.event_log import Store, tree_order
 
@@ -276,8 +278,10 @@ def sessions_command(argv: list[str]) -> int:
         if args.all:
             print(("\n" if n else "") + _one_line(cwd))
         for info, depth in tree:
-            at = "-" if info.fork_at is None else str(info.fork_at)
-            title = ("  " * (depth - 1) + "└ " if depth else "") + _one_line(info.shown_title)
+            subagent = info.kind == "subagent"  # a child where a subagent worked, not a branch
+            at = "-" if info.fork_at is None or subagent else str(info.fork_at)
+            mark = f"⚙ {info.agent}: " if subagent else ""
+            title = ("  " * (depth - 1) + "└ " if depth else "") + mark + _one_line(info.shown_title)
             updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
             parent = (info.parent or "-")[:8]
             print(f"{info.id[:8]:<8}  {parent:<8}  {at:>4}  {info.message_count:>5}  {updated:<16}  {title}")

@@ -235,3 +235,44 @@ async def test_a_subagents_approval_prompt_says_which_subagent_asks(tmp_home, wo
             await pilot.press("y")
             await settle(app, pilot)
     assert (workdir / "made-by-child.txt").exists()
+
+
+async def test_the_sessions_pane_shows_each_subagent_under_its_parent_and_opens_and_forks_it(tmp_home, workdir):
+    from scout_tui.widgets import SessionTree
+    from scout_tui.widgets.chat_messages import UserMessage
+    from scout_tui.widgets.chat_view import ChatView
+    from tests.app_helpers import SIZE, make_app, send, settle
+
+    write_files(workdir)
+    model = SubagentModel()
+    with model.server() as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "split the work")
+            await settle(app, pilot)
+            parent = app.session.id
+            tree = app.query_one(SessionTree)
+            await pilot.pause()
+            roots = list(tree.root.children)
+            assert [n.data.id for n in roots] == [parent]
+            children = list(roots[0].children)
+            assert sorted(n.data.title for n in children) == ["check beta", "count alpha lines"]
+            assert {n.data.kind for n in children} == {"subagent"}  # drawn ⚙ AGENT (test_store_subagents)
+            child = next(n for n in children if n.data.agent == "explore")
+            await pilot.press("ctrl+t")
+            tree.select_node(child)
+            tree.move_cursor(child)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert app.session.id == child.data.id  # its whole transcript, read like any session
+            assert [str(u.content) for u in app.query(UserMessage)][0].startswith("CHILD-A")
+            chat = app.query_one(ChatView)
+            chat.focus()
+            await pilot.pause()
+            await pilot.press("k")
+            await pilot.press("f")  # fork it like any session
+            await settle(app, pilot)
+            assert app.session.id not in (parent, child.data.id)
+    with Store(store_path := Path(tmp_home / ".scout-data" / "sessions.db")) as store:
+        fork = store.session(app.session.id)
+        assert fork.parent == child.data.id and fork.kind is None, store_path

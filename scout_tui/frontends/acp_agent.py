@@ -193,8 +193,9 @@ class ScoutAcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page."""
-        return ListSessionsResponse(sessions=[listed(s) for s in self.store.sessions(cwd)])
+        """The sessions of ``cwd`` (None: of every folder), newest first, not deleted; one page.
+        A subagent's session is left out: an editor's history is of the conversations its person had."""
+        return ListSessionsResponse(sessions=[listed(s) for s in self.store.sessions(cwd) if s.kind != "subagent"])
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         """No authentication: ``initialize`` offers no method (the provider's key is scout-tui's own

@@ -88,10 +88,12 @@ def model_rows(by_model: dict[str, dict[str, float]]) -> list[list[str]]:
 def branch_rows(branches: list[tuple[SessionInfo, int]], current_id: str | None) -> list[list[str]]:
     """The cost view's "By branch" rows (``Store.tree``), in tree order, indented by depth, ``●``
     on the current one, then "all branches" when there are several: session, messages, tokens,
-    cost. Each counts only its own requests (a branch's shared messages cost its parent)."""
+    cost. Each counts only its own requests (a branch's shared messages cost its parent); a
+    subagent's session (``⚙ agent``) sits under its parent."""
     rows = []
     for info, depth in branches:
-        fork = (f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ ") if info.parent is not None else ""
+        fork = (f"⚙ {info.agent} " if info.kind == "subagent" else f"⑂ at {info.fork_at} " if info.fork_at is not None
+                else "⑂ ") if info.parent is not None else ""
         used = int(info.input_tokens or 0) + int(info.output_tokens or 0)
         rows.append([f"{'● ' if info.id == current_id else ''}{'  ' * depth}{fork}{one_line(info.shown_title, 40)}",
                      str(info.message_count), tokens(used), cost_text(float(info.cost or 0.0), used)])
@@ -112,10 +114,8 @@ def cost_report(store: Store, session_id: str, cwd: Path, info: ModelInfo | None
     the store: call it in a thread."""
     by_model = store.spending(session_id)
     figures = list(by_model.values())
-    requests = sum(int(row.get("requests", 0) or 0) for row in figures)
-    total = cost_text(sum_costs([row.get("cost") for row in figures]), sum(spent(row) for row in figures))
-    parts = [f"**What this session cost: {total}** ({count_requests(requests)}: this branch, and its parents' "
-             "up to the fork point)"]
+    title, subtitle = headline(by_model, store.subagent_cost(session_id))
+    parts = [f"**{title}** ({subtitle})"]
     if figures:
         parts.append(_table(["model", "requests", "input", "cache read", "cache write", "output", "cache hit", "cost"],
                             model_rows(by_model)))
@@ -124,6 +124,20 @@ def cost_report(store: Store, session_id: str, cwd: Path, info: ModelInfo | None
         parts.append(_table(["branch", "messages", "tokens", "cost"], branch_rows(branches, session_id)))
     parts.append(prices_note(info))
     return "\n\n".join(parts)
+
+
+def headline(by_model: dict[str, dict[str, float]], by_subagents: float = 0.0) -> tuple[str, str]:
+    """``/cost``'s title and what it counts, for ``Store.spending``'s rows and the dollars the
+    session's subagents spent (``Store.subagent_cost``), which the total includes:
+    ("What this session cost: $0.42", "12 requests: this branch, and its parents' up to the
+    fork point; $0.10 of it by its subagents")."""
+    figures = list(by_model.values())
+    requests = sum(int(row.get("requests", 0) or 0) for row in figures)
+    own = sum_costs([row.get("cost") for row in figures])
+    total = cost_text(own + by_subagents if own is not None else by_subagents or None, sum(spent(row) for row in figures))
+    subagents = f"; {dollars(by_subagents)} of it by its subagents" if by_subagents else ""
+    return (f"What this session cost: {total}",
+            f"{count_requests(requests)}: this branch, and its parents' up to the fork point{subagents}")
 
 
 def count_requests(n: int) -> str:

@@ -142,7 +142,7 @@ class Session:
         self.messages = messages if messages is not None else list(opened.messages)
         self.compactions = list(opened.compactions)
         self.cost = opened.cost
-        self.subagent_cost = 0.0
+        self.subagent_cost = opened.subagent_cost
         if self.agent is not None:
             self.agent.window.compaction = self.compaction()
             self.agent.cache_key = self.id

@@ -416,6 +416,12 @@ class Store:
         with self._reading() as db:
             return queries.spending(db, session_id)
 
+    def subagent_cost(self, session_id: str) -> float:
+        """Dollars the subagents of session ``session_id`` spent: its children of kind
+        ``subagent`` and theirs, to any depth (not its forks, which count their own)."""
+        with self._reading() as db:
+            return queries.subagent_cost(db, session_id)
+
     def tool_details(self, session_id: str) -> dict[str, dict[str, Any]]:
         """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":
         unified diff, "output_path": file of the whole output, "elapsed": seconds it ran}}`` (any

@@ -32,6 +32,8 @@ class OpenedSession:
     """``Store.compactions``: the summaries in force, oldest first (the last one is sent)."""
     tokens: tuple[int, int] = (0, 0)
     cost: float | None = None
+    subagent_cost: float = 0.0
+    """Dollars its subagents spent (``Store.subagent_cost``): the session's cost rolls them up."""
 
     @property
     def id(self) -> str | None:
@@ -118,4 +120,5 @@ def read_session(store: Store, info: SessionInfo | None, *, tail: int | None = N
         compactions=store.compactions(info.id),
         tokens=tokens,
         cost=cost if cost > 0 else None,
+        subagent_cost=store.subagent_cost(info.id),
     )

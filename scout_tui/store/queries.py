@@ -105,13 +105,18 @@ def info_of(row: tuple) -> SessionInfo:
 
 
 def chain(db: sqlite3.Connection, session_id: str) -> Iterator[tuple[str, str | None, int | None]]:
-    """``(id, parent, fork_at)`` of the session, then of each ancestor up to its root."""
+    """``(id, parent, fork_at)`` of the session, then of each ancestor up to its root. A
+    subagent's session is a root here (its parent shares nothing with it: no message, summary or
+    model switch), so its ancestry ends with it."""
     current: str | None = session_id
     seen: set[str] = set()
     while current is not None and current not in seen:
         seen.add(current)
-        row = db.execute("SELECT parent, fork_at FROM sessions WHERE id = ?", (current,)).fetchone()
+        row = db.execute("SELECT parent, fork_at, kind FROM sessions WHERE id = ?", (current,)).fetchone()
         if row is None:
+            return
+        if row[2] == "subagent":
+            yield current, None, None
             return
         yield current, row[0], row[1]
         current = row[0]
@@ -311,6 +316,15 @@ def valid_fork_point(message_at: Callable[[int], dict | None], count: int, at: i
         else:
             point -= 1
     return point
+
+
+def subagent_cost(db: sqlite3.Connection, session_id: str) -> float:
+    """``Store.subagent_cost``: one recursive query over ``sessions.parent``."""
+    row = db.execute(
+        "WITH RECURSIVE kids(id) AS (SELECT id FROM sessions WHERE parent = ? AND kind = 'subagent'"
+        " UNION SELECT s.id FROM sessions s JOIN kids ON s.parent = kids.id WHERE s.kind = 'subagent')"
+        " SELECT COALESCE(SUM(cost), 0) FROM sessions WHERE id IN (SELECT id FROM kids)", (session_id,)).fetchone()
+    return float(row[0] or 0.0)
 
 
 def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:

@@ -282,8 +282,10 @@ class LongSession(Feature):
 
         session_id = self.app.session.id
         by_model = self.app.store.spending(session_id) if session_id else {}
+        by_subagents = self.app.store.subagent_cost(session_id) if session_id else 0.0
         branches = self.app.store.tree(self.app.cwd)
         from scout_tui.session.cost import prices_note
 
         note = prices_note(self.model_info)
-        self.app.call_from_thread(self.app.push_screen, CostView(by_model, branches, session_id, note=note))
+        self.app.call_from_thread(self.app.push_screen, CostView(by_model, branches, session_id, note=note,
+                                                                 by_subagents=by_subagents))

@@ -180,7 +180,7 @@ class Sessions(Feature):
         status = self.app.status
         status.session_id = opened.id or ""
         status.input_tokens, status.output_tokens = opened.tokens
-        status.cost = opened.cost
+        status.cost = (opened.cost or 0.0) + opened.subagent_cost if opened.subagent_cost else opened.cost
         status.cache_share = None
         self._after_shown(opened)
         if opened.complete:

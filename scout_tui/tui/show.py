@@ -68,6 +68,8 @@ def _(event: SubagentEvent, app: ScoutApp) -> None:
     if (tools := app.tool_pane) is not None and not isinstance(inner, ToolOutput):  # its calls' output: not here
         tools.subagent(event.call, event.agent, inner.type,
                        {"kind": inner.kind} if isinstance(inner, MessageDelta) else inner.data)
+    if isinstance(inner, MessageAssistant) and inner.cost:  # the status bar's cost rolls up the subagents'
+        app.status.cost = (app.status.cost or 0.0) + inner.cost
     if isinstance(event.event, PermissionAsk):
         app.status.awaiting = True
     elif isinstance(event.event, PermissionDecision):

@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from ..store.event_log import SessionInfo
 from ..core.text import one_line
-from scout_tui.session.cost import branch_rows, cost_text, model_rows, spent as row_tokens, sum_costs
+from scout_tui.session.cost import branch_rows, headline, model_rows
 
 TITLE_WIDTH = 40
 """Characters of a branch title shown at most."""
@@ -75,7 +75,8 @@ class CostView(ModalScreen[None]):
     (uncached), "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}}``, tokens
     as counts, cost in dollars, None when unknown), ``branches`` is ``Store.tree(cwd)``
     (``[(SessionInfo, depth)]``), ``current_id`` the open session, ``note`` one line shown at
-    the bottom (where the prices come from). Esc or ``q`` closes it.
+    the bottom (where the prices come from), ``by_subagents`` the dollars the session's subagents
+    spent (``Store.subagent_cost``: in the total). Esc or ``q`` closes it.
     """
 
     DEFAULT_CSS = """
@@ -116,22 +117,19 @@ class CostView(ModalScreen[None]):
     ]
 
     def __init__(self, by_model: dict[str, dict[str, float]], branches: list[tuple[SessionInfo, int]],
-                 current_id: str | None, *, note: str = "") -> None:
+                 current_id: str | None, *, note: str = "", by_subagents: float = 0.0) -> None:
         super().__init__()
         self.by_model = by_model
         self.branches = branches
         self.current_id = current_id
         self.note = note
+        self.by_subagents = by_subagents
 
     def compose(self) -> ComposeResult:
-        rows = list(self.by_model.values())
-        total = sum_costs([row.get("cost") for row in rows])
-        spent = sum(row_tokens(row) for row in rows)
-        requests = sum(int(row.get("requests", 0) or 0) for row in rows)
+        title, subtitle = headline(self.by_model, self.by_subagents)
         with Vertical():
-            yield Static(Text(f"What this session cost: {cost_text(total, spent)}"), id="cost-title")
-            yield Static(Text(f"{requests} request{'s' if requests != 1 else ''} "
-                              "(this branch, and its parents' up to the fork point)"), id="cost-subtitle")
+            yield Static(Text(title), id="cost-title")
+            yield Static(Text(subtitle), id="cost-subtitle")
             with VerticalScroll():
                 yield Static(model_table(self.by_model), id="cost-by-model")
                 yield Static(branch_table(self.branches, self.current_id), id="cost-by-branch")

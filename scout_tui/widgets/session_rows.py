@@ -147,7 +147,8 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     branch is folded, else "". Tokens and dollars are left out while 0; "failed" is there while
     the session's newest turn ended in an error (``SessionInfo.failed``: a ``-p`` run refused or
     cut short by the server, say). A branch still carrying its parent's title (no prompt of its
-    own yet, not renamed) reads ``⑂ at 3 fork of Title``.
+    own yet, not renamed) reads ``⑂ at 3 fork of Title``; a subagent's session (a child, not a
+    branch) ``⚙ explore Description``.
 
     Only the title is ever cut (ending in "…"); every other part is shown whole or left out
     whole, the least important first when the room is short (``_KEPT_FIRST``: a message count
@@ -159,10 +160,11 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     count = int(session.message_count or 0)
     spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
     cost = float(getattr(session, "cost", 0.0) or 0.0)
-    fork_at = getattr(session, "fork_at", None) if session.parent is not None else None
+    subagent = getattr(session, "kind", None) == "subagent"
+    fork_at = getattr(session, "fork_at", None) if session.parent is not None and not subagent else None
     texts = {
         "lead": "● " if current else "  ",
-        "fork": "⑂ " if session.parent is not None else "",
+        "fork": f"⚙ {session.agent or 'subagent'} " if subagent else "⑂ " if session.parent is not None else "",
         "toggle": FOLD_MARK if folded else "",
         "failed": "failed" if session.failed else "",
         "fork of": fork_of,
