@@ -64,7 +64,7 @@ async def test_totals_and_the_table_by_model_show_tokens_cache_hits_and_dollars(
         view = app.screen
         assert isinstance(view, CostView)
         assert text_of(view, "cost-title") == "What this session cost: $0.47"
-        assert text_of(view, "cost-subtitle").startswith("13 requests (this branch")
+        assert text_of(view, "cost-subtitle").startswith("13 requests: this branch")
         by_model = text_of(view, "cost-by-model")
         assert row(by_model, "claude-sonnet-4-5") == ["12", "3.0k", "87.0k", "10.0k", "8.4k", "87%", "$0.42"]
         assert row(by_model, "claude-haiku-4-5") == ["1", "40.0k", "0", "0", "1.5k", "0%", "$0.05"]

@@ -30,7 +30,8 @@ workspace run, bash asks), ``yolo`` (nothing asks; deny rules still hold), ``pla
 read-only calls run; the rest are refused without running, and the model is told to plan)."""
 
 PLAN_REFUSAL = ("plan mode is on: only read-only tools run, so nothing was changed. Explore with read, grep "
-                "and glob, then propose your plan with exit_plan for the user to approve")
+                "and glob, then propose your plan with exit_plan for the user to approve (a subagent: answer "
+                "with what you found)")
 """Why a call that may change things is refused in ``plan`` mode (the model reads it). A read-only
 tool runs as in ``ask`` mode, and so does a command ``read_only_commands.read_only_command`` passes."""
 
