@@ -81,14 +81,21 @@ class Turns(Feature):
 
     def ensure_agent(self) -> Agent:
         """The session's agent (``Session.ensure_agent``), built with what the app has loaded so
-        far: skills, plugins, the model's window and prices, its permissions, sandbox and
-        approval prompt. In a worker thread, the engine's imports wait for typed keys
+        far: skills, plugins, the model's window and prices, its permissions, sandbox, approval
+        prompt and plan dialog. In a worker thread, the engine's imports wait for typed keys
         (``urgency.yielding``)."""
         app = self.app
         with urgency.yielding():
-            app.session.agent_options = dict(skills=app.skills, plugins=app.plugins, permissions=app.permissions,
-                                             sandbox=app.sandbox, approve=app.approve,
-                                             info=app.long_session.model_info)
+            options = dict(skills=app.skills, plugins=app.plugins, permissions=app.permissions, sandbox=app.sandbox,
+                           approve=app.approve, review_plan=app.review_plan, info=app.long_session.model_info)
+            # TODO(plan merge): build_agent takes review_plan once the plan engine is in; drop this check then.
+            import inspect
+
+            from scout_tui.session.runtime import build_agent
+
+            if "review_plan" not in inspect.signature(build_agent).parameters:
+                del options["review_plan"]
+            app.session.agent_options = options
             return app.session.ensure_agent()
 
     async def ready(self, text: str | None) -> None:
