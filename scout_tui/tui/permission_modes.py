@@ -62,7 +62,11 @@ class PermissionModes(Feature):
         from scout_tui.tools.approvals import PlanDecision
         from scout_tui.widgets.plan_dialog import PlanScreen
 
-        decision = await self._ask(PlanScreen(review), PlanDecision("keep", review.plan))
+        self.app.status.awaiting = True  # "awaiting approval" instead of the spinner
+        try:
+            decision = await self._ask(PlanScreen(review), PlanDecision("keep", review.plan))
+        finally:
+            self.app.status.awaiting = False
         if decision.action in ("here", "fresh"):
             self.set_mode(review.mode, announce=False)
         return decision

@@ -51,7 +51,7 @@ class PlanScreen(ModalScreen[PlanDecision]):
         & #request { color: $text-muted; height: auto; max-height: 3; }
         & #body {
             height: auto;
-            max-height: 60vh;
+            max-height: 50vh;  /* with the note and its keys, on a 24-row screen too */
             margin-top: 1;
             background: $panel;
         }
