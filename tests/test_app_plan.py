@@ -70,9 +70,11 @@ async def test_h_runs_the_plan_here_and_the_status_bar_shows_the_mode_back(repo)
         status = app.query_one(StatusBar)
         assert "⏸ plan mode" in str(status.render())
         task, _ = await dialog_up(app, pilot, PlanReview("toolu_p", PLAN, REQUEST, app.session.mode_before_plan))
+        assert status.awaiting  # "awaiting approval" while a turn waits on the dialog
         await pilot.press("h")
         assert await decided(pilot, task) == PlanDecision("here", PLAN)
         await pilot.pause()
+        assert not status.awaiting
         assert app.permissions.mode == status.permission_mode == "auto-edit"
         assert "auto-edit mode" in str(status.render()) and "plan" not in str(status.render())
 
@@ -142,6 +144,16 @@ async def test_shift_tab_passes_plan_mode_through_the_session(repo):
         assert app.session.mode_before_plan == "auto-edit"  # where "run it here" goes back to
         await pilot.press("shift+tab", "shift+tab")
         assert app.permissions.mode == "ask" and app.session.mode_before_plan == "auto-edit"
+
+
+async def test_the_palettes_plan_mode_goes_through_the_session(repo):
+    app = make_app(repo, None, permission_mode="yolo")
+    async with app.run_test(size=SIZE) as pilot:
+        [plan] = [c for c in app.get_system_commands(app.screen) if c.title == "Permission mode: plan"]
+        plan.callback()
+        await pilot.pause()
+        assert app.permissions.mode == app.query_one(StatusBar).permission_mode == "plan"
+        assert app.session.mode_before_plan == "yolo"
 
 
 async def test_slash_plan_switches_to_plan_mode(repo):
