@@ -407,6 +407,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
     args = parser.parse_args(argv)
     from scout_tui.mcp.config import project_server_trust
+    from scout_tui.extensions.agents import project_agent_trust
     from scout_tui.extensions.plugins import PLUGINS_DIR, project_plugin_trust
     from scout_tui.config.trust import record_trust
 
@@ -414,7 +415,8 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     cwd = Path.cwd()
     files, problems = project_plugin_trust(cwd)
     servers, server_problems = project_server_trust(cwd)  # .mcp.json and ./scout.toml's [mcp.servers]
-    files, problems = files + servers, problems + server_problems
+    agents, agent_problems = project_agent_trust(cwd)  # .agents/agents/*.md, .claude/agents/*.md
+    files, problems = files + servers + agents, problems + server_problems + agent_problems
     for problem in problems:
         print(f"scout-tui: {problem}", file=sys.stderr)
     if not files:

@@ -141,3 +141,86 @@ def test_subagents_cost_counts_to_their_sessions_and_rolls_up_in_the_run_result(
     children = [s for s in sessions if s.kind == "subagent"]
     assert parent.cost > 0 and all(c.cost > 0 for c in children)  # each session its own requests
     assert result["cost"] == pytest.approx(parent.cost + sum(c.cost for c in children))
+
+
+def test_stream_json_tags_each_event_with_its_session_and_a_subagents_with_the_task_call(repo, env):
+    import json
+
+    write_files(repo)
+    model = SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--output-format", "stream-json", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    events = [line for line in lines if "data" in line]
+    parent = {line["session"] for line in events if "parent_tool_use_id" not in line}
+    assert len(parent) == 1 and None not in parent
+    child_lines = [line for line in events if "parent_tool_use_id" in line]
+    by_call = {}
+    for line in child_lines:
+        by_call.setdefault(line["parent_tool_use_id"], set()).add(line["session"])
+    assert set(by_call) == {"toolu_task_A", "toolu_task_B"}
+    assert all(len(ids) == 1 for ids in by_call.values()) and len(set.union(*by_call.values()) | parent) == 3
+    reads = [line for line in child_lines if line["type"] == "tool.start"]
+    assert {line["data"]["input"]["path"] for line in reads} == {"alpha.txt", "beta.txt"}
+
+
+async def test_each_running_subagent_is_a_live_row_with_its_step_and_calls(tmp_home, workdir):
+    from scout_tui.widgets import ToolActivity
+    from tests.app_helpers import SIZE, make_app, send, settle
+    from tests.conftest import wait_until
+
+    write_files(workdir)
+    model = SubagentModel(child_pieces=30, child_delay=0.2)  # the answers stream for a few seconds
+    with model.server() as server:
+        app = make_app(workdir, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "split the work")
+            pane = app.query_one(ToolActivity)
+
+            def rows() -> list[str]:
+                try:
+                    return [pane.row_text("toolu_task_A"), pane.row_text("toolu_task_B")]
+                except KeyError:
+                    return ["", ""]
+
+            await wait_until(pilot, lambda: all("writing…" in row for row in rows()), what="both subagents writing")
+            a, b = rows()
+            assert a.startswith(a[0]) and "⚙ explore · count alpha lines" in a and "↳ ✓ read alpha.txt" in a
+            assert "⚙ general · check beta" in b and "↳ ✓ read beta.txt" in b
+            await settle(app, pilot)
+            a, b = rows()
+            assert "done · 1 tool call" in a and ANSWERS["A"] in a and "writing…" not in a
+            assert "done · 1 tool call" in b and ANSWERS["B"] in b
+
+
+async def test_a_subagents_approval_prompt_says_which_subagent_asks(tmp_home, workdir):
+    import json as _json
+
+    from tests.app_helpers import SIZE, make_app, rendered, send, settle
+    from tests.loopback import Reply
+    from tests.subagent_helpers import tool_stream
+    from tests.test_app_permissions import prompt_up
+
+    def handler(recorded):
+        messages = recorded.json()["messages"]
+        if "CHILD" in _json.dumps(messages[0]):
+            if len(messages) == 1:
+                return Reply(tool_stream([], [("toolu_sh", "bash", {"command": "touch made-by-child.txt"})]))
+            return Reply(tool_stream(["made it"], []))
+        if len(messages) == 1:
+            return Reply(tool_stream([], [("toolu_task", "task", {"description": "make a file", "prompt": "CHILD: go"})]))
+        return Reply(tool_stream(["ok"], []))
+
+    from tests.loopback import LoopbackServer
+
+    with LoopbackServer(handler=handler) as server:
+        app = make_app(workdir, server, checkpoints="off")
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "go")
+            screen = await prompt_up(app, pilot, "toolu_sh")
+            assert screen.request.agent == "make a file (general)"
+            assert "Subagent make a file (general) asks" in rendered(screen.query_one("#subagent"))
+            await pilot.press("y")
+            await settle(app, pilot)
+    assert (workdir / "made-by-child.txt").exists()

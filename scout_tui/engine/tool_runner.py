@@ -6,6 +6,7 @@ output redacted and cut. No Textual, no database.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -149,7 +150,7 @@ class ToolRunner:
                     env=self.env,
                     output_path=self._output_path(use["id"]),
                     secrets=tuple(self.secrets),
-                    sandbox=self.sandbox,
+                    sandbox=self._sandbox_now(),
                     call_id=use["id"],
                     emit=queue.put_nowait,
                 )
@@ -164,8 +165,10 @@ class ToolRunner:
             except Exception as e:  # whatever fails, the call ends with a result the model reads
                 result = ToolResult(f"{use['name']} failed: {type(e).__name__}: {e}", True)
             result = ToolResult(self.redact(str(result.content)), result.is_error, result.output_path,
-                                self.redact(result.notice) if result.notice else None)
+                                self.redact(result.notice) if result.notice else None, result.ends_turn)
             self.results[use["id"]] = result
+            if result.ends_turn:
+                self.stopping = True  # no model request follows (a plan handed to the person)
             queue.put_nowait(ToolEnd(
                 use["id"], use["name"], result.content, result.is_error,
                 elapsed=None if refused is not None else round(self.clock() - start, 3),
@@ -221,6 +224,15 @@ class ToolRunner:
                     note = f"\n[could not save the full output to {ctx.output_path}: {e.strerror or e}]"
             result.content = cut_to_fit(content) + note
         return result
+
+    def _sandbox_now(self) -> SandboxSettings | None:
+        """The sandbox a call starting now runs in: in plan mode a writable one becomes read-only
+        (a second wall behind ``read_only_commands``)."""
+        sandbox = self.sandbox
+        if sandbox is not None and sandbox.mode == "workspace-write" and self.permissions is not None \
+                and self.permissions.mode == "plan":
+            return dataclasses.replace(sandbox, mode="read-only")
+        return sandbox
 
     def _output_path(self, tool_use_id: str) -> Path | None:
         if self.output_dir is None:

@@ -42,15 +42,16 @@ class Skill:
         return body
 
 
-def parse_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
+def parse_front_matter(text: str, path: Path, lists: frozenset[str] = frozenset()) -> tuple[dict[str, str], str]:
     """Split a skill file into its front matter (``key: value`` pairs) and its body.
 
     The front matter is optional: the file's first line is ``---`` and a later line is ``---``.
     Between them, each top-level line is ``key: value``; the value may be quoted ("..." with
     JSON-style escapes, or '...' with '' for a quote) or plain (`` # comment`` cut off). Indented
     lines continue the previous value (YAML's folded style, joined with spaces; ``key: >`` starts
-    one); list items (``- x``) are skipped; so are blank lines and ``#`` comments. This is the
-    simple subset skill files use, not YAML.
+    one); list items (``- x``) are skipped, but those of a key in ``lists``, which are joined to
+    its value with ", " (``tools:`` then ``- Read`` and ``- Grep`` reads "Read, Grep"); so are
+    blank lines and ``#`` comments. This is the simple subset skill and agent files use, not YAML.
 
     Returns:
         (fields, body): keys as written, values as strings; the body without the front matter.
@@ -77,7 +78,10 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
                 raise ScoutError(f"{path}:{number}: front matter: {stripped[:60]!r} belongs to no key")
             if line[0] in " \t" and not stripped.startswith("- "):
                 fields[last] = f"{fields[last]} {stripped}" if fields[last] else stripped
-            continue  # a list item: only string values are read here
+            elif last in lists and stripped.startswith("- "):
+                item = _value(stripped[2:].strip(), path, number)
+                fields[last] = f"{fields[last]}, {item}" if fields[last] else item
+            continue  # another list item: only string values are read here
         key, colon, raw = line.partition(":")
         key = key.strip()
         if not colon or not key:

@@ -30,8 +30,8 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent, stdio_streams
 from acp.helpers import update_agent_message_text
-from acp.schema import (AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionResponse,
-                        ForkSessionResponse, Implementation, InitializeResponse, ListSessionsResponse,
+from acp.schema import (AgentCapabilities, AgentPlanUpdate, AvailableCommandsUpdate, ClientCapabilities,
+                        CloseSessionResponse, CurrentModeUpdate, ForkSessionResponse, Implementation, InitializeResponse, ListSessionsResponse,
                         LoadSessionResponse, McpCapabilities, NewSessionResponse, PromptCapabilities, PromptResponse,
                         ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
                         SessionForkCapabilities, SessionListCapabilities, SessionModeState,
@@ -41,7 +41,8 @@ from acp.schema import (AgentCapabilities, AvailableCommandsUpdate, ClientCapabi
 from scout_tui import STOP_SIGNALS, __version__
 from scout_tui.config import keys
 from scout_tui.frontends.acp_commands import advertised, stopped
-from scout_tui.session.slash import session_commands
+from scout_tui.frontends.acp_plan import plan_decision, plan_request, plan_update
+from scout_tui.session.slash import planned_prompt, session_commands
 from scout_tui.frontends.acp_inputs import embedded_files, prompt_text, server_configs
 from scout_tui.frontends.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)
@@ -56,7 +57,7 @@ from scout_tui.session.runtime import model_metadata_asking_the_server, model_na
 from scout_tui.session.session import Session, open_session
 from scout_tui.store.opening import OpenedSession, read_session
 from scout_tui.store.event_log import Store
-from scout_tui.tools.approvals import Approval, PermissionRequest
+from scout_tui.tools.approvals import Approval, PermissionRequest, PlanDecision, PlanReview
 from scout_tui.core.redaction import redact
 from scout_tui.tools.permissions import MODES
 
@@ -88,11 +89,14 @@ class _Session:
     commands: Commands
     turn: asyncio.Task | None = None
     notes: list[str] = field(default_factory=list)  # what the client is told at its next prompt
+    acp_id: str = ""
+    """The id the client knows it by: the session's as opened (a plan run in a fresh context goes on
+    in a new branch of the store under the same ACP session)."""
 
     @property
     def id(self) -> str:
         assert self.session.id is not None  # stored when opened
-        return self.session.id
+        return self.acp_id or self.session.id
 
     @property
     def cwd(self) -> Path:
@@ -216,7 +220,7 @@ class ScoutAcpAgent:
         session = self._session(session_id)
         if mode_id not in MODES or session.agent.permissions is None:
             raise _error(f"unknown mode {mode_id!r} (known: {', '.join(MODES)})", -32602)
-        session.agent.permissions.mode = mode_id
+        session.session.set_permission_mode(mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
@@ -257,6 +261,9 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
+        if (parsed := session.commands.parse(text)) is not None and (planned := planned_prompt(session.session, parsed)):
+            text = planned  # /plan PROMPT: plan mode, then the prompt
+            await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan"))
         if (parsed := session.commands.parse(text)) is not None and parsed.command is not None:
             await self._tell(session)
             session.turn = asyncio.create_task(self._command(session, parsed))
@@ -271,7 +278,7 @@ class ScoutAcpAgent:
         if (task := asyncio.current_task()) is not None and task.cancelling():
             raise asyncio.CancelledError  # the connection is closing (the turn is closed): no answer to send
         await self._tell(session)  # a server that became ready or failed meanwhile
-        if (info := self.store.session(session.id)) is not None:  # the title is the first prompt's line
+        if (info := self.store.session(session.session.id or session.id)) is not None:  # the first prompt's line
             await self._send(session.id, info_update(info))
         if failure is not None:
             raise _error(failure)
@@ -307,8 +314,12 @@ class ScoutAcpAgent:
         message; ``cancelled`` after a ``session/cancel``; a ScoutError (a failed summary request,
         git, a plugin's error) is the prompt's failure."""
         assert parsed.command is not None
+        mode = session.modes().current_mode_id
         try:  # acp_commands' handlers are async functions giving Markdown
             said = await cast(Awaitable[str], parsed.command.run(parsed.args))
+            if session.modes().current_mode_id != mode:  # /plan: the client's menu follows
+                await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update",
+                                                               current_mode_id=session.modes().current_mode_id))
         except asyncio.CancelledError:
             await self._send(session.id, update_agent_message_text(stopped(parsed.command.name)))
             return "cancelled", None
@@ -335,7 +346,8 @@ class ScoutAcpAgent:
         for update in updates:
             await self._send(session_id, update)
 
-    async def _send(self, session_id: str, update: Update | AvailableCommandsUpdate) -> None:
+    async def _send(self, session_id: str,
+                    update: Update | AvailableCommandsUpdate | AgentPlanUpdate | CurrentModeUpdate) -> None:
         try:
             await self.client.session_update(session_id=session_id, update=update)
         except ConnectionError:
@@ -350,6 +362,22 @@ class ScoutAcpAgent:
         except RequestError as exc:  # a client without session/request_permission (-32601), or its own error
             return cannot_ask(request, exc)
         return approval(getattr(answer.outcome, "option_id", None))
+
+    async def _review_plan(self, session_id: str, review: PlanReview) -> PlanDecision:
+        """A plan from ``exit_plan``: sent as the session's plan (``acp_plan.plan_update``), then
+        asked about through ``session/request_permission``; a client that cannot ask leaves it
+        unapproved (``stop``: the turn ends with the plan as its answer)."""
+        await self._send(session_id, plan_update(review.plan))
+        call, options = plan_request(review)
+        try:
+            answer = await self.client.request_permission(session_id=session_id, tool_call=call, options=options)
+        except RequestError:
+            return PlanDecision("stop")
+        decision = plan_decision(getattr(answer.outcome, "option_id", None))
+        if decision.action != "keep":  # the mode plan mode was entered from: the client's menu follows
+            await self._send(session_id, CurrentModeUpdate(session_update="current_mode_update",
+                                                           current_mode_id=review.mode))
+        return decision
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -397,8 +425,9 @@ class ScoutAcpAgent:
             raise _error(e) from None
         session_id = await session.stored()
         session.ensure_agent().approve = partial(self._ask, session_id, where)
+        session.agent_options["review_plan"] = partial(self._review_plan, session_id)
         self.sessions[session_id] = _Session(session, LiveUpdates(where, opened.cost), session_commands(session),
-                                             notes=told)
+                                             notes=told, acp_id=session_id)
         return self.sessions[session_id]
 
     async def _stop(self, session: _Session) -> None:

@@ -21,15 +21,15 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO, cast
 
 from scout_tui import STOP_SIGNALS
-from scout_tui.core.bus import (Error, MessageAssistant, MessageDelta, PermissionDecision, Retry, SessionCompacted,
-                           ToolEnd, ToolStart)
+from scout_tui.core.bus import (Error, Event, MessageAssistant, MessageDelta, PermissionDecision, PlanDecided, Retry,
+                           SessionCompacted, SubagentEvent, ToolEnd, ToolStart)
 from scout_tui.config.layers import Config
 from scout_tui.core.errors import ScoutError
 from scout_tui.session.commands import Parsed, literal
 from scout_tui.session.mentions import prompt_content
 from scout_tui.core.messages import message_text, thinking_text, tool_uses
 from scout_tui.session.session import Session, open_session
-from scout_tui.session.slash import session_commands
+from scout_tui.session.slash import planned_prompt, session_commands
 from scout_tui.store.event_log import Store
 from scout_tui.core.text import StreamSanitizer, one_line, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
@@ -96,7 +96,9 @@ async def run_headless(
               "result", file=err, flush=True)
     agent = session.ensure_agent()
     if (parsed := session_commands(session).parse(prompt)) is not None and parsed.command is not None:
-        return await _run_command(session, store, parsed, out, output_format, warn)
+        if (planned := planned_prompt(session, parsed)) is None:
+            return await _run_command(session, store, parsed, out, output_format, warn)
+        prompt = planned
     prompt = literal(prompt) or prompt  # "//text" sends "/text", as in the TUI and acp
     # The session is stored when its turn starts (``Session.turn``): a run stopped by a bad
     # permission rule or [sandbox] value never reached the model, and leaves no empty session in
@@ -111,7 +113,7 @@ async def run_headless(
 
     def emit(event) -> None:  # stream-json: one line per event
         if output_format == "stream-json":
-            out.write(json.dumps({"type": event.type, "session": session.id, "data": event.data}) + "\n")
+            out.write(json.dumps(stream_line(event, session.id)) + "\n")
             out.flush()
 
     def write(text: str) -> None:
@@ -176,6 +178,10 @@ async def run_headless(
                         warn(f"denied {event.name} {tool_summary(inputs.get(event.id, {}))}: {event.reason}")
                     case ToolEnd():
                         tool_line(event)
+                    case PlanDecided(plan=plan):  # plan mode: the plan is the answer (nobody here approves it)
+                        answers.append(plan)
+                        if output_format == "text":
+                            write(("\n\n" if last not in ("", "\n") else "") + plan + "\n")
                     case SessionCompacted():
                         print(f"compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens (undo: "
                               f"scout-tui --fork {(session.id or '')[:8]}:{event.count})", file=err, flush=True)
@@ -254,6 +260,20 @@ def only_thinking(message: dict) -> str | None:
         return None
     thought = thinking_text(message).strip()
     return thought or None
+
+
+def stream_line(event: Event, session: str | None) -> dict:
+    """One ``--output-format stream-json`` line: ``{"type", "session", "data"}`` for an event of
+    the session ``session``; a subagent's event (``SubagentEvent``) as its own event, with its
+    child session's id as ``session`` and the ``task`` call that runs it as
+    ``parent_tool_use_id`` (Claude Code's name for it in its stream-json)."""
+    if isinstance(event, SubagentEvent):
+        inner = event.event
+        line = stream_line(inner, event.session)
+        line.setdefault("parent_tool_use_id", event.call)
+        line.setdefault("agent", event.agent)
+        return line
+    return {"type": event.type, "session": session, "data": event.data}
 
 
 def result_json(session: str | None, error: str | None, text: str = "", cost: float | None = None) -> str:

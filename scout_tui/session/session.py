@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from scout_tui.engine.summary import Compaction
     from scout_tui.extensions.agents import AgentDefinition
     from scout_tui.extensions.plugins import Plugins
+    from scout_tui.session.planning import FreshContext
+    from scout_tui.tools.approvals import PlanReviewer
     from scout_tui.tools.base import Tool
     from scout_tui.mcp.client import McpClient
     from scout_tui.mcp.config import ServerConfig
@@ -103,6 +105,8 @@ class Session:
         self._agent_lock = threading.Lock()
         self.closing: list[Event] = []
         """The events that closed the last interrupted turn (``interrupt_events``)."""
+        self.fresh_context: FreshContext | None = None
+        """A plan approved to run in a fresh context, set by ``exit_plan``; the turn goes on in a new branch."""
         self.mode_before_plan = "ask"
         """The permission mode ``plan`` was entered from: where "run the plan here" goes back to."""
         self.recording: Event | None = None
@@ -153,11 +157,32 @@ class Session:
             if self.agent is None:
                 from scout_tui.session.runtime import build_agent
 
+                options = {k: v for k, v in self.agent_options.items() if k != "review_plan"}
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
-                                    mcp=self.mcp, extra_tools=self._subagent_tools(), **self.agent_options)
+                                    mcp=self.mcp, extra_tools=self._subagent_tools(), **options)
                 agent.window.strategies = self.strategies
                 self.agent = agent
+                self._offer_exit_plan()
             return self.agent
+
+    @property
+    def review_plan(self) -> PlanReviewer | None:
+        """Shows the person a plan from ``exit_plan`` (the agent option ``review_plan``: the TUI's
+        dialog, ACP's permission request; None: nobody can approve one, ``-p``)."""
+        return self.agent_options.get("review_plan")
+
+    def _offer_exit_plan(self) -> None:
+        """``exit_plan`` among the agent's tools in plan mode only (a subagent never takes it)."""
+        from scout_tui.session.planning import EXIT_PLAN, exit_plan_tool
+
+        agent = self.agent
+        if agent is None:
+            return
+        if agent.permissions is not None and agent.permissions.mode == "plan":
+            if EXIT_PLAN not in agent.tools:
+                agent.tools.add(exit_plan_tool(self))
+        else:
+            agent.tools.tools.pop(EXIT_PLAN, None)
 
     def _subagent_tools(self) -> list[Tool]:
         """The ``task`` tool, unless this session is as deep as ``[subagents] max_depth`` lets
@@ -209,6 +234,7 @@ class Session:
         if mode == "plan" and policy.mode != "plan":
             self.mode_before_plan = policy.mode
         policy.mode = mode
+        self._offer_exit_plan()
         return mode
 
     # -- the turn ----------------------------------------------------------------------------
@@ -229,12 +255,16 @@ class Session:
         agent.cache_key = await self.stored()
         self.closing = []
         await self.offer_mcp_tools()
+        self.fresh_context = None
         try:
             async for event in agent.run(self.messages, content):
                 if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
                     await self.offer_mcp_tools()
                 await self.record(event)
                 yield event
+            if self.fresh_context is not None:  # a plan approved to run in a fresh context
+                async for event in self._fresh_branch(agent):
+                    yield event
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit, BrokenPipeError):
             closing = asyncio.ensure_future(self._close_interrupted(agent))
             while not closing.done():  # a second cancel (the connection closing) waits for it too
@@ -242,6 +272,30 @@ class Session:
                     await asyncio.shield(closing)
             closing.result()
             raise
+
+    async def _fresh_branch(self, agent: Agent) -> AsyncGenerator[Event, None]:
+        """Run the approved plan (``fresh_context``) in a new branch: a sibling of this one that
+        starts from nothing (``Store.fork`` at 0), opened (``PlanBranch`` says so), in the mode
+        plan mode was entered from, its first message the plan and the request."""
+        from scout_tui.core.bus import MessageUser, PlanBranch
+        from scout_tui.session.planning import fresh_prompt
+        from scout_tui.store.opening import open_session
+
+        fresh, self.fresh_context = self.fresh_context, None
+        assert fresh is not None and self.id is not None
+        parent = self.id
+        branch = await asyncio.to_thread(self.store.fork, parent, 0)
+        self.open(await asyncio.to_thread(open_session, self.store, self.cwd, resume=branch.id))
+        self.set_permission_mode(self.mode_before_plan)
+        said = PlanBranch(parent, branch.id)
+        await self.record(said)
+        yield said
+        agent.cache_key = self.id
+        async for event in agent.run(self.messages, fresh_prompt(fresh)):
+            if isinstance(event, MessageUser):
+                await self.offer_mcp_tools()
+            await self.record(event)
+            yield event
 
     async def _close_interrupted(self, agent: Agent) -> None:
         for event in agent.interrupt():

@@ -1,7 +1,7 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost`` and the plugins'
-commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``
+and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
 model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from scout_tui.session.commands import Command, Commands
+from scout_tui.session.commands import Command, Commands, Parsed
 
 if TYPE_CHECKING:
     from scout_tui.session.session import Session
@@ -28,11 +28,24 @@ def session_commands(session: Session) -> Commands:
                 "not when someone else changed them since)", _runs(_restore, session, False)),
         Command("redo", "", "change the files again as the turn last undone left them", _runs(_restore, session, True)),
         Command("cost", "", "tokens and dollars by model, cache read and write, and branch", _runs(_cost, session)),
+        Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
+        Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
+                "(with a prompt, sends it)", _runs(_plan, session)),
     ])
     plugins = session.agent_options.get("plugins")
     for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):
         commands.add(Command(name, "[ARGS]", "a plugin command", _runs(_plugin, session, name), owner=owner))
     return commands
+
+
+def planned_prompt(session: Session, parsed: Parsed) -> str | None:
+    """For ``/plan PROMPT``: plan mode switched on (``Session.set_permission_mode``) and PROMPT,
+    the text to send as the turn's prompt; None for any other line (``/plan`` alone is a command
+    like the others)."""
+    if parsed.command is None or parsed.command.name != "plan" or not parsed.args or parsed.command.owner != "scout-tui":
+        return None
+    session.set_permission_mode("plan")
+    return parsed.args
 
 
 def _runs(run: Callable[..., Awaitable[str]], *bound: object) -> Callable[[str], Awaitable[str]]:
@@ -71,6 +84,21 @@ async def _restore(session: Session, redo: bool, _: str) -> str:
                 f"overwriting. What /{verb} would do:\n\n```\n{lines}\n```")
     await asyncio.shield(session.restore_files(plan))  # once written, recorded even if cancelled meanwhile
     return restored(plan, turn)
+
+
+async def _agents(session: Session, _: str) -> str:
+    """``/agents``: the agents (``describe_agents``), read in a thread."""
+    from scout_tui.extensions.agents import describe_agents, discover_agents
+
+    agents, problems = await asyncio.to_thread(discover_agents, session.cwd)
+    return describe_agents(agents, problems)
+
+
+async def _plan(session: Session, _: str) -> str:
+    """``/plan``: plan mode on, and what it means."""
+    session.set_permission_mode("plan")
+    return ("Plan mode: only read-only tools run; the model explores and proposes a plan with exit_plan for you to "
+            f"approve. Approving it goes back to {session.mode_before_plan} mode.")
 
 
 async def _cost(session: Session, _: str) -> str:

@@ -124,14 +124,17 @@ class Subagents:
 
     async def _child(self, definition: AgentDefinition, description: str, call: str) -> Session:
         """The child session, stored, with its agent's options (built on its first turn)."""
+        from scout_tui.extensions.agents import resolve_model
+
         parent = self.session
         parent_id = await parent.stored()
         child_id = await asyncio.to_thread(parent.store.create_subagent, parent_id, call=call,
                                            agent=definition.name, description=description, cwd=parent.cwd)
         config = dataclasses.replace(parent.config, checkpoints="off")  # the parent's turn snapshots the workspace
         options = dict(parent.agent_options)
-        if definition.model:
-            config = config.for_provider(config.provider, definition.model, origin=f"agent {definition.name}")
+        model = resolve_model(definition.model, config.profile.kind)
+        if model:
+            config = config.for_provider(config.provider, model, origin=f"agent {definition.name}")
             options.pop("info", None)  # the child's model's, read when its agent is built
         agent = parent.ensure_agent()
         label = f"{description} ({definition.name})"

@@ -30,13 +30,15 @@ class ToolResult:
 
     ``output_path``: the file holding the whole output when ``content`` was cut to fit.
     ``notice``: a line for the person too, not only the model (what the tool did beyond what it
-    was asked, e.g. a planted plugin moved aside).
+    was asked, e.g. a planted plugin moved aside). ``ends_turn``: no model request follows this
+    result (the turn ends once the reply's calls are answered: a plan given to the person).
     """
 
     content: str
     is_error: bool = False
     output_path: str | None = None
     notice: str | None = None
+    ends_turn: bool = False
 
 
 @dataclass(slots=True)

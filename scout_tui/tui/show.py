@@ -13,7 +13,8 @@ from scout_tui.tui import collector
 from scout_tui.tui.turn_keys import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.core.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
-                           PlanBranch, PromptCompacted, Retry, SessionCompacted, ToolEnd, ToolOutput, ToolStart, TurnEnd)
+                           PlanBranch, PromptCompacted, Retry, SessionCompacted, SubagentEvent, ToolEnd, ToolOutput,
+                           ToolStart, TurnEnd)
 
 if TYPE_CHECKING:
     from scout_tui.tui.app import ScoutApp  # each ``register`` names its class: no import back at run time
@@ -59,6 +60,18 @@ def _(event: ToolStart, app: ScoutApp) -> None:
     app.chat.tool_call_started(event.id, event.name, event.input or {})
     if (tools := app.tool_pane) is not None:
         tools.start(event.id, event.name, event.input or {})
+
+
+@show.register(SubagentEvent)
+def _(event: SubagentEvent, app: ScoutApp) -> None:
+    inner = event.innermost  # a subagent's subagent: shown as its parent's step
+    if (tools := app.tool_pane) is not None and not isinstance(inner, ToolOutput):  # its calls' output: not here
+        tools.subagent(event.call, event.agent, inner.type,
+                       {"kind": inner.kind} if isinstance(inner, MessageDelta) else inner.data)
+    if isinstance(event.event, PermissionAsk):
+        app.status.awaiting = True
+    elif isinstance(event.event, PermissionDecision):
+        app.status.awaiting = False
 
 
 @show.register(ToolOutput)

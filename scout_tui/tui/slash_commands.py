@@ -92,6 +92,8 @@ class SlashCommands(Feature):
             Command("theme", "[NAME]", "use a theme (the picker when no name)", self._theme_command),
             Command("skills", "", "the skills found in ~/.agents/skills and ./.agents/skills",
                     lambda _: self._skills_command(), title="Skills"),
+            Command("agents", "", "the agents a task call can run: built-in, ./.agents/agents, ~/.agents/agents",
+                    lambda _: self._agents_command(), title="Agents"),
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self._plugins_command(), title="Plugins"),
             Command("mcp", "[restart NAME]", "the MCP servers: their state, tools and prompts; restart one",
@@ -108,6 +110,14 @@ class SlashCommands(Feature):
         from scout_tui.extensions.skills import describe_skills
 
         self.app.chat.add_notice(describe_skills(self.app.skills))
+
+    @feature_work(thread=True, exclusive=True, group="agents")
+    def _agents_command(self) -> None:
+        """``/agents``: the agents files define, read now (in a thread)."""
+        from scout_tui.extensions.agents import describe_agents, discover_agents
+
+        agents, problems = discover_agents(self.app.cwd)
+        self.app.call_from_thread(self.app.chat.add_notice, describe_agents(agents, problems))
 
     def _plugins_command(self) -> None:
         if self.app.plugins is None:
@@ -256,13 +266,15 @@ class SlashCommands(Feature):
     def review_plugins(self) -> None:
         """``/trust``: read the project plugins and MCP servers (in a thread) and ask about the
         untrusted ones."""
+        from scout_tui.extensions.agents import project_agent_trust
         from scout_tui.mcp.config import project_server_trust
         from scout_tui.extensions.plugins import project_plugin_trust
 
         files, problems = project_plugin_trust(self.app.cwd)
         servers, server_problems = project_server_trust(self.app.cwd)
-        what = "project plugin and MCP server" if servers else "project plugin"
-        files, problems = files + servers, problems + server_problems
+        agents, agent_problems = project_agent_trust(self.app.cwd)
+        what = "project plugin, agent and MCP server" if servers or agents else "project plugin"
+        files, problems = files + servers + agents, problems + server_problems + agent_problems
         self.app.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems, what)
 
     def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str], what: str = "project plugin") -> None:

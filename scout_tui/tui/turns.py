@@ -86,16 +86,9 @@ class Turns(Feature):
         (``urgency.yielding``)."""
         app = self.app
         with urgency.yielding():
-            options = dict(skills=app.skills, plugins=app.plugins, permissions=app.permissions, sandbox=app.sandbox,
-                           approve=app.approve, review_plan=app.review_plan, info=app.long_session.model_info)
-            # TODO(plan merge): build_agent takes review_plan once the plan engine is in; drop this check then.
-            import inspect
-
-            from scout_tui.session.runtime import build_agent
-
-            if "review_plan" not in inspect.signature(build_agent).parameters:
-                del options["review_plan"]
-            app.session.agent_options = options
+            app.session.agent_options = dict(skills=app.skills, plugins=app.plugins, permissions=app.permissions,
+                                             sandbox=app.sandbox, approve=app.approve, review_plan=app.review_plan,
+                                             info=app.long_session.model_info)
             return app.session.ensure_agent()
 
     async def ready(self, text: str | None) -> None:

@@ -137,6 +137,10 @@ class ApprovalScreen(ModalScreen[Approval]):
         request = self.request
         with Vertical(id="dialog") as dialog:
             dialog.border_title = f"Permission: {request.tool}"
+            if request.agent:  # a subagent's call: say which one asks
+                dialog.border_title += f" · subagent {request.agent}"
+                yield Static(Content.assemble(("Subagent ", "bold"), (request.agent, "bold $accent"), " asks:"),
+                             id="subagent")
             yield Static(Content(_subject(request)), id="question")
             yield Static(Content(f"Asking because {request.reason}."), id="reason")
             if request.diff:

@@ -29,8 +29,9 @@ from textual.widgets import Log, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..core.diffs import diff_lines
+from ..core.figures import dollars
 from ..core.text import one_line, reveal, sanitize, tool_summary
-from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, ToolCall, stored_calls
+from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, Subagent, ToolCall, stored_calls
 
 __all__ = ["DETAIL_CHARS", "DETAIL_LINES", "OUTPUT_CAP", "ToolActivity", "ToolCall"]
 
@@ -171,6 +172,18 @@ class ToolActivity(Vertical):
         if call is None or call.status != "running":
             return
         call.add(text)
+        self._dirty.add(call.key)
+
+    def subagent(self, tool_use_id: str, agent: str, kind: str, data: dict) -> None:
+        """Take in an event (``kind``, ``data``) of the subagent a running ``task`` call
+        ``tool_use_id`` runs: its row shows the step it is at and its newest calls (O(1); the row
+        redraws at 4 Hz)."""
+        call = self._calls.get(tool_use_id)
+        if call is None:
+            return
+        if call.subagent is None:
+            call.subagent = Subagent(agent)
+        call.subagent.apply(kind, data)
         self._dirty.add(call.key)
 
     def set_waiting(self, tool_use_id: str, waiting: bool) -> None:
@@ -329,6 +342,10 @@ class ToolActivity(Vertical):
         """``"running"``, ``"ok"`` or ``"error"``. Raises KeyError for an unknown id."""
         return self._calls[tool_use_id].status
 
+    def row_text(self, tool_use_id: str) -> str:
+        """The plain text of a call's row as drawn now. Raises KeyError for an unknown id."""
+        return self._prompt(self._calls[tool_use_id]).plain
+
     def output_of(self, tool_use_id: str) -> str:
         """The raw output kept for a call (at most ``OUTPUT_CAP`` chars, plus a note of what
         was dropped). Raises KeyError for an unknown id."""
@@ -475,6 +492,8 @@ class ToolActivity(Vertical):
         else:
             icon = ("✓", "$tool-ok") if call.status == "ok" else ("✗", "$tool-error")
             elapsed = "" if call.elapsed is None else f"{call.elapsed:.1f}s"
+        if call.subagent is not None:
+            return self._subagent_prompt(call, call.subagent, icon, elapsed)
         parts: list[str | tuple[str, str]] = [icon, " ", (call.name, "bold"), "  ", call.summary]
         if call.note:
             parts += ["  ", (call.note, "$warning")]
@@ -489,6 +508,27 @@ class ToolActivity(Vertical):
             parts += ["\n  ", (line, "$text-muted")]
         if call.output_path:
             parts += ["\n  ", ("cut to fit the model; o opens the full output", "$text-muted italic")]
+        return Content.assemble(*parts)
+
+    @staticmethod
+    def _subagent_prompt(call: ToolCall, agent: Subagent, icon: tuple[str, str], elapsed: str) -> Content:
+        """A task call's row: ``⚙ explore · find the parser``, its subagent's newest calls nested
+        under it, and what it does now (or, once done, its calls and cost)."""
+        parts: list[str | tuple[str, str]] = [icon, " ", ("⚙ " + agent.agent, "bold $accent"), " · ", call.summary]
+        if elapsed:  # without "x stops": a subagent's row is long already (the pane's footer says x)
+            parts += ["  ", (elapsed.removesuffix("  x stops"), "$text-muted")]
+        for mark, text in agent.lines():
+            style = "$tool-error" if mark == "✗" else "$tool-ok" if mark == "✓" else "$text-muted"
+            parts += ["\n  ↳ ", (mark, style), " " if mark else "", (one_line(text, 100), "$text-muted")]
+        if call.status == "running" and agent.step:
+            parts += ["\n  ", (one_line(agent.step, 100), "$text-muted italic")]
+        elif call.status != "running":
+            cost = f" · {dollars(agent.cost)}" if agent.cost else ""
+            done = "interrupted" if agent.step == "interrupted" else "done" if call.status == "ok" else "failed"
+            count = len(agent.calls)
+            parts += ["\n  ", (f"{done} · {count} tool call{'s' * (count != 1)}{cost}", "$text-muted")]
+            if line := call.first_line():
+                parts += ["\n  ", (line, "$text-muted")]
         return Content.assemble(*parts)
 
     def _show_detail(self, call: ToolCall, full: bool) -> None:

@@ -17,6 +17,54 @@ DETAIL_CHARS = 200_000
 """What the detail area shows of a selected call's output at most (``text.clip``)."""
 
 
+SUBAGENT_ROWS = 3
+"""A subagent's own calls shown under its task's row: the newest."""
+
+
+@dataclass
+class Subagent:
+    """What a ``task`` call's subagent is doing, from its events (``SubagentEvent``): ``agent``
+    its name, ``step`` what it does now ("grep def parse", "writing…"), ``calls`` its own tool
+    calls as ``[id, mark, "name summary"]`` (mark ``⠿`` running, ``✓``, ``✗``), ``cost`` dollars
+    (None: nothing priced)."""
+
+    agent: str
+    step: str = "starting…"
+    calls: list[list[str]] = field(default_factory=list)
+    cost: float | None = None
+
+    def apply(self, kind: str, data: dict) -> None:
+        """Take in one of the subagent's events (its ``type`` and ``data``)."""
+        from ..core.text import tool_summary
+
+        if kind == "tool.start":
+            line = f"{sanitize(str(data.get('name')))[:40]} {tool_summary(data.get('input') or {}, 50)}"
+            self.calls.append([str(data.get("id")), "⠿", line])
+            self.step = line
+        elif kind == "tool.end":
+            for call in reversed(self.calls):
+                if call[0] == str(data.get("id")):
+                    call[1] = "✗" if data.get("is_error") else "✓"
+                    break
+            self.step = "thinking…"
+        elif kind == "message.delta":
+            self.step = "thinking…" if data.get("kind") == "thinking" else "writing…"
+        elif kind == "message.assistant":
+            if data.get("cost") is not None:
+                self.cost = (self.cost or 0.0) + float(data["cost"])
+        elif kind == "permission.ask":
+            self.step = f"awaiting approval: {data.get('name')}"
+        elif kind == "turn.end":
+            self.step = "interrupted" if data.get("stop_reason") == "interrupted" else ""
+
+    def lines(self) -> list[tuple[str, str]]:
+        """``(mark, text)`` rows under the task's: the newest calls (with how many came before)."""
+        shown = self.calls[-SUBAGENT_ROWS:]
+        earlier = len(self.calls) - len(shown)
+        head = [("", f"… {earlier} earlier call{'s' * (earlier != 1)}")] if earlier else []
+        return head + [(mark, text) for _, mark, text in shown]
+
+
 @dataclass
 class ToolCall:
     """What the pane knows about one tool call. ``elapsed`` is seconds, None when unknown."""
@@ -35,6 +83,7 @@ class ToolCall:
     parts: list[str] = field(default_factory=list)  # raw output, at most OUTPUT_CAP chars
     kept: int = 0
     dropped: int = 0
+    subagent: Subagent | None = None  # a task call's subagent at work
 
     @property
     def raw(self) -> str:
