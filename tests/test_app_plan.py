@@ -5,11 +5,11 @@ fresh context" shown as its new branch."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from scout_tui.core.bus import MessageUser, PlanBranch
 from scout_tui.store.event_log import Store
 from scout_tui.tools.approvals import PlanDecision, PlanReview
 from scout_tui.widgets import ChatView, StatusBar
@@ -177,28 +177,30 @@ async def test_slash_plan_with_text_sends_it_in_plan_mode(repo):
     assert request.json()["messages"][-1]["content"][0]["text"] == REQUEST
 
 
-async def test_a_plan_branch_clears_the_chat_to_the_new_branch(repo):
-    with LoopbackServer([Reply(anthropic_stream(["Explored: app.py has main()."]))]) as server:
-        app = make_app(repo, server)
+async def test_exit_plan_shows_the_dialog_and_fresh_makes_the_branch(repo):
+    """End to end against the plan engine: a loopback model answers with exit_plan; the dialog
+    shows; "f" makes a branch, the chat switches to it and the turn goes on there."""
+    exit_plan = ("toolu_plan", "exit_plan", [json.dumps({"plan": PLAN})])
+    replies = [Reply(anthropic_stream(["Here is my plan."], exit_plan)), Reply(anthropic_stream(["Done: greet() added."]))]
+    with LoopbackServer(replies) as server:
+        app = make_app(repo, server, permission_mode="plan")
         async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "look around")
-            await settle(app, pilot)
+            await send(app, pilot, REQUEST)
+            await wait_until(pilot, lambda: isinstance(app.screen, PlanScreen), what="the plan dialog")
             exploration = app.session.id
-            chat = app.query_one(ChatView)
-            assert "Explored" in rendered(chat)
-            # What the session does on "fresh" (the plan engine's part): a sibling branch
-            # starting from nothing, which the session runs from now on.
-            branch = Store().fork(exploration, 0).id
-            app.session.id, app.session.messages = branch, []
-            app.delivery.shown(PlanBranch(parent=exploration, session=branch))
-            message = {"role": "user", "content": [{"type": "text", "text": f"{PLAN}\n{REQUEST}"}]}
-            app.session.messages.append(message)
-            app.delivery.shown(MessageUser(index=0, message=message))
+            await wait_until(pilot, lambda: app.screen.armed, what="the dialog to take keys")
+            await pilot.press("f")
             await settle(app, pilot)
+            branch = app.session.id
+            assert branch != exploration
+            assert app.query_one(StatusBar).session_id == branch and app.permissions.mode == "ask"
             tree = app.tree_pane
-            await wait_until(pilot, lambda: tree is not None and branch in tree._parent_of,
-                             what="the sessions pane to list the branch")
-            assert tree.current_id == branch
-            assert app.query_one(StatusBar).session_id == branch
-            shown = rendered(chat)
-            assert "Add a greeting" in shown and "Explored" not in shown
+            await wait_until(pilot, lambda: tree is not None and tree.current_id == branch,
+                             what="the sessions pane to show the branch")
+            assert exploration in tree._parent_of  # the exploration stays beside it
+            shown = rendered(app.query_one(ChatView))
+            assert "Done: greet() added." in shown and "Here is my plan." not in shown
+    info = Store().session(branch)
+    assert info is not None and info.fork_at == 0
+    first = Store().messages(branch)[0]
+    assert "Add a greeting" in json.dumps(first)
