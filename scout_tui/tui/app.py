@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from scout_tui.extensions.skills import Skill
     from scout_tui.theming.themes import ThemeSource
     from scout_tui.store.event_log import Store
-    from scout_tui.tools.approvals import Approval, PermissionRequest
+    from scout_tui.tools.approvals import Approval, PermissionRequest, PlanDecision, PlanReview
     from scout_tui.widgets import SessionTree, ToolActivity
     from scout_tui.widgets.assistant_message import AssistantMessage
     from scout_tui.widgets.compaction import CompactionMarker
@@ -150,6 +150,8 @@ class ScoutApp(App):
 
         # Rules allowed for the session at the approval prompt stay until the app closes.
         self.permissions = policy_from_config(config, self.cwd)
+        # The mode changes through the session before its agent is built (``Session.set_permission_mode``).
+        self.session.agent_options = dict(permissions=self.permissions)
         self.sandbox = sandbox_from_config(config, self.cwd)  # a bad [sandbox] stops start-up too
         # Every known key, kept off the screen; the key variables join once load_model_info has
         # taken them out of the environment (reading their names costs more than a first frame).
@@ -559,6 +561,10 @@ class ScoutApp(App):
     async def approve(self, request: PermissionRequest) -> Approval:
         """Ask the person about one tool call (``Permissions.approve``)."""
         return await self.permission_modes.approve(request)
+
+    async def review_plan(self, review: PlanReview) -> PlanDecision:
+        """Show the person a proposed plan and wait for their answer (``PermissionModes.review_plan``)."""
+        return await self.permission_modes.review_plan(review)
 
     def on_tool_activity_kill_requested(self, message: ToolActivity.KillRequested) -> None:
         if self.session.agent is None or not self.session.agent.kill(message.tool_use_id):

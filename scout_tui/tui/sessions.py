@@ -170,23 +170,37 @@ class Sessions(Feature):
             self.app.history_ready.set()
         else:
             self.app.history_ready.clear()
-        # The chat shows the newest; older ones (None until read) fill in place (``ChatView.load``).
-        self.app.chat.load(self.app.session.messages, self.app.session.compactions)
+        self._show_opened(opened)
         self._recall_prompts(self.app.session.messages)
         if self.app.background_started:  # at start-up, start_background warns once the frame is painted
             self.app.turns.warn_setup()
-        self._opened = opened
-        self.show_in_side_panes()
-        status = self.app.status
-        status.session_id = opened.id or ""
-        status.input_tokens, status.output_tokens = opened.tokens
-        status.cost = (opened.cost or 0.0) + opened.subagent_cost if opened.subagent_cost else opened.cost
-        status.cache_share = None
         self._after_shown(opened)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.app.call_after_refresh(self.app.long_session.estimate_context)
 
+
+    def _show_opened(self, opened: OpenedSession, session_id: str | None = None) -> None:
+        """Show the session the app's session now runs (``opened``, as read; ``session_id`` its id
+        when ``opened`` was not read from the store): its conversation in the chat, its tool calls
+        in the tool pane, its id, tokens and cost in the status bar."""
+        # The chat shows the newest; older ones (None until read) fill in place (``ChatView.load``).
+        self.app.chat.load(self.app.session.messages, self.app.session.compactions)
+        self._opened = opened
+        self.show_in_side_panes()
+        status = self.app.status
+        status.session_id = opened.id or session_id or ""
+        status.input_tokens, status.output_tokens = opened.tokens
+        status.cost = (opened.cost or 0.0) + opened.subagent_cost if opened.subagent_cost else opened.cost
+        status.cache_share = None
+
+    def branch_started(self, session_id: str) -> None:
+        """The running turn goes on in a new branch, ``session_id`` (a plan run "in a fresh
+        context", ``bus.PlanBranch``), which the session runs now: the chat is cleared to it as
+        when a session is opened (``_show_opened``; its first message follows as the turn's next
+        event), and the sessions pane lists it beside the exploration it came from."""
+        self._show_opened(OpenedSession(messages=self.app.session.messages), session_id)
+        self.refresh_sessions()
 
     def show_in_side_panes(self) -> None:
         """Show the open session's tool calls, compactions and checkpoints in the side panes (once

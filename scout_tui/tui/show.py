@@ -13,8 +13,8 @@ from scout_tui.tui import collector
 from scout_tui.tui.turn_keys import INTERRUPTED_NOTE, RETRY_HINT
 from scout_tui.core.bus import (Checkpoint, CheckpointRestore, CompactCancelled, Error, Event, MessageAssistant,
                            MessageDelta, MessageUser, ModelSwitch, Notice, PermissionAsk, PermissionDecision,
-                           PromptCompacted, Retry, SessionCompacted, SubagentEvent, ToolEnd, ToolOutput, ToolStart,
-                           TurnEnd)
+                           PlanBranch, PromptCompacted, Retry, SessionCompacted, SubagentEvent, ToolEnd, ToolOutput,
+                           ToolStart, TurnEnd)
 
 if TYPE_CHECKING:
     from scout_tui.tui.app import ScoutApp  # each ``register`` names its class: no import back at run time
@@ -106,6 +106,11 @@ def _(event: PermissionDecision, app: ScoutApp) -> None:
     app.status.awaiting = False
     if event.decision == "allow_outside" and (tools := app.tool_pane) is not None:
         tools.note(event.id, "outside the sandbox")
+
+
+@show.register(PlanBranch)
+def _(event: PlanBranch, app: ScoutApp) -> None:
+    app.sessions.branch_started(event.session)
 
 
 @show.register(PromptCompacted)

@@ -29,13 +29,18 @@ Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc i
 else twice to quit · Ctrl+R retry a failed or interrupted turn · Ctrl+N new session ·
 Ctrl+T sessions pane and back (below 100 columns the side panes are shown over the chat: Ctrl+T again for
 the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
-yolo) · Ctrl+P command palette · Ctrl+Q quit
+plan → yolo) · Ctrl+P command palette · Ctrl+Q quit
 
 **While a turn runs**: Enter steers (your prompt goes with the results of the running tool calls) · Tab (or
 Alt+Enter) queues it for after the turn · Up in the empty composer takes the newest back · Esc cancels it
 
 **Approval prompt**: `y` allow once · `a` allow the shown rule for the session · `n` deny (type a reason for
 the model, Enter) · Esc deny and stop the turn
+
+**Plan mode** (Shift+Tab or `/plan`): only read-only tools run; the model proposes a plan and the plan dialog
+asks: `h` run it here (the mode goes back to what it was) · `f` run it in a fresh context (a new branch whose
+first message is the plan) · `k` keep planning (type a note for the model, Enter) · `e` edit the plan first (Esc
+when done, then `h` or `f`) · Esc keep planning
 
 **In the tool pane** (Tab to it): Enter shows a call's output and diff · `x` stops a running call · `o` opens
 the saved full output of a cut result
@@ -95,6 +100,8 @@ class SlashCommands(Feature):
                     self.app.mcp_servers.mcp_command, title="MCP servers"),
             Command("trust", "", "review this project's new or changed plugins and MCP servers and trust them",
                     lambda _: self.review_plugins(), title="Trust project plugins"),
+            Command("plan", "[TEXT]", "plan mode: the model explores read-only and proposes a plan for you to approve; "
+                    "TEXT is sent as the request", self._plan_command, title="Plan mode"),
             Command("help", "", "keys and commands", lambda _: self.app.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.app.exit(), aliases=("exit",)),
         ]
@@ -171,6 +178,17 @@ class SlashCommands(Feature):
                                 ThemeChoice(name, self.app.choose_theme), discover=False)
 
     # -- handlers taking the argument text -----------------------------------------------------
+
+    def _plan_command(self, args: str) -> None:
+        """``/plan``: plan mode from the next tool call on; ``/plan TEXT`` then sends TEXT as a
+        prompt typed in the composer would go (held while a turn runs)."""
+        app = self.app
+        app.permission_modes.set_mode("plan")
+        if text := args.strip():
+            if app.busy:
+                app.queue.hold(text, steer=True)
+            else:
+                app.turns.run_turn(text)
 
     def _fork_command(self, args: str) -> None:
         if args and not (args.isascii() and args.isdigit()):

@@ -81,13 +81,13 @@ class Turns(Feature):
 
     def ensure_agent(self) -> Agent:
         """The session's agent (``Session.ensure_agent``), built with what the app has loaded so
-        far: skills, plugins, the model's window and prices, its permissions, sandbox and
-        approval prompt. In a worker thread, the engine's imports wait for typed keys
+        far: skills, plugins, the model's window and prices, its permissions, sandbox, approval
+        prompt and plan dialog. In a worker thread, the engine's imports wait for typed keys
         (``urgency.yielding``)."""
         app = self.app
         with urgency.yielding():
             app.session.agent_options = dict(skills=app.skills, plugins=app.plugins, permissions=app.permissions,
-                                             sandbox=app.sandbox, approve=app.approve,
+                                             sandbox=app.sandbox, approve=app.approve, review_plan=app.review_plan,
                                              info=app.long_session.model_info)
             return app.session.ensure_agent()
 

@@ -59,7 +59,7 @@ class StatusBar(Static):
     context_window: reactive[int] = reactive(0)
     """The model's context window in tokens, 0 when unknown (then only ``context_used`` shows)."""
     permission_mode: reactive[str] = reactive("")
-    """``ask``, ``auto-edit`` or ``yolo`` (Shift+Tab); "" hides it."""
+    """``ask``, ``auto-edit``, ``plan`` (shown as "⏸ plan mode", in the accent colour) or ``yolo`` (Shift+Tab); "" hides it."""
     sandbox: reactive[str] = reactive("")
     """The sandbox mode commands run in (``tools.sandbox.in_force``): ``off`` shows "unsandboxed",
     ``read-only`` shows "read-only sandbox"; ``workspace-write`` (the default) and "" (not known
@@ -129,8 +129,10 @@ class StatusBar(Static):
         elif self.context_used and not {"ctx", "ctx numbers"} & dropped:
             parts += [sep, f"ctx {tokens(self.context_used)}"]
         if self.permission_mode:
-            style = {"ask": "$text-muted", "auto-edit": "$warning", "yolo": "bold $error"}.get(self.permission_mode, "")
-            parts += [sep, (f"{one_line(self.permission_mode, 20)} mode", style)]
+            style = {"ask": "$text-muted", "auto-edit": "$warning", "plan": "bold $accent",
+                     "yolo": "bold $error"}.get(self.permission_mode, "")
+            mark = "⏸ " if self.permission_mode == "plan" else ""  # Claude Code's sign for plan mode
+            parts += [sep, (f"{mark}{one_line(self.permission_mode, 20)} mode", style)]
         sandbox = {"off": ("unsandboxed", "$warning"), "read-only": ("read-only sandbox", "$text-muted")}.get(self.sandbox)
         if sandbox:
             parts += [" · " if self.permission_mode else sep, sandbox]
