@@ -150,6 +150,7 @@ async def test_a_fresh_context_is_a_new_branch_starting_from_the_plan(tmp_home, 
     with Store(workdir.parent / "sessions.db") as store:
         fresh = store.session(branch.session)
         assert fresh.parent == branch.parent and fresh.fork_at == 0
+        assert fresh.shown_title == "add a greeting"  # titled by the request, as a prompt titles a session
         assert store.messages(branch.session)[0]["role"] == "user"
         exploration = store.messages(branch.parent)
         assert any("tool_use" in json.dumps(m["content"]) for m in exploration)  # kept as its own branch

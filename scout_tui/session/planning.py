@@ -105,7 +105,8 @@ def request_text(messages: list[dict | None]) -> str:
 
 
 def fresh_prompt(fresh: FreshContext) -> list[dict]:
-    """The first message of a fresh-context branch: the request and the approved plan."""
-    request = f"## My request\n{fresh.request}\n\n" if fresh.request else ""
-    return [{"type": "text", "text": f"{request}## The approved plan\n{fresh.plan}\n\nCarry out this plan now, "
+    """The first message of a fresh-context branch: the request (its first line the branch's
+    title, as a prompt's is), then the approved plan."""
+    head = fresh.request or "Carry out the approved plan."
+    return [{"type": "text", "text": f"{head}\n\n## The approved plan\n{fresh.plan}\n\nCarry out this plan now, "
                                      "step by step."}]
