@@ -196,6 +196,12 @@ async def test_each_running_subagent_is_a_live_row_with_its_step_and_calls(tmp_h
                     return ["", ""]
 
             await wait_until(pilot, lambda: all("writing…" in row for row in rows()), what="both subagents writing")
+            from scout_tui.widgets import SessionTree
+
+            tree = app.query_one(SessionTree)
+            await wait_until(pilot, lambda: [len(list(n.children)) for n in tree.root.children] == [2]
+                             or pane.status_of("toolu_task_A") != "running", what="the children in the sessions pane")
+            assert pane.status_of("toolu_task_A") == "running"  # shown while they run, not once they are done
             a, b = rows()
             assert a.startswith(a[0]) and "⚙ explore · count alpha lines" in a and "↳ ✓ read alpha.txt" in a
             assert "⚙ general · check beta" in b and "↳ ✓ read beta.txt" in b

@@ -46,12 +46,13 @@ class Delivery(Feature):
         self.shown(event)
 
     def shown(self, event: Event) -> None:
-        """Put a recorded ``event`` in the panes; one that added a message to the stored session
-        updates the tree live (counts, titles, order)."""
-        from scout_tui.core.bus import added_message
+        """Put a recorded ``event`` in the panes; one that added a message to the stored session,
+        or to a subagent's, updates the tree live (counts, titles, order, a subagent's node)."""
+        from scout_tui.core.bus import SubagentEvent, added_message
         from scout_tui.tui.show import show  # with the bus's vocabulary: after the first frame
 
-        if event.stored and self.app.session.id and added_message(event) is not None:
+        stored = event.innermost if isinstance(event, SubagentEvent) else event
+        if stored.stored and self.app.session.id and added_message(stored) is not None:
             self.app.sessions.refresh_sessions()
         show(event, self.app)
 
