@@ -162,23 +162,30 @@ def run(provider: str, strategy: str, calls: int, size: int, gap: float, lookbac
         c = compact(messages, strategy, settings={})
         body = backend.body(Request(model=backend.model, messages=c.messages, system=SYSTEM, tools=TOOLS,
                                     max_tokens=8192, stable=c.stable, cache_key="bench-session"))
-        usage = emulator.bill(body)
-        if provider == "anthropic":
-            read = usage["cache_read_input_tokens"]
-            sent = usage["input_tokens"] + usage["cache_creation_input_tokens"] + read
-            totals["write_5m"] += usage["cache_creation"]["ephemeral_5m_input_tokens"]
-            totals["write_1h"] += usage["cache_creation"]["ephemeral_1h_input_tokens"]
-            totals["uncached"] += usage["input_tokens"]
-        else:
-            read = usage["prompt_tokens_details"]["cached_tokens"]
-            sent = usage["prompt_tokens"]
-            totals["uncached"] += sent - read
-        totals["requests"] += 1
-        totals["sent"] += sent
-        totals["read"] += read
-        totals["half"] += read * 2 >= sent
+        add_usage(totals, provider, emulator.bill(body))
         emulator.advance(gap)
     return totals
+
+
+def add_usage(totals: dict[str, float], provider: str, usage: dict) -> None:
+    """Add one billed request's ``usage`` (an emulator's, by ``provider``'s rules) to ``totals``:
+    requests, tokens sent, uncached, read, written (5-minute, 1-hour), the requests at least half
+    read from the cache (``half``), and the tokens of this last request (``last``)."""
+    if provider == "anthropic":
+        read = usage["cache_read_input_tokens"]
+        sent = usage["input_tokens"] + usage["cache_creation_input_tokens"] + read
+        totals["write_5m"] += usage["cache_creation"]["ephemeral_5m_input_tokens"]
+        totals["write_1h"] += usage["cache_creation"]["ephemeral_1h_input_tokens"]
+        totals["uncached"] += usage["input_tokens"]
+    else:
+        read = usage["prompt_tokens_details"]["cached_tokens"]
+        sent = usage["prompt_tokens"]
+        totals["uncached"] += sent - read
+    totals["requests"] += 1
+    totals["sent"] += sent
+    totals["read"] += read
+    totals["half"] = totals.get("half", 0) + (read * 2 >= sent)
+    totals["last"] = sent
 
 
 def cost(t: dict[str, float]) -> float:

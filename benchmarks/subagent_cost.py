@@ -30,8 +30,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 from cache_emulator import AnthropicCache, OpenAICache, anthropic_sse, openai_sse  # noqa: E402
+from context_cost import add_usage, cost  # noqa: E402  (the same sums and cost as that benchmark)
 
 from tests.loopback import LoopbackServer, Recorded, Reply  # noqa: E402
 
@@ -106,29 +108,12 @@ class Model:
 
 
 def figures(api: str, billed: list[tuple[str, dict, int]], who: str) -> dict[str, float]:
-    t = {"requests": 0, "sent": 0, "read": 0, "write_5m": 0, "write_1h": 0, "uncached": 0, "last": 0}
+    """The sums of ``context_cost.add_usage`` over the requests of ``who`` (parent or child)."""
+    t = {"requests": 0, "sent": 0, "read": 0, "write_5m": 0, "write_1h": 0, "uncached": 0, "half": 0, "last": 0}
     for kind, usage, _ in billed:
-        if kind != who:
-            continue
-        if api == "anthropic":
-            read = usage["cache_read_input_tokens"]
-            sent = usage["input_tokens"] + usage["cache_creation_input_tokens"] + read
-            t["write_5m"] += usage["cache_creation"]["ephemeral_5m_input_tokens"]
-            t["write_1h"] += usage["cache_creation"]["ephemeral_1h_input_tokens"]
-            t["uncached"] += usage["input_tokens"]
-        else:
-            read = usage["prompt_tokens_details"]["cached_tokens"]
-            sent = usage["prompt_tokens"]
-            t["uncached"] += sent - read
-        t["requests"] += 1
-        t["sent"] += sent
-        t["read"] += read
-        t["last"] = sent
+        if kind == who:
+            add_usage(t, api, usage)
     return t
-
-
-def cost(t: dict[str, float]) -> float:
-    return t["uncached"] + 1.25 * t["write_5m"] + 2.0 * t["write_1h"] + 0.1 * t["read"]
 
 
 def run(api: str, delegate: bool, args: argparse.Namespace, root: Path) -> list[tuple[str, dict, int]]:

@@ -138,6 +138,23 @@ def check_entry(path: Path, entry: str, source: bytes, trusted: dict[str, str], 
     return PluginFile(Path(path), key, digest, state, source, label)
 
 
+def check_files(paths: list[Path]) -> tuple[list[PluginFile], list[str]]:
+    """Each of ``paths`` (a project's plugin or agent files) read now with its trust state
+    (``check_file``), and the problems met: an unreadable trust file (``read_trusted``), "<path>:
+    cannot read it: <why>" for a file that cannot be read (left out). Never raises."""
+    if not paths:
+        return [], []
+    trusted, problem = read_trusted()
+    problems = [problem] if problem else []
+    files = []
+    for path in paths:
+        try:
+            files.append(check_file(path, trusted))
+        except OSError as exc:
+            problems.append(f"{path}: cannot read it: {exc.strerror or exc}")
+    return files, problems
+
+
 def record_trust(files: Iterable[PluginFile], path: Path | None = None) -> Path:
     """Trust each of ``files`` with the content it was read with (``PluginFile.sha256``, not the
     file as it is now) in the trust file ``path`` (default ``trust_file()``); returns that path.

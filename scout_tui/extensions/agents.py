@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scout_tui.config.trust import UNTRUSTED, PluginFile, check_file, read_trusted
+from scout_tui.config.trust import UNTRUSTED, PluginFile, check_file, check_files, read_trusted
 from scout_tui.core.errors import ScoutError
 from scout_tui.extensions.skills import parse_front_matter
 
@@ -97,18 +97,7 @@ def project_agent_trust(cwd: Path, home: Path | None = None) -> tuple[list[Plugi
     """Each project agent file read now with its trust state (``trust.check_file``), and the
     problems met (an unreadable trust file or agent file), for ``scout-tui trust`` and ``/trust``:
     a project's agents load only once trusted, as its plugins do. Never raises."""
-    paths = [path for path, project in agent_files(cwd, home) if project]
-    if not paths:
-        return [], []
-    trusted, problem = read_trusted()
-    problems = [problem] if problem else []
-    files = []
-    for path in paths:
-        try:
-            files.append(check_file(path, trusted))
-        except OSError as exc:
-            problems.append(f"{path}: cannot read it: {exc.strerror or exc}")
-    return files, problems
+    return check_files([path for path, project in agent_files(cwd, home) if project])
 
 
 def discover_agents(cwd: Path, home: Path | None = None) -> tuple[list[AgentDefinition], list[str]]:

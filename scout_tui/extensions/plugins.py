@@ -36,7 +36,7 @@ from scout_tui.core.bus import Bus, Event
 from scout_tui.config.layers import Config, merge_tables
 from scout_tui.core.errors import ScoutError, error_text, raised_at
 from scout_tui.tools.base import Tool
-from scout_tui.config.trust import UNTRUSTED, PluginFile, check_file, read_trusted
+from scout_tui.config.trust import UNTRUSTED, PluginFile, check_file, check_files, read_trusted
 
 PLUGINS_DIR = Path(".agents") / "plugins"
 
@@ -345,18 +345,7 @@ def project_plugin_trust(cwd: Path, home: Path | None = None) -> tuple[list[Plug
     problems met: an unreadable trust file (see ``trust.read_trusted``), "<path>: cannot read
     it: <why>" for a plugin file that cannot be read (left out of the list). For ``scout-tui
     trust`` and ``/trust``; never raises."""
-    paths = project_plugin_files(cwd, home)
-    if not paths:
-        return [], []
-    trusted, problem = read_trusted()
-    problems = [problem] if problem else []
-    files = []
-    for path in paths:
-        try:
-            files.append(check_file(path, trusted))
-        except OSError as exc:
-            problems.append(f"{path}: cannot read it: {exc.strerror or exc}")
-    return files, problems
+    return check_files(project_plugin_files(cwd, home))
 
 
 def _found(cwd: Path, home: Path | None) -> list[tuple[Path, bool]]:
