@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from tests.loopback import LoopbackServer, Recorded, Reply, sse
 
@@ -72,12 +74,15 @@ class SubagentModel:
     ``first_seen``: the order in which requests arrived, as "parent:N" / "A:N" / "B:N" (N the
     number of messages sent). ``hold``: seconds a child's first request waits for the other's.
     ``child_delay``: seconds between the pieces of each child's streamed answers (to keep them
-    running while a test looks)."""
+    running while a test looks). ``gate``: when given, each child's answer stops halfway until
+    the test sets it (or ``HOLD`` s pass), so a test sees them writing for as long as it looks."""
 
-    def __init__(self, hold: float = HOLD, child_pieces: int = 1, child_delay: float = 0.0) -> None:
+    def __init__(self, hold: float = HOLD, child_pieces: int = 1, child_delay: float = 0.0,
+                 gate: threading.Event | None = None) -> None:
         self.hold = hold
         self.child_pieces = child_pieces
         self.child_delay = child_delay
+        self.gate = gate
         self.first_seen: list[str] = []
         self._arrived = {"A": threading.Event(), "B": threading.Event()}
 
@@ -103,7 +108,10 @@ class SubagentModel:
         text = ANSWERS[who]
         step = max(1, len(text) // self.child_pieces)
         body = tool_stream([text[i:i + step] for i in range(0, len(text), step)], [], output_tokens=5)
-        return Reply([body[i:i + 200] for i in range(0, len(body), 200)], delay=self.child_delay)
+        pieces = [body[i:i + 200] for i in range(0, len(body), 200)]
+        if self.gate is not None:
+            return GatedReply(pieces, delay=self.child_delay, gate=self.gate)
+        return Reply(pieces, delay=self.child_delay)
 
     def _held(self, who: str, other: str) -> "_Held":
         return _Held(self._arrived[other], self.hold,
@@ -120,6 +128,21 @@ class _Held:
 
     def __iter__(self):
         yield self.ready if self.event.wait(self.hold) else self.late
+
+
+@dataclass
+class GatedReply(Reply):
+    """A reply whose first half is sent at once and the rest once ``gate`` is set (or ``HOLD`` s
+    passed): ``pieces`` is a generator, so the server sends as it goes."""
+
+    gate: threading.Event = field(default_factory=threading.Event)
+
+    def pieces(self) -> Iterator[bytes]:  # type: ignore[override]
+        pieces = Reply.pieces(self)
+        half = max(1, len(pieces) // 2)
+        yield from pieces[:half]
+        self.gate.wait(HOLD)
+        yield from pieces[half:]
 
 
 def write_files(folder) -> None:
