@@ -130,6 +130,11 @@ async def test_esc_stops_the_turn_and_every_subagent_each_recorded_as_interrupte
             await wait_until(pilot, lambda: not app.busy, what="the turn stopped")
             model.gate.set()  # the server's threads need not wait out the cap
             await settle(app, pilot)
+            from scout_tui.widgets import ToolActivity
+
+            pane = app.query_one(ToolActivity)
+            rows = [pane.row_text(call) for call in ("toolu_task_A", "toolu_task_B")]
+            assert all(r.startswith("■ ⚙") and "interrupted · 1 tool call" in r for r in rows), rows  # not failed
             store_path = app.store.path
     with Store(store_path) as store:
         sessions = store.sessions()

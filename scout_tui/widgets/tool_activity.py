@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 
 from ..core.diffs import diff_lines
 from ..core.figures import dollars
+from ..core.messages import TOOL_INTERRUPTED
 from ..core.text import one_line, reveal, sanitize, tool_summary
 from ..core.subagent_progress import SubagentProgress
 from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, ToolCall, stored_calls
@@ -514,7 +515,11 @@ class ToolActivity(Vertical):
     @staticmethod
     def _subagent_prompt(call: ToolCall, agent: SubagentProgress, icon: tuple[str, str], elapsed: str) -> Content:
         """A task call's row: ``⚙ explore · find the parser``, its subagent's newest calls nested
-        under it, and what it does now (or, once done, its calls and cost)."""
+        under it, and what it does now (or, once done, its calls and cost; ``■ … interrupted``
+        when Esc stopped it: its task's result is then the interrupted call's)."""
+        interrupted = call.status != "running" and (agent.step == "interrupted" or call.raw.startswith(TOOL_INTERRUPTED))
+        if interrupted:
+            icon = ("■", "$warning")
         parts: list[str | tuple[str, str]] = [icon, " ", ("⚙ " + agent.agent, "bold $accent"), " · ", call.summary]
         if elapsed:  # without "x stops": a subagent's row is long already (the pane's footer says x)
             parts += ["  ", (elapsed.removesuffix("  x stops"), "$text-muted")]
@@ -525,7 +530,7 @@ class ToolActivity(Vertical):
             parts += ["\n  ", (one_line(agent.step, 100), "$text-muted italic")]
         elif call.status != "running":
             cost = f" · {dollars(agent.cost)}" if agent.cost else ""
-            done = "interrupted" if agent.step == "interrupted" else "done" if call.status == "ok" else "failed"
+            done = "interrupted" if interrupted else "done" if call.status == "ok" else "failed"
             count = len(agent.calls)
             parts += ["\n  ", (f"{done} · {count} tool call{'s' * (count != 1)}{cost}", "$text-muted")]
             if line := call.first_line():
