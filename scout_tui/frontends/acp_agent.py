@@ -54,7 +54,8 @@ from scout_tui.session.commands import Commands, Parsed, literal
 from scout_tui.session.mentions import prompt_content
 from scout_tui.session.providers import configured_models
 from scout_tui.session.runtime import model_metadata_asking_the_server, model_name
-from scout_tui.session.session import Session, open_session
+from scout_tui.session.session import Session
+from scout_tui.session.starting import open_session
 from scout_tui.store.opening import OpenedSession, read_session
 from scout_tui.store.event_log import Store
 from scout_tui.tools.approvals import Approval, PermissionRequest, PlanDecision, PlanReview

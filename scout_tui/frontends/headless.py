@@ -28,7 +28,8 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.session.commands import Parsed, literal
 from scout_tui.session.mentions import prompt_content
 from scout_tui.core.messages import message_text, thinking_text, tool_uses
-from scout_tui.session.session import Session, open_session
+from scout_tui.session.session import Session
+from scout_tui.session.starting import open_session
 from scout_tui.session.slash import planned_prompt, session_commands
 from scout_tui.store.event_log import Store
 from scout_tui.core.text import StreamSanitizer, one_line, tool_summary

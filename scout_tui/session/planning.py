@@ -18,12 +18,14 @@ Code's ``ExitPlanMode`` (``{"plan": markdown}``).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, object_schema, string
 
 if TYPE_CHECKING:
+    from scout_tui.core.bus import PlanBranch
     from scout_tui.session.session import Session
     from scout_tui.tools.approvals import PlanDecision
 
@@ -92,6 +94,34 @@ def outcome(session: Session, decision: PlanDecision, plan: str, request: str, *
                           "explore what is missing, then propose the revised plan with exit_plan.", True)
     return ToolResult("The plan is shown to the user, who will decide on it: stop here, without a summary.",
                       ends_turn=True)
+
+
+def offer_exit_plan(session: Session) -> None:
+    """``exit_plan`` among ``session``'s agent's tools in plan mode only (a subagent never takes
+    it: its ``Registry.keep`` refuses the name)."""
+    agent = session.agent
+    if agent is None:
+        return
+    if agent.permissions is not None and agent.permissions.mode == "plan":
+        if EXIT_PLAN not in agent.tools:
+            agent.tools.add(exit_plan_tool(session))
+    else:
+        agent.tools.tools.pop(EXIT_PLAN, None)
+
+
+async def open_fresh_branch(session: Session, fresh: FreshContext) -> tuple[PlanBranch, list[dict]]:
+    """The approved plan's new branch, opened in ``session``: a sibling of the exploration that
+    starts from nothing (``Store.fork`` at 0), in the mode plan mode was entered from. Returns the
+    ``PlanBranch`` event that says so and the branch's first message (``fresh_prompt``)."""
+    from scout_tui.core.bus import PlanBranch
+    from scout_tui.store.opening import open_session
+
+    parent = session.id
+    assert parent is not None
+    branch = await asyncio.to_thread(session.store.fork, parent, 0)
+    session.open(await asyncio.to_thread(open_session, session.store, session.cwd, resume=branch.id))
+    session.set_permission_mode(session.mode_before_plan)
+    return PlanBranch(parent, branch.id), fresh_prompt(fresh)
 
 
 def request_text(messages: list[dict | None]) -> str:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.session.planning import FreshContext
     from scout_tui.tools.approvals import PlanReviewer
-    from scout_tui.tools.base import Tool
     from scout_tui.mcp.client import McpClient
     from scout_tui.mcp.config import ServerConfig
     from scout_tui.store.event_log import Store
@@ -150,16 +149,18 @@ class Session:
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
         use (imports the engine: from a thread in the TUI), with the summary in force, the
-        session's cache key and prompt strategies. Called from an event loop and from threads (the
+        session's cache key and prompt strategies, the ``task`` tool (``subagents.subagent_tools``)
+        and, in plan mode, ``exit_plan``. Called from an event loop and from threads (the
         TUI's context estimate): a lock keeps two callers from each building one, where the
         second would replace the agent a turn is running."""
         with self._agent_lock:
             if self.agent is None:
                 from scout_tui.session.runtime import build_agent
+                from scout_tui.session.subagents import subagent_tools
 
                 options = {k: v for k, v in self.agent_options.items() if k != "review_plan"}
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
-                                    mcp=self.mcp, extra_tools=self._subagent_tools(), **options)
+                                    mcp=self.mcp, extra_tools=subagent_tools(self), **options)
                 agent.window.strategies = self.strategies
                 self.agent = agent
                 self._offer_exit_plan()
@@ -172,31 +173,9 @@ class Session:
         return self.agent_options.get("review_plan")
 
     def _offer_exit_plan(self) -> None:
-        """``exit_plan`` among the agent's tools in plan mode only (a subagent never takes it)."""
-        from scout_tui.session.planning import EXIT_PLAN, exit_plan_tool
+        from scout_tui.session.planning import offer_exit_plan
 
-        agent = self.agent
-        if agent is None:
-            return
-        if agent.permissions is not None and agent.permissions.mode == "plan":
-            if EXIT_PLAN not in agent.tools:
-                agent.tools.add(exit_plan_tool(self))
-        else:
-            agent.tools.tools.pop(EXIT_PLAN, None)
-
-    def _subagent_tools(self) -> list[Tool]:
-        """The ``task`` tool, unless this session is as deep as ``[subagents] max_depth`` lets
-        subagents go; reads the agents (``discover_agents``) the first time."""
-        from scout_tui.session.subagents import Subagents, subagent_settings
-
-        settings = subagent_settings(self.config)
-        if self.depth > settings.max_depth:
-            return []
-        if self.agents is None:
-            from scout_tui.extensions.agents import discover_agents
-
-            self.agents, self.agent_problems = discover_agents(self.cwd)
-        return [Subagents(self, self.agents, settings, self.depth).tool()]
+        offer_exit_plan(self)
 
     def compaction(self) -> Compaction | None:
         """The summary in force: the last of ``compactions`` (None when there is none)."""
@@ -249,21 +228,23 @@ class Session:
         (``interrupt_events``), then CancelledError goes on. A front end whose own code between
         two events may be cancelled iterates in ``contextlib.aclosing``: closing the iterator
         closes the turn the same way."""
-        from scout_tui.core.bus import MessageUser
-
         agent = self.ensure_agent()
         agent.cache_key = await self.stored()
         self.closing = []
         await self.offer_mcp_tools()
         self.fresh_context = None
         try:
-            async for event in agent.run(self.messages, content):
-                if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
-                    await self.offer_mcp_tools()
-                await self.record(event)
+            async for event in self._run(agent, content):
                 yield event
-            if self.fresh_context is not None:  # a plan approved to run in a fresh context
-                async for event in self._fresh_branch(agent):
+            if self.fresh_context is not None:  # a plan approved to run in a fresh context: a new branch
+                from scout_tui.session.planning import open_fresh_branch
+
+                branched, content = await open_fresh_branch(self, self.fresh_context)
+                self.fresh_context = None
+                await self.record(branched)
+                yield branched
+                agent.cache_key = self.id
+                async for event in self._run(agent, content):
                     yield event
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit, BrokenPipeError):
             closing = asyncio.ensure_future(self._close_interrupted(agent))
@@ -273,26 +254,13 @@ class Session:
             closing.result()
             raise
 
-    async def _fresh_branch(self, agent: Agent) -> AsyncGenerator[Event, None]:
-        """Run the approved plan (``fresh_context``) in a new branch: a sibling of this one that
-        starts from nothing (``Store.fork`` at 0), opened (``PlanBranch`` says so), in the mode
-        plan mode was entered from, its first message the plan and the request."""
-        from scout_tui.core.bus import MessageUser, PlanBranch
-        from scout_tui.session.planning import fresh_prompt
-        from scout_tui.store.opening import open_session
+    async def _run(self, agent: Agent, content: list[dict] | None) -> AsyncGenerator[Event, None]:
+        """THE place that runs ``agent.run``: each event recorded, then yielded; the MCP tools
+        offered again before each request."""
+        from scout_tui.core.bus import MessageUser
 
-        fresh, self.fresh_context = self.fresh_context, None
-        assert fresh is not None and self.id is not None
-        parent = self.id
-        branch = await asyncio.to_thread(self.store.fork, parent, 0)
-        self.open(await asyncio.to_thread(open_session, self.store, self.cwd, resume=branch.id))
-        self.set_permission_mode(self.mode_before_plan)
-        said = PlanBranch(parent, branch.id)
-        await self.record(said)
-        yield said
-        agent.cache_key = self.id
-        async for event in agent.run(self.messages, fresh_prompt(fresh)):
-            if isinstance(event, MessageUser):
+        async for event in agent.run(self.messages, content):
+            if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
                 await self.offer_mcp_tools()
             await self.record(event)
             yield event
@@ -488,56 +456,3 @@ class Session:
             from scout_tui.backends import offloop
 
             await offloop.aclose(self.agent.backend)
-
-
-async def open_session(config: Config, cwd: Path, *, store: Store, warn: Callable[[str], None],
-                       resume: str | None = None, latest: bool = False,
-                       fork: tuple[str, int | None] | None = None, opened: OpenedSession | None = None,
-                       on_notice: Callable[[Event], None] | None = None, extra_mcp: Sequence[ServerConfig] = (),
-                       mcp_warn: Callable[[str], None] | None = None, **agent_options: Any) -> Session:
-    """A session of ``cwd`` opened for a front end without a screen (``-p``, ``acp``): new, the
-    latest (``latest``, ``-c``), ``resume`` or ``fork`` (``store.opening.open_session``), or
-    ``opened`` as read; ``config.notes``, skill and plugin problems said through ``warn``; the
-    setup checked (``setup_problem``); the model's metadata read; the MCP servers started
-    (``Session.start_mcp``; what they say through ``mcp_warn``, default ``warn``); the agent built
-    (its notes said). ``on_notice`` gets the ``notice``
-    events of the bus before the plugins' handlers. ``agent_options`` go to ``build_agent``.
-
-    Raises:
-        ScoutError: no such session, a bad setup (``setup_problem``), a bad permission rule or
-            ``[sandbox]`` value (then no MCP server is left running).
-    """
-    from scout_tui.core.bus import Bus
-    from scout_tui.core.errors import ScoutError
-    from scout_tui.extensions.plugins import load_plugins
-    from scout_tui.extensions.skills import discover_skills
-    from scout_tui.session.runtime import model_metadata_asking_the_server
-    from scout_tui.store import opening
-
-    for note in config.notes:
-        warn(note)
-    skills, problems = discover_skills(cwd)
-    plugins = load_plugins(cwd, config=config)
-    for problem in (*problems, *plugins.problems):
-        warn(problem)
-    bus = Bus()
-    if on_notice is not None:
-        bus.on("notice", on_notice)
-    plugins.attach(bus, report=warn)
-    if problem := setup_problem(config, plugins):  # after the plugins: one may register the provider
-        raise ScoutError(problem)
-    # Before a session is read: a bad [models."ID"] table must not leave an empty one behind.
-    info = await model_metadata_asking_the_server(config)
-    if opened is None:
-        opened = opening.open_session(store, cwd, resume=resume, latest=latest, fork=fork)
-    session = Session(store, cwd, config, opened=opened, bus=bus, skills=skills, plugins=plugins, info=info,
-                      **agent_options)
-    await session.start_mcp(mcp_warn or warn, extra_mcp)  # before the first request (a short wait): their tools belong in it
-    try:
-        await asyncio.to_thread(session.ensure_agent)
-    except BaseException:
-        await session.close()
-        raise
-    for note in session.agent_notes():
-        warn(note)
-    return session

@@ -70,6 +70,23 @@ def subagent_settings(config: Config) -> SubagentSettings:
     return SubagentSettings(**values)
 
 
+def subagent_tools(session: Session) -> list[Tool]:
+    """``session``'s ``task`` tool, unless it is as deep as ``[subagents] max_depth`` lets
+    subagents go; reads the agents (``discover_agents``) the first time.
+
+    Raises:
+        ScoutError: a bad ``[subagents]`` value (``subagent_settings``).
+    """
+    settings = subagent_settings(session.config)
+    if session.depth > settings.max_depth:
+        return []
+    if session.agents is None:
+        from scout_tui.extensions.agents import discover_agents
+
+        session.agents, session.agent_problems = discover_agents(session.cwd)
+    return [Subagents(session, session.agents, settings, session.depth).tool()]
+
+
 def task_input_schema() -> dict[str, Any]:
     """The ``task`` tool's input schema: ``description``, ``prompt``, optional ``agent``."""
     return object_schema(
