@@ -126,3 +126,15 @@ def test_scout_tui_sessions_lists_children_with_parent_and_kind(tree, tmp_path, 
     assert by_id[parent]["kind"] is None and by_id[grandchild]["depth"] == 2
     shown = run().stdout
     assert "└ ⚙ explore: find the parser" in shown and "⚙ general: read parse.py" in shown
+
+
+def test_the_cost_views_branch_table_marks_a_child_with_its_agent(tree):
+    from rich.console import Console
+
+    from scout_tui.widgets.cost_view import branch_table
+
+    store, parent, child, _ = tree
+    console = Console(width=120, record=True)
+    console.print(branch_table(store.tree(Path(store.session(parent).cwd)), parent))
+    shown = console.export_text()
+    assert "⚙ explore find the parser" in shown and "⑂ at 0" not in shown

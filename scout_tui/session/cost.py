@@ -85,6 +85,16 @@ def model_rows(by_model: dict[str, dict[str, float]]) -> list[list[str]]:
     return rows
 
 
+def branch_mark(info: SessionInfo) -> str:
+    """What a session's row in a list of branches starts with: ``⑂ at 3 `` for a branch, ``⚙ explore ``
+    for a subagent's session, "" for a root."""
+    if info.parent is None:
+        return ""
+    if info.kind == "subagent":
+        return f"⚙ {info.agent} "
+    return f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ "
+
+
 def branch_rows(branches: list[tuple[SessionInfo, int]], current_id: str | None) -> list[list[str]]:
     """The cost view's "By branch" rows (``Store.tree``), in tree order, indented by depth, ``●``
     on the current one, then "all branches" when there are several: session, messages, tokens,
@@ -92,8 +102,7 @@ def branch_rows(branches: list[tuple[SessionInfo, int]], current_id: str | None)
     subagent's session (``⚙ agent``) sits under its parent."""
     rows = []
     for info, depth in branches:
-        fork = (f"⚙ {info.agent} " if info.kind == "subagent" else f"⑂ at {info.fork_at} " if info.fork_at is not None
-                else "⑂ ") if info.parent is not None else ""
+        fork = branch_mark(info)
         used = int(info.input_tokens or 0) + int(info.output_tokens or 0)
         rows.append([f"{'● ' if info.id == current_id else ''}{'  ' * depth}{fork}{one_line(info.shown_title, 40)}",
                      str(info.message_count), tokens(used), cost_text(float(info.cost or 0.0), used)])

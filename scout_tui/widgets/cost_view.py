@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from ..store.event_log import SessionInfo
 from ..core.text import one_line
-from scout_tui.session.cost import branch_rows, headline, model_rows
+from scout_tui.session.cost import branch_mark, branch_rows, headline, model_rows
 
 TITLE_WIDTH = 40
 """Characters of a branch title shown at most."""
@@ -58,8 +58,7 @@ def branch_table(branches: list[tuple[SessionInfo, int]], current_id: str | None
         current = info.id == current_id
         label = Text("● " if current else "  ", style="bold" if current else "")
         label.append("  " * depth)
-        if info.parent is not None:
-            label.append(f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ ", style="dim")
+        label.append(branch_mark(info), style="dim")
         label.append(one_line(info.shown_title, TITLE_WIDTH), style="bold" if current else "")
         table.add_row(label, *(Text(cell) for cell in cells[1:]))
     if len(rows) > len(branches):
