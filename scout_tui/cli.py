@@ -404,8 +404,9 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
         prog="scout-tui trust",
         description="Project plugins (./.agents/plugins/*.py) are Python that runs with your rights, outside the "
                     "sandbox, when scout-tui starts here; they run only once you trust their exact content. This "
-                    "lists them (trusted, new, changed) and asks about each new or changed one. Your own plugins "
-                    "(~/.agents/plugins) are always trusted.",
+                    "lists them (trusted, new, changed) and asks about each new or changed one, with the project's "
+                    "MCP servers and agent files (.agents/agents, .claude/agents), which load only once trusted too. "
+                    "Your own plugins and agents (~/.agents) are always trusted.",
     )
     parser.add_argument("--list", action="store_true", help="only list the plugins and their state; trust nothing")
     parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
