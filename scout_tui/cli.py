@@ -278,9 +278,9 @@ def sessions_command(argv: list[str]) -> int:
         if args.all:
             print(("\n" if n else "") + _one_line(cwd))
         for info, depth in tree:
-            subagent = info.kind == "subagent"  # a child where a subagent worked, not a branch
-            at = "-" if info.fork_at is None or subagent else str(info.fork_at)
-            mark = f"⚙ {info.agent}: " if subagent else ""
+            mark = info.subagent_mark  # a child where a subagent worked, not a branch: no fork point
+            at = "-" if info.fork_at is None or mark else str(info.fork_at)
+            mark += ": " if mark else ""
             title = ("  " * (depth - 1) + "└ " if depth else "") + mark + _one_line(info.shown_title)
             updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated))
             parent = (info.parent or "-")[:8]

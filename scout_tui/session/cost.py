@@ -90,8 +90,8 @@ def branch_mark(info: SessionInfo) -> str:
     for a subagent's session, "" for a root."""
     if info.parent is None:
         return ""
-    if info.kind == "subagent":
-        return f"⚙ {info.agent} "
+    if info.subagent_mark:
+        return f"{info.subagent_mark} "
     return f"⑂ at {info.fork_at} " if info.fork_at is not None else "⑂ "
 
 

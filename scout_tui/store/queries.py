@@ -82,6 +82,13 @@ class SessionInfo:
         return lead, str(self.title or "") or "(untitled)"
 
     @property
+    def subagent_mark(self) -> str:
+        """``⚙ AGENT`` for a subagent's session (``kind`` "subagent"), "" for any other: the mark
+        every list of sessions puts before its title (the sessions pane, ``/cost``, ``scout-tui
+        sessions``)."""
+        return f"⚙ {self.agent or 'subagent'}" if self.kind == "subagent" else ""
+
+    @property
     def shown_title(self) -> str:
         """``title_parts`` joined: ``"fork of calc div fix"``, ``"calc div fix"``, ``"(untitled)"``."""
         return "".join(self.title_parts())

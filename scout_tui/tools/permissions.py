@@ -62,6 +62,11 @@ Sandboxing = Literal["active", "off", "none"]
 sandbox was configured); ``none`` (wanted, but none is available here: no bwrap, or macOS)."""
 
 
+def following(mode: str) -> str:
+    """The mode after ``mode`` in ``MODES``, wrapping: what Shift+Tab switches to."""
+    return MODES[(MODES.index(mode) + 1) % len(MODES)]
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """``tool:pattern`` from config (``origin`` "path:line") or from the session (origin "session").
@@ -176,8 +181,8 @@ class Policy:
         self.workspace = self.workspace.resolve()
 
     def next_mode(self) -> str:
-        """Switch to the mode after this one in ``MODES`` (wrapping) and return it."""
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        """Switch to the mode after this one in ``MODES`` (``following``) and return it."""
+        self.mode = following(self.mode)
         return self.mode
 
     def unknown_tools(self, known: Iterable[str]) -> list[str]:

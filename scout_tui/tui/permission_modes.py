@@ -32,10 +32,9 @@ class PermissionModes(Feature):
 
     def cycle_mode(self) -> None:
         """Shift+Tab: the next permission mode (ask → auto-edit → plan → yolo → ask), for this run."""
-        from scout_tui.tools.permissions import MODES
+        from scout_tui.tools.permissions import following
 
-        mode = self.app.permissions.mode
-        self.set_mode(MODES[(MODES.index(mode) + 1) % len(MODES)])
+        self.set_mode(following(self.app.permissions.mode))
 
     def set_mode(self, mode: str, *, announce: bool = True) -> None:
         """Use permission ``mode`` from the next tool call on (the running turn included), through

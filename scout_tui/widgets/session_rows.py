@@ -160,11 +160,11 @@ def session_label(session: SessionInfo, *, current: bool, now: float, room: int,
     count = int(session.message_count or 0)
     spent = int(session.input_tokens or 0) + int(session.output_tokens or 0)
     cost = float(getattr(session, "cost", 0.0) or 0.0)
-    subagent = getattr(session, "kind", None) == "subagent"
+    subagent = session.subagent_mark
     fork_at = getattr(session, "fork_at", None) if session.parent is not None and not subagent else None
     texts = {
         "lead": "● " if current else "  ",
-        "fork": f"⚙ {session.agent or 'subagent'} " if subagent else "⑂ " if session.parent is not None else "",
+        "fork": f"{subagent} " if subagent else "⑂ " if session.parent is not None else "",
         "toggle": FOLD_MARK if folded else "",
         "failed": "failed" if session.failed else "",
         "fork of": fork_of,
