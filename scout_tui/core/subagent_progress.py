@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from scout_tui.core.text import one_line, sanitize, tool_summary
+
+if TYPE_CHECKING:
+    from scout_tui.core.bus import Event
 
 SUBAGENT_ROWS = 3
 """A subagent's own calls shown under its task's row: the newest."""
@@ -23,8 +28,20 @@ class SubagentProgress:
     calls: list[list[str]] = field(default_factory=list)
     cost: float | None = None
 
-    def apply(self, kind: str, data: dict) -> None:
-        """Take in one of the subagent's events (its ``type`` and ``data``)."""
+    def take(self, event: Event) -> bool:
+        """``apply`` a subagent's ``event`` (the innermost of a ``SubagentEvent``): a streamed
+        delta by its kind alone, a tool's live output not at all (the tool pane and ACP show the
+        subagent's calls, not what they print). Returns whether what is shown changed."""
+        from scout_tui.core.bus import MessageDelta, ToolOutput  # with the first event: not at start-up
+
+        if isinstance(event, ToolOutput):
+            return False
+        return self.apply(event.type, {"kind": event.kind} if isinstance(event, MessageDelta) else event.data)
+
+    def apply(self, kind: str, data: dict) -> bool:
+        """Take in one of the subagent's events (its ``type`` and ``data``); returns whether what
+        ``lines`` and ``step`` show changed (a streamed delta changes it once, not per delta)."""
+        step, count, marked = self.step, len(self.calls), False
         if kind == "tool.start":
             line = f"{sanitize(str(data.get('name')))[:40]} {tool_summary(data.get('input') or {}, 50)}"
             self.calls.append([str(data.get("id")), "⠿", line])
@@ -32,7 +49,7 @@ class SubagentProgress:
         elif kind == "tool.end":
             for call in reversed(self.calls):
                 if call[0] == str(data.get("id")):
-                    call[1] = "✗" if data.get("is_error") else "✓"
+                    call[1], marked = "✗" if data.get("is_error") else "✓", True
                     break
             self.step = "thinking…"
         elif kind == "message.delta":
@@ -44,6 +61,7 @@ class SubagentProgress:
             self.step = f"awaiting approval: {data.get('name')}"
         elif kind == "turn.end":
             self.step = "interrupted" if data.get("stop_reason") == "interrupted" else ""
+        return marked or self.step != step or len(self.calls) != count
 
     def lines(self) -> list[tuple[str, str]]:
         """``(mark, text)`` rows under the task's: the newest calls (with how many came before)."""

@@ -270,11 +270,7 @@ class LiveUpdates:
         """A ``task`` call's subagent at work: its call's content becomes what the subagent does
         (``SubagentProgress.text``), sent when its calls or its state change, not per streamed delta."""
         progress = self._subagents.setdefault(call_id, SubagentProgress(agent))
-        if isinstance(event, ToolOutput):
-            return []
-        before = (progress.step, [list(c) for c in progress.calls])
-        progress.apply(event.type, {"kind": event.kind} if isinstance(event, MessageDelta) else event.data)
-        if (progress.step, progress.calls) == before:
+        if not progress.take(event):
             return []
         self._running.add(call_id)
         return [ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="in_progress",

@@ -65,9 +65,8 @@ def _(event: ToolStart, app: ScoutApp) -> None:
 @show.register(SubagentEvent)
 def _(event: SubagentEvent, app: ScoutApp) -> None:
     inner = event.innermost  # a subagent's subagent: shown as its parent's step
-    if (tools := app.tool_pane) is not None and not isinstance(inner, ToolOutput):  # its calls' output: not here
-        tools.subagent(event.call, event.agent, inner.type,
-                       {"kind": inner.kind} if isinstance(inner, MessageDelta) else inner.data)
+    if (tools := app.tool_pane) is not None:
+        tools.subagent(event.call, event.agent, inner)
     if isinstance(inner, MessageAssistant) and inner.cost:  # the status bar's cost rolls up the subagents'
         app.status.cost = (app.status.cost or 0.0) + inner.cost
     if isinstance(event.event, PermissionAsk):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -34,6 +34,9 @@ from ..core.messages import TOOL_INTERRUPTED
 from ..core.text import one_line, reveal, sanitize, tool_summary
 from ..core.subagent_progress import SubagentProgress
 from .tool_call import DETAIL_CHARS, DETAIL_LINES, OUTPUT_CAP, ToolCall, stored_calls
+
+if TYPE_CHECKING:
+    from ..core.bus import Event
 
 __all__ = ["DETAIL_CHARS", "DETAIL_LINES", "OUTPUT_CAP", "ToolActivity", "ToolCall"]
 
@@ -176,17 +179,17 @@ class ToolActivity(Vertical):
         call.add(text)
         self._dirty.add(call.key)
 
-    def subagent(self, tool_use_id: str, agent: str, kind: str, data: dict) -> None:
-        """Take in an event (``kind``, ``data``) of the subagent a running ``task`` call
-        ``tool_use_id`` runs: its row shows the step it is at and its newest calls (O(1); the row
-        redraws at 4 Hz)."""
+    def subagent(self, tool_use_id: str, agent: str, event: Event) -> None:
+        """Take in ``event`` of the subagent a running ``task`` call ``tool_use_id`` runs
+        (``SubagentProgress.take``): its row shows the step it is at and its newest calls (O(1);
+        the row redraws at 4 Hz, and only when what it shows changed)."""
         call = self._calls.get(tool_use_id)
         if call is None:
             return
         if call.subagent is None:
             call.subagent = SubagentProgress(agent)
-        call.subagent.apply(kind, data)
-        self._dirty.add(call.key)
+        if call.subagent.take(event):
+            self._dirty.add(call.key)
 
     def set_waiting(self, tool_use_id: str, waiting: bool) -> None:
         """Show a running call as waiting for approval (or running again)."""
