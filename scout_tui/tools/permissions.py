@@ -19,7 +19,7 @@ from typing import Any, Iterable, Literal
 from scout_tui.config.layers import PERMISSION_MODES, user_config_dir
 from scout_tui.core.errors import ScoutError
 from scout_tui.tools.globs import glob_regex
-from scout_tui.tools.read_only_commands import read_only_command
+from scout_tui.tools.read_only_commands import read_only_parts
 from scout_tui.tools.shell_parts import HARMLESS_TARGETS, Part, split_command
 from scout_tui.tools.session_rules import WRAPPERS, command_name, session_rule
 from scout_tui.tools.shell_paths import Named, named_paths
@@ -33,7 +33,7 @@ PLAN_REFUSAL = ("plan mode is on: only read-only tools run, so nothing was chang
                 "and glob, then propose your plan with exit_plan for the user to approve (a subagent: answer "
                 "with what you found)")
 """Why a call that may change things is refused in ``plan`` mode (the model reads it). A read-only
-tool runs as in ``ask`` mode, and so does a command ``read_only_commands.read_only_command`` passes."""
+tool runs as in ``ask`` mode, and so does a command ``read_only_commands.read_only_parts`` passes."""
 
 EDIT_TOOLS = frozenset({"write", "edit"})
 """Tools whose calls ``auto-edit`` lets through inside the workspace."""
@@ -234,8 +234,7 @@ class Policy:
         if own := self._scouts_own(parts or []):
             return Check("deny", f"{own} is scout-tui's own settings folder: it may hold your API key and says what "
                                  "runs without asking, so no tool reads or changes it")
-        if self.mode == "plan" and not (read_only_command(command) if isinstance(command, str) else
-                                        read_only and tool != "bash"):
+        if self.mode == "plan" and not (read_only_parts(parts) if tool == "bash" else read_only):
             return Check("deny", PLAN_REFUSAL)  # the rest is checked as in ask mode
         if self.mode == "yolo":
             # In the sandbox the one write yolo could not be held to the workspace by it.

@@ -40,7 +40,12 @@ _LISTING = {"branch": {"-a", "-r", "-v", "-vv", "--all", "--remotes", "--list", 
 
 def read_only_command(command: str) -> bool:
     """Whether bash ``command`` only reads (see the module's docstring). Never raises."""
-    parts = split_command(command)
+    return read_only_parts(split_command(command))
+
+
+def read_only_parts(parts: list[Part] | None) -> bool:
+    """Whether a command split into ``parts`` (``shell_parts.split_command``; None: it does not
+    parse) only reads."""
     return parts is not None and bool(parts) and all(_part_reads(part) for part in parts)
 
 
