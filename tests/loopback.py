@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Callable, Sequence
 
 
 @dataclass
@@ -159,12 +159,14 @@ def anthropic_stream(
     texts: list[str] = (),
     tool: tuple[str, str, list[str]] | None = None,
     *,
+    tools: Sequence[tuple[str, str, list[str]]] = (),
     stop_reason: str | None = None,
     input_tokens: int = 100,
     output_tokens: int = 20,
 ) -> bytes:
-    """An Anthropic SSE body: one text block streamed as ``texts``, then optionally one
-    ``tool_use`` block ``(id, name, partial_json_fragments)``, then message_delta/stop."""
+    """An Anthropic SSE body: one text block streamed as ``texts``, then optionally a
+    ``tool_use`` block ``(id, name, partial_json_fragments)`` for ``tool`` and each of ``tools``
+    (several calls in one answer), then message_delta/stop."""
     events: list[tuple[str | None, dict | str]] = [
         ("message_start", {"type": "message_start", "message": {
             "id": "msg_loopback", "type": "message", "role": "assistant", "model": "claude-test",
@@ -182,15 +184,16 @@ def anthropic_stream(
                                                    "delta": {"type": "text_delta", "text": t}}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
         index = 1
-    if tool:
-        tid, name, fragments = tool
+    calls = [*([tool] if tool else []), *tools]
+    for tid, name, fragments in calls:
         events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": {"type": "tool_use", "id": tid, "name": name, "input": {}}}))
         for f in ["", *fragments]:
             events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
                                                    "delta": {"type": "input_json_delta", "partial_json": f}}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    reason = stop_reason or ("tool_use" if tool else "end_turn")
+        index += 1
+    reason = stop_reason or ("tool_use" if calls else "end_turn")
     events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
                                      "usage": {"output_tokens": output_tokens}}))
     events.append(("message_stop", {"type": "message_stop"}))

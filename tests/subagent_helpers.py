@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tests.loopback import LoopbackServer, Recorded, Reply, sse
+from tests.loopback import LoopbackServer, Recorded, Reply, anthropic_stream
 
 HOLD = 60.0
 """Seconds a child's first request waits for the other's: a generous cap, never a measure."""
@@ -31,36 +31,10 @@ FINAL = "Both subagents are done."
 
 def tool_stream(texts: list[str], calls: list[tuple[str, str, dict]], *, input_tokens: int = 100,
                 output_tokens: int = 20) -> bytes:
-    """An Anthropic SSE body (https://docs.anthropic.com/en/api/messages-streaming): one text
-    block of ``texts``, then a ``tool_use`` block per ``(id, name, input)`` of ``calls``."""
-    events: list[tuple[str | None, dict | str]] = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_loopback", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
-            "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                      "output_tokens": 1}}}),
-    ]
-    index = 0
-    if texts:
-        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
-                                               "content_block": {"type": "text", "text": ""}}))
-        for t in texts:
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                   "delta": {"type": "text_delta", "text": t}}))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        index = 1
-    for tid, name, arguments in calls:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": tid, "name": name, "input": {}}}))
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(arguments)}}))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        index += 1
-    events.append(("message_delta", {"type": "message_delta", "delta": {
-        "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": output_tokens}}))
-    events.append(("message_stop", {"type": "message_stop"}))
-    return sse(events)
+    """``loopback.anthropic_stream`` with one ``tool_use`` block per ``(id, name, input)`` of
+    ``calls`` (their arguments as one JSON fragment)."""
+    return anthropic_stream(texts, tools=[(tid, name, [json.dumps(args)]) for tid, name, args in calls],
+                            input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 def first_user_text(body: dict) -> str:
