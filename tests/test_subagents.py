@@ -81,20 +81,6 @@ async def test_acp_runs_two_subagents_at_once(repo, env):
     assert final.status == "completed" and ANSWERS["A"] in final.content[0].content.text
 
 
-async def test_the_tui_runs_two_subagents_at_once(tmp_home, workdir):
-    from tests.app_helpers import SIZE, make_app, send, settle
-
-    write_files(workdir)
-    model = SubagentModel()
-    with model.server() as server:
-        app = make_app(workdir, server)
-        async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "split the work")
-            await settle(app, pilot)
-            store_path = app.store.path
-    check_run(model, server.requests, store_path)
-
-
 def test_max_concurrent_1_runs_subagents_one_after_the_other(repo, env):
     write_files(repo)
     (repo / "scout.toml").write_text("[subagents]\nmax_concurrent = 1\n")
@@ -251,7 +237,7 @@ async def test_a_subagents_approval_prompt_says_which_subagent_asks(tmp_home, wo
     assert (workdir / "made-by-child.txt").exists()
 
 
-async def test_the_sessions_pane_shows_each_subagent_under_its_parent_and_opens_and_forks_it(tmp_home, workdir):
+async def test_the_tui_runs_two_subagents_at_once_and_the_sessions_pane_opens_and_forks_them(tmp_home, workdir):
     from scout_tui.widgets import SessionTree
     from scout_tui.widgets.chat_messages import UserMessage
     from scout_tui.widgets.chat_view import ChatView
@@ -264,6 +250,7 @@ async def test_the_sessions_pane_shows_each_subagent_under_its_parent_and_opens_
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "split the work")
             await settle(app, pilot)
+            check_run(model, server.requests, app.store.path)
             parent = app.session.id
             tree = app.query_one(SessionTree)
             await pilot.pause()
