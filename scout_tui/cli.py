@@ -405,23 +405,20 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
         description="Project plugins (./.agents/plugins/*.py) are Python that runs with your rights, outside the "
                     "sandbox, when scout-tui starts here; they run only once you trust their exact content. This "
                     "lists them (trusted, new, changed) and asks about each new or changed one, with the project's "
-                    "MCP servers and agent files (.agents/agents, .claude/agents), which load only once trusted too. "
+                    "MCP servers, agent files (.agents/agents, .claude/agents) and hooks (scout.toml [hooks], "
+                    ".claude/settings.json), which load or run only once trusted too. "
                     "Your own plugins and agents (~/.agents) are always trusted.",
     )
     parser.add_argument("--list", action="store_true", help="only list the plugins and their state; trust nothing")
     parser.add_argument("--yes", action="store_true", help="trust every new or changed plugin listed, without asking")
     args = parser.parse_args(argv)
-    from scout_tui.mcp.config import project_server_trust
-    from scout_tui.extensions.agents import project_agent_trust
-    from scout_tui.extensions.plugins import PLUGINS_DIR, project_plugin_trust
+    from scout_tui.extensions.plugins import PLUGINS_DIR
+    from scout_tui.extensions.project_trust import project_trust
     from scout_tui.config.trust import record_trust
 
     stdin = sys.stdin if stdin is None else stdin
     cwd = Path.cwd()
-    files, problems = project_plugin_trust(cwd)
-    servers, server_problems = project_server_trust(cwd)  # .mcp.json and ./scout.toml's [mcp.servers]
-    agents, agent_problems = project_agent_trust(cwd)  # .agents/agents/*.md, .claude/agents/*.md
-    files, problems = files + servers + agents, problems + server_problems + agent_problems
+    files, problems = project_trust(cwd)
     for problem in problems:
         print(f"scout-tui: {problem}", file=sys.stderr)
     if not files:

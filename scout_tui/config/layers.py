@@ -39,8 +39,9 @@ PERMISSION_MODES = ("ask", "auto-edit", "plan", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
 
 # The tables a config file may hold: their keys are checked here, except [models."ID"] (checked
-# by ``models.check_models_tables``), [plugins.NAME] (each plugin's own) and [mcp] (``mcp.config``).
-KNOWN_TABLES = ("compaction", "mcp", "models", "permissions", "plugins", "providers", "sandbox")
+# by ``models.check_models_tables``), [plugins.NAME] (each plugin's own), [mcp] (``mcp.config``) and
+# [hooks] (``extensions.hook_config``).
+KNOWN_TABLES = ("compaction", "hooks", "mcp", "models", "permissions", "plugins", "providers", "sandbox")
 # The keys of [permissions] and [sandbox]; ``table_keys`` gives [compaction]'s as well.
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "permissions": ("allow", "deny"),

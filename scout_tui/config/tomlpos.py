@@ -75,6 +75,25 @@ def key_line(text: str, path: tuple[str, ...]) -> int | None:
     return first_inside
 
 
+def array_table_lines(text: str, path: tuple[str, ...]) -> list[int]:
+    """The 1-based line of each ``[[path]]`` header in ``text``, in order: entry N of an array of
+    tables (``[[hooks.PreToolUse]]``) is on the Nth. Empty when the array is written inline."""
+    found = []
+    lines = text.splitlines()
+    for number in _key_lines(text):
+        if number > len(lines):
+            break
+        line = lines[number - 1]
+        header = _HEADER.match(line)
+        if header and line.lstrip().startswith("[["):
+            try:
+                if _key_path(header[1]) == path:
+                    found.append(number)
+            except tomllib.TOMLDecodeError:
+                continue
+    return found
+
+
 def _key_lines(text: str) -> list[int]:
     """The 1-based numbers of the lines of ``text`` that begin outside any value: not inside a
     multi-line string, array or inline table. Only these can hold a key or a [table] header."""

@@ -411,7 +411,8 @@ class CheckpointRestore(Event):
 
 @event("turn.end")
 class TurnEnd(Event):
-    """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns."""
+    """The turn is over: ``stop_reason`` is the model's, or interrupted|stopped|error|max_turns, or
+    blocked (a ``UserPromptSubmit`` hook kept the prompt from being sent)."""
 
     stop_reason: str
 

@@ -10,10 +10,10 @@ import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from scout_tui.backends.failures import UNPARSED_ARGUMENTS
-from scout_tui.core.bus import Event, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
+from scout_tui.core.bus import Event, Notice, PermissionAsk, PermissionDecision, ToolEnd, ToolOutput, ToolStart
 from scout_tui.tools.base import Registry, ToolContext, ToolError, ToolResult, may_change_files
 from scout_tui.tools.files import FILE_STAMPS
 from scout_tui.tools.output import MAX_OUTPUT_CHARS, cut_to_fit, save_output
@@ -21,6 +21,9 @@ from scout_tui.core.redaction import StreamRedactor, redact
 from scout_tui.tools.approvals import Approval, Approver, PermissionRequest
 from scout_tui.tools.permissions import Policy, Sandboxing
 from scout_tui.tools.sandbox import SandboxSettings, active
+
+if TYPE_CHECKING:
+    from scout_tui.extensions.hooks import Hooks
 
 STOPPED_BY_USER = "Not run: the user stopped the turn."
 STOP_GRACE = 3.0
@@ -72,6 +75,9 @@ class ToolRunner:
         self._asking = asyncio.Lock()  # one approval prompt at a time
         self._running: dict[str, ToolContext] = {}  # tool_use id -> context, while it runs
         self._file_stamps: dict[str, tuple[int, int]] = {}  # files.FILE_STAMPS: what this agent last saw of each file
+        self.hooks: Hooks | None = None
+        """The session's hooks: ``PreToolUse`` before each call's permission check, ``PostToolUse``
+        after it ran, ``Notification`` when a call waits for the person (None: no hooks)."""
 
     def start_reply(self) -> None:
         """Forget the results of the previous reply's calls (a new reply's calls are open)."""
@@ -161,6 +167,7 @@ class ToolRunner:
                 else:
                     start = self.started[use["id"]] = self.clock()  # not counting the approval
                     result = await self._call(use, ctx)
+                    result = await self._after(use, result, queue.put_nowait)
                 show(live.flush())
             except Exception as e:  # whatever fails, the call ends with a result the model reads
                 result = ToolResult(f"{use['name']} failed: {type(e).__name__}: {e}", True)
@@ -225,6 +232,42 @@ class ToolRunner:
             result.content = cut_to_fit(content) + note
         return result
 
+    async def _after(self, use: dict, result: ToolResult, emit: Callable[[Event], None]) -> ToolResult:
+        """``result`` with what the ``PostToolUse`` hooks said for the model added (a block's reason,
+        ``additionalContext``); their warnings emitted as notices."""
+        if self.hooks is None or not self.hooks.has("PostToolUse"):
+            return result
+        outcome = await self.hooks.fire("PostToolUse", {
+            "tool_name": use["name"], "tool_input": use.get("input"), "tool_use_id": use["id"],
+            "tool_response": {"content": result.content, "is_error": result.is_error}}, match=use["name"])
+        for warning in outcome.warnings:
+            emit(Notice(warning))
+        said = [f"PostToolUse hook: {outcome.reason}"] if outcome.blocked and outcome.reason else []
+        said += outcome.context
+        if not said:
+            return result
+        return dataclasses.replace(result, content="\n\n".join([result.content, *said]))
+
+    async def _before(self, use: dict, emit: Callable[[Event], None]) -> tuple[str | None, ToolResult | None]:
+        """The ``PreToolUse`` hooks' word on a call: ``(permission, refused)``, permission "allow"
+        (run without asking; a deny rule still refuses), "ask" (ask even where the rules allow) or
+        None; refused, the result to give the model instead of running it (a hook blocked it)."""
+        if self.hooks is None or not self.hooks.has("PreToolUse"):
+            return None, None
+        name = use["name"]
+        outcome = await self.hooks.fire("PreToolUse", {"tool_name": name, "tool_input": use.get("input"),
+                                                       "tool_use_id": use["id"]}, match=name)
+        for warning in outcome.warnings:
+            emit(Notice(warning))
+        if outcome.blocked:
+            reason = outcome.reason or "a PreToolUse hook blocked it"
+            emit(PermissionDecision(use["id"], name, "deny", "hook", reason))
+            return None, ToolResult(f"Blocked by a PreToolUse hook: {reason}", True)
+        if outcome.stop is not None:
+            self.stopping = True
+            return None, ToolResult(f"Not run: a PreToolUse hook stopped the turn. {outcome.stop}".rstrip(), True)
+        return outcome.permission, None
+
     def _sandbox_now(self) -> SandboxSettings | None:
         """The sandbox a call starting now runs in: in plan mode a writable one becomes read-only
         (a second wall behind ``read_only_commands``)."""
@@ -263,6 +306,9 @@ class ToolRunner:
         if set(input) == {UNPARSED_ARGUMENTS}:
             return None, ToolResult(f"Tool call {name!r} had arguments that are not a JSON object: "
                                     f"{str(input[UNPARSED_ARGUMENTS])[:200]!r}; send them again as a JSON object.", True)
+        hooked, refused = await self._before(use, emit)
+        if refused is not None:
+            return None, refused
         try:
             sandboxing = await self._sandboxing() if name == "bash" else "off"
             check = (policy.check(name, input, self.cwd, read_only=tool.read_only or tool.delegates, sandbox=sandboxing)
@@ -283,7 +329,10 @@ class ToolRunner:
             except Exception as e:  # a plugin's preview bug: ask without a diff
                 diff = f"(no preview: {type(e).__name__}: {e})"
             diff = self.redact(diff) if diff else diff  # shown when asking: a key in the file stays off the screen
-        if check is None or policy is None or check.verdict == "allow":  # no policy: no check
+        if check is None or policy is None or (check.verdict == "allow" and hooked != "ask"):  # no policy: no check
+            return diff, None
+        if hooked == "allow":  # a PreToolUse hook approved it: not asked
+            emit(PermissionDecision(use["id"], name, "allow", "hook", "a PreToolUse hook allowed it"))
             return diff, None
         async with self._asking:
             if self.stopping:
@@ -294,6 +343,8 @@ class ToolRunner:
             if self.approve is None:
                 answer = Approval("deny", "it needs approval and nobody is here to give it", by="policy")
             else:
+                if self.hooks is not None:
+                    self.hooks.notify(f"scout-tui needs your permission to use {name}", "permission_prompt")
                 answer = await self.approve(request)
             if answer.action == "allow_session" and check.sandbox == "none":
                 policy.unsandboxed = True

@@ -22,7 +22,7 @@ from typing import TextIO, cast
 
 from scout_tui import STOP_SIGNALS
 from scout_tui.core.bus import (Error, Event, MessageAssistant, MessageDelta, PermissionDecision, PlanDecided, Retry,
-                           SessionCompacted, SubagentEvent, ToolEnd, ToolStart)
+                           SessionCompacted, SubagentEvent, ToolEnd, ToolStart, TurnEnd)
 from scout_tui.config.layers import Config
 from scout_tui.core.errors import ScoutError
 from scout_tui.session.commands import Parsed, literal
@@ -191,6 +191,8 @@ async def run_headless(
                               file=err, flush=True)
                     case Error(message=message):
                         failure = message
+                    case TurnEnd(stop_reason="blocked"):
+                        failure = "the prompt was not sent (a UserPromptSubmit hook blocked it)"
         if cleaner:
             write(cleaner.flush())
     except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):

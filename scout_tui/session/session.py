@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from scout_tui.engine.agent import Agent
     from scout_tui.engine.summary import Compaction
     from scout_tui.extensions.agents import AgentDefinition
+    from scout_tui.extensions.hook_config import HookSettings
+    from scout_tui.extensions.hooks import Hooks
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.session.planning import FreshContext
     from scout_tui.tools.approvals import PlanReviewer
@@ -108,6 +110,12 @@ class Session:
         """A plan approved to run in a fresh context, set by ``exit_plan``; the turn goes on in a new branch."""
         self.mode_before_plan = "ask"
         """The permission mode ``plan`` was entered from: where "run the plan here" goes back to."""
+        self.hook_settings: HookSettings | None = None
+        """The hooks configured (read with the agent; a subagent's session has its parent's)."""
+        self.hooks: Hooks | None = None
+        """The hooks, ready to fire once the agent is built (``session_hooks``)."""
+        self.hooks_started = False
+        """The ``SessionStart`` hooks ran (before this session's first prompt)."""
         self.recording: Event | None = None
         """The event being given to the bus by ``record`` (a front end that also listens on the
         bus for plugins' events shows this one itself)."""
@@ -149,8 +157,8 @@ class Session:
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
         use (imports the engine: from a thread in the TUI), with the summary in force, the
-        session's cache key and prompt strategies, the ``task`` tool (``subagents.subagent_tools``)
-        and, in plan mode, ``exit_plan``. Called from an event loop and from threads (the
+        session's cache key and prompt strategies, the ``task`` tool (``subagents.subagent_tools``),
+        the hooks (``session_hooks.attach_hooks``) and, in plan mode, ``exit_plan``. Called from an event loop and from threads (the
         TUI's context estimate): a lock keeps two callers from each building one, where the
         second would replace the agent a turn is running."""
         with self._agent_lock:
@@ -162,6 +170,9 @@ class Session:
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
                                     mcp=self.mcp, extra_tools=subagent_tools(self), **options)
                 agent.window.strategies = self.strategies
+                from scout_tui.session.session_hooks import attach_hooks
+
+                attach_hooks(self, agent)  # a bad hook entry stops here, before the agent is in use
                 self.agent = agent
                 self._offer_exit_plan()
             return self.agent
@@ -185,11 +196,14 @@ class Session:
 
     def agent_notes(self) -> list[str]:
         """What a run says once its agent is built: the permission rules' notes and the rules
-        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``)."""
+        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``), the agent files' and
+        the hooks' (``HookSettings.said``)."""
         agent = self.ensure_agent()
+        hooks = self.hook_settings.said() if self.hook_settings is not None and self.depth == 1 else []
         if agent.permissions is None:
-            return list(self.agent_problems)
-        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems]
+            return [*self.agent_problems, *hooks]
+        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems,
+                *hooks]
 
     # -- the permission mode -----------------------------------------------------------------
 
@@ -227,10 +241,20 @@ class Session:
         recorded (a second cancel does not stop that) and kept for the front end to show
         (``interrupt_events``), then CancelledError goes on. A front end whose own code between
         two events may be cancelled iterates in ``contextlib.aclosing``: closing the iterator
-        closes the turn the same way."""
+        closes the turn the same way. A prompt goes through the hooks first
+        (``session_hooks.submitted``): one a hook blocks ends the turn with the notice saying why."""
+        from scout_tui.session.session_hooks import submitted
+
         agent = self.ensure_agent()
         agent.cache_key = await self.stored()
         self.closing = []
+        if content is not None:
+            content, notices = await submitted(self, content)
+            for notice in notices:
+                await self.record(notice)
+                yield notice
+            if content is None:
+                return
         await self.offer_mcp_tools()
         self.fresh_context = None
         try:
@@ -256,14 +280,34 @@ class Session:
 
     async def _run(self, agent: Agent, content: list[dict] | None) -> AsyncGenerator[Event, None]:
         """THE place that runs ``agent.run``: each event recorded, then yielded; the MCP tools
-        offered again before each request."""
-        from scout_tui.core.bus import MessageUser
+        offered again before each request; the ``PreCompact`` hooks before a summary is written;
+        when the model ends the turn, the ``Stop`` hooks, whose block sends their feedback to the
+        model and runs on (``session_hooks.stop_feedback``)."""
+        from scout_tui.core.bus import BeforeCompact, MessageUser, TurnEnd
+        from scout_tui.session.session_hooks import before_compact, late_notices, stop_feedback
 
-        async for event in agent.run(self.messages, content):
-            if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
-                await self.offer_mcp_tools()
-            await self.record(event)
-            yield event
+        continues = 0
+        while True:
+            stop = ""
+            async for event in agent.run(self.messages, content):
+                if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
+                    await self.offer_mcp_tools()
+                await self.record(event)
+                yield event
+                if isinstance(event, BeforeCompact):
+                    for notice in await before_compact(self, event):
+                        await self.record(notice)
+                        yield notice
+                elif isinstance(event, TurnEnd):
+                    stop = event.stop_reason
+            feedback, notices = await stop_feedback(self, stop, continues)
+            for notice in [*notices, *late_notices(self)]:
+                await self.record(notice)
+                yield notice
+            if feedback is None:
+                return
+            continues += 1
+            content = [{"type": "text", "text": feedback}]
 
     async def _close_interrupted(self, agent: Agent) -> None:
         for event in agent.interrupt():
@@ -345,6 +389,10 @@ class Session:
                                "request (what is older than the newest messages is small).")
         hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
         self.bus.emit(hook)
+        from scout_tui.session.session_hooks import before_compact
+
+        for notice in await before_compact(self, hook):
+            await self.record(notice)
         supplied, veto = hook.answer()
         if veto:
             raise NotCompacted(f"Compaction vetoed by a plugin: {veto}")
@@ -445,7 +493,11 @@ class Session:
     # -- the end -----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """End the MCP servers (in a thread: up to ``client.CLOSE_TIMEOUT`` s) and the backend."""
+        """Fire the ``SessionEnd`` hooks, then end the MCP servers (in a thread: up to
+        ``client.CLOSE_TIMEOUT`` s) and the backend."""
+        from scout_tui.session.session_hooks import session_ended
+
+        await session_ended(self)
         if self.mcp is not None:
             await asyncio.to_thread(self.mcp.close)
         await self.close_backend()

@@ -1,6 +1,6 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``, ``/plan [prompt]``
 and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
 model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
@@ -29,6 +29,8 @@ def session_commands(session: Session) -> Commands:
         Command("redo", "", "change the files again as the turn last undone left them", _runs(_restore, session, True)),
         Command("cost", "", "tokens and dollars by model, cache read and write, and branch", _runs(_cost, session)),
         Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
+        Command("hooks", "", "the hooks configured: event, matcher, command, where each is set, whether it runs",
+                _runs(_hooks, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
     ])
@@ -92,6 +94,13 @@ async def _agents(session: Session, _: str) -> str:
 
     agents, problems = await asyncio.to_thread(discover_agents, session.cwd)
     return describe_agents(agents, problems)
+
+
+async def _hooks(session: Session, _: str) -> str:
+    """``/hooks``: the hooks as configured now (``hook_config.hooks_report``), read in a thread."""
+    from scout_tui.extensions.hook_config import hooks_report
+
+    return await asyncio.to_thread(hooks_report, session.config, session.cwd)
 
 
 async def _plan(session: Session, _: str) -> str:

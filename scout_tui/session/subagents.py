@@ -161,6 +161,7 @@ class Subagents:
         child = type(parent)(parent.store, parent.cwd, config, mcp=parent.mcp, **options)
         child.id = child_id
         child.depth = self.depth + 1
+        child.hook_settings = parent.hook_settings
         child.agents = list(self.agents.values())
         return child
 

@@ -17,6 +17,7 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
+    from scout_tui.extensions.hook_config import HookSettings
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.extensions.skills import Skill
 
@@ -34,6 +35,8 @@ class ExtensionsLoaded(Message):
     """Permission rules naming a tool no one provides (``PermissionPolicy.unknown_tools``)."""
     strategy_problem: str | None
     """Why the configured prompt strategies are invalid, or None."""
+    hooks: HookSettings | None = None
+    """The hooks configured (None: an entry cannot be read; a problem says which)."""
 
 
 class Extensions(Feature):
@@ -48,6 +51,7 @@ class Extensions(Feature):
             self.app.post_message(self._found())
 
     def _found(self) -> ExtensionsLoaded:
+        from scout_tui.extensions.hook_config import hook_settings
         from scout_tui.extensions.plugins import load_plugins
         from scout_tui.extensions.skills import discover_skills
         from scout_tui.session.runtime import compaction_settings
@@ -62,13 +66,22 @@ class Extensions(Feature):
             strategy_problem = None
         except ScoutError as e:
             strategy_problem = f"{e}. Requests cannot be sent until it is fixed."
-        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem)
+        try:
+            hooks = hook_settings(app.session.config, app.cwd)
+            problems += hooks.said()
+        except ScoutError as e:
+            hooks = None
+            strategy_problem = "\n\n".join(filter(None, [strategy_problem, f"{e}. Requests cannot be sent until it "
+                                                                              "is fixed."]))
+        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem, hooks)
 
     def loaded(self, message: ExtensionsLoaded) -> None:
         """Take the skills and plugins loaded: the plugins join the bus and their commands the
         registry; what was skipped is said; the agent is built again with them (between turns)."""
         app = self.app
         app.skills, app.plugins = message.skills, message.plugins
+        if message.hooks is not None:
+            app.session.hook_settings = message.hooks
         message.plugins.attach(app.bus)
         app.slash.add_plugin_commands()
         for problem in message.problems:

@@ -94,11 +94,13 @@ class SlashCommands(Feature):
                     lambda _: self._skills_command(), title="Skills"),
             Command("agents", "", "the agents a task call can run: built-in, ./.agents/agents, ~/.agents/agents",
                     lambda _: self._agents_command(), title="Agents"),
+            Command("hooks", "", "the hooks configured: event, matcher, command, where each is set, whether it runs",
+                    lambda _: self._hooks_command(), title="Hooks"),
             Command("plugins", "", "the plugins loaded from ~/.agents/plugins and ./.agents/plugins",
                     lambda _: self._plugins_command(), title="Plugins"),
             Command("mcp", "[restart NAME]", "the MCP servers: their state, tools and prompts; restart one",
                     self.app.mcp_servers.mcp_command, title="MCP servers"),
-            Command("trust", "", "review this project's new or changed plugins and MCP servers and trust them",
+            Command("trust", "", "review this project's new or changed plugins, MCP servers, agents and hooks and trust them",
                     lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("plan", "[TEXT]", "plan mode: the model explores read-only and proposes a plan for you to approve; "
                     "TEXT is sent as the request", self._plan_command, title="Plan mode"),
@@ -118,6 +120,13 @@ class SlashCommands(Feature):
 
         agents, problems = discover_agents(self.app.cwd)
         self.app.call_from_thread(self.app.chat.add_notice, describe_agents(agents, problems))
+
+    @feature_work(thread=True, exclusive=True, group="hooks")
+    def _hooks_command(self) -> None:
+        """``/hooks``: the hooks as configured now (read in a thread)."""
+        from scout_tui.extensions.hook_config import hooks_report
+
+        self.app.call_from_thread(self.app.chat.add_notice, hooks_report(self.app.session.config, self.app.cwd))
 
     def _plugins_command(self) -> None:
         if self.app.plugins is None:
@@ -266,15 +275,11 @@ class SlashCommands(Feature):
     def review_plugins(self) -> None:
         """``/trust``: read the project plugins and MCP servers (in a thread) and ask about the
         untrusted ones."""
-        from scout_tui.extensions.agents import project_agent_trust
-        from scout_tui.mcp.config import project_server_trust
-        from scout_tui.extensions.plugins import project_plugin_trust
+        from scout_tui.extensions.project_trust import project_trust
 
-        files, problems = project_plugin_trust(self.app.cwd)
-        servers, server_problems = project_server_trust(self.app.cwd)
-        agents, agent_problems = project_agent_trust(self.app.cwd)
-        what = "project plugin, agent and MCP server" if servers or agents else "project plugin"
-        files, problems = files + servers + agents, problems + server_problems + agent_problems
+        files, problems = project_trust(self.app.cwd)
+        what = "project plugin, agent, MCP server and hook" if any(f.label or f.path.suffix == ".md" for f in files) \
+            else "project plugin"
         self.app.call_from_thread(self._ask_trust, [f for f in files if not f.trusted], len(files), problems, what)
 
     def _ask_trust(self, pending: list[PluginFile], found: int, problems: list[str], what: str = "project plugin") -> None:
@@ -308,6 +313,15 @@ class SlashCommands(Feature):
         except ScoutError as e:
             self.app.call_from_thread(self.app.chat.add_notice, str(e), "error")
             return
+        from scout_tui.extensions.hook_config import is_hook_entry, reread_hooks
+
+        if any(is_hook_entry(f) for f in files):  # hooks: run from the next event on
+            problem = reread_hooks(self.app.session)
+            files = [f for f in files if not is_hook_entry(f)]
+            if not files:
+                self.app.call_from_thread(self.app.chat.add_notice, problem or "Trusted: the hooks run from now on.",
+                                          "error" if problem else "info")
+                return
         if any(f.label for f in files):  # MCP servers: started now
             self.app.call_from_thread(self.app.mcp_servers.start_trusted_servers)
             files = [f for f in files if not f.label]
