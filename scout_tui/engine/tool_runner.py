@@ -124,6 +124,22 @@ class ToolRunner:
             async for event in self._run_batch(batch):
                 yield event
 
+    async def call_alone(self, name: str, input: dict) -> ToolResult:
+        """One call outside the model's replies (a markdown command's ``!`cmd```): checked as the
+        model's are (hooks, the permission rules, asking the person when they say so), run in the
+        sandbox, its result redacted and cut; no events, no checkpoint (no turn runs yet)."""
+        call_id = f"expand_{os.urandom(4).hex()}"
+        use = {"id": call_id, "name": name, "input": input}
+        ctx = ToolContext(self.cwd, on_output=lambda text: None, env=self.env, output_path=None,
+                          secrets=tuple(self.secrets), sandbox=self._sandbox_now(), call_id=call_id)
+        self.started[call_id] = self.clock()
+        try:
+            _, refused = await self._permit(use, ctx, lambda event: None)
+            result = refused if refused is not None else await self._call(use, ctx)
+        except Exception as e:  # as in a reply: whatever fails ends with a result
+            result = ToolResult(f"{name} failed: {type(e).__name__}: {e}", True)
+        return ToolResult(self.redact(str(result.content)), result.is_error)
+
     def _batches(self, uses: list[dict]) -> list[list[dict]]:
         batches: list[list[dict]] = []
         for use in uses:

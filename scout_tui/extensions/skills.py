@@ -37,7 +37,7 @@ class Skill:
             ScoutError: the file is gone, unreadable, not UTF-8, or its front matter became
                 malformed; the message names the file (and line).
         """
-        text = _read(self.path)
+        text = read_markdown(self.path)
         _, body = parse_front_matter(text, self.path)
         return body
 
@@ -130,19 +130,24 @@ def _closing_double_quote(raw: str) -> int:
     return -1
 
 
-def _read(path: Path) -> str:
+def read_markdown(path: Path, what: str = "skill") -> str:
+    """The text of a skill's (or command's, ``what``) file.
+
+    Raises:
+        ScoutError: "<path>: cannot read skill: <why>", or "<path>:<line>: skill is not UTF-8 text".
+    """
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ScoutError(f"{path}: cannot read skill: {exc.strerror or exc}") from None
+        raise ScoutError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ScoutError(f"{path}:{line}: skill is not UTF-8 text") from None
+        raise ScoutError(f"{path}:{line}: {what} is not UTF-8 text") from None
 
 
-def _first_line(body: str) -> str:
+def first_line(body: str) -> str:
     """The first non-empty line of ``body``, without Markdown heading marks."""
     for line in body.splitlines():
         line = line.strip().lstrip("#").strip()
@@ -173,9 +178,9 @@ def load_skill(path: Path, default_name: str, source: Literal["user", "project"]
     Raises:
         ScoutError: as ``parse_front_matter`` and ``Skill.body`` (naming file and line).
     """
-    fields, body = parse_front_matter(_read(path), path)
+    fields, body = parse_front_matter(read_markdown(path), path)
     name = fields.get("name", "").strip() or default_name
-    description = " ".join((fields.get("description") or _first_line(body)).split())
+    description = " ".join((fields.get("description") or first_line(body)).split())
     return Skill(name, description, path, source)
 
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 Handler = Callable[[str], object]
 
-_COMMAND = re.compile(r"/([A-Za-z][\w-]*)(?:\s+(.*))?\Z", re.DOTALL)
+_COMMAND = re.compile(r"/([A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*)(?:\s+(.*))?\Z", re.DOTALL)  # dir:name too
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Command:
         title: the command palette's name for it (None: listed as ``/name``).
         owner: who registered it ("scout-tui", or a plugin's name).
         aliases: other names that run it (``exit`` for ``quit``).
+        sends: ``run`` gives the prompt to send (a markdown command), not text to show.
     """
 
     name: str
@@ -37,6 +38,7 @@ class Command:
     title: str | None = None
     owner: str = "scout-tui"
     aliases: tuple[str, ...] = ()
+    sends: bool = False
 
     @property
     def usage(self) -> str:

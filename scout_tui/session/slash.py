@@ -1,26 +1,32 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
 ``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``, ``/plan [prompt]``
-and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
+the markdown commands (``md_commands``: their run gives the prompt to send, ``command_prompt``)
+and the plugins' commands. Each other returns the Markdown that says what it did; another ``/word`` is a prompt for the
 model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from scout_tui.session.commands import Command, Commands, Parsed
 
 if TYPE_CHECKING:
+    from scout_tui.extensions.md_commands import MarkdownCommand
     from scout_tui.session.session import Session
 
 
-def session_commands(session: Session) -> Commands:
+def session_commands(session: Session, warn: Callable[[str], None] = lambda text: None) -> Commands:
     """The commands ``session`` runs from a prompt, each an async function of the argument text
-    that returns the Markdown to show: the built-ins, then the plugins' (a plugin's wins over a
-    built-in of its name, as in the TUI)."""
+    that returns the Markdown to show: the built-ins, the markdown commands found now (a built-in
+    keeps its name; their problems said through ``warn``), then the plugins' (a plugin's wins over
+    a built-in of its name, as in the TUI)."""
+    from scout_tui.extensions.md_commands import discover_commands
+
     commands = Commands([
         Command("compact", "[FOCUS]", "summarise the older messages so each request carries the summary instead "
                 "(applied at once; a focus says what to keep)", _runs(_compact, session)),
@@ -34,20 +40,64 @@ def session_commands(session: Session) -> Commands:
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
     ])
+    found, problems = discover_commands(session.cwd)
+    for problem in problems:
+        warn(problem)
+    for markdown in found:
+        if commands.get(markdown.name) is None:  # a built-in keeps its name
+            commands.add(markdown_command(markdown, partial(expand_command, session, markdown)))
     plugins = session.agent_options.get("plugins")
     for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):
         commands.add(Command(name, "[ARGS]", "a plugin command", _runs(_plugin, session, name), owner=owner))
     return commands
 
 
-def planned_prompt(session: Session, parsed: Parsed) -> str | None:
-    """For ``/plan PROMPT``: plan mode switched on (``Session.set_permission_mode``) and PROMPT,
-    the text to send as the turn's prompt; None for any other line (``/plan`` alone is a command
-    like the others)."""
-    if parsed.command is None or parsed.command.name != "plan" or not parsed.args or parsed.command.owner != "scout-tui":
+def markdown_command(markdown: MarkdownCommand, run: Callable[[str], object]) -> Command:
+    """The registry's entry for a markdown command (``md_commands``), its prompt given by ``run``."""
+    return Command(markdown.name, markdown.argument_hint or "[ARGS]", markdown.description, run, owner=markdown.origin,
+                   sends=True)
+
+
+async def command_prompt(session: Session, parsed: Parsed) -> str | None:
+    """The prompt a command line sends, or None when it is a command like the others: for
+    ``/plan PROMPT``, plan mode switched on (``Session.set_permission_mode``) and PROMPT; for a
+    markdown command, its expansion (``expand_command``)."""
+    command = parsed.command
+    if command is None:
+        return None
+    if command.sends:
+        return await command.run(parsed.args)  # type: ignore[misc]  # a sending command's run is async
+    if command.name != "plan" or not parsed.args or command.owner != "scout-tui":
         return None
     session.set_permission_mode("plan")
     return parsed.args
+
+
+async def expand_command(session: Session, markdown: MarkdownCommand, args: str) -> str:
+    """The prompt ``markdown`` sends with ``args`` (``md_commands.expand``): each ``!`cmd``` run as
+    the agent's ``bash`` tool runs a call (hooks, permission rules, sandbox; asking the person when
+    the rules say so), with its ``allowed-tools`` allowed meanwhile; a front matter ``model`` is
+    said, not used.
+
+    Raises:
+        ScoutError: the command's file cannot be read now.
+    """
+    from scout_tui.extensions.md_commands import expand
+
+    agent = await asyncio.to_thread(session.ensure_agent)
+    policy = agent.permissions
+
+    async def run(command: str) -> str:
+        return (await agent.runner.call_alone("bash", {"command": command})).content
+
+    before = list(policy.session) if policy is not None else []
+    try:
+        if policy is not None and markdown.allowed_tools:
+            policy.allow_for_session(markdown.allowed_tools)
+        return await expand(markdown, args, run)
+    finally:
+        if policy is not None:
+            policy.session[:] = before
 
 
 def _runs(run: Callable[..., Awaitable[str]], *bound: object) -> Callable[[str], Awaitable[str]]:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
     from scout_tui.core.bus import Bus, Event
     from scout_tui.config.layers import Config
+    from scout_tui.extensions.md_commands import MarkdownCommand
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.extensions.skills import Skill
     from scout_tui.theming.themes import ThemeSource
@@ -179,7 +180,9 @@ class ScoutApp(App):
         self.permission_modes = PermissionModes(self)
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
-        self.commands = Commands(self.slash.builtin_commands())  # plugins' commands join once loaded
+        self.commands = Commands(self.slash.builtin_commands())  # markdown and plugins' commands join once loaded
+        self.markdown_commands: dict[str, MarkdownCommand] = {}
+        """The markdown commands registered, by name (``SlashCommands.add_markdown_commands``)."""
         self.completion = Completion(self, self.commands, self.cwd)
         self.background_started = False
         # The side panes, mounted once the first frame is painted (``SidePanes.mount_side_panes``).

@@ -7,7 +7,7 @@ A feature of ``ScoutApp`` (app.py); ``-p`` and ``acp`` load them with the sessio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -18,6 +18,7 @@ from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.extensions.hook_config import HookSettings
+    from scout_tui.extensions.md_commands import MarkdownCommand
     from scout_tui.extensions.plugins import Plugins
     from scout_tui.extensions.skills import Skill
 
@@ -37,6 +38,8 @@ class ExtensionsLoaded(Message):
     """Why the configured prompt strategies are invalid, or None."""
     hooks: HookSettings | None = None
     """The hooks configured (None: an entry cannot be read; a problem says which)."""
+    commands: list[MarkdownCommand] = field(default_factory=list)
+    """The markdown commands found (``md_commands``)."""
 
 
 class Extensions(Feature):
@@ -52,6 +55,7 @@ class Extensions(Feature):
 
     def _found(self) -> ExtensionsLoaded:
         from scout_tui.extensions.hook_config import hook_settings
+        from scout_tui.extensions.md_commands import discover_commands
         from scout_tui.extensions.plugins import load_plugins
         from scout_tui.extensions.skills import discover_skills
         from scout_tui.session.runtime import compaction_settings
@@ -73,7 +77,9 @@ class Extensions(Feature):
             hooks = None
             strategy_problem = "\n\n".join(filter(None, [strategy_problem, f"{e}. Requests cannot be sent until it "
                                                                               "is fixed."]))
-        return ExtensionsLoaded(skills, plugins, problems + plugins.problems, unknown, strategy_problem, hooks)
+        commands, command_problems = discover_commands(app.cwd)
+        return ExtensionsLoaded(skills, plugins, problems + command_problems + plugins.problems, unknown,
+                                strategy_problem, hooks, commands)
 
     def loaded(self, message: ExtensionsLoaded) -> None:
         """Take the skills and plugins loaded: the plugins join the bus and their commands the
@@ -83,6 +89,7 @@ class Extensions(Feature):
         if message.hooks is not None:
             app.session.hook_settings = message.hooks
         message.plugins.attach(app.bus)
+        app.slash.add_markdown_commands(message.commands)
         app.slash.add_plugin_commands()
         for problem in message.problems:
             app.notify(problem, title="Skipped", severity="error", timeout=10)

@@ -19,6 +19,7 @@ from scout_tui.tui.feature import Feature, feature_work
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
+    from scout_tui.extensions.md_commands import MarkdownCommand
 
 # The engine's modules (compaction, plugins, skills, trust) are imported where a command uses
 # them: none of it is needed for the first frame (see app.py).
@@ -140,6 +141,16 @@ class SlashCommands(Feature):
         for name, (_, owner) in plugins.commands.items() if plugins is not None else ():
             self.app.commands.add(Command(name, "[ARGS]", "a plugin command", partial(self._plugin_command, name),
                                           owner=owner))
+
+    def add_markdown_commands(self, found: list[MarkdownCommand]) -> None:
+        """Register the markdown commands found (``md_commands``; a built-in keeps its name, a
+        plugin's command wins over one): typed, each is sent as its prompt (``Turns.send_command``)."""
+        from scout_tui.session.slash import markdown_command
+
+        builtin = {c.name for c in self.builtin_commands()}
+        self.app.markdown_commands = {m.name: m for m in found if m.name not in builtin}
+        for markdown in self.app.markdown_commands.values():
+            self.app.commands.add(markdown_command(markdown, partial(self.app.turns.send_command, markdown.name)))
 
     def _plugin_command(self, name: str, args: str) -> None:
         self.run_plugin_command(name, args)

@@ -38,6 +38,26 @@ class Turns(Feature):
             return
         self.run_turn(text)
 
+    def send_command(self, name: str, args: str) -> None:
+        """A markdown command typed (``/name args``): sent as a prompt is, its expansion made when
+        its turn starts (``expanded``); held while a turn runs, for after it."""
+        text = f"/{name} {args}".rstrip()
+        if self.app.busy:
+            self.app.queue.hold(text, steer=False)
+        else:
+            self.run_turn(text)
+
+    async def expanded(self, text: str) -> str:
+        """``text``, or when it runs a markdown command, the prompt it expands to
+        (``slash.expand_command``: its ``!`cmd``` lines run as tool calls, asking when the rules say)."""
+        from scout_tui.session.slash import expand_command
+
+        parsed = self.app.commands.parse(text)
+        markdown = self.app.markdown_commands.get(parsed.name) if parsed is not None else None
+        if parsed is None or markdown is None or parsed.command is None or parsed.command.owner != markdown.origin:
+            return text
+        return await expand_command(self.app.session, markdown, parsed.args)
+
     def setup_problem(self) -> str:
         """Why no turn can run with this configuration ("" when one can): ``session.setup_problem``."""
         return setup_problem(self.app.session.config, self.app.plugins)
@@ -140,6 +160,8 @@ class Turns(Feature):
                 app.status.session_id = session.id
                 await asyncio.to_thread(app.models.record_switch)  # a /model made before the first message
             await asyncio.to_thread(self.ensure_agent)
+            if text is not None:
+                text = await self.expanded(text)
             content = None if text is None else await asyncio.to_thread(self.with_mentions, text)
             try:
                 async with contextlib.aclosing(session.turn(content)) as events:
