@@ -68,7 +68,8 @@ def test_commands_are_found_with_their_front_matter_and_problems(tmp_path):
     assert (review.description, review.argument_hint, review.model, review.project) == \
         ("the project's review", "[FILE]", "opus", True)
     assert review.origin == ".claude/commands/review.md"
-    assert len(problems) == 1 and "bad.md:1" in problems[0] and "/bad left out" in problems[0]
+    assert len(problems) == 2 and "bad.md:1" in problems[0] and "/bad left out" in problems[0]
+    assert "model 'opus' is not applied: /review runs on the session's model" in problems[1]
 
 
 def test_arguments_without_a_placeholder_follow_the_body(tmp_path):

@@ -46,7 +46,7 @@ class MarkdownCommand:
         description: for ``/help`` and the palette (the front matter's, else the body's first line).
         argument_hint: how its arguments read (``[FILE]``).
         model: the model its front matter asks for ("" for none; scout-tui sends the command with the
-            session's model and says so).
+            session's model, and ``discover_commands`` says so).
         allowed_tools: permission rules (``bash:git status *``) its ``!`cmd``` lines run under.
         project: it is a project's, not the person's own.
     """
@@ -114,6 +114,9 @@ def discover_commands(cwd: Path, home: Path | None = None) -> tuple[list[Markdow
             problems.append(f"{exc} (command /{name} left out)")
             continue
         problems += notes
+        if fields.get("model", "").strip():
+            problems.append(f"{path}: model {fields['model'].strip()!r} is not applied: /{name} runs on the session's "
+                            "model (/model switches it)")
         description = " ".join((fields.get("description") or first_line(body) or f"the prompt in {path.name}").split())
         commands[name] = MarkdownCommand(name, path, description, fields.get("argument-hint", "").strip(),
                                          fields.get("model", "").strip(), allowed, project)

@@ -76,8 +76,7 @@ async def command_prompt(session: Session, parsed: Parsed) -> str | None:
 async def expand_command(session: Session, markdown: MarkdownCommand, args: str) -> str:
     """The prompt ``markdown`` sends with ``args`` (``md_commands.expand``): each ``!`cmd``` run as
     the agent's ``bash`` tool runs a call (hooks, permission rules, sandbox; asking the person when
-    the rules say so), with its ``allowed-tools`` allowed meanwhile; a front matter ``model`` is
-    said, not used.
+    the rules say so), with its ``allowed-tools`` allowed meanwhile.
 
     Raises:
         ScoutError: the command's file cannot be read now.
