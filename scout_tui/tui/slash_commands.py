@@ -366,7 +366,8 @@ TRUST_SHOWN_FILES, TRUST_HEAD_LINES = 6, 4
 def trust_question(files: list[PluginFile]) -> str:
     """The ``/trust`` dialog's text: what trusting means, then each file with its state, size
     and first lines (control characters written out: ``PluginFile.head``)."""
-    things = "project plugin" if not any(f.label for f in files) else "project plugin or MCP server"
+    things = "project plugin" if not any(f.label or f.path.suffix == ".md" for f in files) \
+        else "project plugin, agent, MCP server or hook"
     lines = [f"Trust {len(files)} {things}{'s' * (len(files) != 1)}? Each runs with your rights, outside the "
              "sandbox, every time scout-tui starts here. Read them first.", ""]
     for n, f in enumerate(files):
