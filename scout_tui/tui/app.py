@@ -114,7 +114,7 @@ class ScoutApp(App):
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
         # Ctrl+C before the focused widget's copy (that is one of its cases) and Textual's "quit with Ctrl+Q" note
         Binding("ctrl+c", "ctrl_c", "Interrupt, clear or quit", show=False, id="app.ctrl_c", priority=True),
-        Binding("ctrl+r", "retry", "Retry", show=False, id="agent.retry"),
+        Binding("alt+r", "retry", "Retry", show=False, id="agent.retry"),
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
@@ -457,7 +457,7 @@ class ScoutApp(App):
         self.turn_keys.ctrl_c()
 
     def action_retry(self) -> None:
-        """Ctrl+R or ``/retry`` (``TurnKeys.retry``)."""
+        """Alt+R or ``/retry`` (``TurnKeys.retry``)."""
         self.turn_keys.retry()
 
     def on_text_area_changed(self, message: TextArea.Changed) -> None:
