@@ -97,6 +97,7 @@ class Composer(MultilineInput):
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
+        Binding("ctrl+g", "edit_in_editor", "Edit in $EDITOR", show=False, id="composer.editor"),
         # The box is a few lines tall: paging scrolls the conversation above it instead.
         Binding("pageup", "app.scroll_chat('page_up')", "Scroll chat up", show=False, id="composer.chat_page_up"),
         Binding("pagedown", "app.scroll_chat('page_down')", "Scroll chat down", show=False,
@@ -283,6 +284,25 @@ class Composer(MultilineInput):
             return
         self._history_index -= 1
         self._show(self.prompt_history[self._history_index] if self._history_index >= 0 else self._draft)
+
+    def action_edit_in_editor(self) -> None:
+        """Ctrl+G: the text in the person's editor (``external_editor``), then back here with
+        the cursor at its end (one undoable edit: Ctrl+Z brings the text before it back). When
+        the editor fails (exits non-zero, the file is gone…) the text stays as it was, and a
+        notice says why."""
+        self.run_worker(self._edit_in_editor(), group="composer-editor", exclusive=True)
+
+    async def _edit_in_editor(self) -> None:
+        from .external_editor import edit_in_editor
+
+        edited = await edit_in_editor(self.app, self.text)
+        if edited.text is None:
+            self.notify(f"{edited.problem} The prompt is unchanged.", title="Editor", severity="warning", timeout=8)
+        else:
+            self._history_index = -1  # a recalled prompt edited is the draft now
+            self.replace(edited.text, self.document.start, self.document.end, maintain_selection_offset=False)
+            self.move_cursor(self.document.end)
+        self.focus()
 
     def _show(self, text: str) -> None:
         self.load_text(text)
