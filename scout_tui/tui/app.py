@@ -376,6 +376,7 @@ class ScoutApp(App):
         status = self.status
         status.provider = self.session.config.provider
         status.model = self.session.config.model or ""  # the provider's default model: once the backends are imported
+        self.main_screen.composer.prompt_source = self.sessions.stored_prompts  # Ctrl+R searches them
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
         self.sessions.open_session(self._resume, latest=self._continue)

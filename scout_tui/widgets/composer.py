@@ -98,6 +98,7 @@ class Composer(MultilineInput):
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
         Binding("ctrl+g", "edit_in_editor", "Edit in $EDITOR", show=False, id="composer.editor"),
+        Binding("ctrl+r", "search_history", "Search prompts", show=False, id="composer.history_search"),
         # The box is a few lines tall: paging scrolls the conversation above it instead.
         Binding("pageup", "app.scroll_chat('page_up')", "Scroll chat up", show=False, id="composer.chat_page_up"),
         Binding("pagedown", "app.scroll_chat('page_down')", "Scroll chat down", show=False,
@@ -111,6 +112,9 @@ class Composer(MultilineInput):
     command_choices: Callable[[str], list[Choice]] | None = None
     """The commands matching a typed name, best first, as the list shows them (set by the app):
     for Enter typed before the list caught up with the word (``_burst_choice``)."""
+    prompt_source: Callable[[], list[str]] | None = None
+    """The prompts of every stored session, newest first (set by the app): for Ctrl+R's search,
+    which calls it in a thread (it reads the store)."""
     _token: Token | None = None
 
     @dataclass
@@ -285,6 +289,26 @@ class Composer(MultilineInput):
         self._history_index -= 1
         self._show(self.prompt_history[self._history_index] if self._history_index >= 0 else self._draft)
 
+    def action_search_history(self) -> None:
+        """Ctrl+R: search the prompts sent before, this run's and every stored session's
+        (``HistorySearch``); the one chosen replaces the text (one undoable edit), Esc leaves
+        the text as it was."""
+        from .history_search import HistorySearch
+
+        self.app.push_screen(HistorySearch(self.prompt_history, self.prompt_source), self._history_chosen)
+
+    def _history_chosen(self, prompt: str | None) -> None:
+        if prompt is not None:
+            self._put(prompt)
+        self.focus()
+
+    def _put(self, text: str) -> None:
+        """``text`` in place of the whole text, as one edit Ctrl+Z undoes, the cursor at its end:
+        the draft now (not a recalled prompt)."""
+        self._history_index = -1
+        self.replace(text, self.document.start, self.document.end, maintain_selection_offset=False)
+        self.move_cursor(self.document.end)
+
     def action_edit_in_editor(self) -> None:
         """Ctrl+G: the text in the person's editor (``external_editor``), then back here with
         the cursor at its end (one undoable edit: Ctrl+Z brings the text before it back). When
@@ -299,9 +323,7 @@ class Composer(MultilineInput):
         if edited.text is None:
             self.notify(f"{edited.problem} The prompt is unchanged.", title="Editor", severity="warning", timeout=8)
         else:
-            self._history_index = -1  # a recalled prompt edited is the draft now
-            self.replace(edited.text, self.document.start, self.document.end, maintain_selection_offset=False)
-            self.move_cursor(self.document.end)
+            self._put(edited.text)
         self.focus()
 
     def _show(self, text: str) -> None:
