@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.turn_keys import QUIT_HINT, RETRY_HINT
@@ -88,6 +89,14 @@ async def test_a_session_reopened_after_an_interrupt_sends_the_same_conversation
     assert after[:len(before)] == before and after[len(before):] == [("assistant", ["Second."]), ("user", ["third"])]
 
 
+def _terminal_alt_r(app) -> None:
+    """Alt+R as a terminal sends it (ESC r) and Textual's parser reads it: the key ``alt+r``
+    with the character "r" (Pilot's ``press("alt+r")`` gives no character)."""
+    event = events.Key("alt+r", "r")
+    event.set_sender(app)
+    app.post_message(event)
+
+
 async def test_a_dropped_stream_is_marked_failed_and_alt_r_sends_it_again_once(repo):
     dropped = SLOW[:CUT]  # the connection closes after "Half of an answer": no message_stop
     with LoopbackServer([Reply(dropped), Reply(anthropic_stream(["Whole answer."])),
@@ -98,9 +107,10 @@ async def test_a_dropped_stream_is_marked_failed_and_alt_r_sends_it_again_once(r
             await settle(app, pilot)
             errors = [rendered(n) for n in app.query(Notice) if n.has_class("-error")]
             assert errors and RETRY_HINT.replace("`", "") in errors[-1]
-            await pilot.press("alt+r")
+            _terminal_alt_r(app)  # in the composer, which must not type the "r"
             await settle(app, pilot)
             assert "Whole answer." in _answers(app)
+            assert app.query_one(Composer).text == ""
             await pilot.press("alt+r")  # nothing failed now: nothing is sent
             await send(app, pilot, "continue")
             await settle(app, pilot)

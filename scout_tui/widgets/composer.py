@@ -55,6 +55,16 @@ class MultilineInput(compat.KeysBeforeTextArea, TextArea):
             event.prevent_default()
             await self.run_action(binding.action)
             return True
+        if event.key.startswith("alt+") and event.is_printable:
+            # Alt+letter reaches a terminal app as ESC and the letter: Textual's key ``alt+r``
+            # with the character "r", which the text area would type. A chord is never text:
+            # the screen's or the app's binding for it runs (Alt+R retries), else nothing.
+            event.stop()
+            event.prevent_default()
+            active = self.screen.active_bindings.get(event.key)
+            if active is not None and active.enabled:
+                await self.app.run_action(active.binding.action, active.node)
+            return True
         return await super().key_first(event)
 
     def action_submit(self, later: bool = False) -> None:
@@ -295,7 +305,8 @@ class Composer(MultilineInput):
         the text as it was."""
         from .history_search import HistorySearch
 
-        self.app.push_screen(HistorySearch(self.prompt_history, self.prompt_source), self._history_chosen)
+        below = max(0, self.screen.size.height - self.region.y)  # the box ends above this one
+        self.app.push_screen(HistorySearch(self.prompt_history, self.prompt_source, below), self._history_chosen)
 
     def _history_chosen(self, prompt: str | None) -> None:
         if prompt is not None:

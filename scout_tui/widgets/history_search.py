@@ -55,6 +55,8 @@ class HistorySearch(ModalScreen[str | None]):
         prompts: the prompts known at once (this run's, the open session's), newest first.
         load: the stored prompts of every session, newest first (this directory's first),
             called once in a thread; they join after ``prompts``, each prompt once.
+        below: rows left free under the box (the composer's and what is under it: the draft
+            stays in sight).
     """
 
     DEFAULT_CSS = """
@@ -65,7 +67,6 @@ class HistorySearch(ModalScreen[str | None]):
             max-width: 120;
             height: auto;
             max-height: 70%;
-            margin-bottom: 3;
             background: $surface;
             border: round $primary;
             border-title-color: $text;
@@ -80,6 +81,7 @@ class HistorySearch(ModalScreen[str | None]):
             background: $surface;
             text-wrap: nowrap;
             text-overflow: ellipsis;
+            & > .option-list--option-highlighted { background: $block-cursor-background; color: $block-cursor-foreground; }
         }
         & #history-hint { color: $text-muted; }
     }
@@ -91,8 +93,9 @@ class HistorySearch(ModalScreen[str | None]):
         Binding("down,ctrl+r", "move(1)", "Older", show=False, id="history_search.older"),
     ]
 
-    def __init__(self, prompts: list[str], load: Callable[[], list[str]] | None = None) -> None:
+    def __init__(self, prompts: list[str], load: Callable[[], list[str]] | None = None, below: int = 0) -> None:
         super().__init__()
+        self._below = below
         self.prompts = list(dict.fromkeys(prompts))
         """Every prompt to search, newest first, each once."""
         self._load = load
@@ -107,6 +110,7 @@ class HistorySearch(ModalScreen[str | None]):
             yield Static(id="history-hint")
 
     def on_mount(self) -> None:
+        self.query_one("#history-search").styles.margin = (0, 0, self._below, 0)
         self._show()
         if self._load is not None:
             self.run_worker(self._read, thread=True, group="history-read", exit_on_error=False)
