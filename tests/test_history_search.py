@@ -51,6 +51,18 @@ def _search(app) -> HistorySearch:
     return app.screen
 
 
+async def _open(app, pilot) -> HistorySearch:
+    """Ctrl+R, and the search once the stored prompts have joined it."""
+    await pilot.press("ctrl+r")
+    await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not app.screen.reading,
+                     what="the stored prompts in the search")
+    return _search(app)
+
+
+async def _closed(app, pilot) -> None:
+    await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearch), what="the search to close")
+
+
 async def test_ctrl_r_finds_an_older_sessions_prompt_and_enter_puts_it_in_the_composer(repo):
     _two_sessions(repo)
     app = make_app(repo, None)
@@ -58,14 +70,12 @@ async def test_ctrl_r_finds_an_older_sessions_prompt_and_enter_puts_it_in_the_co
         await settle(app, pilot)
         composer = app.query_one(Composer)
         composer.load_text("my draft")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not _search(app)._loading,
-                         what="the stored prompts in the search")
-        assert _search(app).prompts == ["why does the build fail on arm64?", "add a test for the lexer",
-                                        "rename the parser module to lexer"]  # newest first, across sessions
+        search = await _open(app, pilot)
+        assert search.prompts == ["why does the build fail on arm64?", "add a test for the lexer",
+                                  "rename the parser module to lexer"]  # newest first, across sessions
         await pilot.press(*"PARSER mod")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearch), what="the search to close")
+        await _closed(app, pilot)
         assert composer.text == "rename the parser module to lexer"
         assert composer.cursor_location == composer.document.end and composer.has_focus
         await pilot.press("ctrl+z")  # one edit: the draft is back
@@ -79,16 +89,14 @@ async def test_esc_leaves_the_draft_and_ctrl_r_again_goes_older(repo):
         await settle(app, pilot)
         composer = app.query_one(Composer)
         composer.load_text("my draft")
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not _search(app)._loading)
+        await _open(app, pilot)
         await pilot.press(*"lexer", "ctrl+r")  # two match: the second, older one
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearch))
+        await _closed(app, pilot)
         assert composer.text == "my draft" and composer.has_focus
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not _search(app)._loading)
+        await _open(app, pilot)
         await pilot.press(*"lexer", "ctrl+r", "enter")
-        await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearch))
+        await _closed(app, pilot)
         assert composer.text == "rename the parser module to lexer"
 
 
@@ -99,13 +107,12 @@ async def test_this_runs_prompts_come_first_and_no_match_keeps_the_search_open(r
         await settle(app, pilot)
         composer = app.query_one(Composer)
         composer.prompt_history = ["a prompt of this run"]
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not _search(app)._loading)
-        assert _search(app).prompts[:2] == ["a prompt of this run", "why does the build fail on arm64?"]
+        search = await _open(app, pilot)
+        assert search.prompts[:2] == ["a prompt of this run", "why does the build fail on arm64?"]
         await pilot.press(*"nothing like it", "enter")
         assert isinstance(app.screen, HistorySearch)  # no match: Enter takes nothing
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not isinstance(app.screen, HistorySearch))
+        await _closed(app, pilot)
         assert composer.text == ""
 
 
@@ -146,8 +153,8 @@ def test_snapshot_of_the_history_search(snap_compare, home_project: Path, fixed_
 
     async def run_before(pilot) -> None:
         await settle(app, pilot)
-        await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistorySearch) and not _search(app)._loading)
+        app.query_one(Composer).load_text("my draft, in sight below")
+        await _open(app, pilot)
         await pilot.press(*"lexer")
         await steady(app, pilot)
 

@@ -99,7 +99,8 @@ class HistorySearch(ModalScreen[str | None]):
         self.prompts = list(dict.fromkeys(prompts))
         """Every prompt to search, newest first, each once."""
         self._load = load
-        self._loading = load is not None
+        self.reading = load is not None
+        """The stored prompts are being read (said in the hint line until they join)."""
         self._shown: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -127,7 +128,7 @@ class HistorySearch(ModalScreen[str | None]):
 
     def _loaded(self, found: list[str], problem: str) -> None:
         self.prompts = list(dict.fromkeys([*self.prompts, *found]))
-        self._loading = False
+        self.reading = False
         self._problem = problem
         self._show()
 
@@ -151,7 +152,7 @@ class HistorySearch(ModalScreen[str | None]):
         matches.set_options(Option(one_line(p, query)) for p in self._shown)
         matches.highlighted = 0 if self._shown else None
         count = f"{len(found)} of {len(self.prompts)} prompts" + (f", the newest {SHOWN} listed" if len(found) > SHOWN else "")
-        state = " · reading older sessions…" if self._loading else f" · {self._problem}" if self._problem else ""
+        state = " · reading older sessions…" if self.reading else f" · {self._problem}" if self._problem else ""
         hint = f"{count}{state} · Enter: into the composer · ↑↓: move · Esc: cancel"
         self.query_one("#history-hint", Static).update(Content(hint))
 
