@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 KEYS_HELP = """\
 **Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Ctrl+R search earlier prompts (all sessions) ·
-Ctrl+G edit the prompt in $EDITOR · `/` a command, `@` a file or folder (Tab or Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+C interrupt, else clear the composer,
+Ctrl+G edit the prompt in $EDITOR · `/` a command, `@` a file or folder (Tab or Enter completes) · PageUp/PageDown,
+Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+C interrupt, else clear the composer,
 else twice to quit · Alt+R retry a failed or interrupted turn · Ctrl+N new session ·
 Ctrl+T sessions pane and back (below 100 columns the side panes are shown over the chat: Ctrl+T again for
 the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
