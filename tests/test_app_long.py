@@ -305,7 +305,7 @@ async def test_a_window_the_server_named_is_in_force_again_in_a_later_run(repo):
 async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and_a_refused_prompt_offers_no_retry(repo):
     """``llama-server -c 16384`` whose summary model writes about 39,000 characters: ``/compact``
     says the summary would make each request larger and applies nothing (no preview, no
-    compaction, its cost kept). A prompt then refused unsent does not offer Ctrl+R, which would
+    compaction, its cost kept). A prompt then refused unsent does not offer Alt+R, which would
     only say 'Nothing to retry'."""
     from llama_server import LlamaServer
 
@@ -334,13 +334,13 @@ async def test_compact_does_not_apply_a_summary_that_makes_the_prompt_larger_and
             await settle(app, pilot)
             errors = [n.text for n in app.query("Notice") if n.has_class("-error")]
             assert errors and "not sent" in errors[-1]
-            assert RETRY_HINT.replace("`", "") not in errors[-1] and "Ctrl+R" not in errors[-1]
+            assert RETRY_HINT.replace("`", "") not in errors[-1] and "Alt+R" not in errors[-1]
 
 
 async def test_an_overflow_after_a_compaction_that_made_the_prompt_larger_points_to_undoing_it(repo):
     """A session whose summary in force made each request larger (applied before summaries were
     checked): the prompt it leaves over the window is refused, and the error says that ``u`` on
-    the compaction marker undoes it, not Ctrl+R."""
+    the compaction marker undoes it, not Alt+R."""
     from llama_server import LlamaServer
 
     from scout_tui.core.bus import SessionCompacted
@@ -367,4 +367,4 @@ async def test_an_overflow_after_a_compaction_that_made_the_prompt_larger_points
             await settle(again, pilot)
             errors = [n.text for n in again.query("Notice") if n.has_class("-error")]
     assert errors and "not sent" in errors[-1]
-    assert "u on its marker" in errors[-1].replace("`", "") and "Ctrl+R" not in errors[-1]
+    assert "u on its marker" in errors[-1].replace("`", "") and "Alt+R" not in errors[-1]

@@ -1,5 +1,5 @@
 """Trusting what you typed, in the app: a prompt interrupted (Esc, Ctrl+C) or failed is sent
-once, marked so, before the next one, also after reopening the session; Ctrl+R / ``/retry``
+once, marked so, before the next one, also after reopening the session; Alt+R / ``/retry``
 sends a failed turn again; Ctrl+C interrupts, clears, then quits on a second press."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.turn_keys import QUIT_HINT, RETRY_HINT
@@ -88,7 +89,15 @@ async def test_a_session_reopened_after_an_interrupt_sends_the_same_conversation
     assert after[:len(before)] == before and after[len(before):] == [("assistant", ["Second."]), ("user", ["third"])]
 
 
-async def test_a_dropped_stream_is_marked_failed_and_ctrl_r_sends_it_again_once(repo):
+def _terminal_alt_r(app) -> None:
+    """Alt+R as a terminal sends it (ESC r) and Textual's parser reads it: the key ``alt+r``
+    with the character "r" (Pilot's ``press("alt+r")`` gives no character)."""
+    event = events.Key("alt+r", "r")
+    event.set_sender(app)
+    app.post_message(event)
+
+
+async def test_a_dropped_stream_is_marked_failed_and_alt_r_sends_it_again_once(repo):
     dropped = SLOW[:CUT]  # the connection closes after "Half of an answer": no message_stop
     with LoopbackServer([Reply(dropped), Reply(anthropic_stream(["Whole answer."])),
                          Reply(anthropic_stream(["Next."]))]) as server:
@@ -98,10 +107,11 @@ async def test_a_dropped_stream_is_marked_failed_and_ctrl_r_sends_it_again_once(
             await settle(app, pilot)
             errors = [rendered(n) for n in app.query(Notice) if n.has_class("-error")]
             assert errors and RETRY_HINT.replace("`", "") in errors[-1]
-            await pilot.press("ctrl+r")
+            _terminal_alt_r(app)  # in the composer, which must not type the "r"
             await settle(app, pilot)
             assert "Whole answer." in _answers(app)
-            await pilot.press("ctrl+r")  # nothing failed now: nothing is sent
+            assert app.query_one(Composer).text == ""
+            await pilot.press("alt+r")  # nothing failed now: nothing is sent
             await send(app, pilot, "continue")
             await settle(app, pilot)
     assert len(server.requests) == 3
@@ -137,8 +147,8 @@ async def test_a_turn_interrupted_during_a_tool_call_can_be_retried(repo):
             await wait_until(pilot, lambda: not app.busy)  # only the kill ends a 600 s sleep
             await settle(app, pilot)
             notes = [rendered(n) for n in app.query(Notice)]
-            assert any("Ctrl+R" in n for n in notes), notes  # the interrupt says how to send it again
-            await pilot.press("ctrl+r")
+            assert any("Alt+R" in n for n in notes), notes  # the interrupt says how to send it again
+            await pilot.press("alt+r")
             await settle(app, pilot)
             assert "Carried on." in _answers(app)
     last = server.requests[1].json()["messages"][-1]
@@ -254,7 +264,7 @@ async def test_the_retrying_line_goes_when_the_wait_is_interrupted(repo):
             assert _retry_lines(app) == [] and "retrying" not in app.status.state
 
 
-async def test_ctrl_r_twice_quickly_retries_once(repo):
+async def test_alt_r_twice_quickly_retries_once(repo):
     with LoopbackServer([Reply(SLOW[:CUT]), Reply(anthropic_stream(["Whole answer."]))]) as server:
         app = make_app(repo, server)
         async with app.run_test(size=SIZE) as pilot:

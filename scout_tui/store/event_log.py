@@ -365,6 +365,14 @@ class Store:
         with self._reading() as db:
             return queries.messages(db, session_id, since)
 
+    def user_messages(self, cwd: str | Path, limit: int = 2000) -> list[dict]:
+        """The person's messages across sessions, for prompt history search: the user messages
+        (``{"role", "content"}``) holding text, of every non-deleted session the person started
+        or forked (not a subagent's), those of directory ``cwd`` first, each group newest first;
+        at most ``limit``. A branch's shared messages are its parent's, so each comes once."""
+        with self._reading() as db:
+            return queries.user_messages(db, str(Path(cwd).resolve()), limit)
+
     def events(self, session_id: str | None = None) -> list[EventRow]:
         """Stored events ``(id, session_id, type, data, created)`` in id order; all sessions if None."""
         sql = "SELECT id, session_id, type, data, created FROM events"

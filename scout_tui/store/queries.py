@@ -170,6 +170,21 @@ def messages(db: sqlite3.Connection, session_id: str, since: int = 0) -> list[di
     return result
 
 
+def user_messages(db: sqlite3.Connection, cwd: str, limit: int) -> list[dict]:
+    """``Store.user_messages``: one scan of the ``messages`` projection, the user messages
+    holding a text block (a tool-result-only message is left out by sqlite's JSON functions,
+    not parsed here)."""
+    rows = db.execute(
+        "SELECT m.role, m.content, m.incomplete FROM messages m JOIN sessions s ON s.id = m.session_id"
+        " WHERE m.role = 'user' AND s.deleted = 0 AND s.kind IS NULL AND json_valid(m.content)"
+        " AND (json_type(m.content) = 'text' OR EXISTS (SELECT 1 FROM json_each(m.content) b"
+        "      WHERE CASE WHEN b.type = 'object' THEN json_extract(b.value, '$.type') END = 'text'))"
+        " ORDER BY s.cwd IS ? DESC, m.created DESC, m.event_id DESC LIMIT ?",
+        (cwd, limit),
+    )
+    return [_message(*row) for row in rows]
+
+
 def message_at(db: sqlite3.Connection, session_id: str, index: int) -> dict | None:
     """Message ``index`` of the session's conversation (ancestry resolved), or None."""
     for sid, parent, fork_at in chain(db, session_id):

@@ -115,7 +115,7 @@ class ScoutApp(App):
         Binding("escape", "interrupt", "Interrupt", id="agent.interrupt"),
         # Ctrl+C before the focused widget's copy (that is one of its cases) and Textual's "quit with Ctrl+Q" note
         Binding("ctrl+c", "ctrl_c", "Interrupt, clear or quit", show=False, id="app.ctrl_c", priority=True),
-        Binding("ctrl+r", "retry", "Retry", show=False, id="agent.retry"),
+        Binding("alt+r", "retry", "Retry", show=False, id="agent.retry"),
         Binding("ctrl+n", "new_session", "New session", id="session.new"),
         Binding("ctrl+o", "show_prompt", "Model's view", id="prompt.show"),
         Binding("ctrl+t", "toggle_tree", "Sessions", id="session.tree"),
@@ -379,6 +379,7 @@ class ScoutApp(App):
         status = self.status
         status.provider = self.session.config.provider
         status.model = self.session.config.model or ""  # the provider's default model: once the backends are imported
+        self.main_screen.composer.prompt_source = self.sessions.stored_prompts  # Ctrl+R searches them
         # The first frame shows the panes and, with -c or --resume, the session's newest
         # messages; everything else starts once that is on screen (``start_background``).
         self.sessions.open_session(self._resume, latest=self._continue)
@@ -460,7 +461,7 @@ class ScoutApp(App):
         self.turn_keys.ctrl_c()
 
     def action_retry(self) -> None:
-        """Ctrl+R or ``/retry`` (``TurnKeys.retry``)."""
+        """Alt+R or ``/retry`` (``TurnKeys.retry``)."""
         self.turn_keys.retry()
 
     def on_text_area_changed(self, message: TextArea.Changed) -> None:

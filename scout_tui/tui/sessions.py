@@ -280,6 +280,14 @@ class Sessions(Feature):
 
 
 
+    def stored_prompts(self) -> list[str]:
+        """Ctrl+R's prompts (``Composer.prompt_source``): what the person typed in every stored
+        session (``Store.user_messages``: this directory's first, newest first), each once. Reads
+        the store: called in a thread."""
+        from scout_tui.session.mentions import typed_text
+
+        return list(dict.fromkeys(text for m in self.app.store.user_messages(self.app.cwd) if (text := typed_text(m)).strip()))
+
     def fork_requested(self, message: ChatView.ForkRequested) -> None:
         self.fork_session(message.at, message.prompt)
 

@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 # them: none of it is needed for the first frame (see app.py).
 
 KEYS_HELP = """\
-**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · `/` a command, `@` a file or folder (Tab or
-Enter completes) · PageUp/PageDown, Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+C interrupt, else clear the composer,
-else twice to quit · Ctrl+R retry a failed or interrupted turn · Ctrl+N new session ·
+**Keys**: Enter send · Shift+Enter / Ctrl+J newline · Up recall · Ctrl+R search earlier prompts (all sessions) ·
+Ctrl+G edit the prompt in $EDITOR · `/` a command, `@` a file or folder (Tab or Enter completes) · PageUp/PageDown,
+Ctrl+Home/Ctrl+End scroll the chat · Esc interrupt · Ctrl+C interrupt, else clear the composer,
+else twice to quit · Alt+R retry a failed or interrupted turn · Ctrl+N new session ·
 Ctrl+T sessions pane and back (below 100 columns the side panes are shown over the chat: Ctrl+T again for
 the tool pane, again or Esc to close) · Ctrl+O what the model sees · Shift+Tab permission mode (ask → auto-edit →
 plan → yolo) · Ctrl+P command palette · Ctrl+Q quit
@@ -83,7 +84,7 @@ class SlashCommands(Feature):
                     self.app.file_changes._redo_command, title="Redo the file changes undone"),
             Command("rewind", "[N]", "go back to message N (or pick one, then r): the code, the conversation, or both",
                     self.app.file_changes._rewind_command, title="Rewind code and conversation"),
-            Command("retry", "", "send the last turn again when it failed or was interrupted (Ctrl+R)",
+            Command("retry", "", "send the last turn again when it failed or was interrupted (Alt+R)",
                     lambda _: self.app.turn_keys.retry(), title="Retry the last turn"),
             Command("cost", "", "tokens and dollars by model, cache read and write, and branch",
                     lambda _: self.app.long_session.show_cost(), title="Cost"),

@@ -1,4 +1,4 @@
-"""Ctrl+C as terminal users expect it, and sending a failed or interrupted turn again (Ctrl+R,
+"""Ctrl+C as terminal users expect it, and sending a failed or interrupted turn again (Alt+R,
 ``/retry``). A feature of ``ScoutApp`` (app.py).
 
 Ctrl+C interrupts the running turn (the prompts pending come back to the composer, none goes
@@ -19,9 +19,9 @@ from scout_tui.tui.feature import Feature
 
 QUIT_HINT = "Press Ctrl+C again to quit"
 """What the footer says after Ctrl+C on an empty composer with no turn running."""
-RETRY_HINT = "Ctrl+R (or `/retry`) sends it again."
+RETRY_HINT = "Alt+R (or `/retry`) sends it again."
 """Added to the error line of a turn that failed: the key that sends it again."""
-INTERRUPTED_NOTE = "Interrupted: the model is told with your next prompt. Ctrl+R (or `/retry`) sends this one again."
+INTERRUPTED_NOTE = "Interrupted: the model is told with your next prompt. Alt+R (or `/retry`) sends this one again."
 """Shown in the chat when a turn is interrupted."""
 
 
@@ -92,7 +92,7 @@ class TurnKeys(Feature):
             composer.move_cursor(composer.document.end)
 
     def retry(self) -> None:
-        """Ctrl+R or ``/retry``: when the last turn ended without a complete answer (failed, or
+        """Alt+R or ``/retry``: when the last turn ended without a complete answer (failed, or
         interrupted, ``messages.retryable``), send the conversation again once, with the note
         asking the model to carry on (``Agent.run`` with None). Said in the chat when there is
         nothing to retry."""

@@ -55,6 +55,16 @@ class MultilineInput(compat.KeysBeforeTextArea, TextArea):
             event.prevent_default()
             await self.run_action(binding.action)
             return True
+        if event.key.startswith("alt+") and event.is_printable:
+            # Alt+letter reaches a terminal app as ESC and the letter: Textual's key ``alt+r``
+            # with the character "r", which the text area would type. A chord is never text:
+            # the screen's or the app's binding for it runs (Alt+R retries), else nothing.
+            event.stop()
+            event.prevent_default()
+            active = self.screen.active_bindings.get(event.key)
+            if active is not None and active.enabled:
+                await self.app.run_action(active.binding.action, active.node)
+            return True
         return await super().key_first(event)
 
     def action_submit(self, later: bool = False) -> None:
@@ -97,6 +107,8 @@ class Composer(MultilineInput):
         Binding("shift+enter,ctrl+j", "newline", "Newline", show=False, id="composer.newline"),
         Binding("up", "history_previous", "Earlier prompt", show=False, id="composer.history_previous"),
         Binding("down", "history_next", "Later prompt", show=False, id="composer.history_next"),
+        Binding("ctrl+g", "edit_in_editor", "Edit in $EDITOR", show=False, id="composer.editor"),
+        Binding("ctrl+r", "search_history", "Search prompts", show=False, id="composer.history_search"),
         # The box is a few lines tall: paging scrolls the conversation above it instead.
         Binding("pageup", "app.scroll_chat('page_up')", "Scroll chat up", show=False, id="composer.chat_page_up"),
         Binding("pagedown", "app.scroll_chat('page_down')", "Scroll chat down", show=False,
@@ -110,6 +122,9 @@ class Composer(MultilineInput):
     command_choices: Callable[[str], list[Choice]] | None = None
     """The commands matching a typed name, best first, as the list shows them (set by the app):
     for Enter typed before the list caught up with the word (``_burst_choice``)."""
+    prompt_source: Callable[[], list[str]] | None = None
+    """The prompts of every stored session, newest first (set by the app): for Ctrl+R's search,
+    which calls it in a thread (it reads the store)."""
     _token: Token | None = None
 
     @dataclass
@@ -283,6 +298,44 @@ class Composer(MultilineInput):
             return
         self._history_index -= 1
         self._show(self.prompt_history[self._history_index] if self._history_index >= 0 else self._draft)
+
+    def action_search_history(self) -> None:
+        """Ctrl+R: search the prompts sent before, this run's and every stored session's
+        (``HistorySearch``); the one chosen replaces the text (one undoable edit), Esc leaves
+        the text as it was."""
+        from .history_search import HistorySearch
+
+        below = max(0, self.screen.size.height - self.region.y)  # the box ends above this one
+        self.app.push_screen(HistorySearch(self.prompt_history, self.prompt_source, below), self._history_chosen)
+
+    def _history_chosen(self, prompt: str | None) -> None:
+        if prompt is not None:
+            self._put(prompt)
+        self.focus()
+
+    def _put(self, text: str) -> None:
+        """``text`` in place of the whole text, as one edit Ctrl+Z undoes, the cursor at its end:
+        the draft now (not a recalled prompt)."""
+        self._history_index = -1
+        self.replace(text, self.document.start, self.document.end, maintain_selection_offset=False)
+        self.move_cursor(self.document.end)
+
+    def action_edit_in_editor(self) -> None:
+        """Ctrl+G: the text in the person's editor (``external_editor``), then back here with
+        the cursor at its end (one undoable edit: Ctrl+Z brings the text before it back). When
+        the editor fails (exits non-zero, the file is gone…) the text stays as it was, and a
+        notice says why."""
+        self.run_worker(self._edit_in_editor(), group="composer-editor", exclusive=True)
+
+    async def _edit_in_editor(self) -> None:
+        from .external_editor import edit_in_editor
+
+        edited = await edit_in_editor(self.app, self.text)
+        if edited.text is None:
+            self.notify(f"{edited.problem} The prompt is unchanged.", title="Editor", severity="warning", timeout=8)
+        else:
+            self._put(edited.text)
+        self.focus()
 
     def _show(self, text: str) -> None:
         self.load_text(text)
