@@ -123,18 +123,17 @@ class Sessions(Feature):
 
     async def _welcome(self) -> None:
         """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
-        the instructions file is looked for in a thread (``prompt.agents_md``, the one the
-        system prompt reads), and the model shown is the status bar's, as it becomes known."""
-        from scout_tui.widgets.welcome import Welcome, tilde
+        the memory files are read in a thread (``memory.memory_files``, what the system prompt
+        carries), and the model shown is the status bar's, as it becomes known."""
+        from scout_tui.widgets.welcome import Welcome, memory_names, tilde
 
-        def instructions() -> str | None:
+        def memory() -> list[str]:
             with urgency.yielding():
-                from scout_tui.session.prompt import agents_md
+                from scout_tui.session.memory import memory_files
 
-            found = agents_md(self.app.cwd)
-            return None if found is None else found.name if found.parent == self.app.cwd else tilde(found)
+            return memory_names(memory_files(self.app.cwd), self.app.cwd)
 
-        welcome = Welcome(tilde(self.app.cwd), await asyncio.to_thread(instructions))
+        welcome = Welcome(tilde(self.app.cwd), await asyncio.to_thread(memory))
         if self.app.chat.show_welcome(welcome):
             status = self.app.status
             for name in ("provider", "model"):
