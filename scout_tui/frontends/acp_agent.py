@@ -42,7 +42,7 @@ from scout_tui import STOP_SIGNALS, __version__
 from scout_tui.config import keys
 from scout_tui.frontends.acp_commands import advertised, stopped
 from scout_tui.frontends.acp_plan import plan_decision, plan_request, plan_update
-from scout_tui.session.slash import planned_prompt, session_commands
+from scout_tui.session.slash import command_prompt, session_commands
 from scout_tui.frontends.acp_inputs import embedded_files, prompt_text, server_configs
 from scout_tui.frontends.acp_updates import (LiveUpdates, Update, approval, info_update, listed, model_option, notice_update,
                                    permission_request, replay, session_modes, stop_reason)
@@ -263,9 +263,11 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
-        if (parsed := session.commands.parse(text)) is not None and (planned := planned_prompt(session.session, parsed)):
-            text = planned  # /plan PROMPT: plan mode, then the prompt
-            await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan"))
+        mode = session.modes().current_mode_id
+        if (parsed := session.commands.parse(text)) is not None and (planned := command_prompt(session.session, parsed)):
+            text = planned  # /plan PROMPT: plan mode, then the prompt; /init: its prompt
+            if (now := session.modes().current_mode_id) != mode:
+                await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=now))
         if (parsed := session.commands.parse(text)) is not None and parsed.command is not None:
             await self._tell(session)
             session.turn = asyncio.create_task(self._command(session, parsed))

@@ -30,7 +30,7 @@ from scout_tui.session.mentions import prompt_content
 from scout_tui.core.messages import message_text, thinking_text, tool_uses
 from scout_tui.session.session import Session
 from scout_tui.session.starting import open_session
-from scout_tui.session.slash import planned_prompt, session_commands
+from scout_tui.session.slash import command_prompt, session_commands
 from scout_tui.store.event_log import Store
 from scout_tui.core.text import StreamSanitizer, one_line, tool_summary
 from scout_tui.tools.approvals import Approval, PermissionRequest
@@ -97,7 +97,7 @@ async def run_headless(
               "result", file=err, flush=True)
     agent = session.ensure_agent()
     if (parsed := session_commands(session).parse(prompt)) is not None and parsed.command is not None:
-        if (planned := planned_prompt(session, parsed)) is None:
+        if (planned := command_prompt(session, parsed)) is None:
             return await _run_command(session, store, parsed, out, output_format, warn)
         prompt = planned
     prompt = literal(prompt) or prompt  # "//text" sends "/text", as in the TUI and acp

@@ -230,11 +230,12 @@ def with_memory(system: str, old: Memory, new: Memory) -> str:
     return f"{head}\n\n{new.prompt_text}" if new.prompt_text else head
 
 
-def nearest_file(memory: Memory) -> Path:
-    """The file ``/memory`` opens: the deepest project memory file loaded, else ``cwd/AGENTS.md``
-    (the editor creates it)."""
-    project = [file.path for file in memory.files if not file.user]
-    return project[-1] if project else memory.cwd / NAMES[0]
+def nearest_file(memory: Memory, *, user: bool = False) -> Path:
+    """The file ``/memory`` opens: the deepest project memory file loaded, else ``AGENTS.md`` in
+    the working directory; with ``user``, the person's own file loaded, else
+    ``~/.agents/AGENTS.md``. It may not exist yet: the editor creates it."""
+    loaded = [file.path for file in memory.files if file.user == user]
+    return loaded[-1] if loaded else (memory.home / USER_FILES[0] if user else memory.cwd / NAMES[0])
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -293,3 +294,37 @@ def _text_lines(token: Token) -> Iterator[tuple[int, str]]:
             offset += 1
         elif child.type == "text":
             yield offset, child.content
+
+
+# -- /init -----------------------------------------------------------------------------------------
+
+INIT_PROMPT = """\
+Please look through this repository (or, from a subfolder, its part here) and write {path}: the instructions that coding agents (scout, \
+Claude Code, Codex…) read before working here.
+
+Look before you write: the README, the build files (pyproject.toml, package.json, Makefile, Cargo.toml, \
+go.mod…), the CI configuration, the linters' and formatters' settings, the tests and how they are run, and \
+any agent instructions already here (AGENTS.md, CLAUDE.md, .cursorrules, .cursor/rules/, \
+.github/copilot-instructions.md).
+
+Write down:
+1. The commands to build, lint, format and test, and how to run a single test.
+2. The architecture in brief: the big picture that takes reading several files to see (the main parts and \
+how data flows between them), not a list of files anyone can see.
+3. The conventions this code follows that a newcomer would get wrong (naming, errors, tests, commits), as \
+found here.
+
+If {name} exists already, improve it: keep what is right, correct what is stale, add what is missing. If a \
+CLAUDE.md or another agent's rules exist, carry over what matters. Be brief: no generic advice ("write \
+tests", "handle errors"), nothing you did not find in the repository, no invented sections. Write the file \
+with the write or edit tool."""
+
+
+def init_prompt(cwd: Path, notes: str = "") -> str:
+    """``/init``'s prompt: asks the model to write (or improve) ``cwd/AGENTS.md`` (the working
+    directory's: the workspace the permission policy lets it write in; from a subfolder of a
+    repository, that part's file, read after the root's) after reading the build, test and lint
+    set-up, the layout and the conventions; ``notes`` (what the person typed after ``/init``)
+    follow it. After Claude Code's ``/init``."""
+    text = INIT_PROMPT.format(path=cwd / NAMES[0], name=NAMES[0])
+    return f"{text}\n\nAlso: {notes.strip()}" if notes.strip() else text

@@ -1,8 +1,8 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``
-and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
-model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``,
+``/init`` and the plugins' commands. Each returns the Markdown that says what it did, except those that become a
+prompt (``command_prompt``: ``/plan PROMPT``, ``/init``); another ``/word`` is a prompt for the model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def session_commands(session: Session) -> Commands:
         Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
+        Command("init", "[NOTES]", "ask the model to write an AGENTS.md for this repository, or improve the one "
+                "there (its writes are asked as any are)", _runs(_init, session)),
     ])
     plugins = session.agent_options.get("plugins")
     for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):
@@ -38,14 +40,21 @@ def session_commands(session: Session) -> Commands:
     return commands
 
 
-def planned_prompt(session: Session, parsed: Parsed) -> str | None:
-    """For ``/plan PROMPT``: plan mode switched on (``Session.set_permission_mode``) and PROMPT,
-    the text to send as the turn's prompt; None for any other line (``/plan`` alone is a command
-    like the others)."""
-    if parsed.command is None or parsed.command.name != "plan" or not parsed.args or parsed.command.owner != "scout-tui":
+def command_prompt(session: Session, parsed: Parsed) -> str | None:
+    """The prompt a command becomes, to send as the turn's prompt: for ``/plan PROMPT``, PROMPT,
+    plan mode switched on (``Session.set_permission_mode``); for ``/init [NOTES]``, the prompt
+    asking for an AGENTS.md (``memory.init_prompt``). None for any other
+    line (``/plan`` alone is a command like the others), and for a plugin's command of those names."""
+    if parsed.command is None or parsed.command.owner != "scout-tui":
         return None
-    session.set_permission_mode("plan")
-    return parsed.args
+    if parsed.command.name == "plan" and parsed.args:
+        session.set_permission_mode("plan")
+        return parsed.args
+    if parsed.command.name == "init":
+        from scout_tui.session.memory import init_prompt
+
+        return init_prompt(session.cwd, parsed.args)
+    return None
 
 
 def _runs(run: Callable[..., Awaitable[str]], *bound: object) -> Callable[[str], Awaitable[str]]:
@@ -99,6 +108,14 @@ async def _plan(session: Session, _: str) -> str:
     session.set_permission_mode("plan")
     return ("Plan mode: only read-only tools run; the model explores and proposes a plan with exit_plan for you to "
             f"approve. Approving it goes back to {session.mode_before_plan} mode.")
+
+
+async def _init(session: Session, notes: str) -> str:
+    """``/init`` run as a command, by a front end that did not ask ``command_prompt`` first (both
+    of scout-tui's do): what it would send, for the person to send themselves."""
+    from scout_tui.session.memory import init_prompt
+
+    return f"`/init` is a prompt for the model; send this:\n\n{init_prompt(session.cwd, notes)}"
 
 
 async def _cost(session: Session, _: str) -> str:
