@@ -56,7 +56,7 @@ async def test_memory_opens_the_nearest_file_in_the_editor_and_the_next_request_
             await settle(app, pilot)
             await send(app, pilot, "/memory")
             await wait_until(pilot, lambda: any("saved" in text for text in notices(app)), what="the saved notice")
-            assert notices(app)[-1] == f"Memory file {project / 'AGENTS.md'} saved: the next request carries it."
+            assert notices(app)[-1] == "Memory file AGENTS.md saved: the next request carries it."
             await send(app, pilot, "second")
             await settle(app, pilot)
     first, second = (json.dumps(request.json()["system"]) for request in server.requests)

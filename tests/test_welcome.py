@@ -78,7 +78,7 @@ async def test_from_a_subfolder_the_welcome_names_the_root_s_and_the_subfolder_s
     monkeypatch.chdir(home_project / "web")
     app = app_in(home_project / "web")
     async with app.run_test(size=SIZE) as pilot:
-        assert "reads ~/project/AGENTS.md, CLAUDE.md" in await welcomed(app, pilot)
+        assert "reads ../AGENTS.md, CLAUDE.md" in await welcomed(app, pilot)
 
 
 async def test_of_more_memory_files_the_welcome_names_the_nearest_and_counts_the_others(
@@ -94,7 +94,7 @@ async def test_of_more_memory_files_the_welcome_names_the_nearest_and_counts_the
     async with app.run_test(size=SIZE) as pilot:
         assert "reads AGENTS.md and 2 more memory files" in await welcomed(app, pilot)
     names = memory_names(memory_files(home_project / "web"), home_project / "web")
-    assert names == ["~/.agents/AGENTS.md (clipped)", "~/project/AGENTS.md", "AGENTS.md"]
+    assert names == ["~/.agents/AGENTS.md (clipped)", "../AGENTS.md", "AGENTS.md"]
 
 
 async def test_the_welcome_goes_with_the_first_prompt(home_project: Path) -> None:

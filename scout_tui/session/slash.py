@@ -31,8 +31,8 @@ def session_commands(session: Session) -> Commands:
         Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
-        Command("init", "[NOTES]", "ask the model to write an AGENTS.md for this repository, or improve the one "
-                "there (its writes are asked as any are)", _runs(_init, session)),
+        Command("init", "[NOTES]", "ask the model to write an AGENTS.md here (commands, layout, conventions) or "
+                "improve it; its write is asked first, as any", _runs(_init, session)),
     ])
     plugins = session.agent_options.get("plugins")
     for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):

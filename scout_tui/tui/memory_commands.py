@@ -40,12 +40,12 @@ def memory_command(app: ScoutApp, which: str) -> None:
 async def _edit_memory(app: ScoutApp, user: bool) -> None:
     from scout_tui.session.memory import load_memory, nearest_file
     from scout_tui.tui.editor import edit_file
-    from scout_tui.widgets.welcome import tilde
+    from scout_tui.widgets.welcome import shown_path
 
     memory = await asyncio.to_thread(load_memory, app.cwd)
     path = nearest_file(memory, user=user)
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)  # ~/.agents may not exist yet
-    shown = tilde(path)
+    shown = shown_path(path, app.cwd)
     try:
         edited = await edit_file(app, path)
     except ScoutError as e:

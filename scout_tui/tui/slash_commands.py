@@ -103,8 +103,8 @@ class SlashCommands(Feature):
                     lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("plan", "[TEXT]", "plan mode: the model explores read-only and proposes a plan for you to approve; "
                     "TEXT is sent as the request", self._plan_command, title="Plan mode"),
-            Command("init", "[NOTES]", "ask the model to write an AGENTS.md for this repository, or improve the one "
-                    "there (its write is asked first, as any)", partial(init_command, self.app), title="Write AGENTS.md"),
+            Command("init", "[NOTES]", "ask the model to write an AGENTS.md here (commands, layout, conventions) or "
+                    "improve it; its write is asked first, as any", partial(init_command, self.app), title="Write AGENTS.md"),
             Command("memory", "[user]", "open the nearest memory file (AGENTS.md), or your own, in $VISUAL/$EDITOR; "
                     "the next request carries it", partial(memory_command, self.app), title="Edit memory file"),
             Command("help", "", "keys and commands", lambda _: self.app.chat.add_notice(self.help_text())),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,18 +31,17 @@ def tilde(path: Path, home: Path | None = None) -> str:
     return "~" if rest == Path(".") else f"~/{rest}"
 
 
+def shown_path(path: Path, cwd: Path, home: Path | None = None) -> str:
+    """A memory file's path as a person reads it here: in ``cwd`` or a folder above it relative
+    to ``cwd`` (``AGENTS.md``, ``../AGENTS.md``), any other as ``tilde`` shows it."""
+    cwd, folder = cwd.resolve(), path.parent.resolve()
+    return os.path.relpath(folder / path.name, cwd) if cwd.is_relative_to(folder) else tilde(path, home)
+
+
 def memory_names(files: Sequence[MemoryFile], cwd: Path, home: Path | None = None) -> list[str]:
-    """The memory files (``memory.memory_files``) as the welcome names them, general first: under
-    ``cwd`` relative to it (``AGENTS.md``), else as ``tilde`` shows them; "(clipped)" after one
-    the budget cut."""
-    names = []
-    for file in files:
-        try:
-            name = str(file.path.relative_to(cwd))
-        except ValueError:
-            name = tilde(file.path, home)
-        names.append(f"{name} (clipped)" if file.clipped else name)
-    return names
+    """The memory files (``memory.memory_files``) as the welcome names them (``shown_path``),
+    general first; "(clipped)" after one the budget cut."""
+    return [f"{shown_path(file.path, cwd, home)}{' (clipped)' if file.clipped else ''}" for file in files]
 
 
 class Welcome(Static):
