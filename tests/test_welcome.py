@@ -48,7 +48,7 @@ async def test_an_empty_session_is_welcomed_with_its_folder_model_and_keys(home_
         text = await welcomed(app, pilot)
         assert "scout ~/project" in text
         assert "anthropic · claude-" in text
-        assert "no AGENTS.md" in text
+        assert "no AGENTS.md: /init writes one" in text
         assert "/help commands" in text and "Ctrl+T sessions and tools" in text
 
 

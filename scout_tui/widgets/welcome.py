@@ -87,7 +87,7 @@ class Welcome(Static):
         elif self.memory:
             read = ("reads ", *_joined([(name, "$text") for name in self.memory], ", "))
         else:
-            read = ("no AGENTS.md (project notes for scout)",)
+            read = ("no AGENTS.md: ", ("/init", "bold $text"), " writes one")
         return Content.assemble(
             ("✻ ", "$accent"), ("scout", "bold $text"), "  ", (self.folder, "bold $text"), "\n",
             *((model, "$text"), " · ") if model else (), *read, "\n",
