@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scout_tui.session.memory import init_prompt
+from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets.approval import ApprovalScreen
 from scout_tui.widgets.chat_messages import Notice, UserMessage
 from tests.app_helpers import SIZE, make_app, send, settle
@@ -43,39 +46,43 @@ def notices(app) -> list[str]:
     return [n.text for n in app.query(Notice)]
 
 
-async def test_memory_opens_the_nearest_file_in_the_editor_and_the_next_request_carries_it(
-        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (project / "AGENTS.md").write_text("OLD-RULE\n")
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, 'echo "EDITED-RULE" >> "$1"'))
-    monkeypatch.delenv("VISUAL", raising=False)
+async def systems_of_two_turns(project: Path, between: Callable[[ScoutApp, Any], Awaitable[None]]) -> tuple[str, str]:
+    """The system prompts (as JSON) of two turns in the app, with ``between(app, pilot)`` done after the first."""
     replies = [Reply(anthropic_stream(["One."])), Reply(anthropic_stream(["Two."]))]
     with LoopbackServer(replies) as server:
         app = make_app(project, server)
         async with app.run_test(size=SIZE) as pilot:
             await send(app, pilot, "first")
             await settle(app, pilot)
-            await send(app, pilot, "/memory")
-            await wait_until(pilot, lambda: any("saved" in text for text in notices(app)), what="the saved notice")
-            assert notices(app)[-1] == "Memory file AGENTS.md saved: the next request carries it."
+            await between(app, pilot)
             await send(app, pilot, "second")
             await settle(app, pilot)
     first, second = (json.dumps(request.json()["system"]) for request in server.requests)
+    return first, second
+
+
+async def test_memory_opens_the_nearest_file_in_the_editor_and_the_next_request_carries_it(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "AGENTS.md").write_text("OLD-RULE\n")
+    monkeypatch.setenv("EDITOR", editor_script(tmp_path, 'echo "EDITED-RULE" >> "$1"'))
+    monkeypatch.delenv("VISUAL", raising=False)
+
+    async def memory(app: ScoutApp, pilot) -> None:
+        await send(app, pilot, "/memory")
+        await wait_until(pilot, lambda: any("saved" in text for text in notices(app)), what="the saved notice")
+        assert notices(app)[-1] == "Memory file AGENTS.md saved: the next request carries it."
+
+    first, second = await systems_of_two_turns(project, memory)
     assert "OLD-RULE" in first and "EDITED-RULE" not in first
     assert "OLD-RULE" in second and "EDITED-RULE" in second
     assert (project / "AGENTS.md").read_text() == "OLD-RULE\nEDITED-RULE\n"
 
 
 async def test_a_memory_file_written_between_turns_is_in_the_next_request(project: Path) -> None:
-    replies = [Reply(anthropic_stream(["One."])), Reply(anthropic_stream(["Two."]))]
-    with LoopbackServer(replies) as server:
-        app = make_app(project, server)
-        async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "first")
-            await settle(app, pilot)
-            (project / "AGENTS.md").write_text("WRITTEN-BY-ANOTHER-PROGRAM\n")
-            await send(app, pilot, "second")
-            await settle(app, pilot)
-    first, second = (json.dumps(request.json()["system"]) for request in server.requests)
+    async def write(app: ScoutApp, pilot) -> None:
+        (project / "AGENTS.md").write_text("WRITTEN-BY-ANOTHER-PROGRAM\n")
+
+    first, second = await systems_of_two_turns(project, write)
     assert "WRITTEN-BY-ANOTHER-PROGRAM" not in first and "WRITTEN-BY-ANOTHER-PROGRAM" in second
 
 

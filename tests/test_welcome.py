@@ -69,28 +69,28 @@ async def test_the_welcome_names_the_person_s_own_agents_md_when_the_project_has
         assert "reads ~/.agents/AGENTS.md" in await welcomed(app, pilot)
 
 
+def in_web(repo: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> ScoutApp:
+    """The app in ``repo/web`` of the git repository ``repo``, ``AGENTS.md`` at its root and a memory file ``name`` in web/."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").write_text("Run the tests with make test.\n")
+    (repo / "web").mkdir()
+    (repo / "web" / name).write_text("Use pnpm.\n")
+    monkeypatch.chdir(repo / "web")
+    return app_in(repo / "web")
+
+
 async def test_from_a_subfolder_the_welcome_names_the_root_s_and_the_subfolder_s_memory_files(
         home_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    subprocess.run(["git", "init", "-q", str(home_project)], check=True)
-    (home_project / "AGENTS.md").write_text("Run the tests with make test.\n")
-    (home_project / "web").mkdir()
-    (home_project / "web" / "CLAUDE.md").write_text("Use pnpm.\n")
-    monkeypatch.chdir(home_project / "web")
-    app = app_in(home_project / "web")
+    app = in_web(home_project, "CLAUDE.md", monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         assert "reads ../AGENTS.md, CLAUDE.md" in await welcomed(app, pilot)
 
 
 async def test_of_more_memory_files_the_welcome_names_the_nearest_and_counts_the_others(
         tmp_home: Path, home_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    subprocess.run(["git", "init", "-q", str(home_project)], check=True)
     (tmp_home / ".agents").mkdir()
     (tmp_home / ".agents" / "AGENTS.md").write_text("x" * (MEMORY_BUDGET + 1))
-    (home_project / "AGENTS.md").write_text("Run the tests with make test.\n")
-    (home_project / "web").mkdir()
-    (home_project / "web" / "AGENTS.md").write_text("Use pnpm.\n")
-    monkeypatch.chdir(home_project / "web")
-    app = app_in(home_project / "web")
+    app = in_web(home_project, "AGENTS.md", monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         assert "reads AGENTS.md and 2 more memory files" in await welcomed(app, pilot)
     names = memory_names(memory_files(home_project / "web"), home_project / "web")
