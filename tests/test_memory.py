@@ -105,6 +105,14 @@ def test_an_import_escaping_the_repository_is_refused_and_said(project, tmp_path
     assert f"[import of {tmp_path / 'secret.md'} refused: outside {project}]" in prompt
 
 
+def test_an_import_through_a_link_leading_out_of_the_repository_is_refused(project, tmp_path):
+    write(tmp_path / "secret.md", "OUTSIDE-TEXT")
+    (project / "notes.md").symlink_to(tmp_path / "secret.md")
+    write(project / "AGENTS.md", "See @notes.md")
+    [file] = memory_files(project)
+    assert "OUTSIDE-TEXT" not in file.text and f"import of {tmp_path / 'secret.md'} refused: outside" in file.text
+
+
 def test_the_person_s_own_file_may_import_from_home(project, tmp_home):
     write(tmp_home / "notes" / "mine.md", "MY-NOTES")
     write(tmp_home / ".agents" / "AGENTS.md", "@~/notes/mine.md")

@@ -276,6 +276,8 @@ def _import_words(text: str) -> Iterator[tuple[int, int, str]]:
     """``(line, block_end, word)`` of each ``@word`` in ``text`` outside code (markdown-it's
     text tokens: code spans, fenced and indented code blocks and HTML are not text), with the
     last line of the paragraph (list item, heading) holding it; lines from 0."""
+    if "@" not in text:
+        return  # most files: no parse
     from markdown_it import MarkdownIt
 
     for token in MarkdownIt("commonmark").parse(text):
