@@ -76,11 +76,11 @@ def test_outside_a_repository_only_the_working_directory_s_file_is_read(tmp_home
 
 def test_an_import_is_inlined_after_its_paragraph_and_not_from_code(project):
     write(project / "docs" / "style.md", "STYLE: tabs, not spaces")
-    write(project / "AGENTS.md", "Read @docs/style.md first.\n\nNot `@docs/code.md` nor:\n\n```\n@docs/fenced.md\n```\n")
+    write(project / "AGENTS.md", "Read @docs/style.md first, with @types/node.\n\nNot `@docs/code.md` nor:\n\n```\n@docs/fenced.md\n```\n")
     write(project / "docs" / "code.md", "CODE-SPAN-TEXT")
     write(project / "docs" / "fenced.md", "FENCED-TEXT")
     [file] = memory_files(project)
-    assert file.text.startswith(f'Read @docs/style.md first.\n<import path="{project / "docs" / "style.md"}">\n'
+    assert file.text.startswith(f'Read @docs/style.md first, with @types/node.\n<import path="{project / "docs" / "style.md"}">\n'
                                 "STYLE: tabs, not spaces\n</import>\n\nNot `@docs/code.md`")
     assert "CODE-SPAN-TEXT" not in file.text and "FENCED-TEXT" not in file.text
     assert file.imports == (project / "docs" / "style.md",) and not file.problems
@@ -171,3 +171,14 @@ def test_print_mode_sends_the_root_s_and_the_subfolder_s_memory_files(repo, env)
     system = json.dumps(server.requests[0].json()["system"])
     assert 0 < system.index("USER-RULES") < system.index("ROOT-RULES") < system.index("PKG-RULES")
     assert json.dumps(f'<memory path="{repo / "pkg" / "CLAUDE.md"}">')[1:-1] in system
+
+
+def test_print_mode_says_an_import_refused_on_stderr(repo, env, tmp_path):
+    git_init(repo)
+    write(tmp_path / "secret.md", "OUTSIDE-TEXT")
+    write(repo / "AGENTS.md", "Rules.\n\nSee @../secret.md\n")
+    with LoopbackServer([Reply(anthropic_stream(["Done."]))]) as server:
+        done = scout(["-p", "hello", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert f"{repo / 'AGENTS.md'}:3: import of {tmp_path / 'secret.md'} refused: outside {repo}" in done.stderr
+    assert "OUTSIDE-TEXT" not in json.dumps(server.requests[0].json())

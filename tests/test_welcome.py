@@ -97,6 +97,17 @@ async def test_of_more_memory_files_the_welcome_names_the_nearest_and_counts_the
     assert names == ["~/.agents/AGENTS.md (clipped)", "../AGENTS.md", "AGENTS.md"]
 
 
+async def test_an_import_refused_is_said_below_the_welcome(tmp_home: Path, home_project: Path) -> None:
+    (tmp_home / "notes.md").write_text("Mine.\n")
+    (home_project / "AGENTS.md").write_text("Style: @../notes.md, and use @types/node\n")
+    app = app_in(home_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await welcomed(app, pilot)
+        await wait_until(pilot, lambda: app.query(Notice), what="the notice")
+        assert [n.text for n in app.query(Notice)] == [
+            f"{home_project / 'AGENTS.md'}:1: import of {tmp_home / 'notes.md'} refused: outside {home_project}"]
+
+
 async def test_the_welcome_goes_with_the_first_prompt(home_project: Path) -> None:
     with LoopbackServer([Reply(anthropic_stream(["Hello."]))]) as server:
         app = make_app(home_project, server)

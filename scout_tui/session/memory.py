@@ -44,7 +44,7 @@ class MemoryFile:
             was left of ``MEMORY_BUDGET`` ("" when none was).
         length: the characters of that text before the cut.
         imports: the files its ``@path`` imports inlined (nested ones too), in order.
-        problems: imports refused or not found, each naming the file and line that asked.
+        problems: imports refused, each naming the file and line that asked.
     """
 
     path: Path
@@ -152,7 +152,7 @@ def expand(path: Path, boundary: Path, depth: int = 0, chain: tuple[Path, ...] =
     (list item, heading) naming ``@some/file``, that file's text (expanded the same way) in
     ``<import path="…">`` tags. An import is a whitespace-led ``@`` word outside code spans and
     code blocks, relative to the importing file's folder (``~/`` the home folder, or absolute);
-    a word naming no file is left as it is (``@alice``). Refused, with a note in the text and in
+    a word naming no file is left as it is (``@alice``, ``@types/node``). Refused, with a note in the text and in
     the problems: a file outside ``boundary`` (the repository for a project's file, the home
     folder for the person's), one already being imported (a cycle), one more than
     ``IMPORT_DEPTH`` hops deep.
@@ -170,10 +170,7 @@ def expand(path: Path, boundary: Path, depth: int = 0, chain: tuple[Path, ...] =
     after: dict[int, list[str]] = {}
     for line, end, word in _import_words(text):
         target = _target(word, path.parent)
-        if target is None:
-            if "/" in word.rstrip(_TRAILING):
-                problem = f"{path}:{line + 1}: @{word.rstrip(_TRAILING)} names no file"
-                problems.append(problem)
+        if target is None:  # "@alice", "@types/node": words, as Claude Code leaves them
             continue
         note = None
         resolved = target.resolve()

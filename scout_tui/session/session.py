@@ -190,11 +190,14 @@ class Session:
 
     def agent_notes(self) -> list[str]:
         """What a run says once its agent is built: the permission rules' notes and the rules
-        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``)."""
+        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``), the agent files'
+        problems, and the memory files' imports refused (``MemoryFile.problems``)."""
         agent = self.ensure_agent()
+        memory = [problem for file in (self.memory.files if self.memory else ()) for problem in file.problems]
         if agent.permissions is None:
-            return list(self.agent_problems)
-        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems]
+            return [*self.agent_problems, *memory]
+        return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems,
+                *memory]
 
     # -- the permission mode -----------------------------------------------------------------
 

@@ -124,17 +124,22 @@ class Sessions(Feature):
     async def _welcome(self) -> None:
         """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
         the memory files are read in a thread (``memory.memory_files``, what the system prompt
-        carries), and the model shown is the status bar's, as it becomes known."""
+        carries; an import refused is said below), and the model shown is the
+        status bar's, as it becomes known."""
         from scout_tui.widgets.welcome import Welcome, memory_names, tilde
 
-        def memory() -> list[str]:
+        def memory() -> tuple[list[str], list[str]]:
             with urgency.yielding():
                 from scout_tui.session.memory import memory_files
 
-            return memory_names(memory_files(self.app.cwd), self.app.cwd)
+            files = memory_files(self.app.cwd)
+            return memory_names(files, self.app.cwd), [problem for file in files for problem in file.problems]
 
-        welcome = Welcome(tilde(self.app.cwd), await asyncio.to_thread(memory))
+        names, problems = await asyncio.to_thread(memory)
+        welcome = Welcome(tilde(self.app.cwd), names)
         if self.app.chat.show_welcome(welcome):
+            for problem in problems:
+                self.app.chat.add_notice(problem, "error")
             status = self.app.status
             for name in ("provider", "model"):
                 welcome.watch(status, name, lambda _: welcome.set_model(status.provider, status.model))
