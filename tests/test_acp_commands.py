@@ -158,3 +158,18 @@ async def test_cost_shows_the_sessions_spending_by_model(repo, env):
     report = said(client, session.session_id)[-1]
     assert report.startswith("**What this session cost: ")
     assert "| claude-sonnet-4-5 | 1 |" in report and "| ● say hello | 2 |" in report
+
+
+async def test_init_is_a_prompt_asking_for_agents_md_and_leaves_the_mode_as_it_was(repo, env):
+    from scout_tui.session.memory import init_prompt
+
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["I will look."]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            done = await conn.prompt(session_id=session.session_id, prompt=text("/init keep it short"))
+    assert done.stop_reason == "end_turn"
+    [message] = server.requests[0].json()["messages"]
+    assert message["content"][0]["text"] == init_prompt(repo, "keep it short")
+    assert not [u for u in client.of(session.session_id) if u.session_update == "current_mode_update"]
+    assert said(client, session.session_id)[-1] == "I will look."

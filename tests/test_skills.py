@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from scout_tui.core.errors import ScoutError
-from scout_tui.session.prompt import AGENTS_MD_LIMIT, system_prompt
+from scout_tui.session.memory import MEMORY_BUDGET
+from scout_tui.session.prompt import system_prompt
 from scout_tui.extensions.skills import discover_skills, parse_front_matter, skill_tool
 from scout_tui.tools import Registry, ToolContext
 
@@ -119,16 +120,16 @@ def test_no_skills_means_no_skills_section(tmp_home, workdir):
     assert "Skills" not in system_prompt(workdir, ["read"])
 
 
-def test_agents_md_of_the_working_directory_is_used_and_named(tmp_home, workdir):
-    write(tmp_home / ".agents" / "AGENTS.md", "user rules")
+def test_agents_md_of_the_working_directory_and_the_user_s_own_are_used_and_named(tmp_home, workdir):
+    user_file = write(tmp_home / ".agents" / "AGENTS.md", "user rules")
     write(workdir / "AGENTS.md", "project rules")
     prompt = system_prompt(workdir, [])
-    assert f"instructions from {workdir / 'AGENTS.md'}" in prompt
-    assert "project rules" in prompt and "user rules" not in prompt
+    assert f'<memory path="{workdir / "AGENTS.md"}">\nproject rules' in prompt
+    assert f'<memory path="{user_file}" scope="user">\nuser rules' in prompt
 
 
-def test_agents_md_falls_back_to_the_users_file(tmp_home, workdir):
-    user_file = write(tmp_home / ".agents" / "AGENTS.md", "always run the tests\n" + "x" * AGENTS_MD_LIMIT)
+def test_the_user_s_own_agents_md_alone_is_used_and_clipped(tmp_home, workdir):
+    user_file = write(tmp_home / ".agents" / "AGENTS.md", "always run the tests\n" + "x" * MEMORY_BUDGET)
     prompt = system_prompt(workdir, [])
-    assert f"instructions from {user_file}:\n<agents_md>\nalways run the tests" in prompt
-    assert f"[{user_file} clipped at {AGENTS_MD_LIMIT} characters]" in prompt
+    assert f'<memory path="{user_file}" scope="user">\nalways run the tests' in prompt
+    assert f"[... clipped at {MEMORY_BUDGET:,} characters of {user_file}" in prompt

@@ -1,5 +1,5 @@
 """The welcome of an empty session (``widgets/welcome.py``): the folder, the model, the
-instructions file read, the keys to start with; gone with the first prompt, absent from a
+memory files read, the keys to start with; gone with the first prompt, absent from a
 session opened with its messages.
 
 Update the snapshots after an intended visual change with
@@ -8,6 +8,7 @@ Update the snapshots after an intended visual change with
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from scout_tui.config.layers import load_config
 from scout_tui.session.runtime import SETUP_HELP
 from scout_tui.store.event_log import Store
 from scout_tui.widgets.chat_messages import Notice, UserMessage
-from scout_tui.widgets.welcome import Welcome, tilde
+from scout_tui.session.memory import MEMORY_BUDGET, memory_files
+from scout_tui.widgets.welcome import Welcome, memory_names, tilde
 from tests.app_helpers import SIZE, conversation, make_app, send, settle, steady
 from tests.conftest import wait_until
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -46,7 +48,7 @@ async def test_an_empty_session_is_welcomed_with_its_folder_model_and_keys(home_
         text = await welcomed(app, pilot)
         assert "scout ~/project" in text
         assert "anthropic · claude-" in text
-        assert "no AGENTS.md" in text
+        assert "no AGENTS.md: /init writes one" in text
         assert "/help commands" in text and "Ctrl+T sessions and tools" in text
 
 
@@ -65,6 +67,45 @@ async def test_the_welcome_names_the_person_s_own_agents_md_when_the_project_has
     app = app_in(home_project)
     async with app.run_test(size=SIZE) as pilot:
         assert "reads ~/.agents/AGENTS.md" in await welcomed(app, pilot)
+
+
+def in_web(repo: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> ScoutApp:
+    """The app in ``repo/web`` of the git repository ``repo``, ``AGENTS.md`` at its root and a memory file ``name`` in web/."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").write_text("Run the tests with make test.\n")
+    (repo / "web").mkdir()
+    (repo / "web" / name).write_text("Use pnpm.\n")
+    monkeypatch.chdir(repo / "web")
+    return app_in(repo / "web")
+
+
+async def test_from_a_subfolder_the_welcome_names_the_root_s_and_the_subfolder_s_memory_files(
+        home_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = in_web(home_project, "CLAUDE.md", monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "reads ../AGENTS.md, CLAUDE.md" in await welcomed(app, pilot)
+
+
+async def test_of_more_memory_files_the_welcome_names_the_nearest_and_counts_the_others(
+        tmp_home: Path, home_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_home / ".agents").mkdir()
+    (tmp_home / ".agents" / "AGENTS.md").write_text("x" * (MEMORY_BUDGET + 1))
+    app = in_web(home_project, "AGENTS.md", monkeypatch)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "reads AGENTS.md and 2 more memory files" in await welcomed(app, pilot)
+    names = memory_names(memory_files(home_project / "web"), home_project / "web")
+    assert names == ["~/.agents/AGENTS.md (clipped)", "../AGENTS.md", "AGENTS.md"]
+
+
+async def test_an_import_refused_is_said_below_the_welcome(tmp_home: Path, home_project: Path) -> None:
+    (tmp_home / "notes.md").write_text("Mine.\n")
+    (home_project / "AGENTS.md").write_text("Style: @../notes.md, and use @types/node\n")
+    app = app_in(home_project)
+    async with app.run_test(size=SIZE) as pilot:
+        await welcomed(app, pilot)
+        await wait_until(pilot, lambda: app.query(Notice), what="the notice")
+        assert [n.text for n in app.query(Notice)] == [
+            f"{home_project / 'AGENTS.md'}:1: import of {tmp_home / 'notes.md'} refused: outside {home_project}"]
 
 
 async def test_the_welcome_goes_with_the_first_prompt(home_project: Path) -> None:

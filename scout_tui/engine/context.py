@@ -132,6 +132,11 @@ class ContextWindow:
         """A turn begins: an automatic summary that failed in the last one may be tried again."""
         self._summary_failed = False
 
+    def use_system(self, system: str) -> None:
+        """Send ``system`` as the system prompt from the next request on (the memory files
+        changed: ``Session.refresh_memory``); the overhead estimate follows."""
+        self.system, self._overhead = system, None
+
     def use_model(self, context_window: int | None) -> None:
         """The next request goes to another model (``Agent.use_backend``), whose window is
         ``context_window`` tokens (None: unknown): what was learnt of the old model's tokenizer

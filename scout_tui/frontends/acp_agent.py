@@ -263,11 +263,11 @@ class ScoutAcpAgent:
         text, notes = prompt_text(prompt, session.cwd)
         if not text.strip():
             raise _error(f"the prompt has no text to send ({'; '.join(notes) or 'it is empty'})", -32602)
+        mode = session.modes().current_mode_id
         if (parsed := session.commands.parse(text)) is not None and (planned := await command_prompt(session.session, parsed)):
-            if not parsed.command or not parsed.command.sends:  # /plan PROMPT: plan mode, then the prompt
-                await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update",
-                                                               current_mode_id="plan"))
-            text = planned
+            text = planned  # /plan PROMPT: plan mode, then the prompt; /init, a markdown command: its prompt
+            if (now := session.modes().current_mode_id) != mode:
+                await self._send(session.id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=now))
         if (parsed := session.commands.parse(text)) is not None and parsed.command is not None:
             await self._tell(session)
             session.turn = asyncio.create_task(self._command(session, parsed))

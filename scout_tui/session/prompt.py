@@ -1,4 +1,5 @@
-"""The system prompt: who the assistant is, its tools, where it runs, skills, plugin texts and AGENTS.md."""
+"""The system prompt: who the assistant is, its tools, where it runs, skills, plugin texts and the
+memory files (``memory.py``: AGENTS.md from the repository root down, CLAUDE.md, imports)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scout_tui.extensions.skills import DESCRIPTION_LIMIT, Skill, clip_description
-
-AGENTS_MD_LIMIT = 8000  # characters of AGENTS.md included
-
-
-def agents_md(cwd: Path, home: Path | None = None) -> Path | None:
-    """The instructions file to include: ``cwd/AGENTS.md``, else ``home/.agents/AGENTS.md``
-    (``home`` defaults to ``Path.home()``), else None."""
-    home = Path.home() if home is None else home
-    for path in (cwd / "AGENTS.md", home / ".agents" / "AGENTS.md"):
-        if path.is_file():
-            return path
-    return None
+from scout_tui.session.memory import Memory, load_memory
 
 
 def system_prompt(
@@ -30,6 +20,7 @@ def system_prompt(
     skills: Sequence[Skill] = (),
     extra: Sequence[str] = (),
     home: Path | None = None,
+    memory: Memory | None = None,
 ) -> str:
     """The system prompt for a session in ``cwd`` offering ``tool_names``.
 
@@ -37,10 +28,11 @@ def system_prompt(
         skills: listed by name and description only (each description cut to
             ``skills.DESCRIPTION_LIMIT`` characters); the ``skill`` tool loads a body.
         extra: texts plugins added with ``api.prompt``, each its own paragraph, in order.
-        home: where ``~/.agents/AGENTS.md`` is looked for (default ``Path.home()``).
+        home: where the person's own memory file is looked for (default ``Path.home()``).
+        memory: the memory files, read (None: ``memory.load_memory(cwd, home)``, read now).
 
-    Includes the first ``AGENTS_MD_LIMIT`` characters of ``agents_md(cwd, home)`` and names the
-    file it came from.
+    Ends with the memory files' section (``Memory.prompt_text``: each file named, the cut by
+    ``memory.MEMORY_BUDGET`` said), so that ``memory.with_memory`` can replace it.
     """
     today = today or _dt.date.today()
     parts = [
@@ -60,11 +52,7 @@ def system_prompt(
             lines.append(f"- {skill.name}: {text}" if text else f"- {skill.name}")
         parts.append("\n".join(lines))
     parts.extend(text.strip() for text in extra if text and text.strip())
-    agents = agents_md(cwd, home)
-    if agents is not None:
-        text = agents.read_text(encoding="utf-8", errors="replace")
-        clipped = text[:AGENTS_MD_LIMIT]
-        note = "" if len(text) <= AGENTS_MD_LIMIT else f"\n[{agents} clipped at {AGENTS_MD_LIMIT} characters]"
-        whose = "Project" if agents.parent == cwd else "The user's own"
-        parts.append(f"{whose} instructions from {agents}:\n<agents_md>\n{clipped}\n</agents_md>{note}")
+    memory = memory if memory is not None else load_memory(cwd, home)
+    if memory.prompt_text:
+        parts.append(memory.prompt_text)
     return "\n\n".join(parts)

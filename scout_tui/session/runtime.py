@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from scout_tui.tools.base import Tool
     from scout_tui.mcp.client import McpClient
     from scout_tui.extensions.plugins import Plugins
+    from scout_tui.session.memory import Memory
 
 SETUP_HELP = """\
 **No API key is configured**, so scout can't reach a model yet. Pick one:
@@ -227,6 +228,7 @@ def build_agent(
     extra_tools: Sequence[Tool] = (),
     keep_tools: Callable[[str], bool] | None = None,
     preamble: str = "",
+    memory: Memory | None = None,
 ) -> Agent:
     """An Agent for ``config`` working in ``cwd``.
 
@@ -244,7 +246,8 @@ def build_agent(
     and whose header values and credential-like env values are redacted like keys.
     ``extra_tools`` join after those (the session's ``task`` tool); ``keep_tools`` says which
     names the agent may have at all (``Registry.keep``; None: every one: a subagent's are its
-    agent's); ``preamble`` goes first in the system prompt (a subagent's own prompt).
+    agent's); ``preamble`` goes first in the system prompt (a subagent's own prompt); ``memory``
+    the memory files, last in it (None: ``memory.load_memory(cwd)``, read now).
     First the provider key variables leave this process's environment (``keys.withhold``); the
     agent redacts every known key (``keys.secrets``) from what it passes on.
 
@@ -276,7 +279,7 @@ def build_agent(
     for tool in extra_tools:
         tools.add(tool)
     system = system_prompt(cwd, list(tools.tools), skills=(skills or ()) if "skill" in tools.tools else (),
-                           extra=plugins.prompts if plugins is not None else ())
+                           extra=plugins.prompts if plugins is not None else (), memory=memory)
     if preamble:
         system = f"{preamble.strip()}\n\n{system}"
     return Agent(backend, tools, AgentSettings(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from scout_tui.extensions.hook_config import HookSettings
     from scout_tui.extensions.hooks import Hooks
     from scout_tui.extensions.plugins import Plugins
+    from scout_tui.session.memory import Memory
     from scout_tui.session.planning import FreshContext
     from scout_tui.tools.approvals import PlanReviewer
     from scout_tui.mcp.client import McpClient
@@ -119,6 +120,8 @@ class Session:
         self.recording: Event | None = None
         """The event being given to the bus by ``record`` (a front end that also listens on the
         bus for plugins' events shows this one itself)."""
+        self.memory: Memory | None = None
+        """The memory files the agent's system prompt carries (read with the agent; ``refresh_memory``)."""
 
     # -- what it holds ---------------------------------------------------------------------
 
@@ -157,18 +160,21 @@ class Session:
     def ensure_agent(self) -> Agent:
         """The agent, built with ``runtime.build_agent(config, cwd, **agent_options)`` on first
         use (imports the engine: from a thread in the TUI), with the summary in force, the
-        session's cache key and prompt strategies, the ``task`` tool (``subagents.subagent_tools``),
-        the hooks (``session_hooks.attach_hooks``) and, in plan mode, ``exit_plan``. Called from an event loop and from threads (the
+        session's cache key and prompt strategies, the memory files (``memory.load_memory``), the
+        ``task`` tool (``subagents.subagent_tools``), the hooks (``session_hooks.attach_hooks``) and, in plan
+        mode, ``exit_plan``. Called from an event loop and from threads (the
         TUI's context estimate): a lock keeps two callers from each building one, where the
         second would replace the agent a turn is running."""
         with self._agent_lock:
             if self.agent is None:
+                from scout_tui.session.memory import load_memory
                 from scout_tui.session.runtime import build_agent
                 from scout_tui.session.subagents import subagent_tools
 
                 options = {k: v for k, v in self.agent_options.items() if k != "review_plan"}
+                self.memory = load_memory(self.cwd)
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
-                                    mcp=self.mcp, extra_tools=subagent_tools(self), **options)
+                                    mcp=self.mcp, extra_tools=subagent_tools(self), memory=self.memory, **options)
                 agent.window.strategies = self.strategies
                 from scout_tui.session.session_hooks import attach_hooks
 
@@ -196,14 +202,16 @@ class Session:
 
     def agent_notes(self) -> list[str]:
         """What a run says once its agent is built: the permission rules' notes and the rules
-        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``), the agent files' and
-        the hooks' (``HookSettings.said``)."""
+        that name unknown tools (``Policy.notes``, ``Policy.unknown_tools``), the agent files'
+        problems, the memory files' imports refused (``MemoryFile.problems``) and the hooks'
+        (``HookSettings.said``)."""
         agent = self.ensure_agent()
+        memory = [problem for file in (self.memory.files if self.memory else ()) for problem in file.problems]
         hooks = self.hook_settings.said() if self.hook_settings is not None and self.depth == 1 else []
         if agent.permissions is None:
-            return [*self.agent_problems, *hooks]
+            return [*self.agent_problems, *memory, *hooks]
         return [*agent.permissions.notes, *agent.permissions.unknown_tools(agent.tools.tools), *self.agent_problems,
-                *hooks]
+                *memory, *hooks]
 
     # -- the permission mode -----------------------------------------------------------------
 
@@ -239,7 +247,8 @@ class Session:
         then (``offer_mcp_tools``). Cancelled (Esc, Ctrl+C, ``session/cancel``, a signal): the
         turn is closed validly (``Agent.interrupt``) and what it changed checkpointed, both
         recorded (a second cancel does not stop that) and kept for the front end to show
-        (``interrupt_events``), then CancelledError goes on. A front end whose own code between
+        (``interrupt_events``), then CancelledError goes on. A memory file written since the
+        last turn (``/memory``, ``/init``, an editor) is in its system prompt (``refresh_memory``). A front end whose own code between
         two events may be cancelled iterates in ``contextlib.aclosing``: closing the iterator
         closes the turn the same way. A prompt goes through the hooks first
         (``session_hooks.submitted``): one a hook blocks ends the turn with the notice saying why."""
@@ -247,6 +256,7 @@ class Session:
 
         agent = self.ensure_agent()
         agent.cache_key = await self.stored()
+        await self.refresh_memory()
         self.closing = []
         if content is not None:
             content, notices = await submitted(self, content)
@@ -277,6 +287,20 @@ class Session:
                     await asyncio.shield(closing)
             closing.result()
             raise
+
+    async def refresh_memory(self) -> bool:
+        """Read the memory files again when one was written, created or removed since the agent's
+        system prompt took them (``Memory.changed``, in a thread), and send the new text from the
+        next request on (``memory.with_memory``). Returns whether the system prompt changed."""
+        from scout_tui.session.memory import load_memory, with_memory
+
+        old, agent = self.memory, self.agent
+        if old is None or agent is None or not await asyncio.to_thread(old.changed):
+            return False
+        new = await asyncio.to_thread(load_memory, old.cwd, old.home)
+        agent.window.use_system(with_memory(agent.window.system, old, new))
+        self.memory = new
+        return True
 
     async def _run(self, agent: Agent, content: list[dict] | None) -> AsyncGenerator[Event, None]:
         """THE place that runs ``agent.run``: each event recorded, then yielded; the MCP tools

@@ -1,9 +1,10 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``, ``/plan [prompt]``
-the markdown commands (``md_commands``: their run gives the prompt to send, ``command_prompt``)
-and the plugins' commands. Each other returns the Markdown that says what it did; another ``/word`` is a prompt for the
-model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``,
+``/plan [prompt]``, ``/init``, the markdown commands (``md_commands``) and the plugins' commands. Each
+returns the Markdown that says what it did, except those that become a prompt (``command_prompt``:
+``/plan PROMPT``, ``/init``, a markdown command); another ``/word`` is a prompt for the model. The work
+is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def session_commands(session: Session, warn: Callable[[str], None] = lambda text
                 _runs(_hooks, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
+        Command("init", "[NOTES]", "ask the model to write an AGENTS.md here (commands, layout, conventions) or "
+                "improve it; its write is asked first, as any", _runs(_init, session)),
     ])
     found, problems = discover_commands(session.cwd)
     for problem in problems:
@@ -59,18 +62,23 @@ def markdown_command(markdown: MarkdownCommand, run: Callable[[str], object]) ->
 
 
 async def command_prompt(session: Session, parsed: Parsed) -> str | None:
-    """The prompt a command line sends, or None when it is a command like the others: for
-    ``/plan PROMPT``, plan mode switched on (``Session.set_permission_mode``) and PROMPT; for a
-    markdown command, its expansion (``expand_command``)."""
-    command = parsed.command
-    if command is None:
+    """The prompt a command becomes, to send as the turn's prompt: for ``/plan PROMPT``, PROMPT,
+    plan mode switched on (``Session.set_permission_mode``); for ``/init [NOTES]``, the prompt
+    asking for an AGENTS.md (``memory.init_prompt``); for a markdown command, its expansion
+    (``expand_command``). None for any other line (``/plan`` alone is a command like the others),
+    and for a plugin's command of those names."""
+    if parsed.command is not None and parsed.command.sends:
+        return await parsed.command.run(parsed.args)  # type: ignore[misc]  # a sending command's run is async
+    if parsed.command is None or parsed.command.owner != "scout-tui":
         return None
-    if command.sends:
-        return await command.run(parsed.args)  # type: ignore[misc]  # a sending command's run is async
-    if command.name != "plan" or not parsed.args or command.owner != "scout-tui":
-        return None
-    session.set_permission_mode("plan")
-    return parsed.args
+    if parsed.command.name == "plan" and parsed.args:
+        session.set_permission_mode("plan")
+        return parsed.args
+    if parsed.command.name == "init":
+        from scout_tui.session.memory import init_prompt
+
+        return init_prompt(session.cwd, parsed.args)
+    return None
 
 
 async def expand_command(session: Session, markdown: MarkdownCommand, args: str) -> str:
@@ -157,6 +165,14 @@ async def _plan(session: Session, _: str) -> str:
     session.set_permission_mode("plan")
     return ("Plan mode: only read-only tools run; the model explores and proposes a plan with exit_plan for you to "
             f"approve. Approving it goes back to {session.mode_before_plan} mode.")
+
+
+async def _init(session: Session, notes: str) -> str:
+    """``/init`` run as a command, by a front end that did not ask ``command_prompt`` first (both
+    of scout-tui's do): what it would send, for the person to send themselves."""
+    from scout_tui.session.memory import init_prompt
+
+    return f"`/init` is a prompt for the model; send this:\n\n{init_prompt(session.cwd, notes)}"
 
 
 async def _cost(session: Session, _: str) -> str:

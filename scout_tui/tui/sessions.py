@@ -123,19 +123,23 @@ class Sessions(Feature):
 
     async def _welcome(self) -> None:
         """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
-        the instructions file is looked for in a thread (``prompt.agents_md``, the one the
-        system prompt reads), and the model shown is the status bar's, as it becomes known."""
-        from scout_tui.widgets.welcome import Welcome, tilde
+        the memory files are read in a thread (``memory.memory_files``, what the system prompt
+        carries; an import refused is said below), and the model shown is the
+        status bar's, as it becomes known."""
+        from scout_tui.widgets.welcome import Welcome, memory_names, tilde
 
-        def instructions() -> str | None:
+        def memory() -> tuple[list[str], list[str]]:
             with urgency.yielding():
-                from scout_tui.session.prompt import agents_md
+                from scout_tui.session.memory import memory_files
 
-            found = agents_md(self.app.cwd)
-            return None if found is None else found.name if found.parent == self.app.cwd else tilde(found)
+            files = memory_files(self.app.cwd)
+            return memory_names(files, self.app.cwd), [problem for file in files for problem in file.problems]
 
-        welcome = Welcome(tilde(self.app.cwd), await asyncio.to_thread(instructions))
+        names, problems = await asyncio.to_thread(memory)
+        welcome = Welcome(tilde(self.app.cwd), names)
         if self.app.chat.show_welcome(welcome):
+            for problem in problems:
+                self.app.chat.add_notice(problem, "error")
             status = self.app.status
             for name in ("provider", "model"):
                 welcome.watch(status, name, lambda _: welcome.set_model(status.provider, status.model))

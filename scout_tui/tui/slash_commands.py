@@ -16,6 +16,7 @@ from scout_tui.config.layers import PERMISSION_MODES
 from scout_tui.core.errors import ScoutError
 from scout_tui.tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tui.feature import Feature, feature_work
+from scout_tui.tui.memory_commands import init_command, memory_command
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
@@ -106,6 +107,10 @@ class SlashCommands(Feature):
                     lambda _: self.review_plugins(), title="Trust project plugins"),
             Command("plan", "[TEXT]", "plan mode: the model explores read-only and proposes a plan for you to approve; "
                     "TEXT is sent as the request", self._plan_command, title="Plan mode"),
+            Command("init", "[NOTES]", "ask the model to write an AGENTS.md here (commands, layout, conventions) or "
+                    "improve it; its write is asked first, as any", partial(init_command, self.app), title="Write AGENTS.md"),
+            Command("memory", "[user]", "open the nearest memory file (AGENTS.md), or your own, in $VISUAL/$EDITOR; "
+                    "the next request carries it", partial(memory_command, self.app), title="Edit memory file"),
             Command("help", "", "keys and commands", lambda _: self.app.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.app.exit(), aliases=("exit",)),
         ]

@@ -1,7 +1,7 @@
 """A text edited in the person's own editor: ``$VISUAL``, else ``$EDITOR``, else ``vi``, as
 git chooses it (``git var GIT_EDITOR``; git runs the value through the shell, here it is split
 with ``shlex``, so ``code --wait`` or ``emacs -nw`` work and no shell runs). The composer's
-Ctrl+G (``Composer.action_edit_in_editor``).
+Ctrl+G (``Composer.action_edit_in_editor``) and ``/memory`` (``edit_path``).
 
 The text goes to a temporary ``.md`` file (with a final newline, as a text file has and as
 editors write), the editor runs on it with the terminal handed
@@ -66,23 +66,14 @@ async def edit_in_editor(app: App, text: str) -> Edited:
     the reason) when the command cannot be read or run, the editor exits non-zero, the file is
     gone, or it is not UTF-8. The temporary file is removed in any case.
     """
-    try:
-        command = editor_command()
-    except ValueError as e:
-        return Edited(None, str(e))
-    shown = shlex.join(command)
     handle, name = tempfile.mkstemp(prefix="scout-prompt-", suffix=".md")
     path = Path(name)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:  # a draft: a few kB at most
             file.write(f"{text}\n" if text and not text.endswith("\n") else text)  # a text file's lines end with one
-        try:
-            status, said = await _run(app, [*command, str(path)])
-        except OSError as e:
-            return Edited(None, f"The editor `{shown}` could not be run ({e.strerror or e}): set $VISUAL or $EDITOR.")
-        if status != 0:
-            why = f": {said}" if said else ""
-            return Edited(None, f"The editor `{shown}` exited with status {status}{why}.")
+        if problem := await edit_path(app, path):
+            return Edited(None, problem)
+        shown = shlex.join(editor_command())
         try:
             edited = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
@@ -92,6 +83,24 @@ async def edit_in_editor(app: App, text: str) -> Edited:
         return Edited(edited.rstrip("\n"))
     finally:
         path.unlink(missing_ok=True)
+
+
+async def edit_path(app: App, path: Path) -> str:
+    """Open ``path`` in the person's editor (``editor_command``) as ``edit_in_editor`` does, and
+    wait for it to close: "" when it exited with status 0, else the sentence saying why not (the
+    command cannot be read or run, or its exit status and last line of stderr)."""
+    try:
+        command = editor_command()
+    except ValueError as e:
+        return str(e)
+    shown = shlex.join(command)
+    try:
+        status, said = await _run(app, [*command, str(path)])
+    except OSError as e:
+        return f"The editor `{shown}` could not be run ({e.strerror or e}): set $VISUAL or $EDITOR."
+    if status != 0:
+        return f"The editor `{shown}` exited with status {status}" + (f": {said}." if said else ".")
+    return ""
 
 
 async def _run(app: App, argv: list[str]) -> tuple[int, str]:

@@ -1,14 +1,23 @@
-"""The welcome at the top of an empty session: the folder, the model, whether an instructions
-file is read, and where to start (``/help``, Ctrl+T, ``@``). It goes with the first prompt."""
+"""The welcome at the top of an empty session: the folder, the model, the memory files read
+(AGENTS.md…), and where to start (``/help``, Ctrl+T, ``@``). It goes with the first prompt."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.widgets import Static
 
 from ..core.text import one_line
+
+if TYPE_CHECKING:
+    from scout_tui.session.memory import MemoryFile
+
+SHOWN_FILES = 2
+"""The memory files the welcome names; of more, the nearest and how many others."""
 
 
 def tilde(path: Path, home: Path | None = None) -> str:
@@ -22,12 +31,26 @@ def tilde(path: Path, home: Path | None = None) -> str:
     return "~" if rest == Path(".") else f"~/{rest}"
 
 
+def shown_path(path: Path, cwd: Path, home: Path | None = None) -> str:
+    """A memory file's path as a person reads it here: in ``cwd`` or a folder above it relative
+    to ``cwd`` (``AGENTS.md``, ``../AGENTS.md``), any other as ``tilde`` shows it."""
+    cwd, folder = cwd.resolve(), path.parent.resolve()
+    return os.path.relpath(folder / path.name, cwd) if cwd.is_relative_to(folder) else tilde(path, home)
+
+
+def memory_names(files: Sequence[MemoryFile], cwd: Path, home: Path | None = None) -> list[str]:
+    """The memory files (``memory.memory_files``) as the welcome names them (``shown_path``),
+    general first; "(clipped)" after one the budget cut."""
+    return [f"{shown_path(file.path, cwd, home)}{' (clipped)' if file.clipped else ''}" for file in files]
+
+
 class Welcome(Static):
     """The welcome of an empty session, three lines in a frame:
 
     - ``scout`` and the folder (``tilde``);
-    - the provider and model (``set_model``, as the status bar shows them), and the instructions
-      file read (``instructions``, e.g. ``AGENTS.md`` or ``~/.agents/AGENTS.md``) or that none is;
+    - the provider and model (``set_model``, as the status bar shows them), and the memory files
+      read (``memory``, e.g. ``~/.agents/AGENTS.md, AGENTS.md``; of more than ``SHOWN_FILES``, the
+      nearest and how many others) or that none is;
     - the keys to start with.
 
     Setting up a provider is not its business: without a key, the notice below it says how.
@@ -43,11 +66,11 @@ class Welcome(Static):
     }
     """
 
-    def __init__(self, folder: str, instructions: str | None) -> None:
+    def __init__(self, folder: str, memory: Sequence[str]) -> None:
         super().__init__()
         self.folder = folder
-        self.instructions = instructions
-        """The instructions file read, as shown (None: none is)."""
+        self.memory = list(memory)
+        """The memory files read, as shown (``memory_names``), general first."""
         self.provider = self.model = ""
 
     def set_model(self, provider: str, model: str) -> None:
@@ -58,13 +81,23 @@ class Welcome(Static):
     def render(self) -> Content:
         model = " · ".join(part for part in (one_line(self.provider, 30), one_line(self.model, 60)) if part)
         read: tuple[str | tuple[str, str], ...]
-        if self.instructions:
-            read = ("reads ", (self.instructions, "$text"))
+        if len(self.memory) > SHOWN_FILES:
+            others = len(self.memory) - 1
+            read = ("reads ", (self.memory[-1], "$text"), f" and {others} more memory file{'s' * (others > 1)}")
+        elif self.memory:
+            read = ("reads ", *_joined([(name, "$text") for name in self.memory], ", "))
         else:
-            read = ("no AGENTS.md (project notes for scout)",)
+            read = ("no AGENTS.md: ", ("/init", "bold $text"), " writes one")
         return Content.assemble(
             ("✻ ", "$accent"), ("scout", "bold $text"), "  ", (self.folder, "bold $text"), "\n",
             *((model, "$text"), " · ") if model else (), *read, "\n",
             ("/help", "bold $text"), " commands · ", ("Ctrl+T", "bold $text"), " sessions and tools · ",
             ("@", "bold $text"), " attaches a file",
         )
+
+
+def _joined(parts: list[tuple[str, str]], separator: str) -> list[str | tuple[str, str]]:
+    joined: list[str | tuple[str, str]] = []
+    for part in parts:
+        joined += [separator, part] if joined else [part]
+    return joined
