@@ -85,6 +85,27 @@ async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_
     assert any(m.startswith("Compacted. Summarises messages 0–") and "Ship the parser fix." in m for m in told)
 
 
+async def test_compact_fires_the_pre_compact_hooks_with_its_focus(repo, env, tmp_path):
+    import sys
+    from pathlib import Path
+
+    seen = tmp_path / "precompact.json"
+    config = Path(env["XDG_CONFIG_HOME"]) / "scout" / "scout.toml"
+    config.parent.mkdir(parents=True)
+    hook = f"{sys.executable} -c \"import sys; open({str(seen)!r}, 'w').write(sys.stdin.read())\""
+    config.write_text(f"[[hooks.PreCompact]]\ncommand = {json.dumps(hook)}\n")
+    client = RecordingClient()
+    with LoopbackServer(handler=long_answers(Reply(anthropic_stream([SUMMARY])))) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await a_long_conversation(conn, session.session_id)
+            done = await conn.prompt(session_id=session.session_id, prompt=text("/compact the parser"))
+    assert done.stop_reason == "end_turn"
+    event = json.loads(seen.read_text())
+    assert event["hook_event_name"] == "PreCompact" and event["trigger"] == "manual"
+    assert event["custom_instructions"] == "the parser" and event["session_id"]
+
+
 async def test_a_cancelled_compact_answers_cancelled_and_changes_nothing(repo, env):
     slow = anthropic_stream([SUMMARY])
     cut = slow.index(b"event: content_block_delta")

@@ -384,66 +384,6 @@ class Session:
         events, self.closing = self.closing, []
         return events
 
-    # -- /compact ----------------------------------------------------------------------------
-
-    async def compaction_summary(self, focus: str = "", *,
-                                 writing: Callable[[bool], None] = lambda on: None) -> dict:
-        """``/compact [focus]``'s summary, not applied yet: the cut keeps at most a quarter of the
-        prompt verbatim (asked for by the person, so it shrinks); the plugins' ``before_compact``
-        hook may veto it or supply the summary; else the summary model writes it (``writing(True)``
-        before, ``writing(False)`` after). Returns the data of the ``session.compacted`` event that
-        applies it (``apply_compaction``), its ``usage``, ``model`` and ``cost`` those of the summary
-        request. Tokens are counted in threads.
-
-        Raises:
-            NotCompacted: nothing worth compacting yet, or a plugin vetoed it (the sentence says which).
-            ScoutError: the summary request failed.
-        """
-        from scout_tui.core.bus import BeforeCompact
-        from scout_tui.engine.context import MIN_GAIN
-
-        agent = await asyncio.to_thread(self.ensure_agent)
-        agent.messages = list(self.messages)
-        cut = agent.window.plan_compaction(keep=await asyncio.to_thread(lambda: agent.window.tokens_now() // 4))
-        if cut is None:
-            raise NotCompacted("Nothing to compact yet: every message is newer than what a summary keeps verbatim.")
-        gain = await asyncio.to_thread(agent.window.compaction_gain, cut)
-        if gain < MIN_GAIN:
-            raise NotCompacted(f"Nothing worth compacting yet: a summary would save about {gain:.0%} of each "
-                               "request (what is older than the newest messages is small).")
-        hook = BeforeCompact(at=cut, count=len(agent.messages), focus=focus, by="user")
-        self.bus.emit(hook)
-        from scout_tui.session.session_hooks import before_compact
-
-        for notice in await before_compact(self, hook):
-            await self.record(notice)
-        supplied, veto = hook.answer()
-        if veto:
-            raise NotCompacted(f"Compaction vetoed by a plugin: {veto}")
-        writing(True)
-        try:
-            return await agent.window.summarize(focus, by="user" if supplied is None else "plugin", cut=cut,
-                                         supplied=supplied)
-        finally:
-            writing(False)
-
-    async def edited_compaction(self, data: dict, text: str) -> dict:
-        """``data`` (``compaction_summary``'s) with its summary replaced by the person's edit
-        ``text``, and what each request would then carry counted again (in a thread)."""
-        from scout_tui.engine.summary import Compaction
-
-        agent = self.ensure_agent()
-        edited = Compaction(data["at"], data["count"], text)
-        return {**data, "summary": text, "tokens_after": await asyncio.to_thread(agent.window.tokens_now, edited)}
-
-    def apply_compaction(self, data: dict) -> Event:
-        """Make ``data`` (``compaction_summary``'s) the summary the next requests carry; returns
-        the ``session.compacted`` event to record."""
-        from scout_tui.core.bus import SessionCompacted
-
-        self.ensure_agent().window.apply_compaction(data)
-        return SessionCompacted(**data)
-
     # -- checkpoints -------------------------------------------------------------------------
 
     async def restore_files(self, plan: Restore) -> Event:

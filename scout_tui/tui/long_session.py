@@ -186,7 +186,7 @@ class LongSession(Feature):
                 status.state = "writing a summary…" if on else ""
 
             try:
-                data = await self.app.session.compaction_summary(focus, writing=writing)
+                data = await compacting.compaction_summary(self.app.session, focus, writing=writing)
             except NotCompacted as e:
                 chat.add_notice(str(e), "warning")
                 return
@@ -216,10 +216,10 @@ class LongSession(Feature):
                 chat.add_notice("Compaction cancelled: nothing changed.")
                 return
             if text != data["summary"]:  # edited: what each request would carry is the edited text's
-                data = await self.app.session.edited_compaction(data, text)
+                data = await compacting.edited_compaction(self.app.session, data, text)
                 if await self._summary_not_applied(data, paid=False):
                     return
-            await self.app.delivery.deliver(self.app.session.apply_compaction(data))
+            await self.app.delivery.deliver(compacting.apply_compaction(self.app.session, data))
         finally:
             self.app.busy = False
             self.estimate_context()
