@@ -22,7 +22,10 @@ def repo(tmp_home: Path, workdir: Path) -> Path:
     return workdir
 
 
-async def test_a_markdown_command_typed_in_the_composer_sends_its_expansion(repo):
+async def test_a_markdown_command_typed_in_the_composer_sends_its_expansion(repo, tmp_home):
+    config = tmp_home / ".config" / "scout" / "scout.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[[hooks.UserPromptSubmit]]\ncommand = "echo on-call: Ada"\n')
     (repo / ".claude" / "commands").mkdir(parents=True)
     (repo / ".claude" / "commands" / "greet.md").write_text(
         "---\ndescription: greet someone by name\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS\n")
@@ -34,8 +37,11 @@ async def test_a_markdown_command_typed_in_the_composer_sends_its_expansion(repo
             await send(app, pilot, "/greet Bob")
             await settle(app, pilot)
             sent = server.requests[0].json()["messages"][0]["content"]
-            assert [b["text"] for b in sent if b["type"] == "text"] == ["Say hello to Bob"]
-            assert "Hello, Bob!" in rendered(app.query_one(ChatView))
+            assert [b["text"] for b in sent if b["type"] == "text"] == \
+                ["Say hello to Bob", "<hook-context>\non-call: Ada\n</hook-context>"]
+            shown = rendered(app.query_one(ChatView))
+            assert "Say hello to Bob" in shown and "Hello, Bob!" in shown
+            assert "on-call" not in shown  # what the hook added is the model's, not the person's text
 
 
 async def test_a_pre_tool_use_hook_blocks_a_call_and_hooks_lists_it(repo, tmp_home):

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from scout_tui.config.files import in_project
 from scout_tui.config.tomlpos import array_table_lines, where
-from scout_tui.config.trust import UNTRUSTED, PluginFile, check_entry, read_trusted
+from scout_tui.config.trust import PluginFile, check_entry, read_trusted
 from scout_tui.core.errors import ScoutError
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
@@ -45,6 +45,9 @@ DEFAULT_TIMEOUT = 60.0
 CLAUDE_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
 
 _TOML_KEYS = ("matcher", "command", "timeout", "type", "hooks")
+
+HOOK_UNTRUSTED = ("it is a project's, new or changed since you trusted it; read it, then run `scout-tui trust` (or "
+                  "/trust) to run it")
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class HookSettings:
 
     def said(self) -> list[str]:
         """What a front end says at start: ``notes``, and a line per project hook not trusted yet."""
-        return [*self.notes, *(f"{hook.origin}: {hook.event} hook `{hook.command}` not run: {UNTRUSTED}"
+        return [*self.notes, *(f"{hook.origin}: {hook.event} hook `{hook.command}` not run: {HOOK_UNTRUSTED}"
                                for hook in self.hooks if not hook.trusted)]
 
     def runnable(self, event: str) -> list[HookConfig]:

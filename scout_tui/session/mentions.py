@@ -193,12 +193,22 @@ def mentions(message: dict) -> list[Mention]:
     return [m for b in blocks(message)[1:] if (m := mention_of(b)) is not None]
 
 
+HOOK_CONTEXT = "<hook-context>"
+"""How a text block a hook added to a prompt begins (``hook_context``)."""
+
+
+def hook_context(text: str) -> dict:
+    """The text block carrying what a ``UserPromptSubmit`` or ``SessionStart`` hook added to a prompt."""
+    return {"type": "text", "text": f"{HOOK_CONTEXT}\n{text}\n</hook-context>"}
+
+
 def typed_text(message: dict) -> str:
     """What the person typed in user ``message``: its text blocks without the attached
-    mentions (the first block is always typed text); "" for the record of an interrupted or
-    failed turn (``messages.turn_marker``), which no one typed."""
+    mentions and hook context (the first block is always typed text); "" for the record of an
+    interrupted or failed turn (``messages.turn_marker``), which no one typed."""
     if is_turn_marker(message):
         return ""
     parts = blocks(message)
     return "\n".join(str(b.get("text") or "") for n, b in enumerate(parts)
-                     if b.get("type") == "text" and (n == 0 or mention_of(b) is None))
+                     if b.get("type") == "text" and (n == 0 or mention_of(b) is None
+                                                     and not str(b.get("text") or "").startswith(HOOK_CONTEXT)))

@@ -68,8 +68,9 @@ async def submitted(session: Session, content: list[dict]) -> tuple[list[dict] |
             notices += [Notice(f"Not sent: a UserPromptSubmit hook blocked this prompt: {why}"), TurnEnd("blocked")]
             return None, notices
         added += outcome.context
-    blocks = [{"type": "text", "text": f"<hook-context>\n{text}\n</hook-context>"} for text in added]
-    return [*content, *blocks], notices
+    from scout_tui.session.mentions import hook_context
+
+    return [*content, *(hook_context(text) for text in added)], notices
 
 
 async def stop_feedback(session: Session, stop_reason: str, continues: int) -> tuple[str | None, list[Event]]:
