@@ -150,3 +150,20 @@ def test_a_misspelt_hook_event_stops_the_start_naming_file_and_line(repo, env):
     done = scout(["-p", "hi", "--base-url", "http://127.0.0.1:9"], repo, env)
     assert done.returncode != 0
     assert f"{path}:1: unknown hook event 'PreTooluse'; did you mean 'PreToolUse'?" in done.stderr
+
+
+def test_session_start_hooks_add_context_to_the_first_prompt_and_know_a_resume(repo, env, tmp_path):
+    log = tmp_path / "sources.txt"
+    hook = script(tmp_path, "start.py", f"""
+open({str(log)!r}, "a").write(event["source"] + "\\n")
+print("Branch: main, 3 commits ahead")
+""")
+    user_config(env, f'[[hooks.SessionStart]]\ncommand = {json.dumps(hook)}\n')
+    replies = [Reply(anthropic_stream(["Noted."])), Reply(anthropic_stream(["Again."]))]
+    with LoopbackServer(replies) as server:
+        first = scout(["-p", "where are we?", "--base-url", server.url], repo, env)
+        again = scout(["-c", "-p", "and now?", "--base-url", server.url], repo, env)
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    assert "Branch: main, 3 commits ahead" in json.dumps(server.requests[0].json()["messages"][0])
+    assert "Branch: main" in json.dumps(server.requests[1].json()["messages"][-1])  # the resumed session's first
+    assert log.read_text() == "startup\nresume\n"

@@ -146,9 +146,11 @@ class Session:
     def open(self, opened: OpenedSession, messages: list[dict | None] | None = None) -> None:
         """Run ``opened`` (``store.opening``) from now: its id, its conversation (``messages``:
         all of it with None for older messages not read yet, filled in place later; default
-        ``opened.messages``), its summaries and cost. An agent built already goes on with its
-        summary and cache key (the TUI opens another session in the same run)."""
+        ``opened.messages``), its summaries and cost; its ``SessionStart`` hooks run before its
+        first prompt. An agent built already goes on with its summary and cache key (the TUI
+        opens another session in the same run)."""
         self.id, self.opened = opened.id, opened
+        self.hooks_started = False  # its SessionStart hooks run before its first prompt
         self.messages = messages if messages is not None else list(opened.messages)
         self.compactions = list(opened.compactions)
         self.cost = opened.cost
