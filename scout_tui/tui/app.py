@@ -37,6 +37,7 @@ from scout_tui.tui.file_changes import FileChanges
 from scout_tui.tui.long_session import ContextEstimated, LongSession
 from scout_tui.tui.mcp_servers import McpChanged, McpServers
 from scout_tui.tui.models import Models
+from scout_tui.tui.notify import Notifier
 from scout_tui.tui.prompt_queue import PromptQueue
 from scout_tui.tui.sessions import (CheckpointsLoaded, HistoryLoaded, Sessions, SessionOpened, SessionsListed,
                                     ToolDetailsLoaded)
@@ -177,6 +178,7 @@ class ScoutApp(App):
         self.turns = Turns(self)
         self.extensions = Extensions(self)
         self.permission_modes = PermissionModes(self)
+        self.notifier = Notifier(self)  # a turn ended or an approval waits while the terminal is in the background
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.slash.builtin_commands())  # plugins' commands join once loaded
