@@ -1,7 +1,7 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``
-and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/plan [prompt]``,
+``/status``, ``/permissions`` and the plugins' commands. Each returns the Markdown that says what it did; another ``/word`` is a prompt for the
 model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
@@ -31,6 +31,10 @@ def session_commands(session: Session) -> Commands:
         Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
         Command("plan", "[PROMPT]", "plan mode: the model explores read-only and proposes a plan to approve "
                 "(with a prompt, sends it)", _runs(_plan, session)),
+        Command("status", "", "model, provider, key source, context window, sandbox, permission mode, MCP servers, "
+                "memory files, session", _runs(_status, session)),
+        Command("permissions", "[allow|deny RULE | remove N]", "the permission rules in force and where each comes "
+                "from; add or remove a rule for this session", _runs(_permissions, session)),
     ])
     plugins = session.agent_options.get("plugins")
     for name, (_, owner) in (plugins.commands.items() if plugins is not None else ()):
@@ -99,6 +103,28 @@ async def _plan(session: Session, _: str) -> str:
     session.set_permission_mode("plan")
     return ("Plan mode: only read-only tools run; the model explores and proposes a plan with exit_plan for you to "
             f"approve. Approving it goes back to {session.mode_before_plan} mode.")
+
+
+async def _status(session: Session, _: str) -> str:
+    """``/status``: what the session runs with (``status.session_status``)."""
+    from scout_tui.session.status import session_status
+
+    return await session_status(session)
+
+
+async def _permissions(session: Session, args: str) -> str:
+    """``/permissions``: the rules in force and where each comes from, after adding or removing a
+    session rule (``permission_rules``); a bad rule or number is said, nothing changed."""
+    from scout_tui.core.errors import ScoutError
+    from scout_tui.session.permission_rules import permissions_command
+
+    policy = session.agent.permissions if session.agent is not None else session.agent_options.get("permissions")
+    if policy is None:
+        return "No permission policy: this session runs no tools."
+    try:
+        return permissions_command(policy, session.config, args)
+    except ScoutError as e:
+        return str(e)
 
 
 async def _cost(session: Session, _: str) -> str:
