@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
+from scout_tui import compat
 from scout_tui.core.redaction import redact
 from scout_tui.core.text import sanitize
 from scout_tui.tui.feature import Feature
@@ -132,8 +133,6 @@ class Notifier(Feature):
         env = os.environ if env is None else env
         text = notification_text(self.label(), kind, app.secrets)
         sequence = notification_sequence(terminal_form(env), text, tmux="TMUX" in env) if setting == "auto" else ""
-        from scout_tui import compat
-
         if sequence:
             compat.write_to_terminal(app, sequence)
         else:
