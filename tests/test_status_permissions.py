@@ -57,7 +57,7 @@ async def test_status_names_model_provider_key_variable_mode_and_memory_never_th
             shown = "\n".join(notices(app))
             source = "\n".join(n.text for n in app.query(Notice))
             screen = app.export_screenshot()
-    for fact in ("claude-status-test", f"from {repo / 'scout.toml'}:1", "anthropic at http://127.0.0.1",
+    for fact in ("claude-status-test", f"from {repo / 'scout.toml'}:1", f"anthropic (from flag --provider), at {server.url} (from flag --base-url)",
                  "from env ANTHROPIC_API_KEY", "never shown", "ask (default)", "AGENTS.md", "MCP servers",
                  "new, stored with its first prompt"):
         assert fact in source, (fact, source)  # the notice's Markdown: its long paths wrap on screen

@@ -139,9 +139,9 @@ def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSe
     from scout_tui.session.runtime import model_name
 
     config = session.config
-    provider = config.provider
+    provider = f"{config.provider} ({from_where(config.where('provider'))})"
     if config.base_url:
-        provider += f" at {without_password(config.base_url)}"
+        provider += f", at {without_password(config.base_url)} ({from_where(config.where('base_url'))})"
     memory = memory_files_read(session.cwd)
     states = server_states(session.mcp, mcp)
     servers = ", ".join(f"{name} ({state})" for name, state in states.items()) or "none configured"
@@ -151,13 +151,13 @@ def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSe
         stored = f"`{session.id}` in `{session.store.path}`"
     rows = [
         ("Model", f"`{model_name(config)}` ({model_source(config)})"),
-        ("Provider", f"{provider} ({from_where(config.where('provider'))})"),
+        ("Provider", provider),
         ("API key", key_source(config)),
         ("Context window", window_line(config, info, session.agent)),
         ("Sandbox", sandbox_line(sandbox)),
         ("Permission mode", f"{mode_line(config, policy)}; the rules: `/permissions`"),
         ("MCP servers", servers + ("; `/mcp` shows their tools" if states else "")),
-        ("Memory files", ", ".join(f"`{path}`" for path in memory) or "none (no AGENTS.md here or in ~/.agents)"),
+        ("Memory files", ", ".join(f"`{path}`" for path in memory) or "none read"),
         ("Session", stored),
         ("Directory", f"`{session.cwd}`"),
     ]
