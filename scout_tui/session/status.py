@@ -8,8 +8,9 @@ Each fact is one function, which ``scout-tui doctor`` (frontends/doctor.py) uses
 from __future__ import annotations
 
 import asyncio
+import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from scout_tui.core.errors import ScoutError
@@ -119,16 +120,20 @@ def server_states(client: McpClient | None, settings: McpSettings | None) -> dic
             for name, server in settings.servers.items()}
 
 
-def memory_files_read(cwd: Path) -> list[Path]:
-    """The memory files (``AGENTS.md``…) the system prompt of a session in ``cwd`` includes, in
-    the order it includes them (reads the disk)."""
-    # prompt.agents_md gives one file or None today; a list of them is coming (issue 31), and
-    # either shape is taken here.
-    from scout_tui.session.prompt import agents_md
+def memory_files_read(cwd: Path) -> list[tuple[Path, bool]]:
+    """The memory files (``AGENTS.md``, ``CLAUDE.md``…) the system prompt of a session in
+    ``cwd`` carries, in its order, each with whether the budget cut it (reads the disk)."""
+    # Issue 31 brings session/memory.py (``memory_files``: every file, from another branch);
+    # until it is merged, the one AGENTS.md of ``prompt.agents_md``. The lead keeps the first
+    # branch only once both are in main.
+    try:
+        memory = importlib.import_module("scout_tui.session.memory")
+    except ModuleNotFoundError:
+        from scout_tui.session import prompt
 
-    found: Any = agents_md(cwd)
-    files: list[Any] = list(found) if isinstance(found, (list, tuple)) else [] if found is None else [found]
-    return [Path(getattr(f, "path", f)) for f in files]  # a Path, or a record with its path
+        found = getattr(prompt, "agents_md")(cwd)
+        return [] if found is None else [(Path(found), False)]
+    return [(Path(f.path), bool(f.clipped)) for f in memory.memory_files(cwd)]
 
 
 def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSettings | None,
@@ -157,7 +162,8 @@ def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSe
         ("Sandbox", sandbox_line(sandbox)),
         ("Permission mode", f"{mode_line(config, policy)}; the rules: `/permissions`"),
         ("MCP servers", servers + ("; `/mcp` shows their tools" if states else "")),
-        ("Memory files", ", ".join(f"`{path}`" for path in memory) or "none read"),
+        ("Memory files", ", ".join(f"`{path}`" + (" (cut: the memory budget)" if cut else "") for path, cut in memory)
+         or "none read"),
         ("Session", stored),
         ("Directory", f"`{session.cwd}`"),
     ]
