@@ -28,6 +28,8 @@ Textual
         mode starts) and ``LinuxDriver.attrs_before`` (no underscore, but undocumented;
         ``restore_mode_at_exit``): the driver subclass that notes typed keys on the input
         thread and restores the person's terminal mode (tui/input_first.py, tui/line_mode.py).
+    ``App._driver`` (``write_to_terminal``): the running driver, whose public ``write`` queues an
+        escape sequence after the frames (a desktop notification, tui/notify.py).
     ``Widget._anchor_released`` (``anchor_released``): whether the person scrolled away from
         an anchored chat (``Widget.is_anchored`` is the public half).
     ``Widget._layout_updates`` and ``Widget._clear_arrangement_cache`` (``count_layout_change``,
@@ -131,6 +133,18 @@ def set_driver_output(driver: Driver, file: object) -> None:
     """Have ``driver`'`s writer thread write to ``file`` (a file-like object: ``write``, ``flush``),
     before its application mode starts."""
     driver._file = file  # type: ignore[attr-defined]  # LinuxDriver's; checked by driver_output first
+
+
+def write_to_terminal(app: App[Any], data: str) -> bool:
+    """Write ``data`` (an escape sequence) to ``app``'s terminal through its driver
+    (``App._driver``, then the public ``Driver.write``: queued after the frames already written,
+    as ``App.bell`` and ``App.copy_to_clipboard`` do). False, writing nothing, before the driver
+    starts or after it stopped. A headless driver (tests, ``run_test``) takes it and writes nothing."""
+    driver = app._driver
+    if driver is None:
+        return False
+    driver.write(data)
+    return True
 
 
 def restore_mode_at_exit(driver: Driver, mode: list[Any]) -> bool:

@@ -393,3 +393,18 @@ def test_compats_docstring_lists_every_private_attribute_it_uses() -> None:
              and isinstance(node.args[1], ast.Constant) for name in [str(node.args[1].value)]}
     listed = compat.__doc__ or ""
     assert used and sorted(name for name in used if name not in listed) == []
+
+
+async def test_the_running_apps_driver_takes_what_is_written_to_the_terminal(monkeypatch) -> None:
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    written: list[str] = []
+    monkeypatch.setattr(HeadlessDriver, "write", lambda self, data: written.append(data))
+    app: App[None] = App()
+    assert compat.write_to_terminal(app, "\x1b]9;before\x07") is False  # no driver yet
+    async with app.run_test():
+        try:
+            assert compat.write_to_terminal(app, "\x1b]9;hello\x07") is True
+        except AttributeError:
+            pytest.fail(changed("App._driver", "is gone"))
+    assert "\x1b]9;hello\x07" in written and "\x1b]9;before\x07" not in written, changed("App._driver", "is not the running driver")

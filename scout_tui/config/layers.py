@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 PERMISSION_MODES = ("ask", "auto-edit", "plan", "yolo")
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
+NOTIFY_MODES = ("auto", "bell", "off")
+"""How a turn that ends (or an approval that waits) while the terminal is in the background is
+said (``tui/notify.py``): a desktop notification where the terminal shows one, else the bell; only
+the bell; nothing."""
 
 # The tables a config file may hold: their keys are checked here, except [models."ID"] (checked
 # by ``models.check_models_tables``), [plugins.NAME] (each plugin's own), [mcp] (``mcp.config``) and
@@ -90,6 +94,8 @@ class Config:
     (a number in (0, 1]), or "off"."""
     compaction_model: str | None = None
     """The model that writes summaries (None: the session's model)."""
+    notify: str = "auto"
+    """One of ``NOTIFY_MODES``: what the TUI sends when a turn ends or an approval waits unseen."""
     extra: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     layers: list[ConfigFile] = field(default_factory=list, repr=False)
@@ -187,9 +193,10 @@ _KINDS: dict[str, str] = {
     "checkpoints": "str",
     "auto_compact": "share",
     "compaction_model": "str",
+    "notify": "str",
 }
 _CHOICES = {"permission_mode": PERMISSION_MODES, "cache_ttl": ("5m", "1h"), "prompt_cache_key": ("auto", "on", "off"),
-            "checkpoints": ("on", "off")}
+            "checkpoints": ("on", "off"), "notify": NOTIFY_MODES}
 _POSITIVE = {"max_tokens", "max_turns", "timeout", "context_window"}
 _KIND_WORDS = {"str": "a string", "int": "a positive integer", "float": "a positive number",
                "share": 'a number above 0 and at most 1 (a share of the window), or "off"'}

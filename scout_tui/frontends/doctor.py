@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 from scout_tui import __version__
 from scout_tui.config import keys
@@ -19,7 +18,8 @@ from scout_tui.backends import PROVIDERS
 from scout_tui.config.layers import CONFIG_FILE, Config, load_config, user_config_dir
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.models import check_models_tables
-from scout_tui.session.runtime import how_to_set_key
+from scout_tui.session.runtime import model_name
+from scout_tui.session.status import from_where, key_source, model_source, window_line, without_password
 from scout_tui.config.tomlpos import where
 from scout_tui.tools import sandbox
 from scout_tui.tools.sandbox_after import missing_protected
@@ -126,17 +126,12 @@ def _model(config: Config) -> Iterator[str]:
     others = sorted(name for name in config.profiles if name != config.provider)
     if others:
         yield _row("profiles", ", ".join(others) + " (the other profiles a session may switch to)")
-    if config.model:
-        yield _row("model", f"{config.model} ({_source(config.where('model'))})")
-    elif profile.models:
-        yield _row("model", f"{profile.models[0]} (default: the first of the profile's models)")
-    else:
-        yield _row("model", f"{getattr(backend, 'default_model', '') or '?'} (default: the provider's)")
+    yield _row("model", f"{model_name(config)} ({model_source(config)})")
     if config.base_url:
-        yield _row("base_url", f"{_without_password(config.base_url)} ({_source(config.where('base_url'))})")
+        yield _row("base_url", f"{without_password(config.base_url)} ({_source(config.where('base_url'))})")
     else:
         yield _row("base_url", f"{getattr(backend, 'default_base_url', '') or '?'} (default: the provider's)")
-    yield _row("api_key", _key_source(config))
+    yield _row("api_key", key_source(config))
     yield _row("window", _window(config))
     present = sorted(name for name in keys.key_variables() if name in keys.environment())
     yield _row("withheld", "tools never see " + (", ".join(present) if present else "any provider key variable "
@@ -145,26 +140,12 @@ def _model(config: Config) -> Iterator[str]:
 
 def _window(config: Config) -> str:
     """The model's context window on its server (asking a server of one's own, as a run does)
-    and what earlier runs calibrated of the token estimate (``calibration.window_text``)."""
+    and what earlier runs calibrated of the token estimate (``status.window_line``)."""
     import asyncio
 
-    from scout_tui.config.calibration import read_learnt, window_text
-    from scout_tui.session.runtime import learnt_key, model_metadata_asking_the_server
+    from scout_tui.session.runtime import model_metadata_asking_the_server
 
-    info = asyncio.run(model_metadata_asking_the_server(config))
-    learnt = read_learnt(learnt_key(config))
-    return window_text(info.context_window, info.window_source, learnt.ratio, learnt.samples)
-
-
-def _key_source(config: Config) -> str:
-    """Where the key comes from, or how to set one; never the key."""
-    source = config.sources.get("api_key")
-    if config.api_key and source:
-        return f"set, {_source(config.where('api_key'))} (the key itself is never shown)"
-    how = how_to_set_key(config)
-    if config.base_url:
-        return f"none (a server of your own at base_url may need none; if it does: {how})"
-    return f"none: {how}"
+    return window_line(config, asyncio.run(model_metadata_asking_the_server(config)))
 
 
 def _sandbox(config: Config, cwd: Path, settings: sandbox.SandboxSettings) -> Iterator[str]:
@@ -251,17 +232,7 @@ def _bwrap_version(path: str) -> str:
     return said[0] if done.returncode == 0 and said else "version unknown"
 
 
-def _source(where: str) -> str:
-    return "default" if where == "default" else f"from {where}"
-
-
-def _without_password(url: str) -> str:
-    """``url`` with the password of any ``user:password@`` part replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+_source = from_where
 
 
 def _row(label: str, value: str) -> str:

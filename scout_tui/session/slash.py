@@ -1,10 +1,10 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
 ``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``,
-``/plan [prompt]``, ``/init``, the markdown commands (``md_commands``) and the plugins' commands. Each
-returns the Markdown that says what it did, except those that become a prompt (``command_prompt``:
-``/plan PROMPT``, ``/init``, a markdown command); another ``/word`` is a prompt for the model. The work
-is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
+``/plan [prompt]``, ``/init``, ``/status``, ``/permissions``, the markdown commands (``md_commands``) and
+the plugins' commands. Each returns the Markdown that says what it did, except those that become a
+prompt (``command_prompt``: ``/plan PROMPT``, ``/init``, a markdown command); another ``/word`` is a
+prompt for the model. The work is ``compacting``'s, ``restore``'s and ``cost``'s, as in the TUI.
 """
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ def session_commands(session: Session, warn: Callable[[str], None] = lambda text
                 "(with a prompt, sends it)", _runs(_plan, session)),
         Command("init", "[NOTES]", "ask the model to write an AGENTS.md here (commands, layout, conventions) or "
                 "improve it; its write is asked first, as any", _runs(_init, session)),
+        Command("status", "", "model, provider, key source, context window, sandbox, permission mode, MCP servers, "
+                "memory files, session", _runs(_status, session)),
+        Command("permissions", "[allow|deny RULE | remove N]", "the permission rules in force and where each comes "
+                "from; add or remove a rule for this session", _runs(_permissions, session)),
     ])
     found, problems = discover_commands(session.cwd)
     for problem in problems:
@@ -173,6 +177,28 @@ async def _init(session: Session, notes: str) -> str:
     from scout_tui.session.memory import init_prompt
 
     return f"`/init` is a prompt for the model; send this:\n\n{init_prompt(session.cwd, notes)}"
+
+
+async def _status(session: Session, _: str) -> str:
+    """``/status``: what the session runs with (``status.session_status``)."""
+    from scout_tui.session.status import session_status
+
+    return await session_status(session)
+
+
+async def _permissions(session: Session, args: str) -> str:
+    """``/permissions``: the rules in force and where each comes from, after adding or removing a
+    session rule (``permission_rules``); a bad rule or number is said, nothing changed."""
+    from scout_tui.core.errors import ScoutError
+    from scout_tui.session.permission_rules import permissions_command
+
+    policy = session.agent.permissions if session.agent is not None else session.agent_options.get("permissions")
+    if policy is None:
+        return "No permission policy: this session runs no tools."
+    try:
+        return permissions_command(policy, session.config, args)
+    except ScoutError as e:
+        return str(e)
 
 
 async def _cost(session: Session, _: str) -> str:

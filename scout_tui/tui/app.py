@@ -37,6 +37,7 @@ from scout_tui.tui.file_changes import FileChanges
 from scout_tui.tui.long_session import ContextEstimated, LongSession
 from scout_tui.tui.mcp_servers import McpChanged, McpServers
 from scout_tui.tui.models import Models
+from scout_tui.tui.notify import Notifier
 from scout_tui.tui.prompt_queue import PromptQueue
 from scout_tui.tui.sessions import (CheckpointsLoaded, HistoryLoaded, Sessions, SessionOpened, SessionsListed,
                                     ToolDetailsLoaded)
@@ -178,6 +179,8 @@ class ScoutApp(App):
         self.turns = Turns(self)
         self.extensions = Extensions(self)
         self.permission_modes = PermissionModes(self)
+        self.notifier = Notifier(self)  # a turn ended or an approval waits while the terminal is in the background
+        self.notifier.sent.append(self._notification_hooks)
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.slash.builtin_commands())  # markdown and plugins' commands join once loaded
@@ -351,6 +354,12 @@ class ScoutApp(App):
     def command_choices(self, query: str) -> list[Choice]:
         """The slash commands matching ``query``, best first (``Completion.command_choices``)."""
         return self.completion.command_choices(query)
+
+    def _notification_hooks(self, kind: str, text: str) -> None:
+        """A turn that ended unseen fires the ``Notification`` hooks ("idle_prompt", as Claude Code
+        when it waits for you); an approval fires them from the engine, for every front end."""
+        if kind == "finished" and self.session.hooks is not None:
+            self.session.hooks.notify(text, "idle_prompt")
 
     async def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's

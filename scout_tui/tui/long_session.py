@@ -137,13 +137,9 @@ class LongSession(Feature):
 
     def _window_note(self, agent: Agent) -> str:
         """Context window: its size and where it comes from, and the token estimate's calibration."""
-        from scout_tui.config.calibration import window_text
+        from scout_tui.session.status import window_line
 
-        info = self.model_info
-        source = (info.window_source if info is not None and info.context_window == agent.window.context_window
-                  else "named by the server's overflow error in this run")
-        ratio, samples = agent.window.estimator.ratio, agent.window.estimator.samples
-        return f"Context window: {window_text(agent.window.context_window, source, ratio, samples)}."
+        return f"Context window: {window_line(self.app.session.config, self.model_info, agent)}."
 
     def _cache_note(self, agent: Agent, compacted) -> str:
         """Prompt cache: whether the next request can reuse the previous one, and if not, why."""

@@ -312,11 +312,14 @@ def describe_servers(client: McpClient | None, settings: McpSettings | None, sta
     from scout_tui.mcp.resources import LIST_TOOL, READ_TOOL
     from scout_tui.mcp.tools import needs_task, tool_name
 
+    from scout_tui.session.status import server_states
+
     running = {s.name: s for s in (client.status() if client else [])}
+    states = server_states(client, settings)
     lines = ["**MCP servers**", ""]
     for name, server in settings.servers.items():
         status = running.get(name)
-        state = status.state if status else ("not trusted" if not server.trusted else "stopped")
+        state = states[name]
         lines.append(f"- **{name}** · {state} · {server.describe()} · {server.origin}")
         if status is None and not server.trusted:
             lines.append("  - a project's server: not started until you trust it (`/trust`)")

@@ -80,6 +80,7 @@ class PermissionModes(Feature):
                 answered.set_result(dismissed if answer is None else answer)
 
         await self.app.push_screen(screen, done)
+        self.app.notifier.needs_you()
         try:
             return await answered
         except asyncio.CancelledError:  # the turn was cancelled while the screen was up

@@ -64,8 +64,8 @@ class SlashCommands(Feature):
     def builtin_commands(self) -> list[Command]:
         """scout-tui's own commands, in the order ``/help`` lists them."""
         return [
-            Command("new", "", "start a new conversation in this directory", lambda _: self.app.sessions.new_session(),
-                    title="New session"),
+            Command("new", "", "start a new conversation in this directory (also /clear; the old one stays in the tree)",
+                    lambda _: self.app.sessions.new_session(), title="New session", aliases=("clear",)),
             Command("fork", "[N]", "a new branch sharing the first N messages of this session (all if omitted)",
                     self._fork_command, title="Fork session"),
             Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
@@ -111,6 +111,10 @@ class SlashCommands(Feature):
                     "improve it; its write is asked first, as any", partial(init_command, self.app), title="Write AGENTS.md"),
             Command("memory", "[user]", "open the nearest memory file (AGENTS.md), or your own, in $VISUAL/$EDITOR; "
                     "the next request carries it", partial(memory_command, self.app), title="Edit memory file"),
+            Command("status", "", "model, provider, key source, context window, sandbox, permission mode, MCP servers, "
+                    "memory files, session", lambda _: self._status_command(), title="Status"),
+            Command("permissions", "[allow|deny RULE | remove N]", "the permission rules in force and where each comes "
+                    "from; add or remove a rule for this session", self._permissions_command, title="Permission rules"),
             Command("help", "", "keys and commands", lambda _: self.app.chat.add_notice(self.help_text())),
             Command("quit", "", "quit scout-tui (also /exit)", lambda _: self.app.exit(), aliases=("exit",)),
         ]
@@ -134,6 +138,28 @@ class SlashCommands(Feature):
         from scout_tui.extensions.hook_config import hooks_report
 
         self.app.call_from_thread(self.app.chat.add_notice, hooks_report(self.app.session.config, self.app.cwd))
+
+    @feature_work(thread=True, exclusive=True, group="status")
+    def _status_command(self) -> None:
+        """``/status``: what this session runs with (``status.status_report``), in a thread: it
+        reads memory files and calibration from disk and may run bwrap once."""
+        from scout_tui.session.status import status_report
+
+        app = self.app
+        text = status_report(app.session, policy=app.permissions, sandbox=app.sandbox, info=app.long_session.model_info,
+                             mcp=app.mcp_servers.mcp_settings)
+        app.call_from_thread(app.chat.add_notice, text)
+
+    def _permissions_command(self, args: str) -> None:
+        """``/permissions [allow|deny RULE | remove N]``: the rules, after adding or removing a
+        session rule (``permission_rules.permissions_command``)."""
+        from scout_tui.session.permission_rules import permissions_command
+
+        app = self.app
+        try:
+            app.chat.add_notice(permissions_command(app.permissions, app.session.config, args))
+        except ScoutError as e:
+            app.chat.add_notice(str(e), "error")
 
     def _plugins_command(self) -> None:
         if self.app.plugins is None:

@@ -179,3 +179,5 @@ class Turns(Feature):
             app.long_session.estimate_context()
             if (text := app.queue.next_pending()) is not None:
                 app.call_later(self.run_turn, text)
+            else:  # the person's turn: say so if they look elsewhere
+                app.notifier.turn_ended()
