@@ -167,3 +167,25 @@ print("Branch: main, 3 commits ahead")
     assert "Branch: main, 3 commits ahead" in json.dumps(server.requests[0].json()["messages"][0])
     assert "Branch: main" in json.dumps(server.requests[1].json()["messages"][-1])  # the resumed session's first
     assert log.read_text() == "startup\nresume\n"
+
+
+def test_subagents_fire_subagent_stop_and_their_tool_calls_the_tool_hooks(repo, env, tmp_path):
+    from tests.subagent_helpers import SubagentModel, write_files
+
+    log = tmp_path / "events.jsonl"
+    logger = script(tmp_path, "log.py", f"open({str(log)!r}, 'a').write(json.dumps(event) + '\\n')\n")
+    user_config(env, "".join(f'[[hooks.{name}]]\ncommand = {json.dumps(logger)}\n'
+                             for name in ("Stop", "SubagentStop", "PreToolUse")))
+    write_files(repo)
+    model = SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        [parent] = [s.id for s in store.sessions() if s.kind is None]
+        children = {s.id for s in store.sessions() if s.kind == "subagent"}
+    assert [e["session_id"] for e in events if e["hook_event_name"] == "Stop"] == [parent]
+    assert {e["session_id"] for e in events if e["hook_event_name"] == "SubagentStop"} == children
+    reads = [e for e in events if e["hook_event_name"] == "PreToolUse" and e["tool_name"] == "read"]
+    assert {e["session_id"] for e in reads} == children  # the children's own calls, in their sessions
