@@ -66,7 +66,9 @@ async def a_long_conversation(conn, session_id: str, turns: int = 5) -> None:
         await conn.prompt(session_id=session_id, prompt=text(f"step {step}: look around"))
 
 
-async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_the_old_messages(repo, env):
+async def compact_the_parser(repo, env) -> tuple[RecordingClient, str, dict, list[Recorded]]:
+    """A long conversation, ``/compact the parser``, then "carry on": the client, the session id,
+    the summary request and every request."""
     client = RecordingClient()
     with LoopbackServer(handler=long_answers(Reply(anthropic_stream([SUMMARY])))) as server:
         async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
@@ -76,12 +78,17 @@ async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_
             assert done.stop_reason == "end_turn"
             summary_request = server.requests[-1].json()
             await conn.prompt(session_id=session.session_id, prompt=text("carry on"))
+    return client, session.session_id, summary_request, server.requests
+
+
+async def test_compact_applies_a_summary_that_the_next_request_sends_instead_of_the_old_messages(repo, env):
+    client, session_id, summary_request, requests = await compact_the_parser(repo, env)
     assert "focus on: the parser" in json.dumps(summary_request["messages"][-1])
-    sent = server.requests[-1].json()["messages"]
+    sent = requests[-1].json()["messages"]
     assert SUMMARY_HEADER in json.dumps(sent[0]) and "Ship the parser fix." in json.dumps(sent[0])
     assert "step 0: look around" not in json.dumps(sent)  # summarised, not sent again
     assert "carry on" in json.dumps(sent[-1])
-    told = said(client, session.session_id)
+    told = said(client, session_id)
     assert any(m.startswith("Compacted. Summarises messages 0–") and "Ship the parser fix." in m for m in told)
 
 
@@ -94,13 +101,7 @@ async def test_compact_fires_the_pre_compact_hooks_with_its_focus(repo, env, tmp
     config.parent.mkdir(parents=True)
     hook = f"{sys.executable} -c \"import sys; open({str(seen)!r}, 'w').write(sys.stdin.read())\""
     config.write_text(f"[[hooks.PreCompact]]\ncommand = {json.dumps(hook)}\n")
-    client = RecordingClient()
-    with LoopbackServer(handler=long_answers(Reply(anthropic_stream([SUMMARY])))) as server:
-        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
-            session = await conn.new_session(cwd=str(repo))
-            await a_long_conversation(conn, session.session_id)
-            done = await conn.prompt(session_id=session.session_id, prompt=text("/compact the parser"))
-    assert done.stop_reason == "end_turn"
+    await compact_the_parser(repo, env)
     event = json.loads(seen.read_text())
     assert event["hook_event_name"] == "PreCompact" and event["trigger"] == "manual"
     assert event["custom_instructions"] == "the parser" and event["session_id"]

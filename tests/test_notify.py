@@ -5,6 +5,7 @@ or the bell; nothing while the terminal has focus or with ``notify = "off"``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,10 @@ def notifications(written: list[str]) -> list[str]:
     return [data for data in written if data.startswith(("\x1b]777;", "\x1b]99;", "\x1b]9;", "\x1bPtmux;"))]
 
 
-async def run_unseen_turn(repo: Path, **flags) -> list[int]:
+async def run_unseen_turn(repo: Path, until: Callable[[], bool] = lambda: True, **flags) -> list[int]:
     """Send a prompt; while the model's answer is held, the terminal loses focus (its FocusOut
-    report: Textual's ``AppBlur``); then the turn ends. The bells rung (``App.bell``, which the
-    headless driver would not ring)."""
+    report: Textual's ``AppBlur``); then the turn ends, and the app runs ``until`` holds. The
+    bells rung (``App.bell``, which the headless driver would not ring)."""
     body = anthropic_stream(["All ", "green."])
     cut = body.index(b"green.")
     held = HeldReply([body[:cut], body[cut:]], held_after=1)  # the answer's end waits for the test
@@ -59,6 +60,7 @@ async def run_unseen_turn(repo: Path, **flags) -> list[int]:
             await wait_until(pilot, lambda: not app.app_focus, what="the app to know it lost focus")
             held.release()
             await settle(app, pilot)
+            await wait_until(pilot, until, what="what the test waits for after the turn")
     return rang
 
 
@@ -161,20 +163,7 @@ async def test_a_turn_finished_unseen_fires_the_notification_hooks(repo, written
     config.parent.mkdir(parents=True, exist_ok=True)
     hook = f"cat > {seen}"
     config.write_text(f'[[hooks.Notification]]\nmatcher = "idle_prompt"\ncommand = {json.dumps(hook)}\n')
-    body = anthropic_stream(["All ", "green."])
-    cut = body.index(b"green.")
-    held = HeldReply([body[:cut], body[cut:]], held_after=1)
-    with LoopbackServer([held]) as server:
-        app = make_app(repo, server)
-        async with app.run_test(size=SIZE) as pilot:
-            app.bell = lambda: None
-            await send(app, pilot, "fix the tests")
-            await wait_until(pilot, lambda: app.busy, what="the turn to start")
-            app.post_message(events.AppBlur())
-            await wait_until(pilot, lambda: not app.app_focus, what="the app to know it lost focus")
-            held.release()
-            await settle(app, pilot)
-            await wait_until(pilot, lambda: seen.exists() and seen.read_text().endswith("}"), what="the hook's input")
+    await run_unseen_turn(repo, until=lambda: seen.exists() and seen.read_text().endswith("}"))
     event = json.loads(seen.read_text())
     assert event["hook_event_name"] == "Notification" and event["notification_type"] == "idle_prompt"
     assert event["message"] == "fix the tests: finished" and event["session_id"]

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from scout_tui.config.layers import data_dir
 from scout_tui.core.errors import ScoutError
@@ -111,6 +111,23 @@ def read_trusted(path: Path | None = None) -> tuple[dict[str, str], str | None]:
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
         return {}, _unreadable(path, "expected a JSON object of path: sha256")
     return table, None
+
+
+def lazy_trusted(notes: list[str]) -> Callable[[], dict[str, str]]:
+    """A function giving the trust table (``read_trusted``), read on its first call only, an
+    unreadable file's problem added to ``notes`` then: for readers of config entries that need
+    it only when a project brings one."""
+    table: dict[str, str] | None = None
+
+    def trusted() -> dict[str, str]:
+        nonlocal table
+        if table is None:
+            table, problem = read_trusted()
+            if problem:
+                notes.append(problem)
+        return table
+
+    return trusted
 
 
 def check_file(path: Path, trusted: dict[str, str]) -> PluginFile:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from scout_tui.config.files import in_project
 from scout_tui.config.tomlpos import array_table_lines, where
-from scout_tui.config.trust import PluginFile, check_entry, read_trusted
+from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 from scout_tui.core.errors import ScoutError
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
@@ -122,15 +122,7 @@ def hook_settings(config: Any, cwd: Path) -> HookSettings:
             line); a ``.claude`` file that is not JSON.
     """
     settings = HookSettings()
-    trusted: dict[str, str] | None = None
-
-    def trust_table() -> dict[str, str]:
-        nonlocal trusted
-        if trusted is None:
-            trusted, problem = read_trusted()
-            if problem:
-                settings.notes.append(problem)
-        return trusted
+    trust_table = lazy_trusted(settings.notes)
 
     for layer in config.layers:
         table = layer.table.get("hooks")

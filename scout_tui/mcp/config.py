@@ -19,7 +19,7 @@ from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project
 from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
 from scout_tui.config.tomlpos import where
-from scout_tui.config.trust import PluginFile, check_entry, read_trusted
+from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 
 MCP_JSON = ".mcp.json"
 TOML_KEYS = ("type", "command", "args", "env", "url", "headers", "startup_timeout", "tool_timeout")
@@ -123,15 +123,7 @@ def mcp_settings(config: Any, cwd: Path, environ: Mapping[str, str] | None = Non
     """
     environ = os.environ if environ is None else environ
     settings = McpSettings()
-    trusted: dict[str, str] | None = None
-
-    def trust_table() -> dict[str, str]:
-        nonlocal trusted
-        if trusted is None:
-            trusted, problem = read_trusted()
-            if problem:
-                settings.notes.append(problem)
-        return trusted
+    trust_table = lazy_trusted(settings.notes)
 
     for layer in config.layers:
         project = in_project(layer.path, cwd)
