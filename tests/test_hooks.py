@@ -189,3 +189,32 @@ def test_subagents_fire_subagent_stop_and_their_tool_calls_the_tool_hooks(repo, 
     assert {e["session_id"] for e in events if e["hook_event_name"] == "SubagentStop"} == children
     reads = [e for e in events if e["hook_event_name"] == "PreToolUse" and e["tool_name"] == "read"]
     assert {e["session_id"] for e in reads} == children  # the children's own calls, in their sessions
+
+
+def test_a_hooks_permission_decision_allows_a_call_the_rules_would_ask_about_but_not_one_they_deny(repo, env, tmp_path):
+    approver = script(tmp_path, "approve.py", """
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                         "permissionDecisionReason": "touch is fine"}}))
+""")
+    user_config(env, f'[permissions]\ndeny = ["bash:rm *"]\n\n[[hooks.PreToolUse]]\ncommand = {json.dumps(approver)}\n')
+    replies = [Reply(anthropic_stream(["Making it."], ("toolu_1", "bash", [json.dumps({"command": "touch made.txt"})]))),
+               Reply(bash_call("rm notes.txt", "toolu_2")), Reply(anthropic_stream(["Done."]))]
+    with LoopbackServer(replies) as server:  # ask mode: -p cannot ask, so the hook's word decides
+        done = scout(["-p", "make a file, then remove notes.txt", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "made.txt").exists() and (repo / "notes.txt").exists()
+    assert "Permission denied" in sent_results(server.requests[2])
+
+
+def test_claude_code_hooks_scout_tui_does_not_run_are_said(tmp_path):
+    from scout_tui.extensions.hook_config import json_hooks
+
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"permissions": {"allow": ["Bash"]}, "hooks": {
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "is the work done?"}, {"type": "command", "command": "true"}]}],
+        "PermissionRequest": [{"hooks": [{"type": "command", "command": "approve.sh"}]}]}}, indent=2))
+    notes: list[str] = []
+    [hook] = json_hooks(path, lambda: {}, notes)
+    assert (hook.event, hook.command, hook.dialect) == ("Stop", "true", "claude")
+    assert notes == [f"{path}:8: a Stop hook of type 'prompt' is not run: scout-tui runs command hooks",
+                     f"{path}:22: hooks of 'PermissionRequest' are not run: an event scout-tui does not fire"]

@@ -199,7 +199,7 @@ def toml_hooks(path: Path, text: str, table: Any, trust: Callable[[], dict[str, 
                 if key not in _TOML_KEYS:
                     raise ScoutError(f"{origin}: unknown key {key!r} in a {event} hook (known: matcher, command, "
                                      "timeout)")
-            hooks += _entry(event, entry, origin, "scout", path, trust)
+            hooks += _entry(event, entry, origin, "scout", path, trust, notes)
     return hooks
 
 
@@ -229,7 +229,7 @@ def json_hooks(path: Path, trust: Callable[[], dict[str, str]], notes: list[str]
         if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
             raise ScoutError(f"{at_event}: hooks.{event} must be a list of {{\"matcher\", \"hooks\"}} objects")
         for group in groups:
-            hooks += _entry(event, group, at_event, "claude", path, trust)
+            hooks += _entry(event, group, at_event, "claude", path, trust, notes)
     return hooks
 
 
@@ -248,9 +248,10 @@ def _known_event(event: str, where: str, notes: list[str]) -> bool:
 
 
 def _entry(event: str, entry: dict, origin: str, dialect: str, path: Path,
-           trust: Callable[[], dict[str, str]] | None) -> list[HookConfig]:
+           trust: Callable[[], dict[str, str]] | None, notes: list[str]) -> list[HookConfig]:
     """The hooks of one entry: flat (``command``) or Claude Code's group (``hooks``: a list of
-    ``{"type": "command", "command", "timeout"}``) under one ``matcher``."""
+    ``{"type": "command", "command", "timeout"}``) under one ``matcher``; one of another type
+    (Claude Code's ``"prompt"`` hooks, which ask a model) is a note, not run."""
     matcher = entry.get("matcher", "")
     if not isinstance(matcher, str):
         raise ScoutError(f"{origin}: a {event} hook's matcher must be a string (a regular expression), got {matcher!r}")
@@ -263,6 +264,8 @@ def _entry(event: str, entry: dict, origin: str, dialect: str, path: Path,
         if not isinstance(inner, list) or not all(isinstance(h, dict) for h in inner):
             raise ScoutError(f"{origin}: a {event} entry's hooks must be a list of {{type, command}} objects")
         commands = [h for h in inner if h.get("type", "command") == "command"]
+        notes += [f"{origin}: a {event} hook of type {h.get('type')!r} is not run: scout-tui runs command hooks"
+                  for h in inner if h.get("type", "command") != "command"]
     else:
         commands = [entry]
     found = []
