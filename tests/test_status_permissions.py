@@ -149,6 +149,7 @@ def test_print_mode_status_and_permissions_print_the_same_markdown_and_ask_no_mo
         rules = scout(["-p", "/permissions", "--base-url", server.url], repo, env)
     assert status.returncode == 0, status.stderr
     assert status.stdout.startswith("**Status**") and "from env ANTHROPIC_API_KEY" in status.stdout
+    assert "- **Hooks**: none configured" in status.stdout
     assert SECRET not in status.stdout + status.stderr
     assert rules.returncode == 0 and f"1. deny `bash:rm *` · {repo / 'scout.toml'}:5" in rules.stdout
     assert not server.requests

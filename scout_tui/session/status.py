@@ -127,6 +127,15 @@ def memory_files_read(cwd: Path) -> list[tuple[Path, bool]]:
     return [(Path(f.path), bool(f.clipped)) for f in memory_files(cwd)]
 
 
+def hooks_line(session: Session) -> str:
+    """How many hooks the session has and how many wait for trust ("none configured" without)."""
+    settings = session.hook_settings
+    if settings is None or not settings.hooks:
+        return "none configured" if settings is not None else "read when the first prompt is sent"
+    waiting = sum(not hook.trusted for hook in settings.hooks)
+    return f"{len(settings.hooks)}" + (f" ({waiting} not trusted yet: `/trust`)" if waiting else "") + "; `/hooks` lists them"
+
+
 def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSettings | None,
                   info: ModelInfo | None, mcp: McpSettings | None) -> str:
     """``/status``'s Markdown for ``session`` with the permission ``policy``, ``sandbox``
@@ -155,6 +164,7 @@ def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSe
         ("MCP servers", servers + ("; `/mcp` shows their tools" if states else "")),
         ("Memory files", ", ".join(f"`{path}`" + (" (cut: the memory budget)" if cut else "") for path, cut in memory)
          or "none read"),
+        ("Hooks", hooks_line(session)),
         ("Session", stored),
         ("Directory", f"`{session.cwd}`"),
     ]
