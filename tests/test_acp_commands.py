@@ -195,3 +195,20 @@ async def test_init_is_a_prompt_asking_for_agents_md_and_leaves_the_mode_as_it_w
     assert message["content"][0]["text"] == init_prompt(repo, "keep it short")
     assert not [u for u in client.of(session.session_id) if u.session_update == "current_mode_update"]
     assert said(client, session.session_id)[-1] == "I will look."
+
+
+async def test_a_markdown_command_is_advertised_and_sends_its_expansion(repo, env):
+    (repo / ".agents" / "commands").mkdir(parents=True)
+    (repo / ".agents" / "commands" / "greet.md").write_text("---\ndescription: greet someone\n---\nSay hello to $1.\n")
+    client = RecordingClient()
+    with LoopbackServer([Reply(anthropic_stream(["Hello, Bob!"]))]) as server:
+        async with acp_process(repo, env, client, "--base-url", server.url) as (conn, _, _):
+            session = await conn.new_session(cwd=str(repo))
+            await wait_until(None, lambda: client.of(session.session_id), what="the available commands")
+            done = await conn.prompt(session_id=session.session_id, prompt=text("/greet Bob"))
+    assert done.stop_reason == "end_turn"
+    [update] = [u for u in client.of(session.session_id) if u.session_update == "available_commands_update"]
+    greet = next(c for c in update.available_commands if c.name == "greet")
+    assert greet.description == "greet someone (.agents/commands/greet.md)"
+    sent = server.requests[0].json()["messages"][0]["content"]
+    assert [b["text"] for b in sent if b["type"] == "text"] == ["Say hello to Bob."]
