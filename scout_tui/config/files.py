@@ -17,6 +17,9 @@ import platformdirs
 
 CONFIG_FILE = "scout.toml"
 
+CLAUDE_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
+"""A project's Claude Code settings files, read for their ``hooks`` and ``permissions``."""
+
 
 def user_config_dir() -> Path:
     """The user's config directory: ``~/.config/scout`` on Linux (honours XDG_CONFIG_HOME)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.config.files import in_project
+from scout_tui.config.files import CLAUDE_SETTINGS, in_project
 from scout_tui.config.tomlpos import array_table_lines, where
 from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 from scout_tui.core.errors import ScoutError
@@ -41,8 +41,6 @@ MATCHED_BY = {"PreToolUse": "tool name", "PostToolUse": "tool name", "SessionSta
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook runs before it is stopped (Claude Code's default)."""
-
-CLAUDE_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
 
 _TOML_KEYS = ("matcher", "command", "timeout", "type", "hooks")
 
