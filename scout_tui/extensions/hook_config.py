@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.config.files import CLAUDE_SETTINGS, in_project
+from scout_tui.config.files import CLAUDE_SETTINGS, in_project, read_claude_settings
 from scout_tui.config.tomlpos import array_table_lines, where
 from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 from scout_tui.core.errors import ScoutError
@@ -204,16 +204,10 @@ def toml_hooks(path: Path, text: str, table: Any, trust: Callable[[], dict[str, 
 def json_hooks(path: Path, trust: Callable[[], dict[str, str]], notes: list[str]) -> list[HookConfig]:
     """The hooks of a ``.claude/settings*.json`` at ``path`` (none when it does not exist or has no
     ``hooks``), each with its trust entry. Raises ``ScoutError`` as ``hook_settings``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    read = read_claude_settings(path)
+    if read is None:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoutError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    text, document = read
     table = document.get("hooks") if isinstance(document, dict) else None
     if table is None:
         return []

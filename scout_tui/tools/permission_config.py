@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from scout_tui.config.files import CLAUDE_SETTINGS, did_you_mean, in_project
+from scout_tui.config.files import CLAUDE_SETTINGS, did_you_mean, in_project, read_claude_settings
 from scout_tui.core.errors import ScoutError
 from scout_tui.config.tomlpos import key_line, where
 from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, Policy, Rule, parse_rule, rule_text
@@ -71,16 +71,10 @@ def claude_rules(workspace: Path, notes: list[str]) -> tuple[list[Rule], list[Ru
     deny: list[Rule] = []
     for name in CLAUDE_SETTINGS:
         path = Path(workspace) / name
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        read = read_claude_settings(path)
+        if read is None:
             continue
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ScoutError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+        text, document = read
         table = document.get("permissions") if isinstance(document, dict) else None
         if table is None:
             continue
