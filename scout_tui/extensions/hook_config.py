@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -270,10 +271,35 @@ def _entry(event: str, entry: dict, origin: str, dialect: str, path: Path,
         entry_trust = None
         if trust is not None:
             source = json.dumps({"event": event, "matcher": matcher, "command": command, "timeout": timeout},
-                                sort_keys=True).encode()
+                                sort_keys=True).encode() + _scripts(command, path)
             entry_trust = check_entry(path, f"hooks.{event}.{command}", source, trust(),
                                       f"{event} hook `{command}` ({origin})")
         found.append(HookConfig(event, command, matcher, float(timeout), origin, dialect, entry_trust))
+    return found
+
+
+def _scripts(command: str, path: Path) -> bytes:
+    """The content of each file of the project that hook ``command`` (configured in ``path``)
+    names, ``$CLAUDE_PROJECT_DIR/.claude/hooks/guard.py`` or ``.agents/hooks/guard.sh``: part of
+    what is trusted, so that a script changed since (by a pull) is asked about again. Each as
+    ``"\\n--- NAME\\n"`` and its bytes; b"" when it names none."""
+    root = (path.parent.parent if path.parent.name == ".claude" else path.parent).resolve()
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    found = b""
+    for word in dict.fromkeys(words):
+        for variable in ("CLAUDE_PROJECT_DIR", "SCOUT_PROJECT_DIR"):
+            word = word.replace("${%s}" % variable, str(root)).replace("$" + variable, str(root))
+        if "$" in word or not word or len(word) > 4096:
+            continue
+        file = (root / word).resolve()
+        try:
+            if file.is_relative_to(root) and file != root and file.is_file():
+                found += f"\n--- {file.relative_to(root)}\n".encode() + file.read_bytes()
+        except OSError:
+            continue
     return found
 
 
