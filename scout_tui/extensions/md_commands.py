@@ -30,6 +30,9 @@ FOLDERS = (Path(".claude") / "commands", Path(".agents") / "commands")
 """Where commands are found, under the home folder and then the project's (in this order: the
 later one of a name wins)."""
 
+LISTS = frozenset({"allowed-tools"})
+"""The front matter keys that may be a YAML list (``allowed-tools:`` then ``- Bash(git add:*)`` lines)."""
+
 _NAME = re.compile(r"[A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*\Z")
 _BANG = re.compile(r"!`([^`\n]+)`")
 _PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])(?!\d)")
@@ -108,7 +111,7 @@ def discover_commands(cwd: Path, home: Path | None = None) -> tuple[list[Markdow
                             ": between folders); left out")
             continue
         try:
-            fields, body = parse_front_matter(read_markdown(path, "command"), path)
+            fields, body = parse_front_matter(read_markdown(path, "command"), path, lists=LISTS)
             allowed, notes = allowed_rules(fields.get("allowed-tools", ""), path)
         except ScoutError as exc:
             problems.append(f"{exc} (command /{name} left out)")
