@@ -101,8 +101,8 @@ def describe_rules(policy: Policy, config: Config | None = None) -> str:
         only = " (its bash rules only in the sandbox: a project's)" if rule in policy.project_rules and rule.tool == "bash" else ""
         lines.append(f"{number}. {kind} `{rule.text}` · {where}{only}")
     if not rules:
-        lines.append("No rules: `[permissions] allow = [...]` and `deny = [...]` in scout.toml, or `/permissions allow "
-                     "RULE` for this session.")
+        lines.append("No rules: `[permissions] allow = [...]` and `deny = [...]` in scout.toml, a project's "
+                     "`.claude/settings.json` `permissions`, or `/permissions allow RULE` for this session.")
     lines += ["", "Deny wins over allow. A path outside the workspace and a change to "
               f"{', '.join(f'`{p}`' for p in PROTECTED)} always ask (but in yolo). `/permissions allow RULE`, "
               "`/permissions deny RULE` add a rule for this session; `/permissions remove N` takes one away."]
