@@ -102,6 +102,16 @@ def test_a_hook_past_its_timeout_is_named_and_the_turn_goes_on(repo, env, tmp_pa
     assert done.stdout.endswith("It says 42.\n")
 
 
+def read_notes(repo: Path, env: dict[str, str]) -> str:
+    """``scout-tui -p "read notes.txt"`` in ``repo``, the model calling ``read`` once; its stderr."""
+    replies = [Reply(anthropic_stream(["Reading."], ("toolu_1", "read", ['{"path": "notes.txt"}']))),
+               Reply(anthropic_stream(["42."]))]
+    with LoopbackServer(replies) as server:
+        done = scout(["-p", "read notes.txt", "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
 def test_a_projects_hook_runs_only_once_trusted(repo, env, tmp_path):
     marker = tmp_path / "ran"
     settings = {"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
@@ -109,24 +119,40 @@ def test_a_projects_hook_runs_only_once_trusted(repo, env, tmp_path):
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
 
-    def run() -> str:
-        replies = [Reply(anthropic_stream(["Reading."], ("toolu_1", "read", ['{"path": "notes.txt"}']))),
-                   Reply(anthropic_stream(["42."]))]
-        with LoopbackServer(replies) as server:
-            done = scout(["-p", "read notes.txt", "--base-url", server.url], repo, env)
-        assert done.returncode == 0, done.stderr
-        return done.stderr
-
-    said = run()
+    said = read_notes(repo, env)
     assert not marker.exists()
     assert ".claude/settings.json:3: PreToolUse hook" in said and "scout-tui trust" in said
     listed = scout(["trust", "--list"], repo, env)
     assert "new" in listed.stdout and "PreToolUse hook" in listed.stdout
     assert scout(["trust", "--yes"], repo, env).returncode == 0
-    run()
+    read_notes(repo, env)
     event = json.loads(marker.read_text())  # a .claude hook is told Claude Code's names
     assert event["tool_name"] == "Read" and event["tool_input"]["file_path"] == str(repo / "notes.txt")
     assert event["permission_mode"] == "default"
+
+
+def test_a_trusted_hooks_script_changed_since_is_not_run_until_trusted_again(repo, env, tmp_path):
+    marker = tmp_path / "ran"
+    hooks = repo / ".claude" / "hooks"
+    hooks.mkdir(parents=True)
+    guard = hooks / "mark.py"
+    guard.write_text(f"open({str(marker)!r}, 'a').write('v1 ')\n")
+    command = f'{PYTHON} "$CLAUDE_PROJECT_DIR"/.claude/hooks/mark.py'
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": command}]}]}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+
+    assert scout(["trust", "--yes"], repo, env).returncode == 0
+    read_notes(repo, env)
+    assert marker.read_text() == "v1 "
+    guard.write_text(f"open({str(marker)!r}, 'a').write('v2 ')\n")  # as a pull would change it
+    said = read_notes(repo, env)
+    assert marker.read_text() == "v1 "
+    assert "PreToolUse hook" in said and "not run" in said and "scout-tui trust" in said
+    listed = scout(["trust", "--list"], repo, env)
+    assert "changed" in listed.stdout and "mark.py" in listed.stdout
+    assert scout(["trust", "--yes"], repo, env).returncode == 0
+    read_notes(repo, env)
+    assert marker.read_text() == "v1 v2 "
 
 
 def test_a_stop_hook_sends_the_model_back_to_work_once(repo, env, tmp_path):

@@ -85,3 +85,27 @@ def test_arguments_without_a_placeholder_follow_the_body(tmp_path):
 
     assert asyncio.run(expand(command, "for v2", never)) == "Write release notes.\n\nARGUMENTS: for v2"
     assert asyncio.run(expand(command, "", never)) == "Write release notes."
+
+
+def test_the_typed_arguments_are_sent_as_typed_not_expanded_again(repo, env):
+    (repo / ".claude" / "commands").mkdir(parents=True)
+    (repo / ".claude" / "commands" / "note.md").write_text("Note for $1: $ARGUMENTS\n")
+    typed = 'Ann costs $2 or $ARGUMENTS, see !`touch pwned`'
+    with LoopbackServer([Reply(anthropic_stream(["Noted."]))]) as server:
+        done = scout(["-p", f"/note {typed}", "--base-url", server.url, "--permission-mode", "yolo"], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert first_prompt(server) == f"Note for Ann: {typed}"
+    assert not (repo / "pwned").exists()
+
+
+def test_allowed_tools_written_as_a_yaml_list_let_the_bang_commands_run(repo, env):
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".claude" / "commands").mkdir(parents=True)
+    (repo / ".claude" / "commands" / "branch.md").write_text(
+        "---\ndescription: where we are\nallowed-tools:\n  - Bash(git branch:*)\n  - Read\n---\n"
+        "Branch: !`git branch --show-current`\n")
+    branch = subprocess.run(["git", "branch", "--show-current"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    with LoopbackServer([Reply(anthropic_stream(["Noted."]))]) as server:
+        done = scout(["-p", "/branch", "--base-url", server.url], repo, env)  # ask mode: only allowed-tools let it run
+    assert done.returncode == 0, done.stderr
+    assert first_prompt(server) == f"Branch: {branch}"

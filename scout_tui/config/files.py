@@ -7,6 +7,7 @@ tables) and ``catalog`` (its cache) use it, so none of them imports another for 
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,12 @@ from typing import Any
 
 import platformdirs
 
+from scout_tui.core.errors import ScoutError
+
 CONFIG_FILE = "scout.toml"
+
+CLAUDE_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
+"""A project's Claude Code settings files, read for their ``hooks`` and ``permissions``."""
 
 
 def user_config_dir() -> Path:
@@ -43,6 +49,24 @@ class ConfigFile:
     path: Path
     text: str
     table: dict[str, Any]
+
+
+def read_claude_settings(path: Path) -> tuple[str, Any] | None:
+    """``(text, parsed JSON)`` of a ``CLAUDE_SETTINGS`` file, None when there is none.
+
+    Raises:
+        ScoutError: it cannot be read, or is not JSON (naming its line and column).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScoutError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return text, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
 
 
 def in_project(path: str | Path, workspace: Path) -> bool:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.config.files import in_project
+from scout_tui.config.files import CLAUDE_SETTINGS, in_project, read_claude_settings
 from scout_tui.config.tomlpos import array_table_lines, where
 from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 from scout_tui.core.errors import ScoutError
@@ -41,8 +42,6 @@ MATCHED_BY = {"PreToolUse": "tool name", "PostToolUse": "tool name", "SessionSta
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook runs before it is stopped (Claude Code's default)."""
-
-CLAUDE_SETTINGS = (Path(".claude") / "settings.json", Path(".claude") / "settings.local.json")
 
 _TOML_KEYS = ("matcher", "command", "timeout", "type", "hooks")
 
@@ -206,16 +205,10 @@ def toml_hooks(path: Path, text: str, table: Any, trust: Callable[[], dict[str, 
 def json_hooks(path: Path, trust: Callable[[], dict[str, str]], notes: list[str]) -> list[HookConfig]:
     """The hooks of a ``.claude/settings*.json`` at ``path`` (none when it does not exist or has no
     ``hooks``), each with its trust entry. Raises ``ScoutError`` as ``hook_settings``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    read = read_claude_settings(path)
+    if read is None:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScoutError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    text, document = read
     table = document.get("hooks") if isinstance(document, dict) else None
     if table is None:
         return []
@@ -278,10 +271,35 @@ def _entry(event: str, entry: dict, origin: str, dialect: str, path: Path,
         entry_trust = None
         if trust is not None:
             source = json.dumps({"event": event, "matcher": matcher, "command": command, "timeout": timeout},
-                                sort_keys=True).encode()
+                                sort_keys=True).encode() + _scripts(command, path)
             entry_trust = check_entry(path, f"hooks.{event}.{command}", source, trust(),
                                       f"{event} hook `{command}` ({origin})")
         found.append(HookConfig(event, command, matcher, float(timeout), origin, dialect, entry_trust))
+    return found
+
+
+def _scripts(command: str, path: Path) -> bytes:
+    """The content of each file of the project that hook ``command`` (configured in ``path``)
+    names, ``$CLAUDE_PROJECT_DIR/.claude/hooks/guard.py`` or ``.agents/hooks/guard.sh``: part of
+    what is trusted, so that a script changed since (by a pull) is asked about again. Each as
+    ``"\\n--- NAME\\n"`` and its bytes; b"" when it names none."""
+    root = (path.parent.parent if path.parent.name == ".claude" else path.parent).resolve()
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    found = b""
+    for word in dict.fromkeys(words):
+        for variable in ("CLAUDE_PROJECT_DIR", "SCOUT_PROJECT_DIR"):
+            word = word.replace("${%s}" % variable, str(root)).replace("$" + variable, str(root))
+        if "$" in word or not word or len(word) > 4096:
+            continue
+        file = (root / word).resolve()
+        try:
+            if file.is_relative_to(root) and file != root and file.is_file():
+                found += f"\n--- {file.relative_to(root)}\n".encode() + file.read_bytes()
+        except OSError:
+            continue
     return found
 
 

@@ -30,9 +30,12 @@ FOLDERS = (Path(".claude") / "commands", Path(".agents") / "commands")
 """Where commands are found, under the home folder and then the project's (in this order: the
 later one of a name wins)."""
 
+LISTS = frozenset({"allowed-tools"})
+"""The front matter keys that may be a YAML list (``allowed-tools:`` then ``- Bash(git add:*)`` lines)."""
+
 _NAME = re.compile(r"[A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*\Z")
 _BANG = re.compile(r"!`([^`\n]+)`")
-_POSITIONAL = re.compile(r"\$([1-9])(?!\d)")
+_PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])(?!\d)")
 _ALLOWED = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\(([^)]*)\))?\s*")
 
 
@@ -108,7 +111,7 @@ def discover_commands(cwd: Path, home: Path | None = None) -> tuple[list[Markdow
                             ": between folders); left out")
             continue
         try:
-            fields, body = parse_front_matter(read_markdown(path, "command"), path)
+            fields, body = parse_front_matter(read_markdown(path, "command"), path, lists=LISTS)
             allowed, notes = allowed_rules(fields.get("allowed-tools", ""), path)
         except ScoutError as exc:
             problems.append(f"{exc} (command /{name} left out)")
@@ -159,8 +162,10 @@ def _split_entries(value: str) -> list[str]:
 
 async def expand(command: MarkdownCommand, args: str, run: Callable[[str], Awaitable[str]]) -> str:
     """The prompt ``command`` sends with argument text ``args``: its body with ``$ARGUMENTS`` and
-    ``$1``…``$9`` replaced (arguments typed without either in the body go after it), then each
-    ``!`cmd``` replaced by ``await run(cmd)`` (the command's output, or why it did not run).
+    ``$1``…``$9`` replaced (arguments typed without either in the body go after it), and each
+    ``!`cmd``` of the body (its placeholders filled) replaced by ``await run(cmd)`` (the command's
+    output, or why it did not run). The body is read once: what the person typed is sent as
+    typed, a ``$1`` or ``!`cmd``` in it is neither filled nor run.
 
     Raises:
         ScoutError: the file cannot be read now.
@@ -171,14 +176,16 @@ async def expand(command: MarkdownCommand, args: str, run: Callable[[str], Await
         words = shlex.split(args)
     except ValueError:  # an unclosed quote: plain words
         words = args.split()
-    used = "$ARGUMENTS" in body or _POSITIONAL.search(body) is not None
-    body = body.replace("$ARGUMENTS", args)
-    body = _POSITIONAL.sub(lambda m: words[int(m[1]) - 1] if int(m[1]) <= len(words) else "", body)
-    if args and not used:
-        body = f"{body}\n\nARGUMENTS: {args}"
+
+    def fill(text: str) -> str:  # one pass: the typed text is never read as a placeholder again
+        return _PLACEHOLDER.sub(lambda m: args if m[0] == "$ARGUMENTS" else
+                                (words[int(m[1]) - 1] if int(m[1]) <= len(words) else ""), text)
+
+    used = _PLACEHOLDER.search(body) is not None
     pieces: list[str] = []
     last = 0
     for match in _BANG.finditer(body):
-        pieces += [body[last:match.start()], (await run(match[1])).rstrip("\n")]
+        pieces += [fill(body[last:match.start()]), (await run(fill(match[1]))).rstrip("\n")]
         last = match.end()
-    return "".join([*pieces, body[last:]])
+    body = "".join([*pieces, fill(body[last:])])
+    return f"{body}\n\nARGUMENTS: {args}" if args and not used else body

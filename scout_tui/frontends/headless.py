@@ -83,11 +83,16 @@ async def run_headless(
                         f"{request.how_to_allow()}", by="headless")
 
     store = Store()
+    said: list[str] = []
+
+    def notice(event: Event) -> None:
+        said.append(event.data.get("text", ""))
+        print(said[-1], file=err, flush=True)
+
     try:
         # Notices from the agent and from plugins (api.emit("notice", text=...)) alike.
         session = await open_session(config, cwd, store=store, warn=warn, resume=resume, latest=continue_, fork=fork,
-                                     on_notice=lambda event: print(event.data.get("text", ""), file=err, flush=True),
-                                     approve=refuse)
+                                     on_notice=notice, approve=refuse)
     except BaseException:
         store.close()
         raise
@@ -191,8 +196,8 @@ async def run_headless(
                               file=err, flush=True)
                     case Error(message=message):
                         failure = message
-                    case TurnEnd(stop_reason="blocked"):
-                        failure = "the prompt was not sent (a UserPromptSubmit hook blocked it)"
+                    case TurnEnd(stop_reason="blocked"):  # the notice just said says why
+                        failure = said[-1] if said else "the prompt was not sent (a UserPromptSubmit hook blocked it)"
         if cleaner:
             write(cleaner.flush())
     except (asyncio.CancelledError, KeyboardInterrupt, BrokenPipeError):

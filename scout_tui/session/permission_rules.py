@@ -7,12 +7,11 @@ file's path and line, or this session), numbered; and a rule added for the sessi
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from scout_tui.config.files import did_you_mean
 from scout_tui.core.errors import ScoutError
-from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, PROTECTED, Rule, parse_rule
+from scout_tui.tools.permissions import BUILTIN_TOOL_NAMES, PROTECTED, Rule, parse_rule, rule_text
 
 if TYPE_CHECKING:
     from scout_tui.config.layers import Config
@@ -25,34 +24,12 @@ session" gives it too)."""
 USAGE = ("Use `/permissions` (the rules), `/permissions allow RULE` or `/permissions deny RULE` (for this session; "
          "a RULE reads `bash:git *`, `bash(git *)`, `edit:src/**` or a tool's name), or `/permissions remove N`.")
 
-_CLAUDE_FORM = re.compile(r"(?P<tool>[A-Za-z0-9_.-]+)\((?P<pattern>.*)\)\Z", re.DOTALL)
-
-
 def numbered_rules(policy: Policy) -> list[tuple[str, Rule]]:
     """Every rule of ``policy`` as ``(kind, rule)``, kind "deny" or "allow", in the order
     ``/permissions`` numbers them from 1: the deny rules (files', then this session's), the
     allow rules of the files, then those allowed for this session."""
     return [*(("deny", r) for r in policy.deny), *(("allow", r) for r in policy.allow),
             *(("allow", r) for r in policy.session)]
-
-
-def rule_text(text: str) -> str:
-    """A rule as ``permissions.parse_rule`` reads it (``tool:pattern``), from scout-tui's form
-    or Claude Code's (``Bash(git commit:*)``, ``Edit(src/**)``, ``Read``): the tool's name in
-    lower case when it is a built-in one, and Claude Code's prefix mark ``:*`` as `` *``."""
-    text = " ".join(text.split())
-    match = _CLAUDE_FORM.fullmatch(text)
-    if match is None:
-        tool, colon, pattern = text.partition(":")
-        if tool.lower() in BUILTIN_TOOL_NAMES and tool != tool.lower() and not colon:
-            return tool.lower()  # "Read": every call of the tool
-        return text
-    tool, pattern = match["tool"], match["pattern"].strip()
-    if tool.lower() in BUILTIN_TOOL_NAMES:
-        tool = tool.lower()
-    if pattern.endswith(":*"):
-        pattern = pattern[:-2].rstrip() + " *"
-    return f"{tool}:{pattern}" if pattern else tool
 
 
 def permissions_command(policy: Policy, config: Config | None, args: str) -> str:
@@ -124,8 +101,8 @@ def describe_rules(policy: Policy, config: Config | None = None) -> str:
         only = " (its bash rules only in the sandbox: a project's)" if rule in policy.project_rules and rule.tool == "bash" else ""
         lines.append(f"{number}. {kind} `{rule.text}` · {where}{only}")
     if not rules:
-        lines.append("No rules: `[permissions] allow = [...]` and `deny = [...]` in scout.toml, or `/permissions allow "
-                     "RULE` for this session.")
+        lines.append("No rules: `[permissions] allow = [...]` and `deny = [...]` in scout.toml, a project's "
+                     "`.claude/settings.json` `permissions`, or `/permissions allow RULE` for this session.")
     lines += ["", "Deny wins over allow. A path outside the workspace and a change to "
               f"{', '.join(f'`{p}`' for p in PROTECTED)} always ask (but in yolo). `/permissions allow RULE`, "
               "`/permissions deny RULE` add a rule for this session; `/permissions remove N` takes one away."]

@@ -109,6 +109,28 @@ class Rule:
 _path_regex = lru_cache(maxsize=512)(glob_regex)
 
 
+_CLAUDE_FORM = re.compile(r"(?P<tool>[A-Za-z0-9_.-]+)\((?P<pattern>.*)\)\Z", re.DOTALL)
+
+
+def rule_text(text: str) -> str:
+    """A rule as ``permissions.parse_rule`` reads it (``tool:pattern``), from scout-tui's form
+    or Claude Code's (``Bash(git commit:*)``, ``Edit(src/**)``, ``Read``): the tool's name in
+    lower case when it is a built-in one, and Claude Code's prefix mark ``:*`` as `` *``."""
+    text = " ".join(text.split())
+    match = _CLAUDE_FORM.fullmatch(text)
+    if match is None:
+        tool, colon, pattern = text.partition(":")
+        if tool.lower() in BUILTIN_TOOL_NAMES and tool != tool.lower() and not colon:
+            return tool.lower()  # "Read": every call of the tool
+        return text
+    tool, pattern = match["tool"], match["pattern"].strip()
+    if tool.lower() in BUILTIN_TOOL_NAMES:
+        tool = tool.lower()
+    if pattern.endswith(":*"):
+        pattern = pattern[:-2].rstrip() + " *"
+    return f"{tool}:{pattern}" if pattern else tool
+
+
 def parse_rule(text: str, origin: str = "session") -> Rule:
     """``"tool"`` or ``"tool:pattern"`` as a Rule. Raises ScoutError naming ``origin``."""
     if not isinstance(text, str) or not text.strip():
