@@ -14,6 +14,7 @@ from pathlib import Path
 from scout_tui.config.trust import UNTRUSTED, PluginFile, check_file, check_files, read_trusted
 from scout_tui.core.errors import ScoutError
 from scout_tui.extensions.skills import parse_front_matter
+from scout_tui.tools.permissions import CLAUDE_TOOLS
 
 DEFAULT_AGENT = "general"
 """The agent a ``task`` call without ``agent`` runs."""
@@ -65,11 +66,6 @@ BUILTIN_AGENTS = (
 AGENT_FOLDERS = (Path(".claude") / "agents", Path(".agents") / "agents")
 """Where agent files are read, in each of home (the user's) and the working directory (the
 project's), in this order: a later file of the same name wins."""
-
-CLAUDE_TOOLS = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "edit", "Bash": "bash",
-                "Grep": "grep", "Glob": "glob", "LS": "glob", "Task": "task"}
-"""Claude Code's tool names (https://docs.anthropic.com/en/docs/claude-code/settings#tools-available-to-claude)
-as scout-tui's, for agent files written for Claude Code."""
 
 KNOWN_TOOLS = ("bash", "read", "write", "edit", "grep", "glob", "skill", "task")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.extensions.agents import CLAUDE_TOOLS
+from scout_tui.tools.permissions import CLAUDE_TOOLS
 from scout_tui.extensions.hook_config import HookConfig, HookSettings
 
 BLOCKING = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop")
@@ -32,7 +32,7 @@ CONTEXT_FROM_STDOUT = ("UserPromptSubmit", "SessionStart")
 """The events whose plain stdout (exit 0) is added to the model's context."""
 
 CLAUDE_TOOL_NAMES = {ours: theirs for theirs, ours in reversed(CLAUDE_TOOLS.items())}
-"""scout-tui's tool names as Claude Code names its own (the first of ``agents.CLAUDE_TOOLS`` for each):
+"""scout-tui's tool names as Claude Code names its own (the first of ``permissions.CLAUDE_TOOLS`` for each):
 what a ``.claude`` hook is told and matched by."""
 
 CLAUDE_MODES = {"ask": "default", "auto-edit": "acceptEdits", "plan": "plan", "yolo": "bypassPermissions"}

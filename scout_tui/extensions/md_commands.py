@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout_tui.core.errors import ScoutError
-from scout_tui.extensions.agents import CLAUDE_TOOLS
 from scout_tui.extensions.skills import first_line, parse_front_matter, read_markdown
+from scout_tui.tools.permissions import parse_rule, rule_text
 
 FOLDERS = (Path(".claude") / "commands", Path(".agents") / "commands")
 """Where commands are found, under the home folder and then the project's (in this order: the
@@ -36,7 +36,6 @@ LISTS = frozenset({"allowed-tools"})
 _NAME = re.compile(r"[A-Za-z][\w-]*(?::[A-Za-z][\w-]*)*\Z")
 _BANG = re.compile(r"!`([^`\n]+)`")
 _PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])(?!\d)")
-_ALLOWED = re.compile(r"\s*([A-Za-z_][\w-]*)\s*(?:\(([^)]*)\))?\s*")
 
 
 @dataclass(frozen=True)
@@ -132,16 +131,9 @@ def allowed_rules(value: str, path: Path) -> tuple[tuple[str, ...], list[str]]:
     rules: list[str] = []
     notes: list[str] = []
     for entry in _split_entries(value):
-        match = _ALLOWED.fullmatch(entry)
-        if ":" in entry and "(" not in entry:  # already a scout-tui rule
-            rules.append(entry.strip())
-        elif match:
-            tool = CLAUDE_TOOLS.get(match[1], match[1])
-            pattern = (match[2] or "").strip()
-            if pattern.endswith(":*"):  # Claude Code's prefix form: "git add:*"
-                pattern = pattern[:-2].rstrip() + " *"
-            rules.append(f"{tool}:{pattern}" if pattern else tool)
-        else:
+        try:
+            rules.append(parse_rule(rule_text(entry), f"{path}: allowed-tools").text)
+        except ScoutError:
             notes.append(f"{path}: allowed-tools: {entry.strip()!r} is not a tool or rule; left out")
     return tuple(rules), notes
 

@@ -40,6 +40,11 @@ EDIT_TOOLS = frozenset({"write", "edit"})
 
 BUILTIN_TOOL_NAMES = frozenset({"bash", "read", "write", "edit", "grep", "glob", "skill"})
 
+CLAUDE_TOOLS = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "edit", "Bash": "bash",
+                "Grep": "grep", "Glob": "glob", "LS": "glob", "Task": "task"}
+"""Claude Code's tool names (https://docs.anthropic.com/en/docs/claude-code/settings#tools-available-to-claude)
+as scout-tui's: for the rules, agent files, commands and hooks written for Claude Code."""
+
 PATH_KEY = "path"
 """The argument naming a file or folder, in the built-in tools (and plugin tools that follow them)."""
 
@@ -114,18 +119,18 @@ _CLAUDE_FORM = re.compile(r"(?P<tool>[A-Za-z0-9_.-]+)\((?P<pattern>.*)\)\Z", re.
 
 def rule_text(text: str) -> str:
     """A rule as ``permissions.parse_rule`` reads it (``tool:pattern``), from scout-tui's form
-    or Claude Code's (``Bash(git commit:*)``, ``Edit(src/**)``, ``Read``): the tool's name in
-    lower case when it is a built-in one, and Claude Code's prefix mark ``:*`` as `` *``."""
+    or Claude Code's (``Bash(git commit:*)``, ``Edit(src/**)``, ``Read``, ``MultiEdit``): Claude Code's
+    tool names as scout-tui's (``CLAUDE_TOOLS``; another built-in name in lower case), and its prefix
+    mark ``:*`` as `` *``."""
     text = " ".join(text.split())
     match = _CLAUDE_FORM.fullmatch(text)
     if match is None:
         tool, colon, pattern = text.partition(":")
-        if tool.lower() in BUILTIN_TOOL_NAMES and tool != tool.lower() and not colon:
-            return tool.lower()  # "Read": every call of the tool
+        if not colon and (tool in CLAUDE_TOOLS or tool.lower() in BUILTIN_TOOL_NAMES and tool != tool.lower()):
+            return CLAUDE_TOOLS.get(tool, tool.lower())  # "Read", "LS": every call of the tool
         return text
     tool, pattern = match["tool"], match["pattern"].strip()
-    if tool.lower() in BUILTIN_TOOL_NAMES:
-        tool = tool.lower()
+    tool = CLAUDE_TOOLS.get(tool, tool.lower() if tool.lower() in BUILTIN_TOOL_NAMES else tool)
     if pattern.endswith(":*"):
         pattern = pattern[:-2].rstrip() + " *"
     return f"{tool}:{pattern}" if pattern else tool
