@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,18 @@ def read_claude_settings(path: Path) -> tuple[str, Any] | None:
         return text, json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScoutError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+
+
+def json_line(text: str, keys: tuple[str, ...]) -> int:
+    """The 1-based line of the last of ``keys`` in JSON ``text``, found in order (each after the
+    one before); the line of the last found when one is missing."""
+    position = 0
+    for key in keys:
+        match = re.compile(r'"%s"\s*:' % re.escape(json.dumps(key)[1:-1])).search(text, position)
+        if match is None:
+            break
+        position = match.start()
+    return text.count("\n", 0, position) + 1
 
 
 def in_project(path: str | Path, workspace: Path) -> bool:

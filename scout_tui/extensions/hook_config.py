@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from scout_tui.config.files import CLAUDE_SETTINGS, in_project, read_claude_settings
+from scout_tui.config.files import CLAUDE_SETTINGS, in_project, json_line, read_claude_settings
 from scout_tui.config.tomlpos import array_table_lines, where
 from scout_tui.config.trust import PluginFile, check_entry, lazy_trusted, read_trusted
 from scout_tui.core.errors import ScoutError
@@ -213,10 +213,10 @@ def json_hooks(path: Path, trust: Callable[[], dict[str, str]], notes: list[str]
     if table is None:
         return []
     if not isinstance(table, dict):
-        raise ScoutError(f"{path}:{_line(text, 'hooks')}: hooks must be an object of events")
+        raise ScoutError(f"{path}:{json_line(text, ('hooks',))}: hooks must be an object of events")
     hooks = []
     for event, groups in table.items():
-        at_event = f"{path}:{_line(text, event)}"
+        at_event = f"{path}:{json_line(text, ('hooks', event))}"
         if not _known_event(event, at_event, notes):
             continue
         if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
@@ -301,12 +301,6 @@ def _scripts(command: str, path: Path) -> bytes:
         except OSError:
             continue
     return found
-
-
-def _line(text: str, key: str) -> int:
-    """The 1-based line of the first ``"key":`` in JSON ``text`` (1 when it is not there)."""
-    match = re.search(r'"%s"\s*:' % re.escape(key), text)
-    return text.count("\n", 0, match.start()) + 1 if match else 1
 
 
 def describe_hooks(settings: HookSettings) -> str:

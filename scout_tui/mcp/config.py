@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project
+from scout_tui.config.files import CONFIG_FILE, ConfigFile, in_project, json_line
 from scout_tui.core.errors import ScoutError
 from scout_tui.mcp.hidden import arg_secrets, header_secrets, shown_args, shown_url, url_secrets
 from scout_tui.config.tomlpos import where
@@ -228,7 +228,7 @@ def json_servers(path: Path, environ: Any, trust: Any) -> list[ServerConfig]:
         raise ScoutError(f"{path}:1: expected {{\"mcpServers\": {{NAME: {{\"command\": …}} or {{\"url\": …}}}}}}")
 
     def at(name: str, *key: str) -> str:
-        return f"{path}:{_json_line(text, ('mcpServers', name, *key))}"
+        return f"{path}:{json_line(text, ('mcpServers', name, *key))}"
 
     # Other agents share the file and add keys of their own ("disabled", "autoApprove", ...): those
     # are left alone, and a server another agent has disabled is not started here either.
@@ -368,15 +368,3 @@ def _expand(value: str, environ: Any, problems: list[str], where: str) -> str:
         return ""
 
     return _VARIABLE.sub(one, value)
-
-
-def _json_line(text: str, keys: tuple[str, ...]) -> int:
-    """The 1-based line of the last of ``keys`` in JSON ``text``, found in order (each after the
-    one before); the line of the last found when one is missing."""
-    position = 0
-    for key in keys:
-        match = re.compile(r'"%s"\s*:' % re.escape(json.dumps(key)[1:-1])).search(text, position)
-        if match is None:
-            break
-        position = match.start()
-    return text.count("\n", 0, position) + 1
