@@ -180,7 +180,6 @@ class ScoutApp(App):
         self.extensions = Extensions(self)
         self.permission_modes = PermissionModes(self)
         self.notifier = Notifier(self)  # a turn ended or an approval waits while the terminal is in the background
-        self.notifier.sent.append(self._notification_hooks)
         self.themes = Themes(self, config, self.cwd)
         self.themes.register()  # the theme files and the theme, before any CSS is parsed: see there
         self.commands = Commands(self.slash.builtin_commands())  # markdown and plugins' commands join once loaded
@@ -354,12 +353,6 @@ class ScoutApp(App):
     def command_choices(self, query: str) -> list[Choice]:
         """The slash commands matching ``query``, best first (``Completion.command_choices``)."""
         return self.completion.command_choices(query)
-
-    def _notification_hooks(self, kind: str, text: str) -> None:
-        """A turn that ended unseen fires the ``Notification`` hooks ("idle_prompt", as Claude Code
-        when it waits for you); an approval fires them from the engine, for every front end."""
-        if kind == "finished" and self.session.hooks is not None:
-            self.session.hooks.notify(text, "idle_prompt")
 
     async def on_mount(self) -> None:
         # Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as Ctrl+Q does: the turn's

@@ -10,16 +10,13 @@ Every escape sequence goes out through ``compat.write_to_terminal``, here and no
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from typing import Literal
 
 from scout_tui import compat
 from scout_tui.core.redaction import redact
 from scout_tui.core.text import sanitize
 from scout_tui.tui.feature import Feature
-
-if TYPE_CHECKING:
-    from scout_tui.tui.app import ScoutApp
 
 Form = Literal["osc777", "osc99", "osc9", "bell"]
 """How a terminal shows a notification: OSC 777 ``notify`` (rxvt-unicode's, taken up by VTE,
@@ -44,10 +41,6 @@ LABEL_LIMIT = 48
 DETECTING = ("TERM", "TERM_PROGRAM", "LC_TERMINAL", "TMUX", "KITTY_WINDOW_ID", "WEZTERM_PANE",
              "GHOSTTY_RESOURCES_DIR", "ITERM_SESSION_ID", "WT_SESSION", "ConEmuPID")
 """The environment variables ``terminal_form`` reads (a test clears them all)."""
-
-Sent = Callable[[str, str], None]
-"""A function told of each notification sent: its kind ("finished", "approval") and its text."""
-
 
 def terminal_form(env: Mapping[str, str]) -> Form:
     """The notification form the terminal described by ``env`` (``os.environ``) shows.
@@ -105,14 +98,9 @@ def notification_text(label: str, kind: Kind, secrets: tuple[str, ...] = ()) -> 
 
 class Notifier(Feature):
     """The notifications of ``ScoutApp``: ``turn_ended`` and ``needs_you`` send one when the
-    terminal does not have focus, as the ``notify`` setting says.
-
-    ``sent`` is the hook point: each function in it is called with the kind and the text of
-    every notification sent (where the ``Notification`` hook fires)."""
-
-    def __init__(self, app: ScoutApp) -> None:
-        super().__init__(app)
-        self.sent: list[Sent] = []
+    terminal does not have focus, as the ``notify`` setting says; a turn that ended so fires the
+    session's ``Notification`` hooks too ("idle_prompt", as Claude Code when it waits for you; an
+    approval fires them from the engine, for every front end)."""
 
     def turn_ended(self) -> None:
         """A turn ended, for any reason: tell the person if they look elsewhere."""
@@ -137,8 +125,8 @@ class Notifier(Feature):
             compat.write_to_terminal(app, sequence)
         else:
             app.bell()
-        for sent in self.sent:
-            sent(kind, text)
+        if kind == "finished" and app.session.hooks is not None:
+            app.session.hooks.notify(text, "idle_prompt")
         return True
 
     def label(self) -> str:
@@ -148,14 +136,9 @@ class Notifier(Feature):
         info = session.opened.info if session.opened is not None else None
         if info is not None and info.title:
             return info.title
+        from scout_tui.session.mentions import typed_text
+
         for message in session.messages:
-            if not message or message.get("role") != "user":
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            text = next((b.get("text") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-                         and b.get("text")), None)  # the prompt itself: attached files come after it
-            if text:
-                return str(text)
+            if message and message.get("role") == "user" and (text := typed_text(message)).strip():
+                return text  # the prompt itself: attached files and hook context left out
         return ""
