@@ -174,7 +174,8 @@ class Session:
                 from scout_tui.session.subagents import subagent_tools
 
                 options = {k: v for k, v in self.agent_options.items() if k != "review_plan"}
-                self.memory = load_memory(self.cwd)
+                if self.memory is None:  # else as read before (the welcome's): a turn reads it again if changed
+                    self.memory = load_memory(self.cwd)
                 agent = build_agent(self.config, self.cwd, compaction=self.compaction(), cache_key=self.id,
                                     mcp=self.mcp, extra_tools=subagent_tools(self), memory=self.memory, **options)
                 agent.window.strategies = self.strategies

@@ -119,12 +119,13 @@ def server_states(client: McpClient | None, settings: McpSettings | None) -> dic
             for name, server in settings.servers.items()}
 
 
-def memory_files_read(cwd: Path) -> list[tuple[Path, bool]]:
-    """The memory files (``AGENTS.md``, ``CLAUDE.md``…) the system prompt of a session in
-    ``cwd`` carries, in its order, each with whether the budget cut it (reads the disk)."""
+def memory_files_read(session: Session) -> list[tuple[Path, bool]]:
+    """The memory files (``AGENTS.md``, ``CLAUDE.md``…) ``session``'s system prompt carries, in
+    its order, each with whether the budget cut it: as the session read them, else read now."""
     from scout_tui.session.memory import memory_files
 
-    return [(Path(f.path), bool(f.clipped)) for f in memory_files(cwd)]
+    files = session.memory.files if session.memory is not None else memory_files(session.cwd)
+    return [(Path(f.path), bool(f.clipped)) for f in files]
 
 
 def hooks_line(session: Session) -> str:
@@ -147,7 +148,7 @@ def status_report(session: Session, *, policy: Policy | None, sandbox: SandboxSe
     provider = f"{config.provider} ({from_where(config.where('provider'))})"
     if config.base_url:
         provider += f", at {without_password(config.base_url)} ({from_where(config.where('base_url'))})"
-    memory = memory_files_read(session.cwd)
+    memory = memory_files_read(session)
     states = server_states(session.mcp, mcp)
     servers = ", ".join(f"{name} ({state})" for name, state in states.items()) or "none configured"
     if session.id is None:

@@ -162,6 +162,7 @@ class Subagents:
         child.id = child_id
         child.depth = self.depth + 1
         child.hook_settings = parent.hook_settings
+        child.memory = parent.memory  # the same files: read once
         child.agents = list(self.agents.values())
         return child
 

@@ -123,16 +123,19 @@ class Sessions(Feature):
 
     async def _welcome(self) -> None:
         """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
-        the memory files are read in a thread (``memory.memory_files``, what the system prompt
-        carries; an import refused is said below), and the model shown is the
+        the memory files are read in a thread (``memory.load_memory``: the session keeps them for
+        the system prompt it builds next; an import refused is said below), and the model shown is the
         status bar's, as it becomes known."""
         from scout_tui.widgets.welcome import Welcome, memory_names, tilde
 
         def memory() -> tuple[list[str], list[str]]:
             with urgency.yielding():
-                from scout_tui.session.memory import memory_files
+                from scout_tui.session.memory import load_memory
 
-            files = memory_files(self.app.cwd)
+            session = self.app.session
+            read = session.memory or load_memory(self.app.cwd)
+            session.memory = session.memory or read  # the agent built next takes them as read here
+            files = list(read.files)
             return memory_names(files, self.app.cwd), [problem for file in files for problem in file.problems]
 
         names, problems = await asyncio.to_thread(memory)
