@@ -10,6 +10,7 @@ fails the test instead of passing it slowly.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -126,3 +127,18 @@ def write_files(folder) -> None:
 
 def request_texts(recorded: Recorded) -> str:
     return json.dumps(recorded.json().get("messages"))
+
+
+def split_the_work(repo, env: dict[str, str], *flags: str,
+                   model: SubagentModel | None = None) -> tuple[subprocess.CompletedProcess, SubagentModel, list[Recorded]]:
+    """``scout-tui -p "split the work" FLAGS`` in ``repo`` (its files written first) against
+    ``model`` (default a new ``SubagentModel``); the finished run, checked to have succeeded, the
+    model and the requests it served."""
+    from tests.headless_helpers import scout
+
+    write_files(repo)
+    model = model or SubagentModel()
+    with model.server() as server:
+        done = scout(["-p", "split the work", *flags, "--base-url", server.url], repo, env)
+    assert done.returncode == 0, done.stderr
+    return done, model, server.requests

@@ -196,17 +196,13 @@ print("Branch: main, 3 commits ahead")
 
 
 def test_subagents_fire_subagent_stop_and_their_tool_calls_the_tool_hooks(repo, env, tmp_path):
-    from tests.subagent_helpers import SubagentModel, write_files
+    from tests.subagent_helpers import split_the_work
 
     log = tmp_path / "events.jsonl"
     logger = script(tmp_path, "log.py", f"open({str(log)!r}, 'a').write(json.dumps(event) + '\\n')\n")
     user_config(env, "".join(f'[[hooks.{name}]]\ncommand = {json.dumps(logger)}\n'
                              for name in ("Stop", "SubagentStop", "PreToolUse")))
-    write_files(repo)
-    model = SubagentModel()
-    with model.server() as server:
-        done = scout(["-p", "split the work", "--base-url", server.url], repo, env)
-    assert done.returncode == 0, done.stderr
+    split_the_work(repo, env)
     events = [json.loads(line) for line in log.read_text().splitlines()]
     with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
         [parent] = [s.id for s in store.sessions() if s.kind is None]

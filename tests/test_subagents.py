@@ -13,7 +13,7 @@ import pytest
 from scout_tui.store.event_log import Store
 from tests.acp_helpers import RecordingClient, acp_process, text
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
-from tests.subagent_helpers import ANSWERS, FILES, FINAL, TASKS, SubagentModel, request_texts, write_files
+from tests.subagent_helpers import ANSWERS, FILES, FINAL, TASKS, SubagentModel, request_texts, split_the_work, write_files
 
 
 def check_run(model: SubagentModel, requests: list, store_path: Path) -> None:
@@ -48,14 +48,10 @@ def check_run(model: SubagentModel, requests: list, store_path: Path) -> None:
 
 
 def test_p_runs_two_subagents_at_once(repo, env):
-    write_files(repo)
-    model = SubagentModel()
-    with model.server() as server:
-        done = scout(["-p", "split the work", "--base-url", server.url], repo, env)
-    assert done.returncode == 0, done.stderr
+    done, model, requests = split_the_work(repo, env)
     assert FINAL in done.stdout
     assert ANSWERS["A"] not in done.stdout  # the person reads the parent's answer
-    check_run(model, server.requests, Path(env["SCOUT_HOME"]) / "sessions.db")
+    check_run(model, requests, Path(env["SCOUT_HOME"]) / "sessions.db")
 
 
 async def test_acp_runs_two_subagents_at_once(repo, env):
@@ -133,11 +129,7 @@ async def test_esc_stops_the_turn_and_every_subagent_each_recorded_as_interrupte
 def test_subagents_cost_counts_to_their_sessions_and_rolls_up_in_the_run_result(repo, env):
     import json
 
-    write_files(repo)
-    model = SubagentModel()
-    with model.server() as server:
-        done = scout(["-p", "split the work", "--output-format", "json", "--base-url", server.url], repo, env)
-    assert done.returncode == 0, done.stderr
+    done, _, _ = split_the_work(repo, env, "--output-format", "json")
     result = json.loads(done.stdout.splitlines()[-1])
     with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
         sessions = store.sessions()
@@ -150,11 +142,7 @@ def test_subagents_cost_counts_to_their_sessions_and_rolls_up_in_the_run_result(
 def test_stream_json_tags_each_event_with_its_session_and_a_subagents_with_the_task_call(repo, env):
     import json
 
-    write_files(repo)
-    model = SubagentModel()
-    with model.server() as server:
-        done = scout(["-p", "split the work", "--output-format", "stream-json", "--base-url", server.url], repo, env)
-    assert done.returncode == 0, done.stderr
+    done, _, _ = split_the_work(repo, env, "--output-format", "stream-json")
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     events = [line for line in lines if "data" in line]
     parent = {line["session"] for line in events if "parent_tool_use_id" not in line}
