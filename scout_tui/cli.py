@@ -1,6 +1,6 @@
 """The `scout-tui` command: open the TUI, run one request headless with ``-p``, list or export sessions.
 
-``sessions``, ``export``, ``themes``, ``doctor``, ``trust``, ``diff``, ``restore`` and ``acp`` are subcommands only
+``sessions``, ``export``, ``search``, ``themes``, ``doctor``, ``trust``, ``diff``, ``restore`` and ``acp`` are subcommands only
 as the very first argument, so ``scout-tui -p sessions`` still sends the prompt "sessions".
 """
 
@@ -27,6 +27,8 @@ EPILOG = """\
 other commands:
   scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
   scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
+  scout-tui search QUERY [--all] [--json]    find words, "a phrase", prefix*, -exclusions in every
+                                             session and branch (prompts, answers, tool output)
   scout-tui themes                           list every theme and the file it comes from
   scout-tui doctor [FLAGS]                   what a run here with the same flags (--model,
                                              --base-url, …) would use: config files, provider,
@@ -471,6 +473,13 @@ def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
     return run
 
 
+def search_command(argv: list[str]) -> int:
+    """``scout-tui search QUERY``: full-text search of every session (``search_command``)."""
+    from scout_tui.frontends.search_command import search_command as run
+
+    return run(argv)
+
+
 def acp_command(argv: list[str]) -> int:
     """``scout-tui acp``: scout-tui as an ACP agent on stdio (``acp_agent.acp_command``)."""
     from scout_tui.frontends.acp_agent import acp_command as run
@@ -481,5 +490,5 @@ def acp_command(argv: list[str]) -> int:
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
     "trust": trust_command, "diff": _checkpoint_command("diff"), "restore": _checkpoint_command("restore"),
-    "acp": acp_command,
+    "acp": acp_command, "search": search_command,
 }

@@ -44,7 +44,7 @@ def test_database_uses_wal_and_the_current_schema_version(store: Store, tmp_path
     store.create_session(tmp_path)
     raw = sqlite3.connect(store.path)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     raw.close()
 
 

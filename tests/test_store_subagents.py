@@ -85,7 +85,7 @@ def test_a_schema_3_store_migrates_with_no_child_and_loses_nothing(tmp_path):
         info = store.session(sid)
         assert info.kind is None and info.title == "hello" and info.cost == pytest.approx(0.01)
         assert len(store.messages(sid)) == 2
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 def test_the_subagents_cost_rolls_up_into_the_parents(tree):

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from scout_tui.store import queries as queries
+from scout_tui.store import search as search
 from scout_tui.core.bus import (Event, ModelSwitch, SessionCreate, SessionDelete, SessionFork, SessionRename,
                            SessionRestore, SessionSubagent)
 from scout_tui.config.layers import data_dir
@@ -437,6 +438,33 @@ class Store:
         branch's own win), so a branch shows its shared calls as its parent does."""
         with self._reading() as db:
             return queries.tool_details(db, session_id)
+
+    # -- searching ----------------------------------------------------------------------
+
+    def search(self, query: search.SearchQuery) -> list[search.SearchHit]:
+        """Messages and summaries of every branch matching ``query`` (see ``search.search``),
+        best first.
+
+        Raises:
+            ScoutError: the query cannot be read or run.
+        """
+        with self._reading() as db:
+            return search.search(db, query)
+
+    def index_backlog(self) -> tuple[int, int]:
+        """``(indexed, total)`` messages of a store written before the search index existed;
+        equal when every message is searchable."""
+        with self._reading() as db:
+            return search.backlog(db)
+
+    def index_some(self, limit: int = 5_000) -> tuple[int, int]:
+        """Index the next ``limit`` messages of that backlog (one short write transaction, so
+        appends from other threads and processes go on between batches); returns
+        ``index_backlog()`` after."""
+        with self._lock:
+            db = self._conn()
+            with transaction(db):
+                return search.index_some(db, limit)
 
     def projection_rows(self) -> tuple[list[tuple], list[tuple]]:
         """Every ``sessions`` row (by id, all columns) and ``messages`` row (by session, seq)."""

@@ -16,8 +16,9 @@ from typing import Any, Callable
 from scout_tui.core.errors import ScoutError
 from scout_tui.core.messages import message_text
 from scout_tui.config.models import prompt_tokens
+from scout_tui.store import search
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TITLE_CHARS = 60
 BUSY_TIMEOUT_MS = 10_000  # how long a write waits for another process's transaction
 
@@ -175,6 +176,7 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
             (session_id, count, role, dumps(message.get("content", [])), event_id, created,
              int(bool(message.get("incomplete")))),
         )
+        search.index_message(db, session_id, count, role, message.get("content", []), created)
         if role == "user" and (title is None or inherited):
             own = title_of(message.get("content"))
             if own is not None:
@@ -189,6 +191,7 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
                    (session_id, data.get("index")))
     elif type_ == "session.compacted":
         db.execute("UPDATE sessions SET compactions = compactions + 1, updated = ? WHERE id = ?", (created, session_id))
+        search.index_summary(db, session_id, data, created)
         _project_spending(db, session_id, data)
     elif type_ == "session.compact_cancelled":  # a summary written, then not applied: still paid for
         _project_spending(db, session_id, data)
@@ -238,10 +241,12 @@ def _project_session(db: sqlite3.Connection, session_id: str, data: dict, create
 
 
 def rebuild_projections(db: sqlite3.Connection) -> None:
-    """Drop ``sessions`` and ``messages`` and replay every event (caller holds a transaction)."""
-    db.execute("DROP TABLE IF EXISTS messages")
-    db.execute("DROP TABLE IF EXISTS sessions")
-    executescript(db, PROJECTION_SCHEMA)
+    """Drop ``sessions``, ``messages`` and the search index and replay every event (caller
+    holds a transaction)."""
+    for table in ("messages", "sessions", *search.SEARCH_TABLES):
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    executescript(db, PROJECTION_SCHEMA + search.SEARCH_SCHEMA)
+    db.execute("INSERT INTO search_backfill (id, next_rowid, last_rowid) VALUES (1, 0, 0)")
     rows = db.execute("SELECT id, session_id, type, data, created FROM events ORDER BY id")
     while batch := rows.fetchmany(1000):
         for row in batch:
@@ -270,10 +275,18 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
     rebuild_projections(db)
 
 
+def _migrate_4_to_5(db: sqlite3.Connection) -> None:
+    """Schema 5 adds the full-text search index (``search.py``): its tables, and every stored
+    message queued for indexing (indexed now in a small store, in batches by ``Store.index_some``
+    in a large one); the other projections stay as they are."""
+    executescript(db, search.SEARCH_SCHEMA)
+    search.start_index(db)
+
+
 # MIGRATIONS[v] upgrades a store of schema v to v + 1; each runs inside the one transaction
 # that opening holds, so a failed upgrade leaves the file as it was.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
-                                                              3: _migrate_3_to_4}
+                                                              3: _migrate_3_to_4, 4: _migrate_4_to_5}
 
 
 def upgrade(db: sqlite3.Connection, path: Path) -> None:
@@ -292,7 +305,8 @@ def upgrade(db: sqlite3.Connection, path: Path) -> None:
     if version == SCHEMA_VERSION:
         return  # another process upgraded it while we waited for the lock
     if version == 0:  # a new file
-        executescript(db, EVENTS_SCHEMA + PROJECTION_SCHEMA)
+        executescript(db, EVENTS_SCHEMA + PROJECTION_SCHEMA + search.SEARCH_SCHEMA)
+        search.start_index(db)
     else:
         for step in range(version, SCHEMA_VERSION):
             try:

@@ -1,0 +1,277 @@
+"""The full-text search index: a projection of the stored messages and summaries into SQLite
+FTS5, ranked by bm25, with snippets (https://www.sqlite.org/fts5.html).
+
+One document per (session, message, role): what the person typed (``prompt``), what the model
+wrote (``answer``, thinking included), the inputs of its tool calls (``tool_input``: commands,
+paths, patterns), tool outputs (``tool_output``) and compaction summaries (``summary``). A
+document belongs to the session that stores the message, so a fork's shared messages are found
+once, in the branch they were written in; a subagent's transcript is its own session.
+
+``projection.project`` indexes each message as it is appended (``index_message``), and
+``rebuild_projections`` replays the index with the rest. A store written before the index existed
+is indexed by its schema-5 migration: at once when it is small, else in batches
+(``index_some``) that a front end runs off its UI loop, showing ``backlog`` as progress.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from scout_tui.core.messages import blocks, is_turn_marker, result_text
+from scout_tui.store.search_query import ROLES, parse_query
+from scout_tui.store.queries import SESSION_COLUMNS, SessionInfo, chain, info_of
+
+__all__ = ["ROLES", "SearchHit", "SearchQuery", "backlog", "index_message", "index_some", "index_summary",
+           "search", "start_index"]
+
+SEARCH_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS search_docs (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS search_backfill (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    next_rowid INTEGER NOT NULL,
+    last_rowid INTEGER NOT NULL
+);
+"""
+"""``search_text`` holds the bodies (rowid = ``search_docs.id``); ``search_backfill`` how far an
+old store's messages are indexed (``messages`` rowids up to ``next_rowid`` of ``last_rowid``)."""
+
+SEARCH_TABLES = ("search_text", "search_docs", "search_backfill")
+DOC_CHARS = 32_000
+"""A document's most characters: the first and last half of a longer text are indexed (a
+traceback is at the end of a tool's output, the command it ran at the start)."""
+AT_ONCE = 5_000
+"""An old store with at most this many messages is indexed inside its migration."""
+SNIPPET_TOKENS = 14
+MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A search: ``text`` as typed (``search_query.parse_query``: words, ``"phrases"``,
+    ``prefix*``, ``-exclusions``, ``role:``/``after:``/``before:``), and filters: ``cwd`` one
+    project's directory (None: every project), ``roles`` (``ROLES``; () every role), ``since``
+    (inclusive) and ``until`` (exclusive) in epoch seconds, ``limit`` hits at most."""
+
+    text: str
+    cwd: str | None = None
+    roles: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One matching document, best first.
+
+    ``session`` stores the message (a fork's shared messages are its ancestor's); ``root_id`` is
+    the root of that session's tree; ``seq`` is the 0-based index of the message in
+    ``Store.messages(session.id)`` (for a summary, the message count when it was made);
+    ``created`` epoch seconds; ``snippet`` about ``SNIPPET_TOKENS`` words around the match as
+    ``(text, is_match)`` spans; ``score`` bm25 (lower is better).
+    """
+
+    session: SessionInfo
+    root_id: str
+    seq: int
+    role: str
+    created: float
+    snippet: tuple[tuple[str, bool], ...]
+    score: float
+
+    @property
+    def snippet_text(self) -> str:
+        """The snippet as plain text."""
+        return "".join(text for text, _ in self.snippet)
+
+
+# -- indexing ------------------------------------------------------------------------------
+
+
+def documents(role: str, content: Any) -> list[tuple[str, str]]:
+    """The ``(role, body)`` documents of a stored message of ``role`` ("user" or "assistant")
+    with ``content`` (a str or content blocks); [] for a turn marker or a message with no text."""
+    message = {"role": role, "content": content}
+    if is_turn_marker(message):
+        return []
+    parts: dict[str, list[str]] = {}
+    for block in blocks(message):
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.setdefault("prompt" if role == "user" else "answer", []).append(str(block.get("text") or ""))
+        elif kind == "thinking":
+            parts.setdefault("answer", []).append(str(block.get("thinking") or ""))
+        elif kind == "tool_use":
+            parts.setdefault("tool_input", []).append(f"{block.get('name', '')} {_values(block.get('input'))}")
+        elif kind == "tool_result":
+            parts.setdefault("tool_output", []).append(result_text(block.get("content")))
+    out = []
+    for kind, texts in parts.items():
+        body = "\n".join(t for t in texts if t.strip())
+        if body:
+            out.append((kind, _clip(body)))
+    return out
+
+
+def index_message(db: sqlite3.Connection, session_id: str, seq: int, role: str, content: Any,
+                  created: float) -> None:
+    """Index message ``seq`` of ``session_id`` (caller holds a write transaction)."""
+    for kind, body in documents(role, content):
+        _insert(db, session_id, seq, kind, body, created)
+
+
+def index_summary(db: sqlite3.Connection, session_id: str, data: dict, created: float) -> None:
+    """Index a ``session.compacted`` event's summary (caller holds a write transaction)."""
+    summary = str(data.get("summary") or "")
+    if summary.strip():
+        _insert(db, session_id, int(data.get("count") or data.get("at") or 0), "summary", _clip(summary), created)
+
+
+def _insert(db: sqlite3.Connection, session_id: str, seq: int, role: str, body: str, created: float) -> None:
+    cursor = db.execute("INSERT INTO search_docs (session_id, seq, role, created) VALUES (?, ?, ?, ?)",
+                        (session_id, seq, role, created))
+    db.execute("INSERT INTO search_text (rowid, body) VALUES (?, ?)", (cursor.lastrowid, body))
+
+
+def _values(value: Any) -> str:
+    """The strings and numbers in a tool call's input, space-separated (its keys are noise)."""
+    if isinstance(value, dict):
+        return " ".join(_values(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_values(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _clip(body: str) -> str:
+    """``body`` as indexed: at most ``DOC_CHARS`` (its two ends), lone surrogates (bytes a
+    tool printed that were not UTF-8) as ``?``, which SQLite cannot take."""
+    if len(body) > DOC_CHARS:
+        body = body[:DOC_CHARS // 2] + "\n…\n" + body[-DOC_CHARS // 2:]
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        body = body.encode("utf-8", "replace").decode("utf-8")
+    return body
+
+
+# -- an old store's index ---------------------------------------------------------------------
+
+
+def start_index(db: sqlite3.Connection, *, complete: bool = False) -> None:
+    """The first time (the ``SEARCH_SCHEMA`` tables made, empty), queue every stored message for
+    indexing (``index_some``) and index the summaries; a store of at most ``AT_ONCE`` messages,
+    or any with ``complete``, is indexed now. Caller holds a write transaction."""
+    if db.execute("SELECT 1 FROM search_backfill").fetchone() is not None:
+        return
+    last = db.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
+    db.execute("INSERT INTO search_backfill (id, next_rowid, last_rowid) VALUES (1, 0, ?)", (last,))
+    rows = db.execute("SELECT session_id, data, created FROM events WHERE type = 'session.compacted' ORDER BY id")
+    for session_id, data, created in rows.fetchall():
+        index_summary(db, session_id, json.loads(data), created)
+    if complete or last <= AT_ONCE:
+        index_some(db, None)
+
+
+def index_some(db: sqlite3.Connection, limit: int | None = 5_000) -> tuple[int, int]:
+    """Index the next ``limit`` queued messages (None: all of them); returns ``backlog(db)``
+    after. Caller holds a write transaction."""
+    state = db.execute("SELECT next_rowid, last_rowid FROM search_backfill").fetchone()
+    if state is None or state[0] >= state[1]:
+        return backlog(db)
+    next_rowid, last = state
+    sql = ("SELECT rowid, session_id, seq, role, content, created FROM messages"
+           " WHERE rowid > ? AND rowid <= ? ORDER BY rowid")
+    rows = db.execute(sql + (" LIMIT ?" if limit is not None else ""),
+                      (next_rowid, last, limit) if limit is not None else (next_rowid, last)).fetchall()
+    for rowid, session_id, seq, role, content, created in rows:
+        index_message(db, session_id, seq, role, json.loads(content), created)
+        next_rowid = rowid
+    if limit is None or len(rows) < limit:
+        next_rowid = last
+    db.execute("UPDATE search_backfill SET next_rowid = ?", (next_rowid,))
+    return backlog(db)
+
+
+def backlog(db: sqlite3.Connection) -> tuple[int, int]:
+    """``(indexed, total)`` of the messages an old store queued when the index was added
+    (``(0, 0)`` for a store that never had a backlog); indexed == total when done."""
+    state = db.execute("SELECT next_rowid, last_rowid FROM search_backfill").fetchone()
+    if state is None:
+        return 0, 0
+    return min(state[0], state[1]), state[1]
+
+
+# -- searching --------------------------------------------------------------------------------
+
+
+def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
+    """The documents matching ``query``, best (lowest bm25) first, at most ``query.limit``;
+    deleted sessions left out. [] for a query with no word to find.
+
+    Raises:
+        ScoutError: the query cannot be read (``parse_query``), or FTS5 refuses it.
+    """
+    from scout_tui.core.errors import ScoutError
+
+    parsed = parse_query(query.text)
+    if not parsed.match:
+        return []
+    where = ["search_text MATCH ?", "s.deleted = 0"]
+    params: list[Any] = [parsed.match]
+    roles = tuple(r for r in query.roles if r in ROLES) + parsed.roles
+    if roles:
+        where.append(f"d.role IN ({', '.join('?' * len(roles))})")
+        params.extend(roles)
+    if query.cwd is not None:
+        where.append("s.cwd = ?")
+        params.append(query.cwd)
+    for bound, op in ((query.since, ">="), (parsed.since, ">="), (query.until, "<"), (parsed.until, "<")):
+        if bound is not None:
+            where.append(f"d.created {op} ?")
+            params.append(bound)
+    sql = (f"SELECT d.session_id, d.seq, d.role, d.created,"
+           f" snippet(search_text, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', {SNIPPET_TOKENS}),"
+           f" bm25(search_text) AS score"
+           f" FROM search_text JOIN search_docs d ON d.id = search_text.rowid JOIN sessions s ON s.id = d.session_id"
+           f" WHERE {' AND '.join(where)} ORDER BY score LIMIT ?")
+    params.append(max(1, query.limit))
+    try:
+        rows = db.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise ScoutError(f"cannot search for {query.text!r}: {exc}") from None
+    infos: dict[str, tuple[SessionInfo, str]] = {}
+    hits = []
+    for session_id, seq, role, created, snippet, score in rows:
+        if session_id not in infos:
+            row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            root = [sid for sid, _, _ in chain(db, session_id)][-1]
+            infos[session_id] = (info_of(row), root)
+        info, root = infos[session_id]
+        hits.append(SearchHit(info, root, seq, role, created, spans(snippet), score))
+    return hits
+
+
+def spans(snippet: str) -> tuple[tuple[str, bool], ...]:
+    """FTS5 ``snippet()`` text with ``MARK_OPEN``/``MARK_CLOSE`` around matches, as
+    ``(text, is_match)`` spans; runs of whitespace (newlines included) become one space."""
+    out: list[tuple[str, bool]] = []
+    for n, part in enumerate(snippet.split(MARK_OPEN)):
+        matched, _, rest = part.partition(MARK_CLOSE) if n else ("", "", part)
+        for text, is_match in ((matched, True), (rest, False)):
+            text = re.sub(r"\s+", " ", text)
+            if text:
+                out.append((text, is_match))
+    return tuple(out)

@@ -1,0 +1,124 @@
+"""What a person types into a search, as an SQLite FTS5 query and filters.
+
+The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
+all appear, ``"a phrase"`` in that order, ``pre*`` a prefix, ``-word`` / ``-"a phrase"`` leave
+out, ``a OR b`` either; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
+``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
+quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` is searched for, never read as an
+operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass, field
+
+from scout_tui.core.errors import ScoutError
+
+ROLES = ("prompt", "answer", "tool_input", "tool_output", "summary")
+"""What a search document is: what the person typed, what the model wrote, a tool call's input
+(command, path, pattern), a tool's output, a compaction's summary."""
+
+ROLE_NAMES = {"prompt": ("prompt",), "user": ("prompt",), "answer": ("answer",), "assistant": ("answer",),
+              "tool": ("tool_input", "tool_output"), "tool_input": ("tool_input",), "input": ("tool_input",),
+              "tool_output": ("tool_output",), "output": ("tool_output",), "summary": ("summary",)}
+"""The names ``role:`` takes, and the roles each stands for."""
+
+TERM = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A search as SQLite runs it: ``match`` is an FTS5 query ("" when there is no word to look
+    for), the filters as typed (roles from ``role:``, epoch seconds from ``after:``/``before:``)."""
+
+    match: str
+    roles: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+    words: tuple[str, ...] = field(default=())
+    """The words and phrases looked for (not the ones left out), as typed."""
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Read a search as typed (see the module docstring) into an FTS5 query and filters.
+
+    Raises:
+        ScoutError: an unknown ``role:``, a date that is not YYYY-MM-DD, or only exclusions
+            (``-word`` alone finds nothing to leave out of).
+    """
+    groups: list[list[str]] = [[]]  # OR-separated groups of AND-ed terms
+    excluded: list[str] = []
+    roles: list[str] = []
+    since = until = None
+    words: list[str] = []
+    for match in TERM.finditer(text):
+        minus, phrase, bare = match.groups()
+        if phrase is not None:
+            term, is_phrase = phrase, True
+        else:
+            term, is_phrase = bare, False
+            if term == "OR":
+                if groups[-1]:
+                    groups.append([])
+                continue
+            key, _, value = term.partition(":")
+            if value and key.lower() in ("role", "after", "since", "before", "until"):
+                if key.lower() == "role":
+                    roles.extend(_roles(value))
+                elif key.lower() in ("after", "since"):
+                    since = _date(term, value)
+                else:
+                    until = _date(term, value)
+                continue
+            if term.startswith("-") and len(term) > 1:
+                minus, term = "-", term[1:]
+        fts = _fts_term(term, is_phrase)
+        if fts is None:
+            continue
+        if minus:
+            excluded.append(fts)
+        else:
+            groups[-1].append(fts)
+            words.append(term)
+    wanted = [" ".join(g) for g in groups if g]
+    if not wanted:
+        if excluded:
+            raise ScoutError("a search needs a word to find: -word only leaves matches out")
+        return ParsedQuery("", tuple(dict.fromkeys(roles)), since, until)
+    expression = wanted[0] if len(wanted) == 1 else " OR ".join(f"({w})" for w in wanted)
+    if excluded:
+        expression = f"({expression}) NOT ({' OR '.join(excluded)})"
+    return ParsedQuery(expression, tuple(dict.fromkeys(roles)), since, until, tuple(words))
+
+
+def _fts_term(term: str, is_phrase: bool) -> str | None:
+    """One FTS5 string (``"..."``, quotes doubled), a prefix (``"..."*``) when a bare word ends
+    in ``*``; None for a term with no letter or digit, which FTS5's tokenizer would drop."""
+    prefix = not is_phrase and term.endswith("*")
+    core = term.rstrip("*") if prefix else term
+    if not any(ch.isalnum() for ch in core):
+        return None
+    quoted = '"' + core.replace('"', '""') + '"'
+    return quoted + "*" if prefix else quoted
+
+
+def _roles(value: str) -> tuple[str, ...]:
+    """The roles ``role:value`` stands for (``role:tool,summary`` names several)."""
+    out: list[str] = []
+    for name in value.lower().split(","):
+        if name not in ROLE_NAMES:
+            raise ScoutError(f"unknown role {name!r} in a search: use prompt, answer, tool, tool_input, "
+                             "tool_output or summary")
+        out.extend(ROLE_NAMES[name])
+    return tuple(out)
+
+
+def _date(term: str, value: str) -> float:
+    """Epoch seconds at local midnight of ``value`` (YYYY-MM-DD)."""
+    try:
+        day = datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ScoutError(f"{term!r}: a date in a search is YYYY-MM-DD, e.g. after:2026-11-01") from None
+    return datetime.datetime.combine(day, datetime.time()).timestamp()
