@@ -17,7 +17,6 @@ import pytest
 
 from scout_tui.core.bus import Event, MessageAssistant, MessageUser
 from scout_tui.core.errors import ScoutError
-from scout_tui.store import search
 from scout_tui.store.event_log import SCHEMA_VERSION, Store
 from scout_tui.store.search import SearchQuery
 
@@ -65,7 +64,7 @@ def test_the_migration_indexes_a_store_written_before_the_index(v4_copy):
         root = next(s for s in sessions.values() if s.title.startswith("Why does the importer"))
         fork = sessions["Instead, read the files as bytes"]
         child = sessions["Find the callers"]
-        assert store.index_backlog() == (12, 12)  # a small store: indexed inside the migration
+        assert store.index_backlog() == (0, 12)  # queued by the migration; a search indexes them first
         assert found(store, "UnicodeDecodeError") == [(root.id, 2, "tool_output")]
         assert found(store, "marmoset") == [(fork.id, 6, "tool_output")]
         assert found(store, "pangolin") == [(root.id, 4, "summary")]
@@ -77,22 +76,33 @@ def test_the_migration_indexes_a_store_written_before_the_index(v4_copy):
     assert sqlite3.connect(v4_copy).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
-def test_a_large_old_store_is_indexed_in_batches_and_new_messages_are_found_meanwhile(v4_copy, monkeypatch):
-    monkeypatch.setattr(search, "AT_ONCE", 3)
+def test_an_old_store_is_indexed_in_batches_and_new_messages_are_found_meanwhile(v4_copy):
     with Store(v4_copy) as store:
         assert store.index_backlog() == (0, 12)
-        assert found(store, "marmoset") == []  # not indexed yet, the summary already is
-        assert len(found(store, "pangolin")) == 1
         fork = next(s for s in store.sessions() if s.title == "Instead, read the files as bytes")
+        assert store.index_some(5) == (5, 12)
         store.append(fork.id, user("now the axolotl case"))
-        assert found(store, "axolotl") == [(fork.id, 8, "prompt")]
-        progress = [store.index_some(5), store.index_some(5), store.index_some(5)]
-        assert progress == [(5, 12), (10, 12), (12, 12)]
+        assert store.index_some(5) == (10, 13)
+        assert store.index_some(5) == (13, 13)
+        assert store.index_some(5) == (13, 13)
         assert found(store, "marmoset") == [(fork.id, 6, "tool_output")]
-        assert len(found(store, "axolotl")) == 1  # indexed once, not again by the backlog
+        assert found(store, "axolotl") == [(fork.id, 8, "prompt")]
+        assert len(found(store, "pangolin")) == 1  # the summary, indexed by the migration, once
         incremental = index_rows(store.path)
         store.rebuild()
+        assert store.index_backlog() == (0, 13)
+        assert index_rows(store.path) != incremental
+        assert found(store, "axolotl") == [(fork.id, 8, "prompt")]  # a search catches up first
         assert index_rows(store.path) == incremental
+
+
+def test_a_search_finds_what_was_appended_since_the_last_one(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("the first walrus"))
+    assert found(store, "walrus") == [(sid, 0, "prompt")]
+    store.append(sid, answer(text("a second walrus")))
+    assert sorted(found(store, "walrus")) == [(sid, 0, "prompt"), (sid, 1, "answer")]
+    assert store.index_backlog() == (2, 2)
 
 
 def index_rows(path: Path) -> list[tuple]:

@@ -27,7 +27,9 @@ def forked(repo, env) -> tuple[str, str]:
         [root] = Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo)
         fork = scout(["--fork", f"{root.id}:2", "-p", "why did the build fail?", "--base-url", server.url], repo, env)
         assert fork.returncode == 0, fork.stderr
-    branch = next(s for s in Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo) if s.parent)
+    store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+    branch = next(s for s in store.sessions(repo) if s.parent)
+    assert store.index_backlog() == (6, 6)  # each turn left its messages indexed
     return root.id, branch.id
 
 
