@@ -20,6 +20,7 @@ index's size, and how long an old store's index takes to build.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import sqlite3
 import statistics
@@ -43,7 +44,7 @@ RARE = ["quokka_allocator", "zebrafish_mode", "ConnectionRefusedError", "pangoli
 
 QUERIES = [
     "quokka_allocator", "zebrafish_mode", "ConnectionRefusedError", "parse_config", "load_table -cache",
-    '"connection refused"', '"return value"', "error", "the", "config*", "e*", "fix test", "error -test",
+    '"error line"', '"return value"', "error", "the", "config*", "e*", "fix test", "error -test",
     "parse_config role:tool", "merge_index role:prompt", "SIGSEGV OR quokka_allocator",
 ]
 TYPED = "parse_config KeyError"
@@ -58,13 +59,13 @@ class Words:
         made = ["".join(self.rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(self.rng.randint(3, 10)))
                 for _ in range(20_000)]
         self.vocab = COMMON + NAMES + made
-        self.weights = [1 / (rank + 1) for rank in range(len(self.vocab))]
+        self.cum_weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(self.vocab))))
 
     def text(self, chars: int) -> str:
         words: list[str] = []
         size = 0
         while size < chars:
-            batch = self.rng.choices(self.vocab, self.weights, k=32)
+            batch = self.rng.choices(self.vocab, cum_weights=self.cum_weights, k=32)
             words += batch
             size += sum(len(w) + 1 for w in batch)
         if self.rng.random() < 0.01:

@@ -213,3 +213,22 @@ def test_a_summary_is_found_where_it_was_made(store, tmp_path):
     store.append(sid, Event.of("session.compacted", {"at": 2, "count": 4, "summary": "the okapi plan",
                                                      "model": "m", "tokens_before": 9, "tokens_after": 1}))
     assert found(store, "okapi") == [(sid, 4, "summary")]
+
+
+def test_a_common_word_ranks_only_its_newest_matches(store, tmp_path, monkeypatch):
+    from scout_tui.store import search
+
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("heron"))  # the best bm25 of all (shortest), but the oldest
+    for n in range(3):
+        store.append(sid, answer(text(f"a heron and {n} more words here")) if n % 2 == 0 else user(f"heron {n} again"))
+    assert found(store, "heron")[0] == (sid, 0, "prompt")
+    monkeypatch.setattr(search, "RANK_WINDOW", 2)
+    assert sorted(seq for _, seq, _ in found(store, "heron")) == [2, 3]
+
+
+def test_a_one_letter_prefix_is_the_letter_as_a_word(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("x marks the spot, eagle"))
+    assert found(store, "x*") == [(sid, 0, "prompt")]
+    assert found(store, "e*") == [] and found(store, "ea*") == [(sid, 0, "prompt")]

@@ -1,7 +1,7 @@
 """What a person types into a search, as an SQLite FTS5 query and filters.
 
 The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
-all appear, ``"a phrase"`` in that order, ``pre*`` a prefix, ``-word`` / ``-"a phrase"`` leave
+all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of two letters or more), ``-word`` / ``-"a phrase"`` leave
 out, ``a OR b`` either; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
 ``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
 quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` is searched for, never read as an
@@ -24,6 +24,11 @@ ROLE_NAMES = {"prompt": ("prompt",), "user": ("prompt",), "answer": ("answer",),
               "tool": ("tool_input", "tool_output"), "tool_input": ("tool_input",), "input": ("tool_input",),
               "tool_output": ("tool_output",), "output": ("tool_output",), "summary": ("summary",)}
 """The names ``role:`` takes, and the roles each stands for."""
+
+MIN_PREFIX = 2
+"""Characters a prefix needs: FTS5 merges every word's list under a prefix (without a prefix
+index, which would triple the index), and one letter is most of the store (100 ms at 100,000
+messages against 10 ms for two letters)."""
 
 TERM = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 
@@ -95,9 +100,10 @@ def parse_query(text: str) -> ParsedQuery:
 
 def _fts_term(term: str, is_phrase: bool) -> str | None:
     """One FTS5 string (``"..."``, quotes doubled), a prefix (``"..."*``) when a bare word ends
-    in ``*``; None for a term with no letter or digit, which FTS5's tokenizer would drop."""
-    prefix = not is_phrase and term.endswith("*")
-    core = term.rstrip("*") if prefix else term
+    in ``*`` after at least ``MIN_PREFIX`` characters (a one-letter prefix is the letter as a
+    word); None for a term with no letter or digit, which FTS5's tokenizer would drop."""
+    core = term.rstrip("*") if not is_phrase else term
+    prefix = not is_phrase and core != term and len(core) >= MIN_PREFIX
     if not any(ch.isalnum() for ch in core):
         return None
     quoted = '"' + core.replace('"', '""') + '"'
