@@ -19,6 +19,7 @@ from scout_tui.core.bus import Event, MessageAssistant, MessageUser
 from scout_tui.core.errors import ScoutError
 from scout_tui.store.event_log import SCHEMA_VERSION, Store
 from scout_tui.store.search import SearchQuery
+from scout_tui.store.search_query import parse_query
 
 V4 = Path(__file__).parent / "fixtures" / "store_v4.db"
 REPO = "/home/ana/projects/café-app"
@@ -137,6 +138,7 @@ def test_phrases_prefixes_or_and_exclusions(store, tmp_path):
     assert found(store, '"trailing commas"') == [(sid, 0, "prompt")]
     assert found(store, '"commas trailing"') == []
     assert found(store, "pars*") == [(sid, 0, "prompt")]
+    assert found(store, "the_lex*") == [(sid, 1, "answer")]
     assert sorted(found(store, "parser OR lexer")) == [(sid, 0, "prompt"), (sid, 1, "answer")]
     assert found(store, "the -commas") == [(sid, 1, "answer")]
     assert found(store, 'the -"trailing commas"') == [(sid, 1, "answer")]
@@ -227,8 +229,16 @@ def test_a_common_word_ranks_only_its_newest_matches(store, tmp_path, monkeypatc
     assert sorted(seq for _, seq, _ in found(store, "heron")) == [2, 3]
 
 
-def test_a_one_letter_prefix_is_the_letter_as_a_word(store, tmp_path):
+def test_a_prefix_of_fewer_than_three_letters_is_a_whole_word(store, tmp_path):
     sid = store.create_session(tmp_path)
     store.append(sid, user("x marks the spot, eagle"))
     assert found(store, "x*") == [(sid, 0, "prompt")]
-    assert found(store, "e*") == [] and found(store, "ea*") == [(sid, 0, "prompt")]
+    assert found(store, "ea*") == [] and found(store, "eag*") == [(sid, 0, "prompt")]
+
+
+def test_a_prefix_counts_the_letters_of_its_last_word(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, user("parse_config and parse_c"))
+    assert parse_query("parse_c*").match == '"parse_c"'  # "c" alone would merge every c-word
+    assert parse_query("parse_con*").match == '"parse_con"*'
+    assert found(store, "parse_con*") == [(sid, 0, "prompt")]
