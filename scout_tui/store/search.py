@@ -55,7 +55,7 @@ DOC_CHARS = 32_000
 """A document's most characters: the first and last half of a longer text are indexed (a
 traceback is at the end of a tool's output, the command it ran at the start)."""
 SNIPPET_TOKENS = 14
-RANK_WINDOW = 5_000
+RANK_WINDOW = 2_000
 """At most this many of a query's newest matching documents are ranked by bm25 (a common word
 matches most of a large store; ranking all of them took 60 ms at 100,000 messages)."""
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
