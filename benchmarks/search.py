@@ -207,7 +207,7 @@ def main() -> None:
 
     # An old store: drop the index and queue every message, as the schema-5 migration does.
     db = sqlite3.connect(plain)
-    db.execute("DROP TABLE search_backfill")
+    db.execute("DROP TABLE search_state")
     db.execute("DELETE FROM search_docs")
     db.execute("DELETE FROM search_text")
     db.execute("PRAGMA user_version = 4")
