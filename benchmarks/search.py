@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -159,6 +160,14 @@ def main() -> None:
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="scout-search-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        figures(folder, args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def figures(folder: Path, args: argparse.Namespace) -> None:
     projects = [folder / "app", folder / "lib"]
     for p in projects:
         p.mkdir(exist_ok=True)
@@ -223,10 +232,6 @@ def main() -> None:
     took = time.perf_counter() - start
     print(f"\nan old store of {total:,} messages: opened (migration) in {opened * 1000:.0f} ms, indexed in "
           f"{took:.1f} s in batches of 5,000 ({total / took:,.0f} messages/s)")
-    if not args.keep:
-        for f in folder.glob("*"):
-            if f.is_file():
-                f.unlink()
 
 
 if __name__ == "__main__":
