@@ -17,7 +17,6 @@ import pytest
 
 from scout_tui.cli import main
 from scout_tui.core.bus import Event
-from scout_tui.session.exporting import parse_export_args
 from scout_tui.store.event_log import Store
 from tests.headless_helpers import env, repo  # noqa: F401 — fixtures
 
@@ -196,6 +195,8 @@ def test_html_to_a_terminal_goes_to_a_file_named_for_the_session(tree: dict[str,
     ("notes.md", ("md", Path("notes.md"))), ("my page", ("html", Path("my page"))),
 ])
 def test_export_arguments(args: str, expected: tuple) -> None:
+    from scout_tui.session.exporting import parse_export_args
+
     assert parse_export_args(args) == expected
 
 

@@ -38,8 +38,10 @@
       window.scrollTo(0, 0);
       return;
     }
-    if (target && target.dataset.owner) {
-      if (!target.closest("section.on") || target.classList.contains("hidden")) { show(target.dataset.owner); }
+    var owner = target ? target.closest("[data-owner]") : null;
+    if (owner) {  // a message, a mark, or a tool call in one (opened)
+      if (!owner.closest("section.on") || owner.classList.contains("hidden")) { show(owner.dataset.owner); }
+      if (target.tagName === "DETAILS") { target.open = true; }
       target.scrollIntoView();
       return;
     }
