@@ -271,3 +271,16 @@ async def test_acp_slash_export_writes_the_file_and_says_where(repo: Path, env: 
     assert said[-1] == f"Exported this session (html) to `{written}`."
     shown = Page(written.read_text(encoding="utf-8")).all_text()
     assert "Hello from the model; the key is [redacted]." in shown and SECRET not in shown
+
+
+def test_a_subagent_s_session_exports_as_its_own_conversation(tree: dict[str, str], store: Store,
+                                                             tmp_path: Path) -> None:
+    child = store.create_subagent(tree["root"], call="toolu_task", agent="explore", description="look around")
+    store.append(child, say("user", text("Subagent prompt: list the tests")))
+    store.append(child, say("assistant", text("Subagent answer: two tests")))
+    out = tmp_path / "child.html"
+    assert main(["export", child, "--format", "html", "-o", str(out)]) == 0
+    page = Page(out.read_text(encoding="utf-8"))
+    assert list(page.by_id("section")) == [f"b-{child}"]  # it shares no message with the session that ran it
+    assert "Subagent answer: two tests" in page.all_text()
+    assert child not in export(tree, tmp_path)  # not in the tree of the person's branches

@@ -69,7 +69,8 @@ class SessionTree:
 def read_tree(store: Store, session_id: str) -> SessionTree:
     """The tree ``session_id`` belongs to: its root and every branch under it the person made
     (deleted ones only on the way to ``session_id``; subagents' sessions left out, their work
-    is in their ``task`` call's result). Reads the store: call it in a thread.
+    is in their ``task`` call's result; a subagent's own session is a tree of its own, as its
+    ``Store.ancestry`` starts with it). Reads the store: call it in a thread.
 
     Raises:
         ScoutError: no session matches ``session_id`` (``Store.find``).
@@ -80,7 +81,7 @@ def read_tree(store: Store, session_id: str) -> SessionTree:
     chain = store.ancestry(info.id)
     root, on_path = chain[0], {a.id for a in chain}
     listed = [s for s in store.sessions(None, include_deleted=True)
-              if s.kind is None and (not s.deleted or s.id in on_path)]
+              if s.id in on_path or (s.kind is None and not s.deleted)]
     children: dict[str, list[SessionInfo]] = {}
     for s in listed:
         if s.parent is not None:
@@ -93,7 +94,7 @@ def read_tree(store: Store, session_id: str) -> SessionTree:
                 todo.append(child.id)
     branches = []
     for member, depth in tree_order(list(members.values())):
-        start = member.fork_at or 0 if member.parent is not None else 0
+        start = (member.fork_at or 0) if member.parent is not None and member.kind is None else 0
         branches.append(Branch(member, depth, start, store.messages(member.id, since=start), store.spending(member.id),
                                store.tool_details(member.id), _marks(store, member.id, start)))
     return SessionTree(branches, info.id, time.time())
