@@ -244,7 +244,7 @@ def _message(sid: str, index: int, message: dict, results: dict[str, dict], call
     only_results = bool(content) and all(isinstance(b, dict) and b.get("type") == "tool_result"
                                          and str(b.get("tool_use_id")) in called for b in content)
     kind = "results" if only_results else role if role in ("user", "assistant") else "other"
-    who = {"user": "You", "assistant": "Assistant"}.get(role, role)
+    who = "tool results (with their calls above)" if only_results else {"user": "You", "assistant": "Assistant"}.get(role, role)
     body = "".join(html_parts.block(b, results, called, details) for b in content)
     if message.get("incomplete"):
         body += '<p class="dim">(incomplete: the answer was cut off)</p>'
