@@ -19,6 +19,7 @@ from scout_tui.cli import main
 from scout_tui.core.bus import Event
 from scout_tui.store.event_log import Store
 from tests.headless_helpers import env, repo  # noqa: F401 — fixtures
+from tests.test_cli_sessions import store  # noqa: F401 — a fixture: a Store in a fresh home
 
 KEY = "sk-ant-api03-exportTESTkey0123456789abcdef"
 DIFF = "--- a/greet.py\n+++ b/greet.py\n@@ -1 +1 @@\n-print('helo')\n+print('hello')\n"
@@ -31,12 +32,6 @@ def say(role: str, *content: dict) -> Event:
 
 def text(value: str) -> dict:
     return {"type": "text", "text": value}
-
-
-@pytest.fixture
-def store(tmp_home: Path):
-    with Store() as s:
-        yield s
 
 
 @pytest.fixture

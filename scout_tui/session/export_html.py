@@ -134,7 +134,8 @@ def to_html(tree: SessionTree, colours: Mapping[str, str] | None = None, secrets
         _header(current.info, tree.made, secrets),
         '<div class="layout"><nav class="tree" aria-label="Branches"><h2>Branches</h2>',
         _tree(tree, secrets),
-        '<p class="dim hint">Each branch shows the messages it shares with its parent, then its own.</p></nav><main>',
+        '<p class="dim hint">Each branch\'s section holds the messages it added; those it shares are in its '
+        "parent's, up to its fork point.</p></nav><main>",
         *(_section(tree, branch, secrets) for branch in tree.branches),
         f"</main></div>\n<script>{script}</script>\n</body></html>\n",
     ]
