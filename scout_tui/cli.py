@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 EPILOG = """\
 other commands:
   scout-tui sessions [--all] [--json]        list sessions, forks nested under their parents
-  scout-tui export ID [--format md|json]     write a session with its ancestry to stdout
+  scout-tui export ID [--format md|json|html] [-o PATH]
+                                             write a session with its ancestry to stdout or PATH;
+                                             html: one page of its whole branch tree
   scout-tui search QUERY [--all] [--json]    find words, "a phrase", prefix*, -exclusions in every
                                              session and branch (prompts, answers, tool output)
   scout-tui themes                           list every theme and the file it comes from
@@ -301,22 +303,48 @@ def _one_line(text: str) -> str:
 
 
 def export_command(argv: list[str]) -> int:
-    """``scout-tui export ID [--format md|json]``: a session with its ancestry, to stdout."""
+    """``scout-tui export ID [--format md|json|html] [-o PATH]``: a session with its ancestry (md,
+    json) or its whole tree as one page (html), to stdout or to PATH; html meant for a terminal
+    goes to ``./scout-<id>.html`` instead. Known keys are redacted (``exporting.export_text``)."""
     parser = argparse.ArgumentParser(
         prog="scout-tui export",
-        description="Write a session to stdout, with the messages it shares with the sessions it was forked from.",
+        description="Write a session to stdout (or a file), with the messages it shares with the sessions it was "
+                    "forked from; html: one self-contained page of the session's whole branch tree.",
     )
     parser.add_argument("id", metavar="ID", help="a session id, or a unique prefix of at least 4 characters")
-    parser.add_argument("--format", choices=("md", "json"), default="md",
-                        help="md: a readable transcript (default); json: {session, messages}")
+    parser.add_argument("--format", choices=("md", "json", "html"), default="md",
+                        help="md: a readable transcript (default); json: {session, messages}; html: a page with "
+                             "every branch, tool calls and diffs, in your theme's colours, to open in a browser")
+    parser.add_argument("-o", "--output", metavar="PATH", type=Path,
+                        help="write to PATH instead of stdout (html to a terminal: ./scout-<id>.html)")
     args = parser.parse_args(argv)
-    from scout_tui.store.export import to_json, to_markdown
+    from scout_tui.config import keys
+    from scout_tui.session.exporting import export_text, write_export
     from scout_tui.store.event_log import Store
 
+    cwd = Path.cwd()
+    try:
+        from scout_tui.config.layers import load_config
+
+        config: Config | None = load_config(cwd)
+    except ScoutError:  # a broken scout.toml does not stop an export: the default theme, env keys
+        config = None
+    secrets = keys.secrets([config.api_key] if config is not None else [])
+    colours = None
+    if args.format == "html":
+        from scout_tui.theming.export_colours import configured_theme, page_colours
+
+        wanted, origin = (config.theme, config.sources.get("theme")) if config is not None else ("", None)
+        colours = page_colours(configured_theme(cwd, wanted, origin))
     with Store() as store:
-        info = store.find(args.id)
-        ancestry, messages = store.ancestry(info.id), store.messages(info.id)
-    text = (to_json if args.format == "json" else to_markdown)(ancestry, messages)
+        output = args.output
+        if output is None and args.format == "html" and sys.stdout.isatty():
+            output = Path(f"scout-{store.find(args.id).id[:8]}.html")
+        if output is not None:
+            written = write_export(store, args.id, args.format, cwd / output, colours, secrets)
+            print(f"scout-tui: wrote {written}", file=sys.stderr)
+            return 0
+        text = export_text(store, args.id, args.format, colours, secrets)
     if sys.stdout.isatty():  # a terminal would act on escape sequences in model or tool text
         from scout_tui.core.text import sanitize
 

@@ -96,11 +96,11 @@ def scout(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complet
 
 
 def everything_written(env: dict[str, str], session_ids: list[str], cwd: Path) -> str:
-    """The store's bytes, every saved tool output, and both exports of each session."""
+    """The store's bytes, every saved tool output, and every export (md, json, html) of each session."""
     data = Path(env["SCOUT_HOME"])
     texts = [p.read_bytes().decode("utf-8", "replace") for p in data.rglob("*") if p.is_file()]
     for sid in session_ids:
-        for form in ("md", "json"):
+        for form in ("md", "json", "html"):
             texts.append(scout(["export", sid, "--format", form], cwd, env).stdout)
     return "\n".join(texts)
 

@@ -1,6 +1,6 @@
 """The slash commands a session runs from a prompt's text, for a front end without the TUI's
 dialogs (``-p``, ``acp``): ``/compact [focus]`` (applied at once: no preview), ``/undo`` and
-``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/agents``, ``/hooks``,
+``/redo`` (refusing to overwrite what someone else changed since), ``/cost``, ``/export``, ``/agents``, ``/hooks``,
 ``/plan [prompt]``, ``/init``, ``/status``, ``/permissions``, the markdown commands (``md_commands``) and
 the plugins' commands. Each returns the Markdown that says what it did, except those that become a
 prompt (``command_prompt``: ``/plan PROMPT``, ``/init``, a markdown command); another ``/word`` is a
@@ -35,6 +35,8 @@ def session_commands(session: Session, warn: Callable[[str], None] = lambda text
                 "not when someone else changed them since)", _runs(_restore, session, False)),
         Command("redo", "", "change the files again as the turn last undone left them", _runs(_restore, session, True)),
         Command("cost", "", "tokens and dollars by model, cache read and write, and branch", _runs(_cost, session)),
+        Command("export", "[html|md|json] [PATH]", "write this session to a file (default html: its whole branch tree "
+                "as one page, ./scout-<id>.html)", _runs(_export, session)),
         Command("agents", "", "the agents a task call can run, and problems of their files", _runs(_agents, session)),
         Command("hooks", "", "the hooks configured: event, matcher, command, where each is set, whether it runs",
                 _runs(_hooks, session)),
@@ -208,6 +210,24 @@ async def _cost(session: Session, _: str) -> str:
     session_id = await session.stored()
     return await asyncio.to_thread(cost_report, session.store, session_id, session.cwd,
                                    session.agent_options.get("info"))
+
+
+async def _export(session: Session, args: str) -> str:
+    """``/export [html|md|json] [PATH]``: the session written in a thread (``exporting``), in
+    the default theme's colours (a page needs no terminal theme here), and where it went."""
+    from scout_tui.config import keys
+    from scout_tui.core.errors import ScoutError
+    from scout_tui.session.exporting import parse_export_args, write_export
+
+    if session.id is None:
+        return "Nothing to export yet: this session has no messages."
+    form, path = parse_export_args(args)
+    secrets = keys.secrets([session.config.api_key])
+    try:
+        written = await asyncio.to_thread(write_export, session.store, session.id, form, path, None, secrets)
+    except ScoutError as e:
+        return f"Not exported: {e}"
+    return f"Exported this session ({form}) to `{written}`."
 
 
 async def _plugin(session: Session, name: str, args: str) -> str:

@@ -17,6 +17,7 @@ from scout_tui.core.errors import ScoutError
 from scout_tui.tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tui.feature import Feature, feature_work
 from scout_tui.tui.memory_commands import init_command, memory_command
+from scout_tui.tui.export_command import export_command
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
@@ -77,6 +78,8 @@ class SlashCommands(Feature):
                     self._compact_command, title="Compact conversation"),
             Command("copy", "[code]", "copy the last answer's markdown (or its last code block) to the clipboard",
                     self._copy_command, title="Copy the last answer"),
+            Command("export", "[html|md|json] [PATH]", "write this session to a file (default html: its whole branch "
+                    "tree as one page, ./scout-<id>.html)", partial(export_command, self.app), title="Export session"),
             Command("diff", "", "every file this session changed, by turn and in total, with its diff",
                     self.app.file_changes._diff_command, title="Files changed in this session"),
             Command("undo", "", "put the files the last turn changed back as they were (asks first; the chat stays)",
