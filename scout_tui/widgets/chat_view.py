@@ -499,7 +499,8 @@ class ChatView(VerticalScroll):
         """Show stored message ``index`` (``Store.messages`` order): mount the batches back to it
         (``StoredWindow.mount_back_to``), select the message at or before it (so ``f`` forks
         there), scroll what shows it (the message, else the line of the tool call it makes or
-        answers) to the top of the view and mark it ``-found`` until the selection moves. False,
+        answers) into view, below the selected message when both fit, and mark it ``-found``
+        until the selection moves. False,
         after a bell, when the conversation given to ``load`` has no such message (yet)."""
         if not await self.stored_window.mount_back_to(index):
             self.app.bell()
@@ -518,7 +519,10 @@ class ChatView(VerticalScroll):
         if shown is None:
             return False
         shown.add_class("-found")
-        self.scroll_to_widget(shown, animate=False, top=True)
+        # The message selected at the top, when what was found fits below it; else what was found.
+        if target is not None and target is not shown:
+            self.scroll_to_widget(target, animate=False, top=True, immediate=True)
+        self.scroll_to_widget(shown, animate=False, immediate=True)
         return True
 
     def older_messages_ready(self) -> None:
