@@ -143,6 +143,25 @@ async def test_enter_opens_the_fork_at_the_message_in_view_and_marked_and_f_fork
         assert not chat.query_children(".-found")
 
 
+async def test_a_hit_in_the_open_session_is_shown_in_place_and_a_click_chooses_it(repo, stored, later):
+    root, fork = stored
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.sessions.open_session(fork)
+        chat = app.query_one(ChatView)
+        await wait_until(pilot, lambda: app.session.id == fork)
+        await settle(app, pilot)
+        opened = app.sessions._opened
+        screen = await _open(app, pilot, "zanzibarerror")
+        await _found(pilot, screen)
+        await pilot.click("#search-hits", offset=(4, 0))  # the first hit's first line
+        await wait_until(pilot, lambda: chat.query_children(".-found"), what="the hit shown")
+        [found] = chat.query_children(".-found")
+        assert isinstance(found, ToolCallLine) and chat.region.contains_region(found.region)
+        assert app.session.id == fork and app.sessions._opened is opened  # not read again
+
+
 async def test_tab_searches_every_project_and_back(repo, stored, later):
     app = make_app(repo, None)
     async with app.run_test(size=SIZE) as pilot:
