@@ -12,15 +12,14 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, Static
 
-from scout_tui.core.bus import Event
 from scout_tui.store.event_log import Store
 from scout_tui.store.search import SearchQuery
 from scout_tui.widgets import Composer
 from scout_tui.widgets.chat_messages import ToolCallLine, UserMessage
 from scout_tui.widgets.chat_view import ChatView
-from scout_tui.widgets.session_search import SessionSearch, hit_row, when
+from scout_tui.widgets.session_search import SessionSearch, when
 from scout_tui.widgets.session_tree import SessionTree
-from tests.app_helpers import SIZE, make_app, send, settle, steady, type_ahead
+from tests.app_helpers import SIZE, make_app, say, send, settle, steady, text_block, type_ahead
 from tests.conftest import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -33,15 +32,6 @@ def repo(tmp_home: Path, workdir: Path) -> Path:
     return workdir
 
 
-def _say(store: Store, sid: str, role: str, *content: dict) -> None:
-    event = "message.user" if role == "user" else "message.assistant"
-    store.append(sid, Event.of(event, {"message": {"role": role, "content": list(content)}}))
-
-
-def _text(text: str) -> dict:
-    return {"type": "text", "text": text}
-
-
 def _sessions(repo: Path, elsewhere: Path, reads: int = 40) -> tuple[str, str]:
     """A session of ``repo`` and a fork of it whose build prints ``ZanzibarError`` (message 4 of
     the fork), then ``reads`` read calls and an answer: a long branch, so the hit is far above
@@ -49,19 +39,19 @@ def _sessions(repo: Path, elsewhere: Path, reads: int = 40) -> tuple[str, str]:
     ``(root id, fork id)``."""
     with Store() as store:
         root = store.create_session(repo)
-        _say(store, root, "user", _text("why is the build red?"))
-        _say(store, root, "assistant", _text("Let me look at the logs first."))
+        say(store, root, "user", text_block("why is the build red?"))
+        say(store, root, "assistant", text_block("Let me look at the logs first."))
         fork = store.fork(root, 2).id
-        _say(store, fork, "user", _text("run the build instead"))
-        _say(store, fork, "assistant", {"type": "tool_use", "id": "toolu_make", "name": "bash", "input": {"command": "make"}})
-        _say(store, fork, "user", {"type": "tool_result", "tool_use_id": "toolu_make", "is_error": True,
+        say(store, fork, "user", text_block("run the build instead"))
+        say(store, fork, "assistant", {"type": "tool_use", "id": "toolu_make", "name": "bash", "input": {"command": "make"}})
+        say(store, fork, "user", {"type": "tool_result", "tool_use_id": "toolu_make", "is_error": True,
                                    "content": "cc -o app main.c\nZanzibarError: the widget exploded at line 7"})
         for i in range(reads):
-            _say(store, fork, "assistant", {"type": "tool_use", "id": f"toolu_r{i}", "name": "read", "input": {"path": f"f{i}.c"}})
-            _say(store, fork, "user", {"type": "tool_result", "tool_use_id": f"toolu_r{i}", "content": f"int f{i};"})
-        _say(store, fork, "assistant", _text("The widget code overflows its buffer."))
+            say(store, fork, "assistant", {"type": "tool_use", "id": f"toolu_r{i}", "name": "read", "input": {"path": f"f{i}.c"}})
+            say(store, fork, "user", {"type": "tool_result", "tool_use_id": f"toolu_r{i}", "content": f"int f{i};"})
+        say(store, fork, "assistant", text_block("The widget code overflows its buffer."))
         other = store.create_session(elsewhere)
-        _say(store, other, "user", _text("what is a zanzibarerror anyway?"))
+        say(store, other, "user", text_block("what is a zanzibarerror anyway?"))
     return root, fork
 
 
@@ -86,9 +76,12 @@ def _search(app) -> SessionSearch:
 
 
 async def _open(app, pilot, query: str = "") -> SessionSearch:
+    """``/search QUERY``, once the screen shows what it found for it."""
     await send(app, pilot, f"/search {query}".rstrip())
     await wait_until(pilot, lambda: isinstance(app.screen, SessionSearch), what="the search screen")
-    return _search(app)
+    screen = _search(app)
+    await _found(pilot, screen)
+    return screen
 
 
 async def _found(pilot, screen: SessionSearch) -> None:
@@ -124,7 +117,6 @@ async def test_enter_opens_the_fork_at_the_message_in_view_and_marked_and_f_fork
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = await _open(app, pilot, "zanzibarerror")
-        await _found(pilot, screen)
         await pilot.press("enter")
         chat = app.query_one(ChatView)
         await wait_until(pilot, lambda: app.session.id == fork and chat.query_children(".-found"), what="the hit shown")
@@ -154,7 +146,6 @@ async def test_a_hit_in_the_open_session_is_shown_in_place_and_a_click_chooses_i
         await settle(app, pilot)
         opened = app.sessions._opened
         screen = await _open(app, pilot, "zanzibarerror")
-        await _found(pilot, screen)
         await pilot.click("#search-hits", offset=(4, 0))  # the first hit's first line
         await wait_until(pilot, lambda: chat.query_children(".-found"), what="the hit shown")
         [found] = chat.query_children(".-found")
@@ -167,7 +158,6 @@ async def test_tab_searches_every_project_and_back(repo, stored, later):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = await _open(app, pilot, "zanzibarerror")
-        await _found(pilot, screen)
         assert len(screen.hits) == 1
         assert "this project" in str(screen.query_one("#search-scope", Static).render())
         await pilot.press("tab")
@@ -186,7 +176,6 @@ async def test_a_query_it_cannot_run_says_why_and_typing_on_recovers(repo, store
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = await _open(app, pilot, "-zanzibarerror")
-        await _found(pilot, screen)
         status = _status(screen)
         assert status.has_class("-error") and "a search needs a word to find" in str(status.render())
         assert screen.hits == [] and app.screen is screen
@@ -285,7 +274,6 @@ def test_snapshot_of_the_search_screen(snap_compare, home_project: Path, fixed_i
     async def run_before(pilot) -> None:
         await settle(app, pilot)
         screen = await _open(app, pilot, "zanzibar* OR widget")
-        await _found(pilot, screen)
         await pilot.press("tab")
         await _found(pilot, screen)
         await steady(app, pilot)
