@@ -105,7 +105,7 @@ async def test_typing_finds_a_word_of_a_tool_output_in_a_fork_with_its_branch_an
         row = screen.query_one("#search-hits", OptionList).get_option_at_index(0).prompt
         head, snippet = str(row).split("\n")
         assert head.startswith("run the build instead")  # the branch's title: its own first prompt
-        assert f"⑂ {fork[:8]} fork of {root[:8]} at 2 · tool output · 3d ago" in head
+        assert f"3d ago · tool output · ⑂ {fork[:8]} fork of {root[:8]} at 2" in head
         assert "ZanzibarError: the widget exploded" in snippet
         assert [str(row)[s.start:s.end] for s in row.spans if "reverse" in str(s.style)] == ["ZanzibarError"]
         assert "1 hit ·" in str(_status(screen).render())
@@ -133,6 +133,26 @@ async def test_enter_opens_the_fork_at_the_message_in_view_and_marked_and_f_fork
         assert app.query_one(Composer).text == "run the build instead"  # a fork before a prompt offers it
         await pilot.press("down")  # the selection moves on: the mark goes
         assert not chat.query_children(".-found")
+
+
+async def test_a_tool_output_first_in_its_batch_is_shown_on_its_calls_line(repo, stored, later):
+    """The fork's 86 messages mount in batches of 24 from the newest: 38 is the first of one,
+    and its call (37) is the last of the batch above."""
+    root, fork = stored
+    app = make_app(repo, None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = await _open(app, pilot, '"int f16"')
+        assert [(h.seq, h.role) for h in screen.hits] == [(38, "tool_output")]
+        await pilot.press("enter")
+        chat = app.query_one(ChatView)
+        await wait_until(pilot, lambda: app.session.id == fork and chat.query_children(".-found"), what="the hit shown")
+        await settle(app, pilot)
+        [found] = chat.query_children(".-found")
+        assert isinstance(found, ToolCallLine) and found.tool_use_id == "toolu_r16"
+
+        assert chat.region.contains_region(found.region)
+        assert isinstance(chat.selected, UserMessage)  # the nearest message above: its calls have no text
 
 
 async def test_a_hit_in_the_open_session_is_shown_in_place_and_a_click_chooses_it(repo, stored, later):

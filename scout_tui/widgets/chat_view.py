@@ -502,9 +502,14 @@ class ChatView(VerticalScroll):
         answers) into view, below the selected message when both fit, and mark it ``-found``
         until the selection moves. False,
         after a bell, when the conversation given to ``load`` has no such message (yet)."""
-        if not await self.stored_window.mount_back_to(index):
+        window = self.stored_window
+        if not await window.mount_back_to(index):
             self.app.bell()
             return False
+        # A tool result's call, and the message before it that f forks at, may be in the batch above.
+        while not any(m.index is not None and m.index < index for m in self._messages()) and window.more:
+            if not await window.mount_back_to(len(window.messages) - window.loaded_count - 1):
+                break
         messages = [m for m in self._messages() if m.index is not None and m.index <= index]
         shown: Widget | None = next((m for m in messages if m.index == index), None)
         if shown is None:
@@ -519,6 +524,8 @@ class ChatView(VerticalScroll):
         if shown is None:
             return False
         shown.add_class("-found")
+        await self.wait_for_refresh()  # the batches just mounted laid out: where they are is known
+        await window.mounted()  # and none going in above, which would keep the view where it was
         # The message selected at the top, when what was found fits below it; else what was found.
         if target is not None and target is not shown:
             self.scroll_to_widget(target, animate=False, top=True, immediate=True)

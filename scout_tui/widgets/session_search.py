@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 
 from ..core.errors import ScoutError
 from ..core.text import sanitize
-from .session_rows import relative_time
+from .session_rows import TITLE_WIDTH, cut, relative_time
 from .welcome import tilde
 
 if TYPE_CHECKING:
@@ -70,15 +70,15 @@ def branch_of(hit: SearchHit) -> str:
 
 
 def hit_row(hit: SearchHit, now: float, show_cwd: bool = False) -> Content:
-    """A hit as two lines of the list: its session's title (bold), branch, role and when (muted,
-    with the project's folder when ``show_cwd``); then the snippet, the matched words in the
+    """A hit as two lines of the list: its session's title (bold, cut to ``TITLE_WIDTH`` cells),
+    when, role and branch (muted, with the project's folder when ``show_cwd``); then the snippet, the matched words in the
     theme's accent, reversed. Plain text, never read as markup."""
     info = hit.session
     _, title = info.title_parts()
-    meta = [branch_of(hit), ROLE_NAMES.get(hit.role, hit.role), when(hit.created, now)]
+    meta = [when(hit.created, now), ROLE_NAMES.get(hit.role, hit.role), branch_of(hit)]  # the row is cut at its end
     if show_cwd and info.cwd:
         meta.append(tilde(Path(info.cwd)))
-    head = Content.assemble((" ".join(sanitize(title).split()), "bold"), "  ",
+    head = Content.assemble((cut(" ".join(sanitize(title).split()), TITLE_WIDTH), "bold"), "  ",
                             (" · ".join(sanitize(part) for part in meta), "$text-muted"))
     snippet = Content.assemble("  ", *((" ".join(sanitize(text).split(" ")), "bold reverse $accent" if match else "")
                                       for text, match in hit.snippet))
@@ -101,8 +101,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         & > #search-box {
             width: 100%;
             max-width: 120;
-            height: auto;
-            max-height: 90%;
+            height: 90%;
+            max-height: 40;
             background: $surface;
             border: round $primary;
             border-title-color: $text;
@@ -112,8 +112,7 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         & #search-query { border: none; height: 1; padding: 0; background: $surface; }
         & #search-scope { color: $text-muted; }
         & #search-hits {
-            height: auto;
-            max-height: 24;
+            height: 1fr;
             border: none;
             padding: 0;
             background: $surface;
