@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 INDEX_BATCH = 500
 """Messages of an old store indexed per write transaction while the screen is open: a query waits
 for at most one batch (the store has one connection)."""
+
+SHOWN = 50
+"""The most hits listed (the best): more words narrow them."""
 
 RECENT = 365 * 86_400.0
 """Seconds within which a hit's time reads relative ("3d ago"); an older one reads as its date."""
@@ -101,8 +104,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         & > #search-box {
             width: 100%;
             max-width: 120;
-            height: 90%;
-            max-height: 40;
+            height: auto;
+            max-height: 90%;
             background: $surface;
             border: round $primary;
             border-title-color: $text;
@@ -112,7 +115,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         & #search-query { border: none; height: 1; padding: 0; background: $surface; }
         & #search-scope { color: $text-muted; }
         & #search-hits {
-            height: 1fr;
+            height: auto;
+            max-height: 24;  /* less on a short screen: see on_resize */
             border: none;
             padding: 0;
             background: $surface;
@@ -177,10 +181,20 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
             yield Static(id="search-status")
 
     def on_mount(self) -> None:
+        self._fit(self.app.size.height)
         self._show_scope()
         self._show_status()
         self._index_backlog()
         self._search(*self.key)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, rows: int) -> None:
+        """Let the list take what the box's other rows (borders, field, scope, a status of up to
+        two lines: 7) leave of its 90% of ``rows``, at most 24: a box of ``height: auto`` is not
+        shortened by a child's ``max-height`` in ``vh``, so it is set here."""
+        self.query_one("#search-hits", OptionList).styles.max_height = max(2, min(24, int(rows * 0.9) - 7))
 
     @property
     def key(self) -> tuple[str, bool]:
@@ -202,7 +216,7 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
             self.post_message(self.Found((text, all_projects), []))
             return
         try:
-            hits = self._store.search(SearchQuery(text, cwd=None if all_projects else self._cwd))
+            hits = self._store.search(SearchQuery(text, cwd=None if all_projects else self._cwd, limit=SHOWN))
         except ScoutError as e:
             self.post_message(self.Found((text, all_projects), [], str(e)))
             return
@@ -261,7 +275,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
             parts.append(self._error)
         elif self.searched is not None and self.searched[0].strip():
             found = len(self.hits)
-            parts.append(f"{found} hit{'s' * (found != 1)}" if found else "no hits")
+            parts.append(f"the best {found} hits (more words narrow them)" if found >= SHOWN
+                         else f"{found} hit{'s' * (found != 1)}" if found else "no hits")
         else:
             parts.append("type to search prompts, answers, tool calls and output, summaries")
         if self.indexing:
