@@ -6,7 +6,11 @@
    ``Store.fork`` (ms) over ``--forks`` forks, and the rows one fork writes to events /
    sessions / messages.
    Targets: fork ≤ 5 ms at every size, and no per-message rows.
-2. Opening a long session, store side: a fresh process opens the store and reads the
+2. Appending, and the search index: µs per append (median of rounds of 1,000 messages) with the
+   index as it is and with its writers switched off, interleaved; then µs per message the index
+   catches up afterwards (``Store.index_some``, as after a turn), off the append path.
+   Target: the index adds <= 10 % to an append.
+3. Opening a long session, store side: a fresh process opens the store and reads the
    10,000-message session (``Store.session`` + ``Store.messages``), directly and through a
    fork of a fork of a fork (ancestry resolved on read); wall time and resident memory after.
    The TUI's open-to-first-paint figure belongs beside ``store_open_figures`` as its own
@@ -59,6 +63,34 @@ def fill(store: Store, sid: str, count: int) -> None:
         else:
             store.append(sid, MessageAssistant(message, {"input_tokens": 900, "output_tokens": 300}, "end_turn", MODEL))
         n += 1
+
+
+def append_figures(folder: Path, rounds: int = 4, count: int = 1000) -> dict:
+    """Median µs per append with and without the search index's writers (interleaved rounds of
+    ``count`` messages, each in a fresh store), and µs per message of the index's catch-up."""
+    from scout_tui.store import search
+
+    writers = search.index_message, search.index_summary
+    times: dict[bool, list[float]] = {True: [], False: []}
+    catch_up: list[float] = []
+    for r in range(rounds):
+        for indexed in (True, False):
+            if not indexed:
+                search.index_message = search.index_summary = lambda *a, **k: None  # type: ignore[assignment]
+            try:
+                with Store(folder / f"append-{r}-{indexed}.db") as store:
+                    sid = store.create_session(folder)
+                    start = time.perf_counter()
+                    fill(store, sid, count)
+                    times[indexed].append((time.perf_counter() - start) / count * 1e6)
+                    if indexed:
+                        start = time.perf_counter()
+                        store.index_some(count)
+                        catch_up.append((time.perf_counter() - start) / count * 1e6)
+            finally:
+                search.index_message, search.index_summary = writers
+    return {"with_us": statistics.median(times[True]), "without_us": statistics.median(times[False]),
+            "catch_up_us": statistics.median(catch_up)}
 
 
 def row_counts(path: Path) -> tuple[int, int, int]:
@@ -178,6 +210,10 @@ def main() -> None:
             deep = parents[largest]
             for _ in range(3):
                 deep = store.fork(deep, store.session(deep).message_count - 1).id
+        a = append_figures(Path(tmp))
+        print(f"\nappend (target: the index adds <= 10 %): {a['with_us']:.0f} µs per append with the search index, "
+              f"{a['without_us']:.0f} µs without ({100 * (a['with_us'] / a['without_us'] - 1):+.1f} %); "
+              f"the index then catches up at {a['catch_up_us']:.0f} µs per message, after the turn")
         size_mb = path.stat().st_size / 2**20  # closing the last connection checkpointed the WAL into it
         print(f"\nopening a {largest:,}-message session, store side (fresh process; store file {size_mb:.1f} MB)")
         for label, sid in (("the session", parents[largest]), ("a fork of a fork of a fork of it", deep)):

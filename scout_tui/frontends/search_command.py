@@ -103,11 +103,13 @@ def _query_terms(argv: list[str]) -> list[str]:
 
 
 def _complete_index(store: Any, err: TextIO) -> None:
-    """Index what an old store still has queued, saying how far it got on ``err``."""
+    """Index what the store has not indexed yet (an old store's messages), saying how far it
+    got on ``err`` when that is more than one batch; a few left by another process are caught
+    up by the search itself."""
     done, total = store.index_backlog()
-    if done >= total:
+    if total - done <= BATCH:
         return
-    print(f"indexing {total:,} older messages for search (once)…", file=err, flush=True)
+    print(f"indexing {total - done:,} messages for search (once)…", file=err, flush=True)
     while done < total:
         done, total = store.index_some(BATCH)
         if err.isatty():

@@ -290,6 +290,18 @@ class Session:
                     await asyncio.shield(closing)
             closing.result()
             raise
+        await self.index_turn()
+
+    async def index_turn(self) -> None:
+        """Make the messages this turn stored searchable now (``Store.index_some``, in a thread),
+        so a search right after a turn does not wait for them. A store that cannot be written
+        here raises again at the next search, which catches up the same messages and says why."""
+        import sqlite3
+
+        from scout_tui.core.errors import ScoutError
+
+        with contextlib.suppress(sqlite3.Error, ScoutError):
+            await asyncio.to_thread(self.store.index_some)
 
     async def refresh_memory(self) -> bool:
         """Read the memory files again when one was written, created or removed since the agent's

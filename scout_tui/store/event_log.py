@@ -443,24 +443,32 @@ class Store:
 
     def search(self, query: search.SearchQuery) -> list[search.SearchHit]:
         """Messages and summaries of every branch matching ``query`` (see ``search.search``),
-        best first.
+        best first. Messages stored since the index last caught up are indexed first (one
+        write transaction), so every stored message is searched.
 
         Raises:
             ScoutError: the query cannot be read or run.
         """
-        with self._reading() as db:
-            return search.search(db, query)
+        with self._lock:
+            db = self._conn()
+            done, total = search.backlog(db)
+            if done < total:
+                with transaction(db):
+                    search.index_some(db, None)
+            with snapshot(db):
+                return search.search(db, query)
 
     def index_backlog(self) -> tuple[int, int]:
-        """``(indexed, total)`` messages of a store written before the search index existed;
-        equal when every message is searchable."""
+        """``(indexed, stored)`` messages: equal when every stored message is searchable (see
+        ``search.backlog``)."""
         with self._reading() as db:
             return search.backlog(db)
 
     def index_some(self, limit: int = 5_000) -> tuple[int, int]:
-        """Index the next ``limit`` messages of that backlog (one short write transaction, so
+        """Index the next ``limit`` messages not indexed yet (one short write transaction, so
         appends from other threads and processes go on between batches); returns
-        ``index_backlog()`` after."""
+        ``index_backlog()`` after. A front end calls it off its UI loop: in batches for an old
+        store's backlog (showing progress), after a turn to keep searches instant."""
         with self._lock:
             db = self._conn()
             with transaction(db):

@@ -176,7 +176,6 @@ def project(db: sqlite3.Connection, row: tuple[int, str, str, str, float]) -> No
             (session_id, count, role, dumps(message.get("content", [])), event_id, created,
              int(bool(message.get("incomplete")))),
         )
-        search.index_message(db, session_id, count, role, message.get("content", []), created)
         if role == "user" and (title is None or inherited):
             own = title_of(message.get("content"))
             if own is not None:
@@ -246,7 +245,7 @@ def rebuild_projections(db: sqlite3.Connection) -> None:
     for table in ("messages", "sessions", *search.SEARCH_TABLES):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     executescript(db, PROJECTION_SCHEMA + search.SEARCH_SCHEMA)
-    db.execute("INSERT INTO search_backfill (id, next_rowid, last_rowid) VALUES (1, 0, 0)")
+    db.execute("INSERT INTO search_state (id, indexed_rowid) VALUES (1, 0)")
     rows = db.execute("SELECT id, session_id, type, data, created FROM events ORDER BY id")
     while batch := rows.fetchmany(1000):
         for row in batch:
@@ -276,9 +275,9 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
 
 
 def _migrate_4_to_5(db: sqlite3.Connection) -> None:
-    """Schema 5 adds the full-text search index (``search.py``): its tables, and every stored
-    message queued for indexing (indexed now in a small store, in batches by ``Store.index_some``
-    in a large one); the other projections stay as they are."""
+    """Schema 5 adds the full-text search index (``search.py``): its tables, the summaries
+    indexed, and every stored message queued for ``Store.index_some``; the other projections
+    stay as they are."""
     executescript(db, search.SEARCH_SCHEMA)
     search.start_index(db)
 

@@ -7,10 +7,15 @@ paths, patterns), tool outputs (``tool_output``) and compaction summaries (``sum
 document belongs to the session that stores the message, so a fork's shared messages are found
 once, in the branch they were written in; a subagent's transcript is its own session.
 
-``projection.project`` indexes each message as it is appended (``index_message``), and
-``rebuild_projections`` replays the index with the rest. A store written before the index existed
-is indexed by its schema-5 migration: at once when it is small, else in batches
-(``index_some``) that a front end runs off its UI loop, showing ``backlog`` as progress.
+Messages are indexed in batches after they are stored, not inside each append: an FTS5 insert
+writes a segment per transaction, which would double what an append costs (``benchmarks/
+sessions.py``). ``index_some`` indexes, in the order they were stored, the messages after
+``search_state.indexed_rowid``: ``Store.search`` first catches up (a few messages since the last
+search), and a front end catches up in the background after a turn. A store written before the
+index existed gets it from its schema-5 migration, which queues every message: a front end
+indexes that backlog in batches off its UI loop, showing ``backlog`` as progress.
+``rebuild_projections`` empties the index and queues everything again. Summaries, which are
+rare, are indexed as their event is projected.
 """
 
 from __future__ import annotations
@@ -37,22 +42,22 @@ CREATE TABLE IF NOT EXISTS search_docs (
     role TEXT NOT NULL,
     created REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS search_backfill (
+CREATE TABLE IF NOT EXISTS search_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    next_rowid INTEGER NOT NULL,
-    last_rowid INTEGER NOT NULL
+    indexed_rowid INTEGER NOT NULL
 );
 """
-"""``search_text`` holds the bodies (rowid = ``search_docs.id``); ``search_backfill`` how far an
-old store's messages are indexed (``messages`` rowids up to ``next_rowid`` of ``last_rowid``)."""
+"""``search_text`` holds the bodies (rowid = ``search_docs.id``); ``search_state`` how far the
+stored messages are indexed (every ``messages`` row up to rowid ``indexed_rowid``)."""
 
-SEARCH_TABLES = ("search_text", "search_docs", "search_backfill")
+SEARCH_TABLES = ("search_text", "search_docs", "search_state")
 DOC_CHARS = 32_000
 """A document's most characters: the first and last half of a longer text are indexed (a
 traceback is at the end of a tool's output, the command it ran at the start)."""
-AT_ONCE = 5_000
-"""An old store with at most this many messages is indexed inside its migration."""
 SNIPPET_TOKENS = 14
+RANK_WINDOW = 2_000
+"""At most this many of a query's newest matching documents are ranked by bm25 (a common word
+matches most of a large store; ranking all of them took 60 ms at 100,000 messages)."""
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"
 
 
@@ -167,51 +172,43 @@ def _clip(body: str) -> str:
     return body
 
 
-# -- an old store's index ---------------------------------------------------------------------
+# -- catching up -------------------------------------------------------------------------------
 
 
-def start_index(db: sqlite3.Connection, *, complete: bool = False) -> None:
-    """The first time (the ``SEARCH_SCHEMA`` tables made, empty), queue every stored message for
-    indexing (``index_some``) and index the summaries; a store of at most ``AT_ONCE`` messages,
-    or any with ``complete``, is indexed now. Caller holds a write transaction."""
-    if db.execute("SELECT 1 FROM search_backfill").fetchone() is not None:
+def start_index(db: sqlite3.Connection) -> None:
+    """Start the index of a store that has none (the ``SEARCH_SCHEMA`` tables made, empty):
+    every stored message is queued (``index_some`` indexes it) and the summaries are indexed
+    now. Caller holds a write transaction."""
+    if db.execute("SELECT 1 FROM search_state").fetchone() is not None:
         return
-    last = db.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
-    db.execute("INSERT INTO search_backfill (id, next_rowid, last_rowid) VALUES (1, 0, ?)", (last,))
+    db.execute("INSERT INTO search_state (id, indexed_rowid) VALUES (1, 0)")
     rows = db.execute("SELECT session_id, data, created FROM events WHERE type = 'session.compacted' ORDER BY id")
     for session_id, data, created in rows.fetchall():
         index_summary(db, session_id, json.loads(data), created)
-    if complete or last <= AT_ONCE:
-        index_some(db, None)
 
 
 def index_some(db: sqlite3.Connection, limit: int | None = 5_000) -> tuple[int, int]:
-    """Index the next ``limit`` queued messages (None: all of them); returns ``backlog(db)``
-    after. Caller holds a write transaction."""
-    state = db.execute("SELECT next_rowid, last_rowid FROM search_backfill").fetchone()
-    if state is None or state[0] >= state[1]:
-        return backlog(db)
-    next_rowid, last = state
-    sql = ("SELECT rowid, session_id, seq, role, content, created FROM messages"
-           " WHERE rowid > ? AND rowid <= ? ORDER BY rowid")
-    rows = db.execute(sql + (" LIMIT ?" if limit is not None else ""),
-                      (next_rowid, last, limit) if limit is not None else (next_rowid, last)).fetchall()
-    for rowid, session_id, seq, role, content, created in rows:
+    """Index the next ``limit`` messages not indexed yet (None: all of them), in the order they
+    were stored; returns ``backlog(db)`` after. Caller holds a write transaction."""
+    done, total = backlog(db)
+    if done >= total:
+        return done, total
+    sql = "SELECT rowid, session_id, seq, role, content, created FROM messages WHERE rowid > ? ORDER BY rowid"
+    rows = db.execute(sql + " LIMIT ?", (done, limit)) if limit is not None else db.execute(sql, (done,))
+    last = done
+    for rowid, session_id, seq, role, content, created in rows.fetchall():
         index_message(db, session_id, seq, role, json.loads(content), created)
-        next_rowid = rowid
-    if limit is None or len(rows) < limit:
-        next_rowid = last
-    db.execute("UPDATE search_backfill SET next_rowid = ?", (next_rowid,))
+        last = rowid
+    db.execute("UPDATE search_state SET indexed_rowid = ?", (last,))
     return backlog(db)
 
 
 def backlog(db: sqlite3.Connection) -> tuple[int, int]:
-    """``(indexed, total)`` of the messages an old store queued when the index was added
-    (``(0, 0)`` for a store that never had a backlog); indexed == total when done."""
-    state = db.execute("SELECT next_rowid, last_rowid FROM search_backfill").fetchone()
-    if state is None:
-        return 0, 0
-    return min(state[0], state[1]), state[1]
+    """``(indexed, stored)``: how many messages are searchable of all stored (by ``messages``
+    rowid, which grows with every append); equal when the index is up to date."""
+    done = db.execute("SELECT indexed_rowid FROM search_state").fetchone()
+    total = db.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
+    return (done[0] if done else 0), total
 
 
 # -- searching --------------------------------------------------------------------------------
@@ -219,7 +216,8 @@ def backlog(db: sqlite3.Connection) -> tuple[int, int]:
 
 def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
     """The documents matching ``query``, best (lowest bm25) first, at most ``query.limit``;
-    deleted sessions left out. [] for a query with no word to find.
+    deleted sessions left out. [] for a query with no word to find. When more than
+    ``RANK_WINDOW`` documents match, the newest ``RANK_WINDOW`` of them are ranked.
 
     Raises:
         ScoutError: the query cannot be read (``parse_query``), or FTS5 refuses it.
@@ -242,14 +240,21 @@ def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
         if bound is not None:
             where.append(f"d.created {op} ?")
             params.append(bound)
-    sql = (f"SELECT d.session_id, d.seq, d.role, d.created,"
-           f" snippet(search_text, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', {SNIPPET_TOKENS}),"
-           f" bm25(search_text) AS score"
-           f" FROM search_text JOIN search_docs d ON d.id = search_text.rowid JOIN sessions s ON s.id = d.session_id"
-           f" WHERE {' AND '.join(where)} ORDER BY score LIMIT ?")
-    params.append(max(1, query.limit))
+    matched = (f"FROM search_text JOIN search_docs d ON d.id = search_text.rowid JOIN sessions s ON s.id = d.session_id"
+               f" WHERE {' AND '.join(where)}")
     try:
-        rows = db.execute(sql, params).fetchall()
+        # bm25 costs a read of every matching document: for a common word, most of the store.
+        # Past RANK_WINDOW matches (counted newest first, which FTS5 reads in rowid order and
+        # stops early), only the newest RANK_WINDOW are ranked.
+        edge = db.execute(f"SELECT search_text.rowid {matched} ORDER BY search_text.rowid DESC LIMIT 1 OFFSET ?",
+                          (*params, RANK_WINDOW - 1)).fetchone()
+        if edge is not None:
+            matched += " AND search_text.rowid >= ?"
+            params.append(edge[0])
+        rows = db.execute(f"SELECT d.session_id, d.seq, d.role, d.created,"
+                          f" snippet(search_text, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', {SNIPPET_TOKENS}),"
+                          f" bm25(search_text) AS score {matched} ORDER BY score LIMIT ?",
+                          (*params, max(1, query.limit))).fetchall()
     except sqlite3.OperationalError as exc:
         raise ScoutError(f"cannot search for {query.text!r}: {exc}") from None
     infos: dict[str, tuple[SessionInfo, str]] = {}

@@ -1,0 +1,70 @@
+"""``scout-tui search`` from a shell, over sessions that real ``scout-tui -p`` runs wrote (a
+loopback Anthropic server as the model, a fork made with ``--fork ID:N``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scout_tui.store.event_log import Store
+from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
+from tests.loopback import LoopbackServer, Reply, anthropic_stream
+
+
+@pytest.fixture
+def forked(repo, env) -> tuple[str, str]:
+    """A session that asked about notes.txt, and a fork of it after its first answer whose
+    ``read`` call printed build.log: "quokka_allocator" appears only in that tool output."""
+    (repo / "build.log").write_text("linking done\nSegfault in quokka_allocator at 0x0\n")
+    replies = [Reply(anthropic_stream(["It says the answer is 42."])),
+               Reply(anthropic_stream(["Reading the log."], ("toolu_log", "read", ['{"path": "build.log"}']))),
+               Reply(anthropic_stream(["The build crashed in the allocator."]))]
+    with LoopbackServer(replies) as server:
+        first = scout(["-p", "what do the notes say?", "--base-url", server.url], repo, env)
+        assert first.returncode == 0, first.stderr
+        [root] = Store(Path(env["SCOUT_HOME"]) / "sessions.db").sessions(repo)
+        fork = scout(["--fork", f"{root.id}:2", "-p", "why did the build fail?", "--base-url", server.url], repo, env)
+        assert fork.returncode == 0, fork.stderr
+    store = Store(Path(env["SCOUT_HOME"]) / "sessions.db")
+    branch = next(s for s in store.sessions(repo) if s.parent)
+    assert store.index_backlog() == (6, 6)  # each turn left its messages indexed
+    return root.id, branch.id
+
+
+def test_a_word_only_in_a_forks_tool_output_is_found_with_its_session_branch_and_message(forked, repo, env):
+    root, branch = forked
+    done = scout(["search", "quokka_allocator", "--json"], repo, env)
+    assert done.returncode == 0, done.stderr
+    [hit] = json.loads(done.stdout)
+    assert (hit["session"], hit["root"], hit["parent"], hit["fork_at"]) == (branch, root, root, 2)
+    assert (hit["message"], hit["role"]) == (5, "tool_output")  # 2 shared, the prompt, the call, its result
+    assert hit["title"] == "why did the build fail?" and hit["cwd"] == str(repo.resolve())
+    start, end = hit["matches"][0]
+    assert hit["snippet"][start:end] == "quokka_allocator"
+    text = scout(["search", "quokka_allocator"], repo, env)
+    assert f"{root[:8]} › {branch[:8]}  #5 tool_output" in text.stdout
+    assert "Segfault in quokka_allocator at 0x0" in text.stdout
+
+
+def test_a_phrase_must_appear_in_order_and_an_exclusion_leaves_a_hit_out(forked, repo, env):
+    assert json.loads(scout(["search", '"segfault in quokka"', "--json"], repo, env).stdout)[0]["role"] == "tool_output"
+    reversed_ = scout(["search", '"quokka in segfault"'], repo, env)
+    assert reversed_.returncode == 1 and "no matches for" in reversed_.stderr
+    assert scout(["search", "quokka_allocator", "-linking"], repo, env).returncode == 1
+    kept = json.loads(scout(["search", "allocator", "-linking", "--json"], repo, env).stdout)
+    assert [h["role"] for h in kept] == ["answer"]  # the answer, not the output that says "linking"
+
+
+def test_this_directory_unless_all(forked, repo, env, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert scout(["search", "quokka_allocator"], elsewhere, env).returncode == 1
+    [hit] = json.loads(scout(["search", "quokka_allocator", "--all", "--json"], elsewhere, env).stdout)
+    assert hit["cwd"] == str(repo.resolve())
+
+
+def test_a_query_of_only_exclusions_says_why(forked, repo, env):
+    done = scout(["search", "-quokka"], repo, env)
+    assert done.returncode == 1 and "a search needs a word to find" in done.stderr
