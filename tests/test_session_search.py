@@ -246,14 +246,17 @@ async def test_every_keystroke_is_kept_and_only_the_last_querys_hits_are_shown(r
         assert screen.hits is shown and screen.searched == ("widget exploded", False)
 
 
-async def test_an_old_store_is_indexed_while_the_screen_says_how_far(tmp_home, workdir, monkeypatch, later):
-    from scout_tui.store import search
+async def test_an_old_store_is_indexed_while_the_screen_says_how_far_and_the_search_runs_after(
+        tmp_home, workdir, monkeypatch, later):
+    from scout_tui.widgets import session_search
 
-    monkeypatch.setattr(search, "AT_ONCE", 0)  # the fixture's 14 messages are queued, as a big store's are
+    monkeypatch.setattr(session_search, "INDEX_BATCH", 2)  # the fixture's messages in batches of 2, as a big store's
     path = Store().path
     path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(FIXTURES / "store_v4.db", path)
+    shutil.copy(FIXTURES / "store_v4.db", path)  # written before the index: its migration queues every message
     store = Store()
+    stored = store.index_backlog()[1]
+    assert store.index_backlog() == (0, stored) and stored > 2
     gate = threading.Event()
     index_some = store.index_some
 
@@ -270,13 +273,14 @@ async def test_an_old_store_is_indexed_while_the_screen_says_how_far(tmp_home, w
         await settle(app, pilot)
         screen = await _open(app, pilot, "marmoset")
         await pilot.press("tab")
-        await wait_until(pilot, lambda: "indexing older sessions: 0 of" in str(_status(screen).render()),
-                         what="the indexing progress")
-        assert screen.indexing and screen.hits == []
+        await wait_until(pilot, lambda: f"indexing older sessions: 0 of {stored} messages: your search runs once it is done"
+                         in str(_status(screen).render()), what="the indexing progress")
+        assert screen.waiting and screen.hits == []
         gate.set()
         await wait_until(pilot, lambda: not screen.indexing and screen.hits, what="the hit once indexed")
-        assert "indexing" not in str(_status(screen).render())
+        assert "indexing" not in str(_status(screen).render()) and not screen.waiting
         assert [h.role for h in screen.hits] == ["tool_output"]
+        assert store.index_backlog() == (stored, stored)
 
 
 def test_when_is_relative_within_a_year_and_a_date_before() -> None:

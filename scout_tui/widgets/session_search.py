@@ -6,7 +6,8 @@ dismisses with the hit, Esc with None.
 
 Typing never waits: each query runs in a thread (an exclusive worker), and a result that comes
 back for text no longer in the field is dropped. A store written before the index existed is
-indexed here in batches meanwhile (``Store.index_some``), its progress said on the screen.
+indexed here in batches (``Store.index_some``), its progress said on the screen, and a search
+typed meanwhile runs once it is done.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
     from ..store.search import SearchHit
 
 INDEX_BATCH = 500
-"""Messages of an old store indexed per write transaction while the screen is open: a query waits
-for at most one batch (the store has one connection)."""
+"""Messages of an old store indexed per write transaction while the screen is open (its progress
+is said between them); a backlog of at most this many is left to ``Store.search``, which
+indexes what is left before it searches."""
 
 SHOWN = 50
 """The most hits listed (the best): more words narrow them."""
@@ -142,11 +144,14 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
     @dataclass
     class Found(Message):
         """A query's hits came back (from its thread): for ``key`` (the text and scope it ran
-        with), ``hits`` best first, or ``error`` (a ``ScoutError``'s message)."""
+        with), ``hits`` best first, or ``error`` (a ``ScoutError``'s message), or ``waiting``:
+        it runs once an old store's backlog is indexed (``Store.search`` would index it all
+        first, in one go, with no progress to show)."""
 
         key: tuple[str, bool]
         hits: list[SearchHit]
         error: str = ""
+        waiting: bool = False
 
     @dataclass
     class Indexed(Message):
@@ -168,7 +173,9 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         self.searched: tuple[str, bool] | None = None
         """The text and scope the list shows the hits of (None before the first came back)."""
         self.backlog: tuple[int, int] = (0, 0)
-        """``(indexed, total)`` of an old store's messages while they are being indexed."""
+        """``(indexed, stored)`` messages while an old store's are being indexed."""
+        self.waiting = False
+        """The search typed runs once that backlog is indexed."""
         self._error = ""
 
     def compose(self) -> ComposeResult:
@@ -215,6 +222,10 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         if not text.strip():
             self.post_message(self.Found((text, all_projects), []))
             return
+        done, total = self._store.index_backlog()
+        if total - done > INDEX_BATCH:  # _index_backlog indexes it, then searches again
+            self.post_message(self.Found((text, all_projects), [], waiting=True))
+            return
         try:
             hits = self._store.search(SearchQuery(text, cwd=None if all_projects else self._cwd, limit=SHOWN))
         except ScoutError as e:
@@ -225,9 +236,10 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
 
     @on(Found)
     def _found(self, message: Found) -> None:
-        if message.key != self.key:
-            return  # typed on since: the newer query's hits follow
+        if message.key != self.key or (message.waiting and not self.indexing):
+            return  # typed on since, or indexed since: the newer query's hits follow
         self.searched, self.hits, self._error = message.key, message.hits, message.error
+        self.waiting = message.waiting
         now = self._clock()
         hits = self.query_one("#search-hits", OptionList)
         hits.set_options(Option(hit_row(hit, now, show_cwd=self.all_projects)) for hit in self.hits)
@@ -237,8 +249,11 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
     @work(thread=True, exclusive=True, group="session-search-index")
     def _index_backlog(self) -> None:
         """Index what an old store still has queued, a batch at a time, saying how far it got
-        (``Indexed``); stops when the screen closes."""
+        (``Indexed``); stops when the screen closes. A few messages stored since the index last
+        caught up are left to ``Store.search``."""
         done, total = self._store.index_backlog()
+        if total - done <= INDEX_BATCH:
+            return
         worker = get_current_worker()
         while done < total and not worker.is_cancelled:
             self.post_message(self.Indexed(done, total))
@@ -250,12 +265,12 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         was_indexing = self.indexing
         self.backlog = (message.done, message.total)
         if was_indexing and not self.indexing:
-            self._search(*self.key)  # what was found before the last batch may be incomplete
+            self._search(*self.key)  # the search typed meanwhile waited for this
         self._show_status()
 
     @property
     def indexing(self) -> bool:
-        """Whether an old store's messages are still being indexed (hits may be missing)."""
+        """Whether an old store's messages are being indexed (a search waits for it)."""
         return self.backlog[0] < self.backlog[1]
 
     # -- what the screen says --------------------------------------------------------------------
@@ -273,6 +288,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         parts = []
         if self._error:
             parts.append(self._error)
+        elif self.waiting and self.indexing:
+            pass  # said with the progress below
         elif self.searched is not None and self.searched[0].strip():
             found = len(self.hits)
             parts.append(f"the best {found} hits (more words narrow them)" if found >= SHOWN
@@ -280,7 +297,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         else:
             parts.append("type to search prompts, answers, tool calls and output, summaries")
         if self.indexing:
-            parts.append(f"indexing older sessions: {self.backlog[0]:,} of {self.backlog[1]:,} (hits may be missing)")
+            waits = ": your search runs once it is done" if self.waiting else ""
+            parts.append(f"indexing older sessions: {self.backlog[0]:,} of {self.backlog[1]:,} messages{waits}")
         parts.append("Enter: open at the message · ↑↓: move · Esc: close")
         status.update(Content(" · ".join(parts)))
 
