@@ -120,6 +120,17 @@ class HeldReply(Reply):
 # -- stored sessions to open ----------------------------------------------------------------
 
 
+def say(store: Store, sid: str, role: str, *content: dict) -> None:
+    """Store a message of ``role`` ("user" or "assistant") with ``content`` blocks in ``sid``."""
+    event = "message.user" if role == "user" else "message.assistant"
+    store.append(sid, Event.of(event, {"message": {"role": role, "content": list(content)}}))
+
+
+def text_block(text: str) -> dict:
+    """A text content block."""
+    return {"type": "text", "text": text}
+
+
 def long_session(store: Store, repo: Path, calls: int = 30, size: int = 5000) -> str:
     """A stored session with ``calls`` read calls whose results are ``size`` characters each."""
     sid = store.create_session(repo)

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.core.bus import Event
 from scout_tui.core.messages import turn_marker
 from scout_tui.store.event_log import Store
 from scout_tui.widgets import Composer
 from scout_tui.widgets.history_search import HistorySearch, matching
-from tests.app_helpers import SIZE, make_app, settle, steady
+from tests.app_helpers import SIZE, make_app, say, settle, steady, text_block
 from tests.conftest import wait_until
 
 
@@ -21,21 +20,12 @@ def repo(tmp_home: Path, workdir: Path) -> Path:
     return workdir
 
 
-def _say(store: Store, sid: str, role: str, *content: dict) -> None:
-    event = "message.user" if role == "user" else "message.assistant"
-    store.append(sid, Event.of(event, {"message": {"role": role, "content": list(content)}}))
-
-
-def _text(text: str) -> dict:
-    return {"type": "text", "text": text}
-
-
 def _session(store: Store, cwd: Path, *prompts: str) -> str:
     """A stored session of ``cwd``: each prompt answered, in order."""
     sid = store.create_session(cwd)
     for prompt in prompts:
-        _say(store, sid, "user", _text(prompt))
-        _say(store, sid, "assistant", _text(f"done: {prompt}"))
+        say(store, sid, "user", text_block(prompt))
+        say(store, sid, "assistant", text_block(f"done: {prompt}"))
     return sid
 
 
@@ -123,12 +113,12 @@ def test_stored_prompts_this_directory_first_then_others_without_subagents_tool_
         _session(store, here, "older prompt here")
         other = _session(store, there, "a prompt elsewhere")
         sid = _session(store, here, "newer prompt here")
-        _say(store, sid, "user", {"type": "tool_result", "tool_use_id": "t1", "content": "tool output", "is_error": False})
-        _say(store, sid, "user", turn_marker())
-        _say(store, sid, "user", {"type": "tool_result", "tool_use_id": "t2", "content": "out", "is_error": False},
-             _text("a steering prompt"))
+        say(store, sid, "user", {"type": "tool_result", "tool_use_id": "t1", "content": "tool output", "is_error": False})
+        say(store, sid, "user", turn_marker())
+        say(store, sid, "user", {"type": "tool_result", "tool_use_id": "t2", "content": "out", "is_error": False},
+             text_block("a steering prompt"))
         kid = store.create_subagent(sid, call="t3", agent="general", description="look around")
-        _say(store, kid, "user", _text("written by the model for a subagent"))
+        say(store, kid, "user", text_block("written by the model for a subagent"))
         gone = _session(store, here, "in a deleted session")
         store.delete(gone)
         store.fork(other, 2)  # a branch shares its parent's prompts: listed once

@@ -39,6 +39,7 @@ from scout_tui.tui.mcp_servers import McpChanged, McpServers
 from scout_tui.tui.models import Models
 from scout_tui.tui.notify import Notifier
 from scout_tui.tui.prompt_queue import PromptQueue
+from scout_tui.tui.search import search_command
 from scout_tui.tui.sessions import (CheckpointsLoaded, HistoryLoaded, Sessions, SessionOpened, SessionsListed,
                                     ToolDetailsLoaded)
 from scout_tui.tui.side_panes import SidePanes
@@ -517,6 +518,9 @@ class ScoutApp(App):
 
     def on_session_tree_opened(self, message: SessionTree.Opened) -> None:
         self.sessions.tree_opened(message)
+
+    def on_session_tree_search_requested(self) -> None:
+        search_command(self, "")
 
     def on_session_tree_new_requested(self) -> None:
         self.sessions.tree_new()

@@ -37,9 +37,11 @@ class SessionOpened(Message):
     its defaults: a new session). For a long session only the newest messages are read first:
     ``messages`` holds None for the older ones until ``HistoryLoaded`` brings them."""
 
-    def __init__(self, opened: OpenedSession) -> None:
+    def __init__(self, opened: OpenedSession, at: int | None = None) -> None:
         super().__init__()
         self.opened = opened
+        self.at = at
+        """The message to show once it is open (``Sessions.reveal``), if one was asked for."""
         self.messages: list[dict | None] = [None] * opened.since + opened.messages
 
 
@@ -80,30 +82,32 @@ class Sessions(Feature):
     _opened: OpenedSession | None = None
     """The session shown (``SessionOpened``)."""
 
-    def open_session(self, session_id: str | None, latest: bool = False) -> None:
+    def open_session(self, session_id: str | None, latest: bool = False, at: int | None = None) -> None:
         """Read a session (by id or prefix, the latest of this directory, or none) and show it:
         its newest messages first, so a long session paints at once; once they are on screen,
-        the rest of it and the session list (``_after_shown``)."""
+        the rest of it and the session list (``_after_shown``); then, with ``at``, its message
+        ``at`` (``reveal``)."""
         if session_id is None and not latest:  # a new session: nothing to read
             self.app.post_message(SessionOpened(OpenedSession()))
         else:
-            self._read_session(session_id, latest)
+            self._read_session(session_id, latest, at)
 
     @feature_work(thread=True, exclusive=True, group="store-read")
-    def _read_session(self, session_id: str | None, latest: bool) -> None:
+    def _read_session(self, session_id: str | None, latest: bool, at: int | None = None) -> None:
         try:
             opened = sessions.open_session(self.app.store, self.app.cwd, resume=session_id, latest=latest, tail=OPEN_TAIL)
         except ScoutError as e:
             self.app.call_from_thread(self.app.notify, str(e), severity="error")
             if self.app.session.id is not None:
                 return  # stay in the session that is open
-            opened = sessions.OpenedSession()
-        self.app.post_message(SessionOpened(opened))
+            opened, at = sessions.OpenedSession(), None
+        self.app.post_message(SessionOpened(opened, at))
 
     @feature_work(exclusive=True, group="session-rest")
-    async def _after_shown(self, opened: OpenedSession) -> None:
+    async def _after_shown(self, opened: OpenedSession, at: int | None = None) -> None:
         """Once the chat shows ``opened`` (its newest messages drawn): start-up's other work, if
-        this is the first session shown (``start_background``), and the rest of the session. Until
+        this is the first session shown (``start_background``), the rest of the session, and
+        with ``at`` its message ``at`` shown (``reveal``). Until
         then no thread competes with the drawing for the interpreter (a 2,000-message session's
         history is ~0.1 s of JSON)."""
         for worker in list(self.app.workers):  # ChatView.load's worker: builds and mounts the batch
@@ -120,6 +124,17 @@ class Sessions(Feature):
             await self._welcome()
         await self.app.side_panes_ready.wait()  # the panes that show what _read_rest reads
         self._read_rest(opened)
+        if at is not None:
+            self.reveal(at)
+
+    @feature_work(exclusive=True, group="reveal")
+    async def reveal(self, at: int) -> None:
+        """Show message ``at`` of the open session (a search's hit): once the whole conversation
+        is read, the chat mounts back to it, scrolls to it, marks it and takes the focus, the
+        message selected for ``f`` (``ChatView.reveal``)."""
+        await self.app.history_ready.wait()
+        if await self.app.chat.reveal(at):
+            self.app.chat.focus()
 
     async def _welcome(self) -> None:
         """Welcome the person to an empty session (``widgets/welcome.py``), after its first frame:
@@ -181,7 +196,7 @@ class Sessions(Feature):
         self._recall_prompts(self.app.session.messages)
         if self.app.background_started:  # at start-up, start_background warns once the frame is painted
             self.app.turns.warn_setup()
-        self._after_shown(opened)
+        self._after_shown(opened, message.at)
         if opened.complete:
             # After the first paint: the estimate imports the backend and compaction modules.
             self.app.call_after_refresh(self.app.long_session.estimate_context)

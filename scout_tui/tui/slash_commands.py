@@ -18,6 +18,7 @@ from scout_tui.tui.theme_picker import ThemeChoice, describe_source
 from scout_tui.tui.feature import Feature, feature_work
 from scout_tui.tui.memory_commands import init_command, memory_command
 from scout_tui.tui.export_command import export_command
+from scout_tui.tui.search import search_command
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
@@ -55,7 +56,8 @@ new branch before it, with the prompt ready to edit; on an answer: a branch afte
 below 100 columns, where each tool call shows its output folded, `o` (or a click on a call) shows all of the
 selected turn's
 
-**In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · type (or `/`) to filter
+**In the sessions pane**: Enter open · `n` new · `r` rename · `d` delete · `s` search every session's words ·
+type (or `/`) to filter
 """
 
 
@@ -71,6 +73,8 @@ class SlashCommands(Feature):
                     self._fork_command, title="Fork session"),
             Command("tree", "", "the sessions pane: open, rename, delete, filter (Ctrl+T)",
                     lambda _: self.app.side_panes.focus_tree(), title="Sessions"),
+            Command("search", "[QUERY]", "search the words of every session and branch: prompts, answers, tool calls "
+                    "and output (s in the sessions pane)", partial(search_command, self.app), title="Search sessions"),
             Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
             Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
                     self._resume_command, title="Resume a session"),

@@ -18,6 +18,7 @@ from textual.geometry import Size
 from textual.layout import DockArrangeResult
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from .. import compat
 from .assistant_message import AssistantMessage
@@ -297,6 +298,38 @@ class StoredWindow:
             return
         self._loading = True
         self.view.run_worker(self._mount_earlier(), name="earlier", group="chat-earlier", exclusive=True)
+
+    async def mount_back_to(self, index: int) -> bool:
+        """Mount the batches before the oldest mounted message until message ``index`` of the
+        conversation is mounted; returns once no batch is being mounted (``mounted``). False
+        when it cannot be: an index past the conversation, or older messages not read yet (None
+        in the list given to ``load``)."""
+        while True:
+            await self.mounted()
+            if not 0 <= index < len(self.messages):
+                return False
+            if self._first <= index or self._earlier is None:
+                return self._first <= index
+            if self.messages[max(0, self._first - LOAD_LIMIT)] is None:
+                return False
+            first = self._first
+            self._loading = True  # as load_earlier does, awaited here
+            await self._mount_earlier()
+            if self._first == first:
+                return False  # load() or clear() ran meanwhile
+
+    async def mounted(self) -> None:
+        """Return once no worker mounts a batch (the first one, or one above it). After this,
+        until the caller awaits something, the view's children and scroll stay as they are: a
+        batch mounted later keeps the view where the caller leaves it."""
+        view = self.view
+        while running := [w for w in view.workers if w.node is view and w.group in ("chat-load", "chat-earlier")
+                          and not w.is_finished]:
+            for worker in running:
+                try:
+                    await worker.wait()
+                except (WorkerCancelled, WorkerFailed):
+                    pass
 
     def clear(self) -> None:
         """The view's messages are going: stop mounting, forget the conversation."""

@@ -28,7 +28,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
-from ..core.messages import has_text
+from ..core.messages import blocks, has_text
 from ..core.text import code_blocks, sanitize
 from ..core.redaction import redact
 from .assistant_message import AnswerState, AssistantMessage
@@ -80,6 +80,11 @@ class ChatView(VerticalScroll):
     ChatView:focus > .-selected {
         outline-left: thick $accent;
         background-tint: $accent 12%;
+    }
+    /* What a search found (``reveal``), until the selection moves. */
+    ChatView > .-found {
+        outline-left: thick $warning;
+        background-tint: $warning 15%;
     }
     """
 
@@ -374,6 +379,7 @@ class ChatView(VerticalScroll):
         ``Selected``."""
         if self._selected is not None:
             self._selected.remove_class("-selected")
+        self.query_children(".-found").remove_class("-found")
         self._selected = message
         message.add_class("-selected")
         if scroll:
@@ -488,6 +494,43 @@ class ChatView(VerticalScroll):
         """Post ``RewindRequested`` for the selected message (a bell as for ``f``)."""
         if (point := self._point()) is not None:
             self.post_message(self.RewindRequested(*point, chat_view=self))
+
+    async def reveal(self, index: int) -> bool:
+        """Show stored message ``index`` (``Store.messages`` order): mount the batches back to it
+        (``StoredWindow.mount_back_to``), select the message at or before it (so ``f`` forks
+        there), scroll what shows it (the message, else the line of the tool call it makes or
+        answers) into view, below the selected message when both fit, and mark it ``-found``
+        until the selection moves. False,
+        after a bell, when the conversation given to ``load`` has no such message (yet)."""
+        window = self.stored_window
+        if not await window.mount_back_to(index):
+            self.app.bell()
+            return False
+        # A tool result's call, and the message before it that f forks at, may be in the batch above.
+        while not any(m.index is not None and m.index < index for m in self._messages()) and window.more:
+            if not await window.mount_back_to(len(window.messages) - window.loaded_count - 1):
+                break
+        messages = [m for m in self._messages() if m.index is not None and m.index <= index]
+        shown: Widget | None = next((m for m in messages if m.index == index), None)
+        if shown is None:
+            message = self.stored_window.messages[index] or {}
+            calls = [b.get("id") if b.get("type") == "tool_use" else b.get("tool_use_id")
+                     for b in blocks(message) if isinstance(b, dict)]
+            shown = next((self._tool_lines[c] for c in calls if c in self._tool_lines), None)
+        target = messages[-1] if messages else next(iter(self._messages()), None)
+        if target is not None:
+            self.select(target, scroll=False)
+        shown = shown or target
+        if shown is None:
+            return False
+        shown.add_class("-found")
+        await self.wait_for_refresh()  # the batches just mounted laid out: where they are is known
+        await window.mounted()  # and none going in above, which would keep the view where it was
+        # The message selected at the top, when what was found fits below it; else what was found.
+        if target is not None and target is not shown:
+            self.scroll_to_widget(target, animate=False, top=True, immediate=True)
+        self.scroll_to_widget(shown, animate=False, immediate=True)
+        return True
 
     def older_messages_ready(self) -> None:
         """The entries of the loaded list that were None are filled in: mount older messages now

@@ -108,6 +108,8 @@ class SessionTree(Tree[NodeData]):
         Binding("d", "delete", "Delete", tooltip="Delete the highlighted session (asks first)", id="tree.delete"),
         Binding("slash", "start_filter", "Filter",
                 tooltip="Filter by title; typing any other unbound letter starts one too", id="tree.filter"),
+        Binding("s", "search", "Search", tooltip="Search the words of every session: prompts, answers, tool output",
+                id="tree.search"),
         Binding("escape", "clear_filter", "Clear filter",
                 tooltip="Clear the filter (all letters go to it while it is open)", id="tree.clear_filter"),
         Binding("u", "undo_compaction", "Undo compaction",
@@ -148,6 +150,9 @@ class SessionTree(Tree[NodeData]):
         def __init__(self, session_id: str) -> None:
             super().__init__()
             self.session_id = session_id
+
+    class SearchRequested(Message):
+        """The person asked to search the words of every session (``s``)."""
 
     class UndoCompactionRequested(Message):
         """``u`` on a compaction leaf: fork ``session_id`` at ``count`` (the message count when
@@ -473,6 +478,9 @@ class SessionTree(Tree[NodeData]):
 
     def action_clear_filter(self) -> None:
         self.filter_text = None
+
+    def action_search(self) -> None:
+        self.post_message(self.SearchRequested())
 
     def action_new(self) -> None:
         self.post_message(self.NewRequested())
