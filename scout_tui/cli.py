@@ -31,6 +31,8 @@ other commands:
                                              html: one page of its whole branch tree
   scout-tui search QUERY [--all] [--json]    find words, "a phrase", prefix*, -exclusions in every
                                              session and branch (prompts, answers, tool output)
+  scout-tui compare A B [--json]             two branches of one tree: where they diverge, then
+                                             each one's messages, files changed and cost after it
   scout-tui themes                           list every theme and the file it comes from
   scout-tui doctor [FLAGS]                   what a run here with the same flags (--model,
                                              --base-url, …) would use: config files, provider,
@@ -501,6 +503,13 @@ def _checkpoint_command(name: str) -> Callable[[list[str]], int]:
     return run
 
 
+def compare_command(argv: list[str]) -> int:
+    """``scout-tui compare A B``: two branches side by side (``compare_command``)."""
+    from scout_tui.frontends.compare_command import compare_command as run
+
+    return run(argv)
+
+
 def search_command(argv: list[str]) -> int:
     """``scout-tui search QUERY``: full-text search of every session (``search_command``)."""
     from scout_tui.frontends.search_command import search_command as run
@@ -518,5 +527,5 @@ def acp_command(argv: list[str]) -> int:
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "sessions": sessions_command, "export": export_command, "themes": themes_command, "doctor": doctor_command,
     "trust": trust_command, "diff": _checkpoint_command("diff"), "restore": _checkpoint_command("restore"),
-    "acp": acp_command, "search": search_command,
+    "acp": acp_command, "search": search_command, "compare": compare_command,
 }

@@ -188,6 +188,22 @@ class Checkpoints:
                         "--", *(paths or []))
         return out.decode("utf-8", "replace")
 
+    def numstat(self, before: str, after: str) -> dict[str, tuple[int, int] | None]:
+        """Lines added and removed per path from snapshot ``before`` to ``after`` (renames
+        found, under the new path), as ``git diff --numstat`` counts them; None for a binary
+        file."""
+        out = self._git("diff-tree", "-r", "-z", "-M", "--numstat", "--no-commit-id", before, after)
+        fields = [os.fsdecode(f) for f in out.split(b"\0")]
+        counts: dict[str, tuple[int, int] | None] = {}
+        i = 0
+        while i < len(fields) and fields[i]:
+            added, removed, path = fields[i].split("\t", 2)
+            if not path:  # a rename: the old and the new path follow, each its own field
+                path, i = fields[i + 2], i + 2
+            counts[path] = None if added == "-" else (int(added), int(removed))
+            i += 1
+        return counts
+
     def file(self, tree: str, path: str) -> bytes | None:
         """The bytes of ``path`` in snapshot ``tree``; None when it is not there."""
         if not self._git("ls-tree", "-z", tree, "--", path):

@@ -425,6 +425,14 @@ class Store:
         with self._reading() as db:
             return queries.spending(db, session_id)
 
+    def usage_since(self, session_id: str, since: int) -> dict[str, float]:
+        """What the requests of this branch's messages from index ``since`` on cost:
+        ``{"requests", "input_tokens" (uncached, cache read and cache write), "output_tokens",
+        "cost" (dollars)}``, from the usage each assistant message was stored with (summary
+        requests are not messages: ``spending`` counts those)."""
+        with self._reading() as db:
+            return queries.usage_since(db, session_id, since)
+
     def subagent_cost(self, session_id: str) -> float:
         """Dollars the subagents of session ``session_id`` spent: its children of kind
         ``subagent`` and theirs, to any depth (not its forks, which count their own)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from scout_tui.core.messages import blocks, result_text
 from scout_tui.store.event_log import SessionInfo
+from scout_tui.store.queries import message_owner
 
 
 def to_json(ancestry: list[SessionInfo], messages: list[dict]) -> str:
@@ -60,7 +61,7 @@ def to_markdown(ancestry: list[SessionInfo], messages: list[dict]) -> str:
     if session.deleted:
         out.append("- deleted (hidden from listings)")
     out.append("")
-    owners = _owners(ancestry)
+    owners = message_owner(ancestry)
     for i, message in enumerate(messages):
         if ancestors and (i == 0 or owners(i) != owners(i - 1)):
             mine = " (this session)" if owners(i) == session.id else ""
@@ -72,24 +73,6 @@ def to_markdown(ancestry: list[SessionInfo], messages: list[dict]) -> str:
         if message.get("incomplete"):
             out += ["*(incomplete: the answer was cut off)*", ""]
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-def _owners(ancestry: list[SessionInfo]) -> Any:
-    """A function from a message index to the id of the session that stores that message."""
-    spans: list[tuple[str, int, int | None]] = []  # (id, start, stop), root first
-    limit: int | None = None
-    for info in reversed(ancestry):
-        start = (info.fork_at or 0) if info.parent else 0
-        spans.append((info.id, start, limit))
-        limit = start if limit is None else min(limit, start)
-
-    def owner(index: int) -> str:
-        for sid, start, stop in spans:  # deepest first: the exported session wins
-            if index >= start and (stop is None or index < stop):
-                return sid
-        return spans[0][0]
-
-    return owner
 
 
 def _block(block: dict) -> list[str]:

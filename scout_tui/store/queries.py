@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from scout_tui.config.models import prompt_tokens
 from scout_tui.core.messages import tool_results, tool_uses
 
 ALL_SESSION_COLUMNS = (
@@ -146,6 +147,49 @@ def _shared_limits(db: sqlite3.Connection, session_id: str) -> list[tuple[str, i
             start = fork_at or 0
             limit = start if limit is None else min(limit, start)
     return out
+
+
+def message_owner(ancestry: list[SessionInfo]) -> Callable[[int], str]:
+    """A function from a message index of the last session of ``ancestry`` (root first, as
+    ``Store.ancestry`` gives it) to the id of the session that stores that message: a branch
+    stores its messages from its fork point on, an ancestor those before."""
+    spans: list[tuple[str, int, int | None]] = []  # (id, start, stop), deepest first
+    limit: int | None = None
+    for info in reversed(ancestry):
+        start = (info.fork_at or 0) if info.parent else 0
+        spans.append((info.id, start, limit))
+        limit = start if limit is None else min(limit, start)
+
+    def owner(index: int) -> str:
+        for sid, start, stop in spans:  # deepest first: the branch itself wins
+            if index >= start and (stop is None or index < stop):
+                return sid
+        return spans[-1][0]
+
+    return owner
+
+
+def usage_since(db: sqlite3.Connection, session_id: str, since: int) -> dict[str, float]:
+    """``Store.usage_since``: the assistant messages of the branch from index ``since`` on, one
+    range query per session of its ancestry."""
+    totals = dict.fromkeys(("requests", "input_tokens", "output_tokens", "cost"), 0.0)
+    limit: int | None = None
+    for sid, parent, fork_at in chain(db, session_id):
+        start = (fork_at or 0) if parent is not None else 0
+        rows = db.execute("SELECT e.data FROM messages m JOIN events e ON e.id = m.event_id WHERE m.session_id = ?"
+                          " AND m.role = 'assistant' AND m.seq >= ? AND m.seq < ?",
+                          (sid, max(start, since), limit if limit is not None else 2**62))
+        for (raw,) in rows:
+            data = json.loads(raw)
+            usage = data.get("usage") or {}
+            totals["requests"] += 1
+            totals["input_tokens"] += prompt_tokens(usage)
+            totals["output_tokens"] += int(usage.get("output_tokens") or 0)
+            totals["cost"] += float(data.get("cost") or 0.0)
+        limit = start if limit is None else min(limit, start)
+        if limit <= since:
+            break
+    return totals
 
 
 # -- messages -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from scout_tui.tui.feature import Feature, feature_work
 from scout_tui.tui.memory_commands import init_command, memory_command
 from scout_tui.tui.export_command import export_command
 from scout_tui.tui.search import search_command
+from scout_tui.tui.compare import compare_command
 
 if TYPE_CHECKING:
     from scout_tui.config.trust import PluginFile
@@ -75,6 +76,9 @@ class SlashCommands(Feature):
                     lambda _: self.app.side_panes.focus_tree(), title="Sessions"),
             Command("search", "[QUERY]", "search the words of every session and branch: prompts, answers, tool calls "
                     "and output (s in the sessions pane)", partial(search_command, self.app), title="Search sessions"),
+            Command("compare", "[A] B", "two branches of this tree side by side: where they diverge, then each "
+                    "one's messages, files changed and cost (one name: this branch and B; none: pick one)",
+                    partial(compare_command, self.app), title="Compare branches"),
             Command("rename", "TITLE", "give this session a new title", self._rename_command, title="Rename session"),
             Command("resume", "[ID]", "reopen session ID (a unique prefix), or pick one in the sessions pane",
                     self._resume_command, title="Resume a session"),
