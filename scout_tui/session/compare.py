@@ -141,7 +141,7 @@ def first_line(message: dict | None, width: int = 100) -> str:
     (``bash, read``), else "tool results"; clipped to ``width`` characters."""
     if message is None:
         return ""
-    text = next((line.strip() for line in message_text(message).splitlines() if line.strip()), "")
+    text = next((" ".join(line.split()) for line in message_text(message).splitlines() if line.strip()), "")
     if not text and tool_uses(message):
         text = "calls " + ", ".join(str(u.get("name")) for u in tool_uses(message))
     elif not text and tool_results(message):

@@ -45,10 +45,10 @@ class BranchCompare(ModalScreen[str | None]):
     DEFAULT_CSS = """
     BranchCompare { align: center middle; }
     BranchCompare > Vertical { width: 96%; height: 92%; border: round $accent; background: $surface; padding: 0 1; }
-    BranchCompare #where { color: $text-muted; height: auto; }
+    BranchCompare #where { color: $text-muted; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     BranchCompare Horizontal { height: 1fr; }
-    BranchCompare .side { width: 1fr; height: 1fr; }
-    BranchCompare .head { text-style: bold; height: auto; }
+    BranchCompare .side { width: 1fr; height: 1fr; margin: 0 1 0 0; }
+    BranchCompare .head { text-style: bold; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     BranchCompare .files, BranchCompare .spend { height: auto; color: $text-muted; }
     BranchCompare #keys { color: $text-muted; height: 1; }
     """

@@ -21,7 +21,7 @@ class BranchPicker(ModalScreen[str | None]):
     BranchPicker { align: center middle; }
     BranchPicker > Vertical { width: 80%; max-width: 100; height: auto; max-height: 80%; border: round $accent;
                               background: $surface; padding: 0 1; }
-    BranchPicker OptionList { height: auto; max-height: 20; }
+    BranchPicker OptionList, BranchPicker OptionList:focus { height: auto; max-height: 20; border: none; padding: 0; }
     """
 
     BINDINGS = [Binding("escape", "dismiss_screen", "Close", id="branch_picker.close")]
