@@ -11,6 +11,7 @@ module missing from the wheel is a ModuleNotFoundError, as it would be for a use
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import site
@@ -125,3 +126,23 @@ async def test_acp_initializes_and_answers_a_prompt_from_the_installed_wheel(ins
     assert done.stop_reason == "end_turn"
     chunks = [u.content.text for u in client.of(session.session_id) if u.session_update == "agent_message_chunk"]
     assert "".join(chunks) == "Installed and answering."
+
+
+def test_search_and_an_html_export_work_from_the_installed_wheel(installed, repo, user_env):
+    """The page's stylesheet and script are package data: a wheel without them fails here."""
+    bin_ = installed / "bin" / "scout-tui"
+    with LoopbackServer([Reply(anthropic_stream(["The wombat is ", "fine."]))]) as server:
+        done = subprocess.run([bin_, "-p", "how is the wombat?", "--base-url", server.url], cwd=repo,
+                              env=user_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = subprocess.run([bin_, "search", "wombat", "--json"], cwd=repo, env=user_env, capture_output=True,
+                           text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert {h["role"] for h in hits} == {"prompt", "answer"}
+    page = repo / "page.html"
+    exported = subprocess.run([bin_, "export", hits[0]["session"], "--format", "html", "-o", str(page)], cwd=repo,
+                              env=user_env, capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    html = page.read_text()
+    assert "The wombat is fine." in html and "<style" in html and "<script" in html
