@@ -242,3 +242,30 @@ def test_a_prefix_counts_the_letters_of_its_last_word(store, tmp_path):
     assert parse_query("parse_c*").match == '"parse_c"'  # "c" alone would merge every c-word
     assert parse_query("parse_con*").match == '"parse_con"*'
     assert found(store, "parse_con*") == [(sid, 0, "prompt")]
+
+
+def test_a_flag_is_searched_for_not_left_out(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("git commit --no-verify -m wip"))
+    store.append(sid, user("never skip the hooks"))
+    assert found(store, "--no-verify") == [(sid, 0, "tool_output")]
+    assert found(store, "hooks -verify") == [(sid, 1, "prompt")]
+
+
+def test_and_and_not_between_words_are_operators(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("E   KeyError: 'user_id'\nTypeError: fetch_user() missing 1 required positional argument"))
+    store.append(sid, answer(text("The KeyError comes first.")))
+    assert sorted(found(store, "KeyError AND TypeError")) == [(sid, 0, "tool_output")]
+    assert found(store, "KeyError NOT TypeError") == [(sid, 1, "answer")]
+    assert found(store, "comes NOT") == [] and found(store, "NOT") == []  # a word where it is not between two
+
+
+def test_a_cjk_word_is_found_at_the_start_of_a_run_of_cjk_text(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("日本語のテキストを検索する。東京都の天気は晴れです。\n中文搜索测试：数据库连接失败"))
+    store.append(sid, user("日本語で説明して"))
+    assert sorted(found(store, "日本語")) == [(sid, 0, "tool_output"), (sid, 1, "prompt")]
+    assert found(store, "東京都") == found(store, "数据库") == [(sid, 0, "tool_output")]
+    assert found(store, '"日本語"') == []  # a phrase is the whole run
+    assert found(store, "天気") == []  # in the middle of a run: not a word to FTS5's tokenizer

@@ -2,10 +2,10 @@
 
 The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
 all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more), ``-word`` / ``-"a phrase"`` leave
-out, ``a OR b`` either; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
+out (``--flag`` is a word), ``a OR b`` either, ``a AND b`` both, ``a NOT b`` the first without the second; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
 ``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
-quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` is searched for, never read as an
-operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
+quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` (and ``AND``/``NOT`` not between two
+words) is searched for, never read as an operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ MIN_PREFIX = 3
 ``c``): FTS5 merges the list of every word under a prefix (without a prefix index, which would
 triple the index's size), and a short prefix covers most of a store (``c*`` took 360 ms at
 100,000 messages, ``conf*`` 30 ms)."""
+
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+"""Kana, CJK ideographs and Hangul. FTS5's unicode61 tokenizer splits text at spaces and
+punctuation only, so a run of Chinese or Japanese (``日本語のテキスト``) is one word: a bare word
+ending in these is searched as a prefix, which finds it at the start of such a run (after a
+space or punctuation such as ``。``, ``：``), not in its middle."""
 
 TERM = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 
@@ -59,8 +65,9 @@ def parse_query(text: str) -> ParsedQuery:
     roles: list[str] = []
     since = until = None
     words: list[str] = []
-    for match in TERM.finditer(text):
-        minus, phrase, bare = match.groups()
+    terms = [m.groups() for m in TERM.finditer(text)]
+    negate = False  # the term after NOT is left out
+    for n, (minus, phrase, bare) in enumerate(terms):
         if phrase is not None:
             term, is_phrase = phrase, True
         else:
@@ -68,6 +75,9 @@ def parse_query(text: str) -> ParsedQuery:
             if term == "OR":
                 if groups[-1]:
                     groups.append([])
+                continue
+            if term in ("AND", "NOT") and groups[-1] and n + 1 < len(terms):  # between words: an operator
+                negate = term == "NOT"
                 continue
             key, _, value = term.partition(":")
             if value and key.lower() in ("role", "after", "since", "before", "until"):
@@ -78,11 +88,12 @@ def parse_query(text: str) -> ParsedQuery:
                 else:
                     until = _date(term, value)
                 continue
-            if term.startswith("-") and len(term) > 1:
+            if term.startswith("-") and len(term) > 1 and not term.startswith("--"):  # --flag is a word
                 minus, term = "-", term[1:]
         fts = _fts_term(term, is_phrase)
         if fts is None:
             continue
+        minus, negate = minus or ("-" if negate else ""), False
         if minus:
             excluded.append(fts)
         else:
@@ -102,10 +113,12 @@ def parse_query(text: str) -> ParsedQuery:
 def _fts_term(term: str, is_phrase: bool) -> str | None:
     """One FTS5 string (``"..."``, quotes doubled), a prefix (``"..."*``) when a bare word ends
     in ``*`` and its last word has ``MIN_PREFIX`` letters or more (a shorter one is searched as
-    a whole word); None for a term with no letter or digit, which FTS5's tokenizer would drop."""
+    a whole word), or ends in two CJK characters or more (``CJK``); None for a term with no
+    letter or digit, which FTS5's tokenizer would drop."""
     core = term.rstrip("*") if not is_phrase else term
     last = re.findall(r"[^\W_]+", core)
-    prefix = not is_phrase and core != term and bool(last) and len(last[-1]) >= MIN_PREFIX
+    cjk = bool(last) and len(last[-1]) >= 2 and bool(CJK.match(last[-1][-1]))
+    prefix = not is_phrase and bool(last) and (core != term and len(last[-1]) >= MIN_PREFIX or cjk)
     if not any(ch.isalnum() for ch in core):
         return None
     quoted = '"' + core.replace('"', '""') + '"'
