@@ -4,10 +4,13 @@ loopback Anthropic server as the model, a fork made with ``--fork ID:N``)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from scout_tui.core.bus import MessageUser
 from scout_tui.store.event_log import Store
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
@@ -68,3 +71,24 @@ def test_this_directory_unless_all(forked, repo, env, tmp_path):
 def test_a_query_of_only_exclusions_says_why(forked, repo, env):
     done = scout(["search", "-quokka"], repo, env)
     assert done.returncode == 1 and "a search needs a word to find" in done.stderr
+
+
+def test_a_query_with_no_word_to_find_or_a_limit_below_one_says_why(repo, env):
+    for query in ("🚀", "role:tool", "()"):
+        done = scout(["search", query], repo, env)
+        assert done.returncode == 1 and "nothing to search for in" in done.stderr, (query, done.stderr)
+    for limit in ("0", "-3"):
+        done = scout(["search", "KeyError", "--limit", limit], repo, env)
+        assert done.returncode == 2 and f"--limit {limit}: at least 1 hit" in done.stderr
+
+
+def test_a_reader_that_stops_early_is_not_nothing_found(repo, env):
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        sid = store.create_session(repo)
+        for n in range(1_500):  # ~300 KB of hits: more than a pipe holds, so the writer meets the closed end
+            store.append(sid, MessageUser({"role": "user", "content": f"wallaby number {n} " + "padding " * 20}))
+    search = subprocess.Popen([sys.executable, "-m", "scout_tui", "search", "wallaby", "--limit", "1500"], cwd=repo,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert search.stdout is not None and "wallaby" in search.stdout.readline()
+    search.stdout.close()  # as `| head -1` does
+    assert search.wait(timeout=60) == 0 and search.stderr is not None and search.stderr.read() == ""

@@ -62,8 +62,16 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
     text = " ".join(_query_terms(argv))
     if not text.strip():
         parser.error("what should it find? e.g. scout-tui search 'KeyError' -test")
+    if args.limit < 1:
+        parser.error(f"--limit {args.limit}: at least 1 hit")
+    from scout_tui.core.errors import ScoutError
     from scout_tui.store.event_log import Store
     from scout_tui.store.search import SearchQuery
+    from scout_tui.store.search_query import parse_query
+
+    if not parse_query(text).match:
+        raise ScoutError(f"nothing to search for in {text!r}: a search finds words of letters or digits (emoji and "
+                         "punctuation alone are not indexed); role:, after: and before: only narrow one")
 
     store = Store()
     hits: list[SearchHit] = []
@@ -71,7 +79,7 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         with store:
             _complete_index(store, err)
             cwd = None if args.all else str(Path.cwd().resolve())
-            hits = store.search(SearchQuery(text, cwd=cwd, limit=max(1, args.limit)))
+            hits = store.search(SearchQuery(text, cwd=cwd, limit=args.limit))
     if args.json:
         print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -125,7 +133,11 @@ def _print_hits(hits: list[SearchHit], *, show_cwd: bool) -> None:
 
     from scout_tui.core.text import sanitize
 
-    console = Console(highlight=False, soft_wrap=True)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError  # `| head`: cli._run stops quietly with status 0 (Rich would exit 1, "no match")
+
+    console = PipeConsole(highlight=False, soft_wrap=True)
     for hit in hits:
         info = hit.session
         where = info.id[:8] if hit.root_id == info.id else f"{hit.root_id[:8]} › {info.id[:8]}"
