@@ -269,3 +269,19 @@ def test_a_cjk_word_is_found_at_the_start_of_a_run_of_cjk_text(store, tmp_path):
     assert found(store, "東京都") == found(store, "数据库") == [(sid, 0, "tool_output")]
     assert found(store, '"日本語"') == []  # a phrase is the whole run
     assert found(store, "天気") == []  # in the middle of a run: not a word to FTS5's tokenizer
+
+
+def test_a_deleted_sessions_messages_that_a_live_fork_shares_are_found_in_that_fork(store, tmp_path):
+    root = store.create_session(tmp_path)
+    store.append(root, user("why does lookup fail?"))
+    store.append(root, output("E   KeyError: 'user_id'"))
+    store.append(root, answer(text("the emu column is missing")))
+    fork = store.fork(root, 2)
+    store.append(fork.id, user("try the other table"))
+    store.delete(root)
+    [hit] = store.search(SearchQuery("KeyError: 'user_id'"))
+    assert (hit.session.id, hit.root_id, hit.seq, hit.role) == (fork.id, root, 1, "tool_output")
+    assert [m["role"] for m in store.messages(fork.id)][1] == "user"  # the fork shows it as its message 2
+    assert found(store, "emu") == []  # after the fork point: only the deleted session had it
+    store.delete(fork.id)
+    assert found(store, "KeyError") == [] and found(store, "lookup") == []

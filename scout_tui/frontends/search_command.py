@@ -18,7 +18,8 @@ BATCH = 5_000
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """The ``--json`` shape of one hit: ``session`` (id of the branch that stores the message),
+    """The ``--json`` shape of one hit: ``session`` (id of the branch that stores the message, or
+    of a live fork sharing it when that one is deleted),
     ``title`` (that branch's title as lists show it), ``parent`` and ``fork_at`` (None for a
     root), ``root`` (the id of its tree's root), ``kind`` ("subagent" or None), ``cwd``,
     ``message`` (1-based number, as ``--fork ID:N`` and exports count; for a summary the
