@@ -285,3 +285,11 @@ def test_a_deleted_sessions_messages_that_a_live_fork_shares_are_found_in_that_f
     assert found(store, "emu") == []  # after the fork point: only the deleted session had it
     store.delete(fork.id)
     assert found(store, "KeyError") == [] and found(store, "lookup") == []
+
+
+def test_colour_codes_in_a_tools_output_do_not_hide_its_words(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("\x1b[31mERROR\x1b[0m: \x1b[1mtest_lookup\x1b[0m failed\x1b]0;title\x07"))
+    [hit] = store.search(SearchQuery("ERROR test_lookup"))
+    assert (hit.seq, hit.role) == (0, "tool_output")
+    assert "\x1b" not in hit.snippet_text and "\x07" not in hit.snippet_text

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scout_tui.core.messages import blocks, is_turn_marker, result_text
+from scout_tui.core.text import sanitize
 from scout_tui.store.search_query import ROLES, parse_query
 from scout_tui.store.queries import SESSION_COLUMNS, SessionInfo, chain, info_of
 
@@ -161,10 +162,13 @@ def _values(value: Any) -> str:
 
 
 def _clip(body: str) -> str:
-    """``body`` as indexed: at most ``DOC_CHARS`` (its two ends), lone surrogates (bytes a
-    tool printed that were not UTF-8) as ``?``, which SQLite cannot take."""
+    """``body`` as indexed: at most ``DOC_CHARS`` (its two ends), as a terminal shows it
+    (``sanitize``: a colour code would glue itself to the next word, ``\x1b[31mERROR`` being the
+    word ``31merror``), lone surrogates (bytes a tool printed that were not UTF-8) as ``?``,
+    which SQLite cannot take."""
     if len(body) > DOC_CHARS:
         body = body[:DOC_CHARS // 2] + "\n…\n" + body[-DOC_CHARS // 2:]
+    body = sanitize(body)
     try:
         body.encode("utf-8")
     except UnicodeEncodeError:
