@@ -182,6 +182,8 @@ def test_filters_by_project_date_and_deleted_sessions(store, tmp_path):
     assert found(store, "wombat") == [(a, 0, "prompt")]
     with pytest.raises(ScoutError, match="YYYY-MM-DD"):
         store.search(SearchQuery("wombat after:yesterday"))
+    with pytest.raises(ScoutError, match="'2026-11-31' is not a date"):  # the right shape, no such day
+        store.search(SearchQuery("wombat after:2026-11-31"))
     with pytest.raises(ScoutError, match="unknown role 'tools'"):
         store.search(SearchQuery("wombat role:tools"))
 

@@ -141,5 +141,6 @@ def _date(term: str, value: str) -> float:
     try:
         day = datetime.date.fromisoformat(value)
     except ValueError:
-        raise ScoutError(f"{term!r}: a date in a search is YYYY-MM-DD, e.g. after:2026-11-01") from None
+        raise ScoutError(f"{term!r}: {value!r} is not a date; a date in a search is YYYY-MM-DD, e.g. "
+                         "after:2026-11-01") from None
     return datetime.datetime.combine(day, datetime.time()).timestamp()
