@@ -254,6 +254,13 @@ def test_a_flag_is_searched_for_not_left_out(store, tmp_path):
     assert found(store, "hooks -verify") == [(sid, 1, "prompt")]
 
 
+def test_a_negative_number_is_searched_for_not_left_out(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("make: *** [all] Error 1\nprocess exited with code -1"))
+    assert found(store, "exited with code -1") == [(sid, 0, "tool_output")]
+    assert found(store, "exited -make") == []
+
+
 def test_and_and_not_between_words_are_operators(store, tmp_path):
     sid = store.create_session(tmp_path)
     store.append(sid, output("E   KeyError: 'user_id'\nTypeError: fetch_user() missing 1 required positional argument"))

@@ -2,7 +2,7 @@
 
 The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
 all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more), ``-word`` / ``-"a phrase"`` leave
-out (``--flag`` is a word), ``a OR b`` either, ``a AND b`` both, ``a NOT b`` the first without the second; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
+out (``--flag`` and ``-1`` are words), ``a OR b`` either, ``a AND b`` both, ``a NOT b`` the first without the second; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
 ``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
 quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` (and ``AND``/``NOT`` not between two
 words) is searched for, never read as an operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
@@ -88,7 +88,7 @@ def parse_query(text: str) -> ParsedQuery:
                 else:
                     until = _date(term, value)
                 continue
-            if term.startswith("-") and len(term) > 1 and not term.startswith("--"):  # --flag is a word
+            if re.match(r"-[^\d-]", term):  # not --flag or -1, which are words
                 minus, term = "-", term[1:]
         fts = _fts_term(term, is_phrase)
         if fts is None:
