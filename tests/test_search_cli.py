@@ -92,3 +92,13 @@ def test_a_reader_that_stops_early_is_not_nothing_found(repo, env):
     assert search.stdout is not None and "wallaby" in search.stdout.readline()
     search.stdout.close()  # as `| head -1` does
     assert search.wait(timeout=60) == 0 and search.stderr is not None and search.stderr.read() == ""
+
+
+def test_a_search_from_a_deleted_directory_says_so(repo, env, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        store.append(store.create_session(gone), MessageUser({"role": "user", "content": "a KeyError here"}))
+    done = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m scout_tui search KeyError',
+                           sys.executable], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "this directory was deleted" in done.stderr and "Traceback" not in done.stderr

@@ -74,12 +74,15 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         raise ScoutError(f"nothing to search for in {text!r}: a search finds words of letters or digits (emoji and "
                          "punctuation alone are not indexed); role:, after: and before: only narrow one")
 
+    try:
+        cwd = None if args.all else str(Path.cwd().resolve())
+    except FileNotFoundError:
+        raise ScoutError("this directory was deleted: search from a project's directory, or with --all") from None
     store = Store()
     hits: list[SearchHit] = []
     if store.path.exists():  # searching should not create a store
         with store:
             _complete_index(store, err)
-            cwd = None if args.all else str(Path.cwd().resolve())
             hits = store.search(SearchQuery(text, cwd=cwd, limit=args.limit))
     if args.json:
         print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=2))
