@@ -129,6 +129,7 @@ def test_every_kind_of_document_is_indexed_under_its_role(store, tmp_path):
     assert [r for _, _, r in found(store, "load_table role:prompt")] == ["prompt"]
     assert sorted(r for _, _, r in found(store, "load_table role:tool")) == ["tool_input", "tool_output"]
     assert [r for _, _, r in found(store, "load_table", roles=("tool_output",))] == ["tool_output"]
+    assert sorted(r for _, _, r in found(store, "load_table -role:prompt")) == ["tool_input", "tool_output"]
 
 
 def test_phrases_prefixes_or_and_exclusions(store, tmp_path):
