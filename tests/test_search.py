@@ -273,7 +273,8 @@ def test_and_and_not_between_words_are_operators(store, tmp_path):
 
 def test_a_cjk_word_is_found_at_the_start_of_a_run_of_cjk_text(store, tmp_path):
     sid = store.create_session(tmp_path)
-    store.append(sid, output("日本語のテキストを検索する。東京都の天気は晴れです。\n中文搜索测试：数据库连接失败"))
+    store.append(sid, output("日本語のテキストを検索する。東京都の天気は晴れです。\n"
+                             "中文搜索测试：数据库连接失败"))
     store.append(sid, user("日本語で説明して"))
     assert sorted(found(store, "日本語")) == [(sid, 0, "tool_output"), (sid, 1, "prompt")]
     assert found(store, "東京都") == found(store, "数据库") == [(sid, 0, "tool_output")]

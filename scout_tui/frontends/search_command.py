@@ -51,8 +51,8 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         prog="scout-tui search",
         description="Search every session and branch of this directory (--all: of every directory): prompts, "
                     "answers, tool calls and their output, summaries, subagents' transcripts. Words must all "
-                    'appear; "a phrase"; prefix*; -word leaves out; a OR b; role:prompt|answer|tool|summary (-role: not those); '
-                    "after:YYYY-MM-DD, before:YYYY-MM-DD.",
+                    'appear; "a phrase"; prefix*; -word leaves out; a OR b; role:prompt|answer|tool|summary '
+                    "(-role: not those); after:YYYY-MM-DD, before:YYYY-MM-DD.",
     )
     parser.add_argument("query", nargs="*", metavar="QUERY", help="what to find (quote a phrase for the shell: "
                                                                   "'\"key error\"'; -word needs no --)")

@@ -1,11 +1,14 @@
 """What a person types into a search, as an SQLite FTS5 query and filters.
 
 The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
-all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more), ``-word`` / ``-"a phrase"`` leave
-out (``--flag`` and ``-1`` are words), ``a OR b`` either, ``a AND b`` both, ``a NOT b`` the first without the second; ``role:prompt|answer|tool|tool_input|tool_output|summary`` (``-role:`` every other),
+all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more),
+``-word`` / ``-"a phrase"`` leave out (``--flag`` and ``-1`` are words), ``a OR b`` either,
+``a AND b`` both, ``a NOT b`` the first without the second;
+``role:prompt|answer|tool|tool_input|tool_output|summary`` (``-role:`` every other),
 ``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
 quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` (and ``AND``/``NOT`` not between two
-words) is searched for, never read as an operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
+words) is searched for, never read as an operator (FTS5 query syntax:
+https://www.sqlite.org/fts5.html#full_text_query_syntax).
 """
 
 from __future__ import annotations
