@@ -304,3 +304,6 @@ def test_colour_codes_in_a_tools_output_do_not_hide_its_words(store, tmp_path):
     [hit] = store.search(SearchQuery("ERROR test_lookup"))
     assert (hit.seq, hit.role) == (0, "tool_output")
     assert "\x1b" not in hit.snippet_text and "\x07" not in hit.snippet_text
+    store.append(sid, output("binary \x02 bytes then panicked"))  # \x02 and \x03 mark the matches in a snippet
+    [hit] = store.search(SearchQuery("panicked"))
+    assert [t for t, is_match in hit.snippet if is_match] == ["panicked"]
