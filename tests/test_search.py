@@ -307,3 +307,4 @@ def test_colour_codes_in_a_tools_output_do_not_hide_its_words(store, tmp_path):
     store.append(sid, output("binary \x02 bytes then panicked"))  # \x02 and \x03 mark the matches in a snippet
     [hit] = store.search(SearchQuery("panicked"))
     assert [t for t, is_match in hit.snippet if is_match] == ["panicked"]
+    assert found(store, "then\x00 \x1b[1mpanicked") == [(sid, 1, "tool_output")]  # a query is read the same way

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from scout_tui.core.errors import ScoutError
+from scout_tui.core.text import sanitize
 
 ROLES = ("prompt", "answer", "tool_input", "tool_output", "summary")
 """What a search document is: what the person typed, what the model wrote, a tool call's input
@@ -63,6 +64,7 @@ def parse_query(text: str) -> ParsedQuery:
         ScoutError: an unknown ``role:``, a date that is not YYYY-MM-DD, or only exclusions
             (``-word`` alone finds nothing to leave out of).
     """
+    text = sanitize(text)  # as the index holds text; a NUL would end FTS5's reading of the query
     groups: list[list[str]] = [[]]  # OR-separated groups of AND-ed terms
     excluded: list[str] = []
     roles: list[str] = []
