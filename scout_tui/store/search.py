@@ -286,8 +286,9 @@ def kept_by_forks(db: sqlite3.Connection) -> dict[str, tuple[int, str]]:
     kept: dict[str, tuple[int, str]] = {}
     if not deleted:
         return kept
-    for (live,) in db.execute("SELECT id FROM sessions WHERE deleted = 0 AND parent IS NOT NULL"
-                         " AND coalesce(kind, '') != 'subagent'").fetchall():
+    forks = db.execute("SELECT id FROM sessions WHERE deleted = 0 AND parent IS NOT NULL"
+                       " AND coalesce(kind, '') != 'subagent'").fetchall()
+    for (live,) in forks:
         shared: int | None = None  # how many of the next ancestor's messages ``live`` shows
         for sid, _, fork_at in chain(db, live):
             if shared is not None and sid in deleted and shared > kept.get(sid, (0, ""))[0]:

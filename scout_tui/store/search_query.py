@@ -120,8 +120,8 @@ def parse_query(text: str) -> ParsedQuery:
 def _fts_term(term: str, is_phrase: bool) -> str | None:
     """One FTS5 string (``"..."``, quotes doubled), a prefix (``"..."*``) when a bare word ends
     in ``*`` and its last word has ``MIN_PREFIX`` letters or more (a shorter one is searched as
-    a whole word), or ends in two CJK characters or more (``CJK``); None for a term with no
-    letter or digit, which FTS5's tokenizer would drop."""
+    a whole word), or when its last word, of two characters or more, ends in a ``CJK`` one; None
+    for a term with no letter or digit, which FTS5's tokenizer would drop."""
     core = term.rstrip("*") if not is_phrase else term
     last = re.findall(r"[^\W_]+", core)
     cjk = bool(last) and len(last[-1]) >= 2 and bool(CJK.match(last[-1][-1]))
