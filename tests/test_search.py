@@ -17,6 +17,7 @@ import pytest
 
 from scout_tui.core.bus import Event, MessageAssistant, MessageUser
 from scout_tui.core.errors import ScoutError
+from scout_tui.store import projection
 from scout_tui.store.event_log import SCHEMA_VERSION, Store
 from scout_tui.store.search import SearchQuery
 from scout_tui.store.search_query import parse_query
@@ -308,3 +309,20 @@ def test_colour_codes_in_a_tools_output_do_not_hide_its_words(store, tmp_path):
     [hit] = store.search(SearchQuery("panicked"))
     assert [t for t, is_match in hit.snippet if is_match] == ["panicked"]
     assert found(store, "then\x00 \x1b[1mpanicked") == [(sid, 1, "tool_output")]  # a query is read the same way
+
+
+def test_a_search_while_another_process_holds_the_write_lock_searches_what_is_indexed(tmp_path, monkeypatch):
+    monkeypatch.setattr(projection, "BUSY_TIMEOUT_MS", 50)
+    with Store(tmp_path / "sessions.db") as store:
+        sid = store.create_session(tmp_path)
+        store.append(sid, user("the first walrus"))
+        assert found(store, "walrus") == [(sid, 0, "prompt")]
+        store.append(sid, user("a second walrus"))
+        writer = sqlite3.connect(tmp_path / "sessions.db", isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # as a long write in another process
+        try:
+            assert found(store, "walrus") == [(sid, 0, "prompt")]
+        finally:
+            writer.execute("COMMIT")
+            writer.close()
+        assert sorted(found(store, "walrus")) == [(sid, 0, "prompt"), (sid, 1, "prompt")]

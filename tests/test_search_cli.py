@@ -3,7 +3,9 @@ loopback Anthropic server as the model, a fork made with ``--fork ID:N``)."""
 
 from __future__ import annotations
 
+import io
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from scout_tui.core.bus import MessageUser
+from scout_tui.frontends import search_command
+from scout_tui.store import projection
 from scout_tui.store.event_log import Store
+from scout_tui.store.search import SearchQuery
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -102,3 +107,27 @@ def test_a_search_from_a_deleted_directory_says_so(repo, env, tmp_path):
     done = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m scout_tui search KeyError',
                            sys.executable], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "this directory was deleted" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_old_stores_backlog_that_cannot_be_indexed_now_is_said_and_the_rest_searched(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(projection, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(search_command, "BATCH", 1)
+    monkeypatch.setenv("SCOUT_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with Store(tmp_path / "sessions.db") as store:
+        sid = store.create_session(tmp_path)
+        store.append(sid, MessageUser({"role": "user", "content": "the first walrus"}))
+        store.search(SearchQuery("walrus"))
+        for n in range(3):
+            store.append(sid, MessageUser({"role": "user", "content": f"walrus {n}"}))
+    writer = sqlite3.connect(tmp_path / "sessions.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # as a long write in another process
+    err = io.StringIO()
+    try:
+        assert search_command.search_command(["walrus", "--json"], err) == 0
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    assert [hit["message"] for hit in json.loads(capsys.readouterr().out)] == [1]
+    assert "cannot index more now (database is locked)" in err.getvalue()
+    assert "the newest 3 messages were not searched: the store could not be written to index it" in err.getvalue()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -84,6 +85,11 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         with store:
             _complete_index(store, err)
             hits = store.search(SearchQuery(text, cwd=cwd, limit=args.limit))
+            done, total = store.index_backlog()
+            if done < total:  # the store was busy or read-only
+                left = f"{total - done:,} message" + ("s were" if total - done > 1 else " was")
+                print(f"the newest {left} not searched: the store could not be written to index it", file=err,
+                      flush=True)
     if args.json:
         print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -123,7 +129,11 @@ def _complete_index(store: Any, err: TextIO) -> None:
         return
     print(f"indexing {total - done:,} messages for search (once)…", file=err, flush=True)
     while done < total:
-        done, total = store.index_some(BATCH)
+        try:
+            done, total = store.index_some(BATCH)
+        except sqlite3.OperationalError as exc:  # locked by another process past busy_timeout, read-only
+            print(f"\ncannot index more now ({exc})", file=err, flush=True)
+            return
         if err.isatty():
             print(f"\r  {done:,} of {total:,}", end="", file=err, flush=True)
     print(("\n" if err.isatty() else "") + f"indexed {total:,} messages", file=err, flush=True)
