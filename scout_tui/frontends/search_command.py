@@ -86,7 +86,7 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
             _complete_index(store, err)
             hits = store.search(SearchQuery(text, cwd=cwd, limit=args.limit))
             done, total = store.index_backlog()
-            if done < total:  # the store was busy or read-only
+            if done < total:  # another process held the write lock
                 left = f"{total - done:,} message" + ("s were" if total - done > 1 else " was")
                 print(f"the newest {left} not searched: the store could not be written to index it", file=err,
                       flush=True)
@@ -131,7 +131,7 @@ def _complete_index(store: Any, err: TextIO) -> None:
     while done < total:
         try:
             done, total = store.index_some(BATCH)
-        except sqlite3.OperationalError as exc:  # locked by another process past busy_timeout, read-only
+        except sqlite3.OperationalError as exc:  # locked by another process past busy_timeout
             print(f"\ncannot index more now ({exc})", file=err, flush=True)
             return
         if err.isatty():

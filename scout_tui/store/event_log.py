@@ -453,7 +453,7 @@ class Store:
         """Messages and summaries of every branch matching ``query`` (see ``search.search``),
         best first. Messages stored since the index last caught up are indexed first (one
         write transaction), so every stored message is searched; when that cannot write (another
-        process held the write lock past ``busy_timeout``, a read-only file), what is indexed is.
+        process held the write lock past ``busy_timeout``), what is indexed is.
 
         Raises:
             ScoutError: the query cannot be read or run.
