@@ -17,6 +17,7 @@ import pytest
 
 from scout_tui.core.bus import Event, MessageAssistant, MessageUser
 from scout_tui.core.errors import ScoutError
+from scout_tui.store import projection
 from scout_tui.store.event_log import SCHEMA_VERSION, Store
 from scout_tui.store.search import SearchQuery
 from scout_tui.store.search_query import parse_query
@@ -129,6 +130,7 @@ def test_every_kind_of_document_is_indexed_under_its_role(store, tmp_path):
     assert [r for _, _, r in found(store, "load_table role:prompt")] == ["prompt"]
     assert sorted(r for _, _, r in found(store, "load_table role:tool")) == ["tool_input", "tool_output"]
     assert [r for _, _, r in found(store, "load_table", roles=("tool_output",))] == ["tool_output"]
+    assert sorted(r for _, _, r in found(store, "load_table -role:prompt")) == ["tool_input", "tool_output"]
 
 
 def test_phrases_prefixes_or_and_exclusions(store, tmp_path):
@@ -182,6 +184,8 @@ def test_filters_by_project_date_and_deleted_sessions(store, tmp_path):
     assert found(store, "wombat") == [(a, 0, "prompt")]
     with pytest.raises(ScoutError, match="YYYY-MM-DD"):
         store.search(SearchQuery("wombat after:yesterday"))
+    with pytest.raises(ScoutError, match="'2026-11-31' is not a date"):  # the right shape, no such day
+        store.search(SearchQuery("wombat after:2026-11-31"))
     with pytest.raises(ScoutError, match="unknown role 'tools'"):
         store.search(SearchQuery("wombat role:tools"))
 
@@ -242,3 +246,83 @@ def test_a_prefix_counts_the_letters_of_its_last_word(store, tmp_path):
     assert parse_query("parse_c*").match == '"parse_c"'  # "c" alone would merge every c-word
     assert parse_query("parse_con*").match == '"parse_con"*'
     assert found(store, "parse_con*") == [(sid, 0, "prompt")]
+
+
+def test_a_flag_is_searched_for_not_left_out(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("git commit --no-verify -m wip"))
+    store.append(sid, user("never skip the hooks"))
+    assert found(store, "--no-verify") == [(sid, 0, "tool_output")]
+    assert found(store, "hooks -verify") == [(sid, 1, "prompt")]
+
+
+def test_a_negative_number_is_searched_for_not_left_out(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("make: *** [all] Error 1\nprocess exited with code -1"))
+    assert found(store, "exited with code -1") == [(sid, 0, "tool_output")]
+    assert found(store, "exited -make") == []
+
+
+def test_and_and_not_between_words_are_operators(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("E   KeyError: 'user_id'\nTypeError: fetch_user() missing 1 required positional argument"))
+    store.append(sid, answer(text("The KeyError comes first.")))
+    assert sorted(found(store, "KeyError AND TypeError")) == [(sid, 0, "tool_output")]
+    assert found(store, "KeyError NOT TypeError") == [(sid, 1, "answer")]
+    assert found(store, "comes NOT") == [] and found(store, "NOT") == []  # a word where it is not between two
+
+
+def test_a_cjk_word_is_found_at_the_start_of_a_run_of_cjk_text(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("日本語のテキストを検索する。東京都の天気は晴れです。\n"
+                             "中文搜索测试：数据库连接失败"))
+    store.append(sid, user("日本語で説明して"))
+    assert sorted(found(store, "日本語")) == [(sid, 0, "tool_output"), (sid, 1, "prompt")]
+    assert found(store, "東京都") == found(store, "数据库") == [(sid, 0, "tool_output")]
+    assert found(store, '"日本語"') == []  # a phrase is the whole run
+    assert found(store, "天気") == []  # in the middle of a run: not a word to FTS5's tokenizer
+
+
+def test_a_deleted_sessions_messages_that_a_live_fork_shares_are_found_in_that_fork(store, tmp_path):
+    root = store.create_session(tmp_path)
+    store.append(root, user("why does lookup fail?"))
+    store.append(root, output("E   KeyError: 'user_id'"))
+    store.append(root, answer(text("the emu column is missing")))
+    fork = store.fork(root, 2)
+    store.append(fork.id, user("try the other table"))
+    store.delete(root)
+    [hit] = store.search(SearchQuery("KeyError: 'user_id'"))
+    assert (hit.session.id, hit.root_id, hit.seq, hit.role) == (fork.id, root, 1, "tool_output")
+    assert [m["role"] for m in store.messages(fork.id)][1] == "user"  # the fork shows it as its message 2
+    assert found(store, "emu") == []  # after the fork point: only the deleted session had it
+    store.delete(fork.id)
+    assert found(store, "KeyError") == [] and found(store, "lookup") == []
+
+
+def test_colour_codes_in_a_tools_output_do_not_hide_its_words(store, tmp_path):
+    sid = store.create_session(tmp_path)
+    store.append(sid, output("\x1b[31mERROR\x1b[0m: \x1b[1mtest_lookup\x1b[0m failed\x1b]0;title\x07"))
+    [hit] = store.search(SearchQuery("ERROR test_lookup"))
+    assert (hit.seq, hit.role) == (0, "tool_output")
+    assert "\x1b" not in hit.snippet_text and "\x07" not in hit.snippet_text
+    store.append(sid, output("binary \x02 bytes then panicked"))  # \x02 and \x03 mark the matches in a snippet
+    [hit] = store.search(SearchQuery("panicked"))
+    assert [t for t, is_match in hit.snippet if is_match] == ["panicked"]
+    assert found(store, "then\x00 \x1b[1mpanicked") == [(sid, 1, "tool_output")]  # a query is read the same way
+
+
+def test_a_search_while_another_process_holds_the_write_lock_searches_what_is_indexed(tmp_path, monkeypatch):
+    monkeypatch.setattr(projection, "BUSY_TIMEOUT_MS", 50)
+    with Store(tmp_path / "sessions.db") as store:
+        sid = store.create_session(tmp_path)
+        store.append(sid, user("the first walrus"))
+        assert found(store, "walrus") == [(sid, 0, "prompt")]
+        store.append(sid, user("a second walrus"))
+        writer = sqlite3.connect(tmp_path / "sessions.db", isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # as a long write in another process
+        try:
+            assert found(store, "walrus") == [(sid, 0, "prompt")]
+        finally:
+            writer.execute("COMMIT")
+            writer.close()
+        assert sorted(found(store, "walrus")) == [(sid, 0, "prompt"), (sid, 1, "prompt")]

@@ -3,12 +3,20 @@ loopback Anthropic server as the model, a fork made with ``--fork ID:N``)."""
 
 from __future__ import annotations
 
+import io
 import json
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from scout_tui.core.bus import MessageUser
+from scout_tui.frontends import search_command
+from scout_tui.store import projection
 from scout_tui.store.event_log import Store
+from scout_tui.store.search import SearchQuery
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
 
@@ -68,3 +76,58 @@ def test_this_directory_unless_all(forked, repo, env, tmp_path):
 def test_a_query_of_only_exclusions_says_why(forked, repo, env):
     done = scout(["search", "-quokka"], repo, env)
     assert done.returncode == 1 and "a search needs a word to find" in done.stderr
+
+
+def test_a_query_with_no_word_to_find_or_a_limit_below_one_says_why(repo, env):
+    for query in ("🚀", "role:tool", "()"):
+        done = scout(["search", query], repo, env)
+        assert done.returncode == 1 and "nothing to search for in" in done.stderr, (query, done.stderr)
+    for limit in ("0", "-3"):
+        done = scout(["search", "KeyError", "--limit", limit], repo, env)
+        assert done.returncode == 2 and f"--limit {limit}: at least 1 hit" in done.stderr
+
+
+def test_a_reader_that_stops_early_is_not_nothing_found(repo, env):
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        sid = store.create_session(repo)
+        for n in range(1_500):  # ~300 KB of hits: more than a pipe holds, so the writer meets the closed end
+            store.append(sid, MessageUser({"role": "user", "content": f"wallaby number {n} " + "padding " * 20}))
+    search = subprocess.Popen([sys.executable, "-m", "scout_tui", "search", "wallaby", "--limit", "1500"], cwd=repo,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert search.stdout is not None and "wallaby" in search.stdout.readline()
+    search.stdout.close()  # as `| head -1` does
+    assert search.wait(timeout=60) == 0 and search.stderr is not None and search.stderr.read() == ""
+
+
+def test_a_search_from_a_deleted_directory_says_so(repo, env, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
+        store.append(store.create_session(gone), MessageUser({"role": "user", "content": "a KeyError here"}))
+    done = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m scout_tui search KeyError',
+                           sys.executable], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "this directory was deleted" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_old_stores_backlog_that_cannot_be_indexed_now_is_said_and_the_rest_searched(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(projection, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(search_command, "BATCH", 1)
+    monkeypatch.setenv("SCOUT_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with Store(tmp_path / "sessions.db") as store:
+        sid = store.create_session(tmp_path)
+        store.append(sid, MessageUser({"role": "user", "content": "the first walrus"}))
+        store.search(SearchQuery("walrus"))
+        for n in range(3):
+            store.append(sid, MessageUser({"role": "user", "content": f"walrus {n}"}))
+    writer = sqlite3.connect(tmp_path / "sessions.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # as a long write in another process
+    err = io.StringIO()
+    try:
+        assert search_command.search_command(["walrus", "--json"], err) == 0
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    assert [hit["message"] for hit in json.loads(capsys.readouterr().out)] == [1]
+    assert "cannot index more now (database is locked)" in err.getvalue()
+    assert "the newest 3 messages were not searched: the store could not be written to index it" in err.getvalue()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ BATCH = 5_000
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """The ``--json`` shape of one hit: ``session`` (id of the branch that stores the message),
+    """The ``--json`` shape of one hit: ``session`` (id of the branch that stores the message, or
+    of a live fork sharing it when that one is deleted),
     ``title`` (that branch's title as lists show it), ``parent`` and ``fork_at`` (None for a
     root), ``root`` (the id of its tree's root), ``kind`` ("subagent" or None), ``cwd``,
     ``message`` (1-based number, as ``--fork ID:N`` and exports count; for a summary the
@@ -50,8 +52,8 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         prog="scout-tui search",
         description="Search every session and branch of this directory (--all: of every directory): prompts, "
                     "answers, tool calls and their output, summaries, subagents' transcripts. Words must all "
-                    'appear; "a phrase"; prefix*; -word leaves out; a OR b; role:prompt|answer|tool|summary; '
-                    "after:YYYY-MM-DD, before:YYYY-MM-DD.",
+                    'appear; "a phrase"; prefix*; -word leaves out; a OR b; role:prompt|answer|tool|summary '
+                    "(-role: not those); after:YYYY-MM-DD, before:YYYY-MM-DD.",
     )
     parser.add_argument("query", nargs="*", metavar="QUERY", help="what to find (quote a phrase for the shell: "
                                                                   "'\"key error\"'; -word needs no --)")
@@ -62,16 +64,32 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
     text = " ".join(_query_terms(argv))
     if not text.strip():
         parser.error("what should it find? e.g. scout-tui search 'KeyError' -test")
+    if args.limit < 1:
+        parser.error(f"--limit {args.limit}: at least 1 hit")
+    from scout_tui.core.errors import ScoutError
     from scout_tui.store.event_log import Store
     from scout_tui.store.search import SearchQuery
+    from scout_tui.store.search_query import parse_query
 
+    if not parse_query(text).match:
+        raise ScoutError(f"nothing to search for in {text!r}: a search finds words of letters or digits (emoji and "
+                         "punctuation alone are not indexed); role:, after: and before: only narrow one")
+
+    try:
+        cwd = None if args.all else str(Path.cwd().resolve())
+    except FileNotFoundError:
+        raise ScoutError("this directory was deleted: search from a project's directory, or with --all") from None
     store = Store()
     hits: list[SearchHit] = []
     if store.path.exists():  # searching should not create a store
         with store:
             _complete_index(store, err)
-            cwd = None if args.all else str(Path.cwd().resolve())
-            hits = store.search(SearchQuery(text, cwd=cwd, limit=max(1, args.limit)))
+            hits = store.search(SearchQuery(text, cwd=cwd, limit=args.limit))
+            done, total = store.index_backlog()
+            if done < total:  # another process held the write lock
+                left = f"{total - done:,} message" + ("s were" if total - done > 1 else " was")
+                print(f"the newest {left} not searched: the store could not be written to index it", file=err,
+                      flush=True)
     if args.json:
         print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -111,7 +129,11 @@ def _complete_index(store: Any, err: TextIO) -> None:
         return
     print(f"indexing {total - done:,} messages for search (once)…", file=err, flush=True)
     while done < total:
-        done, total = store.index_some(BATCH)
+        try:
+            done, total = store.index_some(BATCH)
+        except sqlite3.OperationalError as exc:  # locked by another process past busy_timeout
+            print(f"\ncannot index more now ({exc})", file=err, flush=True)
+            return
         if err.isatty():
             print(f"\r  {done:,} of {total:,}", end="", file=err, flush=True)
     print(("\n" if err.isatty() else "") + f"indexed {total:,} messages", file=err, flush=True)
@@ -125,7 +147,11 @@ def _print_hits(hits: list[SearchHit], *, show_cwd: bool) -> None:
 
     from scout_tui.core.text import sanitize
 
-    console = Console(highlight=False, soft_wrap=True)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError  # `| head`: cli._run stops quietly with status 0 (Rich would exit 1, "no match")
+
+    console = PipeConsole(highlight=False, soft_wrap=True)
     for hit in hits:
         info = hit.session
         where = info.id[:8] if hit.root_id == info.id else f"{hit.root_id[:8]} › {info.id[:8]}"

@@ -452,7 +452,8 @@ class Store:
     def search(self, query: search.SearchQuery) -> list[search.SearchHit]:
         """Messages and summaries of every branch matching ``query`` (see ``search.search``),
         best first. Messages stored since the index last caught up are indexed first (one
-        write transaction), so every stored message is searched.
+        write transaction), so every stored message is searched; when that cannot write (another
+        process held the write lock past ``busy_timeout``), what is indexed is.
 
         Raises:
             ScoutError: the query cannot be read or run.
@@ -461,8 +462,11 @@ class Store:
             db = self._conn()
             done, total = search.backlog(db)
             if done < total:
-                with transaction(db):
-                    search.index_some(db, None)
+                try:
+                    with transaction(db):
+                        search.index_some(db, None)
+                except sqlite3.OperationalError:
+                    pass  # caught up by the next search
             with snapshot(db):
                 return search.search(db, query)
 

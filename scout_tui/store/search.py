@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scout_tui.core.messages import blocks, is_turn_marker, result_text
+from scout_tui.core.text import sanitize
 from scout_tui.store.search_query import ROLES, parse_query
 from scout_tui.store.queries import SESSION_COLUMNS, SessionInfo, chain, info_of
 
@@ -161,10 +162,13 @@ def _values(value: Any) -> str:
 
 
 def _clip(body: str) -> str:
-    """``body`` as indexed: at most ``DOC_CHARS`` (its two ends), lone surrogates (bytes a
-    tool printed that were not UTF-8) as ``?``, which SQLite cannot take."""
+    """``body`` as indexed: at most ``DOC_CHARS`` (its two ends), as a terminal shows it
+    (``sanitize``: a colour code would glue itself to the next word, ``\x1b[31mERROR`` being the
+    word ``31merror``), lone surrogates (bytes a tool printed that were not UTF-8) as ``?``,
+    which SQLite cannot take."""
     if len(body) > DOC_CHARS:
         body = body[:DOC_CHARS // 2] + "\n…\n" + body[-DOC_CHARS // 2:]
+    body = sanitize(body)
     try:
         body.encode("utf-8")
     except UnicodeEncodeError:
@@ -216,7 +220,8 @@ def backlog(db: sqlite3.Connection) -> tuple[int, int]:
 
 def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
     """The documents matching ``query``, best (lowest bm25) first, at most ``query.limit``;
-    deleted sessions left out. [] for a query with no word to find. When more than
+    deleted sessions left out, but for the messages a live fork shares (``kept_by_forks``: the
+    hit then names that fork). [] for a query with no word to find. When more than
     ``RANK_WINDOW`` documents match, the newest ``RANK_WINDOW`` of them are ranked.
 
     Raises:
@@ -229,6 +234,10 @@ def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
         return []
     where = ["search_text MATCH ?", "s.deleted = 0"]
     params: list[Any] = [parsed.match]
+    kept = kept_by_forks(db)
+    if kept:  # a deleted session's first messages stay found while a live fork shares them
+        where[1] = f"(s.deleted = 0{' OR (d.session_id = ? AND d.seq < ?)' * len(kept)})"
+        params.extend(value for sid, (shared, _) in kept.items() for value in (sid, shared))
     roles = tuple(r for r in query.roles if r in ROLES) + parsed.roles
     if roles:
         where.append(f"d.role IN ({', '.join('?' * len(roles))})")
@@ -261,12 +270,32 @@ def search(db: sqlite3.Connection, query: SearchQuery) -> list[SearchHit]:
     hits = []
     for session_id, seq, role, created, snippet, score in rows:
         if session_id not in infos:
-            row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            shown = kept[session_id][1] if session_id in kept else session_id  # the live fork, for a deleted one
+            row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (shown,)).fetchone()
             root = [sid for sid, _, _ in chain(db, session_id)][-1]
             infos[session_id] = (info_of(row), root)
         info, root = infos[session_id]
         hits.append(SearchHit(info, root, seq, role, created, spans(snippet), score))
     return hits
+
+
+def kept_by_forks(db: sqlite3.Connection) -> dict[str, tuple[int, str]]:
+    """Deleted sessions whose first messages a live fork still shows (it shares them, they are
+    stored once, in the deleted one): ``{deleted id: (messages shared, a live fork's id)}``."""
+    deleted = {sid for (sid,) in db.execute("SELECT id FROM sessions WHERE deleted = 1")}
+    kept: dict[str, tuple[int, str]] = {}
+    if not deleted:
+        return kept
+    forks = db.execute("SELECT id FROM sessions WHERE deleted = 0 AND parent IS NOT NULL"
+                       " AND coalesce(kind, '') != 'subagent'").fetchall()
+    for (live,) in forks:
+        shared: int | None = None  # how many of the next ancestor's messages ``live`` shows
+        for sid, _, fork_at in chain(db, live):
+            if shared is not None and sid in deleted and shared > kept.get(sid, (0, ""))[0]:
+                kept[sid] = (shared, live)
+            if fork_at is not None:
+                shared = fork_at if shared is None else min(shared, fork_at)
+    return kept
 
 
 def spans(snippet: str) -> tuple[tuple[str, bool], ...]:

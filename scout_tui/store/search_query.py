@@ -1,11 +1,14 @@
 """What a person types into a search, as an SQLite FTS5 query and filters.
 
 The syntax is the one search boxes share (Gmail, GitHub, SQLite's own FTS5 docs): words must
-all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more), ``-word`` / ``-"a phrase"`` leave
-out, ``a OR b`` either; ``role:prompt|answer|tool|tool_input|tool_output|summary``,
+all appear, ``"a phrase"`` in that order, ``pre*`` a prefix (of three letters or more),
+``-word`` / ``-"a phrase"`` leave out (``--flag`` and ``-1`` are words), ``a OR b`` either,
+``a AND b`` both, ``a NOT b`` the first without the second;
+``role:prompt|answer|tool|tool_input|tool_output|summary`` (``-role:`` every other),
 ``after:YYYY-MM-DD`` and ``before:YYYY-MM-DD`` (local dates) filter. Every word goes to FTS5
-quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` is searched for, never read as an
-operator (FTS5 query syntax: https://www.sqlite.org/fts5.html#full_text_query_syntax).
+quoted, so text such as ``foo-bar``, ``NEAR`` or ``a:b`` (and ``AND``/``NOT`` not between two
+words) is searched for, never read as an operator (FTS5 query syntax:
+https://www.sqlite.org/fts5.html#full_text_query_syntax).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from scout_tui.core.errors import ScoutError
+from scout_tui.core.text import sanitize
 
 ROLES = ("prompt", "answer", "tool_input", "tool_output", "summary")
 """What a search document is: what the person typed, what the model wrote, a tool call's input
@@ -30,6 +34,12 @@ MIN_PREFIX = 3
 ``c``): FTS5 merges the list of every word under a prefix (without a prefix index, which would
 triple the index's size), and a short prefix covers most of a store (``c*`` took 360 ms at
 100,000 messages, ``conf*`` 30 ms)."""
+
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+"""Kana, CJK ideographs and Hangul. FTS5's unicode61 tokenizer splits text at spaces and
+punctuation only, so a run of Chinese or Japanese (``日本語のテキスト``) is one word: a bare word
+ending in these is searched as a prefix, which finds it at the start of such a run (after a
+space or punctuation such as ``。``, ``：``), not in its middle."""
 
 TERM = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 
@@ -54,13 +64,15 @@ def parse_query(text: str) -> ParsedQuery:
         ScoutError: an unknown ``role:``, a date that is not YYYY-MM-DD, or only exclusions
             (``-word`` alone finds nothing to leave out of).
     """
+    text = sanitize(text)  # as the index holds text; a NUL would end FTS5's reading of the query
     groups: list[list[str]] = [[]]  # OR-separated groups of AND-ed terms
     excluded: list[str] = []
     roles: list[str] = []
     since = until = None
     words: list[str] = []
-    for match in TERM.finditer(text):
-        minus, phrase, bare = match.groups()
+    terms = [m.groups() for m in TERM.finditer(text)]
+    negate = False  # the term after NOT is left out
+    for n, (minus, phrase, bare) in enumerate(terms):
         if phrase is not None:
             term, is_phrase = phrase, True
         else:
@@ -69,20 +81,26 @@ def parse_query(text: str) -> ParsedQuery:
                 if groups[-1]:
                     groups.append([])
                 continue
+            if term in ("AND", "NOT") and groups[-1] and n + 1 < len(terms):  # between words: an operator
+                negate = term == "NOT"
+                continue
             key, _, value = term.partition(":")
-            if value and key.lower() in ("role", "after", "since", "before", "until"):
+            if value and key.lower() in ("role", "-role", "after", "since", "before", "until"):
                 if key.lower() == "role":
                     roles.extend(_roles(value))
+                elif key.lower() == "-role":  # every role but these
+                    roles.extend(r for r in ROLES if r not in _roles(value))
                 elif key.lower() in ("after", "since"):
                     since = _date(term, value)
                 else:
                     until = _date(term, value)
                 continue
-            if term.startswith("-") and len(term) > 1:
+            if re.match(r"-[^\d-]", term):  # not --flag or -1, which are words
                 minus, term = "-", term[1:]
         fts = _fts_term(term, is_phrase)
         if fts is None:
             continue
+        minus, negate = minus or ("-" if negate else ""), False
         if minus:
             excluded.append(fts)
         else:
@@ -102,10 +120,12 @@ def parse_query(text: str) -> ParsedQuery:
 def _fts_term(term: str, is_phrase: bool) -> str | None:
     """One FTS5 string (``"..."``, quotes doubled), a prefix (``"..."*``) when a bare word ends
     in ``*`` and its last word has ``MIN_PREFIX`` letters or more (a shorter one is searched as
-    a whole word); None for a term with no letter or digit, which FTS5's tokenizer would drop."""
+    a whole word), or when its last word, of two characters or more, ends in a ``CJK`` one; None
+    for a term with no letter or digit, which FTS5's tokenizer would drop."""
     core = term.rstrip("*") if not is_phrase else term
     last = re.findall(r"[^\W_]+", core)
-    prefix = not is_phrase and core != term and bool(last) and len(last[-1]) >= MIN_PREFIX
+    cjk = bool(last) and len(last[-1]) >= 2 and bool(CJK.match(last[-1][-1]))
+    prefix = not is_phrase and bool(last) and (core != term and len(last[-1]) >= MIN_PREFIX or cjk)
     if not any(ch.isalnum() for ch in core):
         return None
     quoted = '"' + core.replace('"', '""') + '"'
@@ -128,5 +148,6 @@ def _date(term: str, value: str) -> float:
     try:
         day = datetime.date.fromisoformat(value)
     except ValueError:
-        raise ScoutError(f"{term!r}: a date in a search is YYYY-MM-DD, e.g. after:2026-11-01") from None
+        raise ScoutError(f"{term!r}: {value!r} is not a date; a date in a search is YYYY-MM-DD, e.g. "
+                         "after:2026-11-01") from None
     return datetime.datetime.combine(day, datetime.time()).timestamp()
