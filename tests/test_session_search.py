@@ -303,3 +303,39 @@ def test_snapshot_of_the_search_screen(snap_compare, home_project: Path, fixed_i
         await steady(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+async def test_an_old_store_that_cannot_be_indexed_now_is_searched_as_far_as_it_is_and_says_why(
+        tmp_home, workdir, monkeypatch, later):
+    import sqlite3
+
+    from scout_tui.widgets import session_search
+
+    monkeypatch.setattr(session_search, "INDEX_BATCH", 2)
+    path = Store().path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "store_v4.db", path)
+    store = Store()
+    calls = []
+    warnings: list[str] = []
+
+    def locked(limit: int = 5_000) -> tuple[int, int]:
+        calls.append(limit)
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "index_some", locked)
+    from scout_tui.config.layers import load_config
+    from scout_tui.tui.app import ScoutApp
+
+    app = ScoutApp(load_config(workdir, flags={"provider": "anthropic"}), cwd=workdir, store=store)
+    monkeypatch.setattr(app, "notify", lambda message, **kw: warnings.append(str(message)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "/search pangolin")  # the summary: indexed by the migration itself
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionSearch), what="the search screen")
+        screen = _search(app)
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: calls and not screen.indexing and screen.hits, what="the summary found")
+        assert [h.role for h in screen.hits] == ["summary"]
+        assert screen.unindexable and app.is_running
+        assert any("Older sessions were not indexed (database is locked)" in w for w in warnings)

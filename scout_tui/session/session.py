@@ -295,7 +295,8 @@ class Session:
     async def index_turn(self) -> None:
         """Make the messages this turn stored searchable now (``Store.index_some``, in a thread),
         so a search right after a turn does not wait for them. A store that cannot be written
-        here raises again at the next search, which catches up the same messages and says why."""
+        now leaves them to a later catch-up (the next turn's, or a search's, which says how many
+        it could not index)."""
         import sqlite3
 
         from scout_tui.core.errors import ScoutError

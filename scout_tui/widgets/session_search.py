@@ -12,6 +12,7 @@ typed meanwhile runs once it is done.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,6 +174,8 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
         self.searched: tuple[str, bool] | None = None
         """The text and scope the list shows the hits of (None before the first came back)."""
         self.backlog: tuple[int, int] = (0, 0)
+        self.unindexable = False
+        """Whether indexing an old store failed here: searches then cover what is indexed."""
         """``(indexed, stored)`` messages while an old store's are being indexed."""
         self.waiting = False
         """The search typed runs once that backlog is indexed."""
@@ -223,7 +226,7 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
             self.post_message(self.Found((text, all_projects), []))
             return
         done, total = self._store.index_backlog()
-        if total - done > INDEX_BATCH:  # _index_backlog indexes it, then searches again
+        if total - done > INDEX_BATCH and not self.unindexable:  # _index_backlog indexes it, then searches again
             self.post_message(self.Found((text, all_projects), [], waiting=True))
             return
         try:
@@ -250,14 +253,21 @@ class SessionSearch(ModalScreen["SearchHit | None"]):
     def _index_backlog(self) -> None:
         """Index what an old store still has queued, a batch at a time, saying how far it got
         (``Indexed``); stops when the screen closes. A few messages stored since the index last
-        caught up are left to ``Store.search``."""
+        caught up are left to ``Store.search``. A store that cannot be written (locked by
+        another process past its wait, read-only) is searched as far as it is indexed, and a
+        warning says why."""
         done, total = self._store.index_backlog()
         if total - done <= INDEX_BATCH:
             return
         worker = get_current_worker()
-        while done < total and not worker.is_cancelled:
-            self.post_message(self.Indexed(done, total))
-            done, total = self._store.index_some(INDEX_BATCH)
+        try:
+            while done < total and not worker.is_cancelled:
+                self.post_message(self.Indexed(done, total))
+                done, total = self._store.index_some(INDEX_BATCH)
+        except (sqlite3.Error, ScoutError) as e:
+            self.app.call_from_thread(self.app.notify, f"Older sessions were not indexed ({e}): the search covers "
+                                      f"{done:,} of {total:,} messages.", severity="warning")
+            self.unindexable, done = True, total  # stop waiting: search what is indexed
         self.post_message(self.Indexed(done, total))
 
     @on(Indexed)
