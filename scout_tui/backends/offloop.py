@@ -19,6 +19,7 @@ import asyncio
 import threading
 from collections.abc import AsyncGenerator
 from typing import Any, AsyncIterator, Callable
+from contextlib import aclosing
 
 from scout_tui.core import urgency
 from scout_tui.backends.base import Backend, Request, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
@@ -117,7 +118,7 @@ async def _produce(make: Callable[[], AsyncIterator[Any]], handover: _Handover) 
         handover.end(failure)
 
 
-async def batches(make: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[list[Any]]:
+async def batches(make: Callable[[], AsyncIterator[Any]]) -> AsyncGenerator[list[Any], None]:
     """Run the async iterator ``make()`` on the network loop; yield what it produced in batches
     (each non-empty, in order, runs of fragments merged: ``_run_key``). Its exception is raised here, after the batch before it.
 
@@ -162,13 +163,14 @@ def _joined(event: TextDelta | ThinkingDelta | ToolCallDelta, run: list[str]) ->
     return type(event)(event.text + "".join(run))
 
 
-async def stream(backend: Backend, request: Request) -> AsyncIterator[StreamEvent]:
+async def stream(backend: Backend, request: Request) -> AsyncGenerator[StreamEvent, None]:
     """``backend.stream(request)`` read on the network thread: the same events, in order, with
     consecutive fragments of one run merged per batch (``_run_key``). Raises what the backend
     raises."""
-    async for batch in batches(lambda: backend.stream(request)):
-        for event in batch:
-            yield event
+    async with aclosing(batches(lambda: backend.stream(request))) as stream_:
+        async for batch in stream_:
+            for event in batch:
+                yield event
 
 
 async def aclose(backend: Backend) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Callable
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Callable
+from contextlib import aclosing
 
 from scout_tui.backends import offloop
 from scout_tui.backends.base import (
@@ -163,7 +165,7 @@ class Agent:
         """Stop one running tool call (``ToolRunner.kill``); False when none of that id runs."""
         return self.runner.kill(tool_use_id)
 
-    async def run(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
+    async def run(self, history: list[dict], text: str | list[dict] | None) -> AsyncGenerator[Event, None]:
         """One user turn (``_turn``); after its ``turn.end``, when it ran a call that may change
         files and files changed, a ``checkpoint`` event: the workspace's snapshot after the turn
         and what changed (and a notice naming files it changed that no snapshot keeps).
@@ -173,20 +175,21 @@ class Agent:
         model to carry on with it (``turn_marker("retry")``), stored as the turn's first message."""
         self.turn_checkpoint.begin(len(history) if text is not None else last_prompt(history))
         self._turn_open = True
-        async for event in self._turn(history, text):
-            if isinstance(event, TurnEnd):
-                self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
-            yield event
-            if isinstance(event, TurnEnd):
-                for after in await self.turn_checkpoint.after():
-                    yield after
+        async with aclosing(self._turn(history, text)) as stream_:
+            async for event in stream_:
+                if isinstance(event, TurnEnd):
+                    self._turn_open = False  # an interrupt from here on (the checkpoint) closes nothing
+                yield event
+                if isinstance(event, TurnEnd):
+                    for after in await self.turn_checkpoint.after():
+                        yield after
 
     async def checkpoint_interrupted(self) -> list[Event]:
         """After ``interrupt``: the ``checkpoint`` of the cancelled turn when it had begun
         changing files (what its calls did before Esc can be undone too), as ``run`` gives it."""
         return await self.turn_checkpoint.after()
 
-    async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncIterator[Event]:
+    async def _turn(self, history: list[dict], text: str | list[dict] | None) -> AsyncGenerator[Event, None]:
         """One user turn: yields ``message.user`` first, then stream, tool and message events.
         ``text`` is the prompt, or its content blocks (``user_message``); None: no new prompt.
 
@@ -209,22 +212,25 @@ class Agent:
                 prepared = None  # _call_model reports it
             if prepared is not None and self.window.over_threshold(prepared):
                 prepared = None  # the summary changes what the next request sends
-                async for event in self.window.compact_to_fit():
-                    yield event
+                async with aclosing(self.window.compact_to_fit()) as stream_:
+                    async for event in stream_:
+                        yield event
             backend = self.backend  # a switch while this request streams takes effect at the next one
             try:
                 completed = None
-                async for got in self._call_model(prepared, backend):
-                    if isinstance(got, Completed):
-                        completed = got
-                    else:
-                        yield got
+                async with aclosing(self._call_model(prepared, backend)) as stream_:
+                    async for got in stream_:
+                        if isinstance(got, Completed):
+                            completed = got
+                        else:
+                            yield got
             except ModelError as e:
                 if e.kind == "context_overflow" and not retried and not self._partial:
                     retried = True
                     unanswered: list[ModelError] = []
-                    async for event in self.window.recover(e, unanswered):
-                        yield event
+                    async with aclosing(self.window.recover(e, unanswered)) as stream_:
+                        async for event in stream_:
+                            yield event
                     if not unanswered:
                         continue
                     for event in self._refused(unanswered[0]):
@@ -265,8 +271,9 @@ class Agent:
             if not uses:
                 yield TurnEnd(completed.stop_reason)
                 return
-            async for event in self.runner.run(uses, cut_last=completed.stop_reason == "max_tokens"):
-                yield event
+            async with aclosing(self.runner.run(uses, cut_last=completed.stop_reason == "max_tokens")) as stream_:
+                async for event in stream_:
+                    yield event
             yield self._add_results(uses)
             if self.runner.stopping:
                 yield TurnEnd("stopped")
@@ -380,7 +387,7 @@ class Agent:
     # -- one model call ---------------------------------------------------------------------
 
     async def _call_model(self, prepared: Compacted | None = None,
-                          backend: Backend | None = None) -> AsyncIterator[Event | Completed]:
+                          backend: Backend | None = None) -> AsyncGenerator[Event | Completed, None]:
         """One request to ``backend`` (None: ``self.backend``): ``prepared`` (this
         conversation's ``preview()``, when the caller has it) or a new preview, streamed; ends
         with the backend's ``Completed``."""
@@ -411,25 +418,26 @@ class Agent:
         self._partial = []
         self._streaming = True
         streams = {"text": DeltaText(self.secrets), "thinking": DeltaText(self.secrets)}
-        async for event in offloop.stream(backend, request):  # read and parsed off this loop
-            if isinstance(event, (TextDelta, ThinkingDelta)):
-                kind = "text" if isinstance(event, TextDelta) else "thinking"
-                if text := streams[kind].feed(event.text):
-                    if kind == "text":
-                        self._partial.append(text)
-                    yield MessageDelta(kind, text)
-            elif isinstance(event, Retrying):
-                streams = {kind: DeltaText(self.secrets) for kind in streams}  # the stream starts again
-                yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
-            elif isinstance(event, Completed):
-                self._streaming = False
-                for kind, stream in streams.items():
-                    if text := stream.flush():
+        async with aclosing(offloop.stream(backend, request)) as stream_:  # read and parsed off this loop
+            async for event in stream_:
+                if isinstance(event, (TextDelta, ThinkingDelta)):
+                    kind = "text" if isinstance(event, TextDelta) else "thinking"
+                    if text := streams[kind].feed(event.text):
                         if kind == "text":
                             self._partial.append(text)
                         yield MessageDelta(kind, text)
-                await self.window.learn(event.usage.prompt_tokens)
-                yield dataclasses.replace(event, message=whole_characters(event.message))
+                elif isinstance(event, Retrying):
+                    streams = {kind: DeltaText(self.secrets) for kind in streams}  # the stream starts again
+                    yield Retry(event.attempt, event.max_attempts, event.delay, self.redact(event.reason))
+                elif isinstance(event, Completed):
+                    self._streaming = False
+                    for kind, stream in streams.items():
+                        if text := stream.flush():
+                            if kind == "text":
+                                self._partial.append(text)
+                            yield MessageDelta(kind, text)
+                    await self.window.learn(event.usage.prompt_tokens)
+                    yield dataclasses.replace(event, message=whole_characters(event.message))
 
     def _usage(self, usage: Usage, model: str) -> dict:
         """A ``usage`` event's data: the counts, the model and the cost in dollars (or None)."""

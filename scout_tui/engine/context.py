@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from scout_tui.engine import summary as summaries
@@ -259,7 +260,7 @@ class ContextWindow:
         if self.remember is not None:
             await asyncio.to_thread(self.remember, self.estimator.ratio, self.estimator.samples, window)
 
-    async def recover(self, error: ModelError, unanswered: list[ModelError]) -> AsyncIterator[Event]:
+    async def recover(self, error: ModelError, unanswered: list[ModelError]) -> AsyncGenerator[Event, None]:
         """Answer a context-overflow ``error``: learn the window, compact (a summary when one can
         be written and makes the prompt smaller, else the token budget, calibrated by the
         server's count of the refused prompt or, without one, harder, ``SQUEEZE``), so that the
@@ -392,7 +393,7 @@ class ContextWindow:
         raise ScoutError(f"what is to be summarised is over the context window (about {tried:,} tokens for "
                          f"{budget:,}) even with every tool result cut")
 
-    async def compact_to_fit(self, by: str = "auto") -> AsyncIterator[Event]:
+    async def compact_to_fit(self, by: str = "auto") -> AsyncGenerator[Event, None]:
         """``compact_now``, again while the next request is still over the window and each
         summary moved the cut on (a history over the window is summarised in parts); at most
         four summaries."""

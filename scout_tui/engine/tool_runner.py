@@ -10,6 +10,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from scout_tui.backends.failures import UNPARSED_ARGUMENTS
@@ -99,7 +100,7 @@ class ToolRunner:
         ctx.stop.set()
         return True
 
-    async def run(self, uses: list[dict], *, cut_last: bool) -> AsyncIterator[Event]:
+    async def run(self, uses: list[dict], *, cut_last: bool) -> AsyncGenerator[Event, None]:
         """Run the calls ``uses`` (``tool_use`` blocks) of one assistant message; yield their
         events; each call's result is in ``results`` by its id when this ends.
 

@@ -271,8 +271,9 @@ class Session:
         await self.offer_mcp_tools()
         self.fresh_context = None
         try:
-            async for event in self._run(agent, content):
-                yield event
+            async with contextlib.aclosing(self._run(agent, content)) as stream_:
+                async for event in stream_:
+                    yield event
             if self.fresh_context is not None:  # a plan approved to run in a fresh context: a new branch
                 from scout_tui.session.planning import open_fresh_branch
 
@@ -281,8 +282,9 @@ class Session:
                 await self.record(branched)
                 yield branched
                 agent.cache_key = self.id
-                async for event in self._run(agent, content):
-                    yield event
+                async with contextlib.aclosing(self._run(agent, content)) as stream_:
+                    async for event in stream_:
+                        yield event
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit, BrokenPipeError):
             closing = asyncio.ensure_future(self._close_interrupted(agent))
             while not closing.done():  # a second cancel (the connection closing) waits for it too
@@ -329,17 +331,18 @@ class Session:
         continues = 0
         while True:
             stop = ""
-            async for event in agent.run(self.messages, content):
-                if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
-                    await self.offer_mcp_tools()
-                await self.record(event)
-                yield event
-                if isinstance(event, BeforeCompact):
-                    for notice in await before_compact(self, event):
-                        await self.record(notice)
-                        yield notice
-                elif isinstance(event, TurnEnd):
-                    stop = event.stop_reason
+            async with contextlib.aclosing(agent.run(self.messages, content)) as stream_:
+                async for event in stream_:
+                    if isinstance(event, MessageUser):  # the next request follows it: the tools as they are now
+                        await self.offer_mcp_tools()
+                    await self.record(event)
+                    yield event
+                    if isinstance(event, BeforeCompact):
+                        for notice in await before_compact(self, event):
+                            await self.record(notice)
+                            yield notice
+                    elif isinstance(event, TurnEnd):
+                        stop = event.stop_reason
             feedback, notices = await stop_feedback(self, stop, continues)
             for notice in [*notices, *late_notices(self)]:
                 await self.record(notice)

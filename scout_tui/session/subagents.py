@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from contextlib import aclosing
 
 from scout_tui.core.errors import ScoutError
 from scout_tui.tools.base import Tool, ToolContext, ToolError, ToolResult, object_schema, string
@@ -176,12 +177,13 @@ class Subagents:
         await asyncio.to_thread(child.ensure_agent)  # reads files (the system prompt): off the caller's loop
         failed, stop = "", ""
         try:
-            async for event in child.turn([{"type": "text", "text": prompt}]):
-                emit(SubagentEvent(ctx.call_id, child.id, definition.name, description, event))
-                if isinstance(event, Error):
-                    failed = event.message
-                elif isinstance(event, TurnEnd):
-                    stop = event.stop_reason
+            async with aclosing(child.turn([{"type": "text", "text": prompt}])) as stream_:
+                async for event in stream_:
+                    emit(SubagentEvent(ctx.call_id, child.id, definition.name, description, event))
+                    if isinstance(event, Error):
+                        failed = event.message
+                    elif isinstance(event, TurnEnd):
+                        stop = event.stop_reason
         finally:
             await child.close_backend()
         answer = final_answer(child.messages)
