@@ -13,7 +13,7 @@ from scout_tui.checkpoints.snapshots import Checkpoints
 from scout_tui.config.layers import load_config
 from scout_tui.core.bus import Checkpoint, Event
 from scout_tui.core.errors import ScoutError
-from scout_tui.session.compare import compare_branches, comparison_json, with_files
+from scout_tui.session.compare import compare_branches, comparison_json, file_line, with_files
 from scout_tui.store.event_log import Store
 from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets.branch_compare import BranchCompare, SideColumn
@@ -180,3 +180,30 @@ def test_snapshot_of_the_compare_screen(snap_compare, home_project, fixed_ids, f
         await steady(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_a_file_a_side_created_then_changed_is_added_and_one_it_undid_says_so(tree, workdir):
+    snapshots = Checkpoints(workdir)
+    start = snapshots.snapshot().tree
+    (workdir / "toml.py").write_text("arrays = 1\n")
+    (workdir / "notes.txt").write_text("draft\n")
+    made = snapshots.snapshot().tree
+    (workdir / "toml.py").write_text("arrays = 2\ntables = 1\n")
+    changed = snapshots.snapshot().tree
+    (workdir / "scratch.txt").write_text("a\nb\n")
+    scratch = snapshots.snapshot().tree
+    with Store() as store:
+        store.append(tree["b"], Checkpoint(2, start, made, [{"status": "added", "path": "toml.py"},
+                                                            {"status": "added", "path": "notes.txt"}]))
+        store.append(tree["b"], Checkpoint(4, made, changed, [{"status": "modified", "path": "toml.py"}]))
+        store.append(tree["b"], Checkpoint(6, changed, scratch, [{"status": "added", "path": "scratch.txt"}]))
+        store.append(tree["b"], Event.of("checkpoint.restore", {"turn": 6, "tree": changed, "paths": ["scratch.txt"]}))
+        comparison = with_files(compare_branches(store, tree["a"], tree["b"]))
+    files = {f.path: f for f in comparison.b.files}
+    # toml.py did not exist where the branches diverge: the branch added it (then changed it again)
+    assert (files["toml.py"].status, files["toml.py"].added, files["toml.py"].removed) == ("added", 3, 1)
+    assert (files["notes.txt"].status, files["notes.txt"].undone) == ("added", False)
+    assert (files["scratch.txt"].status, files["scratch.txt"].undone) == ("added", True)  # taken back by /undo
+    assert file_line(files["scratch.txt"]) == "added scratch.txt (+2 −0, undone)"
+    assert comparison_json(comparison)["b"]["files"][1] == {
+        "path": "scratch.txt", "status": "added", "added": 2, "removed": 0, "undone": True}
