@@ -207,3 +207,18 @@ def test_a_file_a_side_created_then_changed_is_added_and_one_it_undid_says_so(tr
     assert file_line(files["scratch.txt"]) == "added scratch.txt (+2 −0, undone)"
     assert comparison_json(comparison)["b"]["files"][1] == {
         "path": "scratch.txt", "status": "added", "added": 2, "removed": 0, "undone": True}
+
+
+async def test_enter_on_a_column_opens_its_branch_and_esc_stays(tree, workdir):
+    app = app_on(workdir, tree["c"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {tree['root'][:8]} {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        assert "#3 › the JSON one" in rendered(app.screen.query_one("#side-a", SideColumn))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, BranchCompare) and app.session.id == tree["c"]
+        await send(app, pilot, f"/compare {tree['root'][:8]} {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen again")
+        await pilot.press("tab", "enter")
+        await wait_until(pilot, lambda: app.session.id == tree["b"], what="branch b opened")
