@@ -11,7 +11,7 @@ import pytest
 
 from scout_tui.checkpoints.snapshots import Checkpoints
 from scout_tui.config.layers import load_config
-from scout_tui.core.bus import Checkpoint, Event
+from scout_tui.core.bus import Checkpoint, Event, SessionCompacted
 from scout_tui.core.errors import ScoutError
 from scout_tui.session.compare import compare_branches, comparison_json, file_line, with_files
 from scout_tui.store.event_log import Store
@@ -222,3 +222,25 @@ async def test_enter_on_a_column_opens_its_branch_and_esc_stays(tree, workdir):
         await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen again")
         await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: app.session.id == tree["b"], what="branch b opened")
+
+
+def compacted(store: Store, sid: str, at: int, cost: float) -> None:
+    store.append(sid, SessionCompacted(at=at, count=at, summary="so far", model="claude-test", tokens_before=900,
+                                       tokens_after=50, usage={"input_tokens": 900, "output_tokens": 50}, cost=cost,
+                                       focus="", by="person"))
+
+
+def test_a_summary_request_counts_on_the_side_that_made_it_after_the_divergence(tree):
+    with Store() as store:
+        compacted(store, tree["b"], 2, 0.05)  # b's own, after the divergence
+        compacted(store, tree["root"], 4, 0.5)  # root's, after the fork point of a and b: on neither side
+        comparison = compare_branches(store, tree["a"], tree["b"])
+        nested = compare_branches(store, tree["c"], tree["b"])
+        compacted(store, tree["a"], 4, 0.25)
+        with_a = compare_branches(store, tree["root"], tree["a"])
+    assert (comparison.b.usage["requests"], comparison.b.usage["cost"]) == (3, pytest.approx(0.07))
+    assert comparison.b.usage["input_tokens"] == 1100 and comparison.b.usage["output_tokens"] == 70
+    assert (comparison.a.usage["requests"], comparison.a.usage["cost"]) == (1, pytest.approx(0.01))
+    assert nested.b.usage["cost"] == pytest.approx(0.07)
+    # root's summary was made after its message 4: after where a (a fork at 2) left it
+    assert (with_a.a.usage["cost"], with_a.b.usage["cost"]) == (pytest.approx(0.51), pytest.approx(0.26))

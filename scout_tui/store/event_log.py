@@ -428,8 +428,8 @@ class Store:
     def usage_since(self, session_id: str, since: int) -> dict[str, float]:
         """What the requests of this branch's messages from index ``since`` on cost:
         ``{"requests", "input_tokens" (uncached, cache read and cache write), "output_tokens",
-        "cost" (dollars)}``, from the usage each assistant message was stored with (summary
-        requests are not messages: ``spending`` counts those)."""
+        "cost" (dollars)}``, from the usage each assistant message was stored with, and the
+        summary requests (compactions, also cancelled ones) this branch made after that point."""
         with self._reading() as db:
             return queries.usage_since(db, session_id, since)
 
