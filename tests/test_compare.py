@@ -13,7 +13,7 @@ from scout_tui.checkpoints.snapshots import Checkpoints
 from scout_tui.config.layers import load_config
 from scout_tui.core.bus import Checkpoint, Event, SessionCompacted
 from scout_tui.core.errors import ScoutError
-from scout_tui.session.compare import compare_branches, comparison_json, file_line, with_files
+from scout_tui.session.compare import compare_branches, comparison_json, file_line, spend_line, with_files
 from scout_tui.store.event_log import Store
 from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets.branch_compare import BranchCompare, SideColumn
@@ -244,3 +244,19 @@ def test_a_summary_request_counts_on_the_side_that_made_it_after_the_divergence(
     assert nested.b.usage["cost"] == pytest.approx(0.07)
     # root's summary was made after its message 4: after where a (a fork at 2) left it
     assert (with_a.a.usage["cost"], with_a.b.usage["cost"]) == (pytest.approx(0.51), pytest.approx(0.26))
+
+
+def test_the_subagents_a_side_started_after_the_divergence_count_in_its_cost(tree):
+    with Store() as store:
+        call = {"type": "tool_use", "id": "toolu_task1", "name": "task", "input": {"description": "look"}}
+        store.append(tree["b"], Event.of("message.assistant", {"message": {"role": "assistant", "content": [call]},
+                                                              "usage": {"input_tokens": 5}, "cost": 0.001}))
+        helper = store.create_subagent(tree["b"], call="toolu_task1", agent="general", description="look")
+        say(store, helper, "user", "look")
+        say(store, helper, "assistant", "Found it.", 0.3)
+        early = store.create_subagent(tree["root"], call="toolu_before", agent="general", description="shared")
+        say(store, early, "assistant", "Shared work.", 0.7)  # root's call is not on either side
+        comparison = compare_branches(store, tree["a"], tree["b"])
+    assert comparison.b.usage["subagent_cost"] == pytest.approx(0.3)
+    assert comparison.b.usage["cost"] == pytest.approx(0.321) and comparison.a.usage["subagent_cost"] == 0
+    assert spend_line(comparison.b.usage) == "$0.32 · 3 requests · 205 in / 20 out tokens · subagents $0.30"

@@ -39,7 +39,8 @@ class FileChange:
 class Side:
     """One branch after the divergence: ``messages`` (content-block dicts, the first being
     message ``shared`` of the branch), its ``checkpoints`` data (``bus.Checkpoint``) of turns
-    from there on, ``usage`` of those messages' requests (``Store.usage_since``), ``files``,
+    from there on, ``usage`` of those messages' requests (``Store.usage_since``; its ``cost``
+    includes ``subagent_cost``, what the subagents of its ``task`` calls spent), ``files``,
     ``undone`` the turns of those whose file changes are taken back now (``undone_turns``)."""
 
     session: SessionInfo
@@ -105,8 +106,11 @@ def _side(store: Store, info: SessionInfo, messages: list[dict], shared: int) ->
 
     events = store.checkpoint_events(info.id)
     checkpoints = [data for kind, data in events if kind == "checkpoint" and int(data.get("turn", 0)) >= shared]
-    return Side(info, messages[shared:], checkpoints, store.usage_since(info.id, shared),
-                undone=set(undone_turns(events)))
+    usage = store.usage_since(info.id, shared)
+    calls = [str(use.get("id")) for message in messages[shared:] for use in tool_uses(message)]
+    usage["subagent_cost"] = store.call_subagent_cost([s.id for s in store.ancestry(info.id)], calls)
+    usage["cost"] += usage["subagent_cost"]
+    return Side(info, messages[shared:], checkpoints, usage, undone=set(undone_turns(events)))
 
 
 def with_files(comparison: Comparison, workspace: Path | None = None) -> Comparison:
@@ -182,7 +186,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
     text), ``files`` ([{"path", "status", "added", "removed", "undone"}]; counts null when
     unknown),
     ``requests``, ``input_tokens``, ``output_tokens`` and ``cost`` (dollars) after the
-    divergence."""
+    divergence, ``subagent_cost`` the part of ``cost`` its subagents spent."""
     def side(s: Side) -> dict[str, Any]:
         return {"session": s.session.id, "title": s.session.shown_title, "parent": s.session.parent,
                 "fork_at": s.session.fork_at,
@@ -192,7 +196,8 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                 "files": [{"path": f.path, "status": f.status, "added": f.added, "removed": f.removed,
                            "undone": f.undone} for f in s.files],
                 "requests": int(s.usage["requests"]), "input_tokens": int(s.usage["input_tokens"]),
-                "output_tokens": int(s.usage["output_tokens"]), "cost": s.usage["cost"]}
+                "output_tokens": int(s.usage["output_tokens"]), "cost": s.usage["cost"],
+                "subagent_cost": s.usage["subagent_cost"]}
 
     return {"shared": comparison.shared, "common": comparison.common.id,
             "last_shared": first_line(comparison.last_shared), "a": side(comparison.a), "b": side(comparison.b)}
@@ -208,10 +213,13 @@ def file_line(change: FileChange) -> str:
 
 def spend_line(usage: dict[str, float]) -> str:
     """``$0.0123 · 2 requests · 1,200 in / 340 out tokens`` (the cost unknown, ``cost_text``,
-    when tokens were spent at no known price)."""
+    when tokens were spent at no known price), then `` · subagents $0.30`` when subagents
+    spent (part of the cost; their requests and tokens are not in the counts)."""
     from scout_tui.session.cost import cost_text
 
     requests = int(usage["requests"])
     spent = usage["input_tokens"] + usage["output_tokens"]
+    helpers = usage.get("subagent_cost") or 0.0
     return (f"{cost_text(usage['cost'], spent)} · {requests} request{'s' * (requests != 1)} · "
-            f"{int(usage['input_tokens']):,} in / {int(usage['output_tokens']):,} out tokens")
+            f"{int(usage['input_tokens']):,} in / {int(usage['output_tokens']):,} out tokens"
+            + (f" · subagents {cost_text(helpers, 1)}" if helpers else ""))

@@ -439,6 +439,14 @@ class Store:
         with self._reading() as db:
             return queries.subagent_cost(db, session_id)
 
+    def call_subagent_cost(self, session_ids: list[str], calls: list[str]) -> float:
+        """Dollars the subagents that ``task`` calls ``calls`` (tool_use ids) of sessions
+        ``session_ids`` started spent, with their own subagents' (``subagent_cost``)."""
+        if not session_ids or not calls:
+            return 0.0
+        with self._reading() as db:
+            return queries.call_subagent_cost(db, session_ids, calls)
+
     def tool_details(self, session_id: str) -> dict[str, dict[str, Any]]:
         """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":
         unified diff, "output_path": file of the whole output, "elapsed": seconds it ran}}`` (any

@@ -412,6 +412,19 @@ def subagent_cost(db: sqlite3.Connection, session_id: str) -> float:
     return float(row[0] or 0.0)
 
 
+def call_subagent_cost(db: sqlite3.Connection, parents: list[str], calls: list[str]) -> float:
+    """``Store.call_subagent_cost``: the subagent sessions of ``parents`` started by ``calls``,
+    their own cost and their subagents' (``subagent_cost``)."""
+    total = 0.0
+    for i in range(0, len(calls), 500):  # within SQLite's limit of bound parameters
+        batch = calls[i:i + 500]
+        rows = db.execute("SELECT id, cost FROM sessions WHERE kind = 'subagent'"
+                          f" AND call IN ({','.join('?' * len(batch))}) AND parent IN ({','.join('?' * len(parents))})",
+                          (*batch, *parents)).fetchall()
+        total += sum(float(cost or 0.0) + subagent_cost(db, sid) for sid, cost in rows)
+    return total
+
+
 def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     """``sessions`` (newest-updated first, as ``Store.sessions`` returns them) as a tree.
 
