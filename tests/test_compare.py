@@ -260,3 +260,25 @@ def test_the_subagents_a_side_started_after_the_divergence_count_in_its_cost(tre
     assert comparison.b.usage["subagent_cost"] == pytest.approx(0.3)
     assert comparison.b.usage["cost"] == pytest.approx(0.321) and comparison.a.usage["subagent_cost"] == 0
     assert spend_line(comparison.b.usage) == "$0.32 · 3 requests · 205 in / 20 out tokens · subagents $0.30"
+
+
+async def test_a_branch_of_thousands_of_messages_draws_only_the_lines_in_view(tmp_home, workdir):
+    with Store() as store:
+        root = store.create_session(workdir)
+        say(store, root, "user", "start")
+        a = store.fork(root, 1).id
+        for n in range(1500):
+            say(store, a, "user", f"step {n}")
+            say(store, a, "assistant", f"did {n}", 0.001)
+    app = app_on(workdir, root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {a[:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        column = app.screen.query_one("#side-b", SideColumn)
+        assert len(column.query("*")) < 10  # not a widget per message (3,000 took seconds to mount)
+        column.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        await wait_until(pilot, lambda: "#3001 ‹ did 1499" in rendered(column), what="the last message in view")
+        assert "#2 › step 0" not in rendered(column)
