@@ -282,3 +282,23 @@ async def test_a_branch_of_thousands_of_messages_draws_only_the_lines_in_view(tm
         await pilot.pause()
         await wait_until(pilot, lambda: "#3001 ‹ did 1499" in rendered(column), what="the last message in view")
         assert "#2 › step 0" not in rendered(column)
+
+
+async def test_a_side_that_changed_many_files_names_a_few_and_counts_the_rest(tree, workdir):
+    snapshots = Checkpoints(workdir)
+    start = snapshots.snapshot().tree
+    for n in range(30):
+        (workdir / f"gen_{n:02}.py").write_text(f"n = {n}\n")
+    after = snapshots.snapshot().tree
+    with Store() as store:
+        store.append(tree["b"], Checkpoint(2, start, after, [{"status": "added", "path": f"gen_{n:02}.py"}
+                                                             for n in range(30)]))
+    app = app_on(workdir, tree["a"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        files = rendered(app.screen.query(".files").last())
+        assert "added gen_00.py (+1 −0)" in files and "gen_29.py" not in files
+        assert "… and 25 more files (scout-tui compare lists them all)" in files
+        assert app.screen.query_one("#side-b", SideColumn).size.height >= 10  # the messages keep their room

@@ -20,6 +20,10 @@ from scout_tui.core.text import sanitize
 from scout_tui.session.compare import Comparison, Side, file_line, first_line, spend_line
 
 
+FILES_SHOWN = 5
+"""Files listed under a column; more are counted, so the messages keep their room."""
+
+
 class SideColumn(ScrollView, can_focus=True):
     """One side's messages after the divergence, one line each, numbered as the branch counts.
     Only the lines in view are drawn (a line API ``ScrollView``), so a branch of thousands of
@@ -104,7 +108,10 @@ class BranchCompare(ModalScreen[str | None]):
                             count = len(side.messages)
                             column.border_title = f"{label} · {count} message{'s' * (count != 1)} after"
                             yield SideColumn(side, c.shared, label)
-                        files = [file_line(f) for f in side.files] or ["no file changed"]
+                        files = [file_line(f) for f in side.files[:FILES_SHOWN]] or ["no file changed"]
+                        if len(side.files) > FILES_SHOWN:
+                            files.append(f"… and {len(side.files) - FILES_SHOWN} more files "
+                                         "(scout-tui compare lists them all)")
                         yield Static("\n".join(sanitize(line) for line in files), classes="files", markup=False)
                         yield Static(spend_line(side.usage), classes="spend", markup=False)
             yield Static("Tab: other side · o/Enter: open that branch · Esc: close", id="keys")
