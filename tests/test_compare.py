@@ -11,9 +11,9 @@ import pytest
 
 from scout_tui.checkpoints.snapshots import Checkpoints
 from scout_tui.config.layers import load_config
-from scout_tui.core.bus import Checkpoint, Event
+from scout_tui.core.bus import Checkpoint, Event, SessionCompacted
 from scout_tui.core.errors import ScoutError
-from scout_tui.session.compare import compare_branches, comparison_json, with_files
+from scout_tui.session.compare import compare_branches, comparison_json, file_line, spend_line, with_files
 from scout_tui.store.event_log import Store
 from scout_tui.tui.app import ScoutApp
 from scout_tui.widgets.branch_compare import BranchCompare, SideColumn
@@ -180,3 +180,125 @@ def test_snapshot_of_the_compare_screen(snap_compare, home_project, fixed_ids, f
         await steady(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_a_file_a_side_created_then_changed_is_added_and_one_it_undid_says_so(tree, workdir):
+    snapshots = Checkpoints(workdir)
+    start = snapshots.snapshot().tree
+    (workdir / "toml.py").write_text("arrays = 1\n")
+    (workdir / "notes.txt").write_text("draft\n")
+    made = snapshots.snapshot().tree
+    (workdir / "toml.py").write_text("arrays = 2\ntables = 1\n")
+    changed = snapshots.snapshot().tree
+    (workdir / "scratch.txt").write_text("a\nb\n")
+    scratch = snapshots.snapshot().tree
+    with Store() as store:
+        store.append(tree["b"], Checkpoint(2, start, made, [{"status": "added", "path": "toml.py"},
+                                                            {"status": "added", "path": "notes.txt"}]))
+        store.append(tree["b"], Checkpoint(4, made, changed, [{"status": "modified", "path": "toml.py"}]))
+        store.append(tree["b"], Checkpoint(6, changed, scratch, [{"status": "added", "path": "scratch.txt"}]))
+        store.append(tree["b"], Event.of("checkpoint.restore", {"turn": 6, "tree": changed, "paths": ["scratch.txt"]}))
+        comparison = with_files(compare_branches(store, tree["a"], tree["b"]))
+    files = {f.path: f for f in comparison.b.files}
+    # toml.py did not exist where the branches diverge: the branch added it (then changed it again)
+    assert (files["toml.py"].status, files["toml.py"].added, files["toml.py"].removed) == ("added", 3, 1)
+    assert (files["notes.txt"].status, files["notes.txt"].undone) == ("added", False)
+    assert (files["scratch.txt"].status, files["scratch.txt"].undone) == ("added", True)  # taken back by /undo
+    assert file_line(files["scratch.txt"]) == "added scratch.txt (+2 −0, undone)"
+    assert comparison_json(comparison)["b"]["files"][1] == {
+        "path": "scratch.txt", "status": "added", "added": 2, "removed": 0, "undone": True}
+
+
+async def test_enter_on_a_column_opens_its_branch_and_esc_stays(tree, workdir):
+    app = app_on(workdir, tree["c"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {tree['root'][:8]} {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        assert "#3 › the JSON one" in rendered(app.screen.query_one("#side-a", SideColumn))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, BranchCompare) and app.session.id == tree["c"]
+        await send(app, pilot, f"/compare {tree['root'][:8]} {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen again")
+        await pilot.press("tab", "enter")
+        await wait_until(pilot, lambda: app.session.id == tree["b"], what="branch b opened")
+
+
+def compacted(store: Store, sid: str, at: int, cost: float) -> None:
+    store.append(sid, SessionCompacted(at=at, count=at, summary="so far", model="claude-test", tokens_before=900,
+                                       tokens_after=50, usage={"input_tokens": 900, "output_tokens": 50}, cost=cost,
+                                       focus="", by="person"))
+
+
+def test_a_summary_request_counts_on_the_side_that_made_it_after_the_divergence(tree):
+    with Store() as store:
+        compacted(store, tree["b"], 2, 0.05)  # b's own, after the divergence
+        compacted(store, tree["root"], 4, 0.5)  # root's, after the fork point of a and b: on neither side
+        comparison = compare_branches(store, tree["a"], tree["b"])
+        nested = compare_branches(store, tree["c"], tree["b"])
+        compacted(store, tree["a"], 4, 0.25)
+        with_a = compare_branches(store, tree["root"], tree["a"])
+    assert (comparison.b.usage["requests"], comparison.b.usage["cost"]) == (3, pytest.approx(0.07))
+    assert comparison.b.usage["input_tokens"] == 1100 and comparison.b.usage["output_tokens"] == 70
+    assert (comparison.a.usage["requests"], comparison.a.usage["cost"]) == (1, pytest.approx(0.01))
+    assert nested.b.usage["cost"] == pytest.approx(0.07)
+    # root's summary was made after its message 4: after where a (a fork at 2) left it
+    assert (with_a.a.usage["cost"], with_a.b.usage["cost"]) == (pytest.approx(0.51), pytest.approx(0.26))
+
+
+def test_the_subagents_a_side_started_after_the_divergence_count_in_its_cost(tree):
+    with Store() as store:
+        call = {"type": "tool_use", "id": "toolu_task1", "name": "task", "input": {"description": "look"}}
+        store.append(tree["b"], Event.of("message.assistant", {"message": {"role": "assistant", "content": [call]},
+                                                              "usage": {"input_tokens": 5}, "cost": 0.001}))
+        helper = store.create_subagent(tree["b"], call="toolu_task1", agent="general", description="look")
+        say(store, helper, "user", "look")
+        say(store, helper, "assistant", "Found it.", 0.3)
+        early = store.create_subagent(tree["root"], call="toolu_before", agent="general", description="shared")
+        say(store, early, "assistant", "Shared work.", 0.7)  # root's call is not on either side
+        comparison = compare_branches(store, tree["a"], tree["b"])
+    assert comparison.b.usage["subagent_cost"] == pytest.approx(0.3)
+    assert comparison.b.usage["cost"] == pytest.approx(0.321) and comparison.a.usage["subagent_cost"] == 0
+    assert spend_line(comparison.b.usage) == "$0.32 · 3 requests · 205 in / 20 out tokens · subagents $0.30"
+
+
+async def test_a_branch_of_thousands_of_messages_draws_only_the_lines_in_view(tmp_home, workdir):
+    with Store() as store:
+        root = store.create_session(workdir)
+        say(store, root, "user", "start")
+        a = store.fork(root, 1).id
+        for n in range(1500):
+            say(store, a, "user", f"step {n}")
+            say(store, a, "assistant", f"did {n}", 0.001)
+    app = app_on(workdir, root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {a[:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        column = app.screen.query_one("#side-b", SideColumn)
+        assert len(column.query("*")) < 10  # not a widget per message (3,000 took seconds to mount)
+        column.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        await wait_until(pilot, lambda: "#3001 ‹ did 1499" in rendered(column), what="the last message in view")
+        assert "#2 › step 0" not in rendered(column)
+
+
+async def test_a_side_that_changed_many_files_names_a_few_and_counts_the_rest(tree, workdir):
+    snapshots = Checkpoints(workdir)
+    start = snapshots.snapshot().tree
+    for n in range(30):
+        (workdir / f"gen_{n:02}.py").write_text(f"n = {n}\n")
+    after = snapshots.snapshot().tree
+    with Store() as store:
+        store.append(tree["b"], Checkpoint(2, start, after, [{"status": "added", "path": f"gen_{n:02}.py"}
+                                                             for n in range(30)]))
+    app = app_on(workdir, tree["a"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, f"/compare {tree['b'][:8]}")
+        await wait_until(pilot, lambda: isinstance(app.screen, BranchCompare), what="the compare screen")
+        files = rendered(app.screen.query(".files").last())
+        assert "added gen_00.py (+1 −0)" in files and "gen_29.py" not in files
+        assert "… and 25 more files (scout-tui compare lists them all)" in files
+        assert app.screen.query_one("#side-b", SideColumn).size.height >= 10  # the messages keep their room

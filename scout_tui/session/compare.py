@@ -22,27 +22,33 @@ from scout_tui.store.queries import message_owner
 
 @dataclass(frozen=True)
 class FileChange:
-    """A file a side's turns changed: ``status`` of its last change ("added", "modified",
-    "deleted", "renamed"), lines ``added`` and ``removed`` summed over those turns (None when
-    unknown: a binary file, or snapshots no longer kept)."""
+    """A file a side's turns changed, ``status`` saying how it differs from where the branches
+    diverge ("added", "modified", "deleted", "renamed", "added then deleted": ``net_status``),
+    lines ``added`` and ``removed`` summed over those turns (None when unknown: a binary file,
+    or snapshots no longer kept); ``undone`` when ``/undo`` (or a rewind) took back every turn
+    of the side that changed it, the counts then being those turns'."""
 
     path: str
     status: str
     added: int | None = None
     removed: int | None = None
+    undone: bool = False
 
 
 @dataclass
 class Side:
     """One branch after the divergence: ``messages`` (content-block dicts, the first being
     message ``shared`` of the branch), its ``checkpoints`` data (``bus.Checkpoint``) of turns
-    from there on, ``usage`` of those messages' requests (``Store.usage_since``), ``files``."""
+    from there on, ``usage`` of those messages' requests (``Store.usage_since``; its ``cost``
+    includes ``subagent_cost``, what the subagents of its ``task`` calls spent), ``files``,
+    ``undone`` the turns of those whose file changes are taken back now (``undone_turns``)."""
 
     session: SessionInfo
     messages: list[dict]
     checkpoints: list[dict]
     usage: dict[str, float]
     files: list[FileChange] = field(default_factory=list)
+    undone: set[int] = field(default_factory=set)
 
     @property
     def prompts(self) -> list[str]:
@@ -96,9 +102,15 @@ def compare_branches(store: Store, a_ref: str, b_ref: str) -> Comparison:
 
 
 def _side(store: Store, info: SessionInfo, messages: list[dict], shared: int) -> Side:
-    checkpoints = [data for kind, data in store.checkpoint_events(info.id)
-                   if kind == "checkpoint" and int(data.get("turn", 0)) >= shared]
-    return Side(info, messages[shared:], checkpoints, store.usage_since(info.id, shared))
+    from scout_tui.checkpoints.restores import undone_turns
+
+    events = store.checkpoint_events(info.id)
+    checkpoints = [data for kind, data in events if kind == "checkpoint" and int(data.get("turn", 0)) >= shared]
+    usage = store.usage_since(info.id, shared)
+    calls = [str(use.get("id")) for message in messages[shared:] for use in tool_uses(message)]
+    usage["subagent_cost"] = store.call_subagent_cost([s.id for s in store.ancestry(info.id)], calls)
+    usage["cost"] += usage["subagent_cost"]
+    return Side(info, messages[shared:], checkpoints, usage, undone=set(undone_turns(events)))
 
 
 def with_files(comparison: Comparison, workspace: Path | None = None) -> Comparison:
@@ -108,32 +120,49 @@ def with_files(comparison: Comparison, workspace: Path | None = None) -> Compari
     read (another machine's store, git missing)."""
     folder = workspace or Path(comparison.common.cwd or ".")
     for side in (comparison.a, comparison.b):
-        side.files = changed_files(side.checkpoints, folder)
+        side.files = changed_files(side.checkpoints, folder, side.undone)
     return comparison
 
 
-def changed_files(checkpoints: list[dict], workspace: Path) -> list[FileChange]:
-    """The files ``checkpoints`` (``bus.Checkpoint`` data, oldest first) changed, by path: the
-    last status of each and its lines added and removed summed over the turns."""
+def changed_files(checkpoints: list[dict], workspace: Path, undone: set[int] | frozenset[int] = frozenset()
+                  ) -> list[FileChange]:
+    """The files ``checkpoints`` (``bus.Checkpoint`` data, oldest first) changed, by path: each
+    one's ``net_status`` over the turns and its lines added and removed summed over them. The
+    turns in ``undone`` count only for a file no other turn changed, marked ``undone``."""
     from scout_tui.checkpoints.snapshots import Checkpoints
 
     store = Checkpoints(workspace)
-    found: dict[str, FileChange] = {}
+    kept: dict[str, FileChange] = {}
+    taken_back: dict[str, FileChange] = {}
     for checkpoint in checkpoints:
         try:
             counts: dict[str, Any] = store.numstat(checkpoint["before"], checkpoint["after"])
         except (ScoutError, KeyError):
             counts = {}
+        found = taken_back if checkpoint.get("turn") in undone else kept
         for change in checkpoint.get("files") or []:
             path = change.get("path", "")
-            before = found.get(path)
-            count = counts.get(path)
+            before, count = found.get(path), counts.get(path)
+            status = str(change.get("status", "modified"))
             added = removed = None
             if count is not None and (before is None or before.added is not None):
                 added = count[0] + (before.added or 0 if before else 0)
                 removed = count[1] + (before.removed or 0 if before else 0)
-            found[path] = FileChange(path, str(change.get("status", "modified")), added, removed)
-    return sorted(found.values(), key=lambda f: f.path)
+            found[path] = FileChange(path, net_status(before.status, status) if before else status, added, removed,
+                                     undone=found is taken_back)
+    kept.update((path, change) for path, change in taken_back.items() if path not in kept)
+    return sorted(kept.values(), key=lambda f: f.path)
+
+
+def net_status(earlier: str, later: str) -> str:
+    """How a file differs from before two changes, ``earlier`` then ``later`` (git's names:
+    "added", "modified", "deleted", "renamed"): added then changed is "added", added then
+    deleted "added then deleted", deleted then added again "modified"; else the later one."""
+    if earlier.startswith("added"):
+        return "added then deleted" if later == "deleted" else "added"
+    if earlier == "deleted" and later == "added":
+        return "modified"
+    return later
 
 
 def first_line(message: dict | None, width: int = 100) -> str:
@@ -154,35 +183,43 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
     stores the last of them), ``last_shared`` (its first line), and ``a`` and ``b``: ``session``,
     ``title``, ``parent``, ``fork_at``, ``messages`` ([{"number" (1-based in the branch),
     "role", "text" (first line)}]), ``prompts`` (their text), ``answer`` (the last answer's
-    text), ``files`` ([{"path", "status", "added", "removed"}]; counts null when unknown),
+    text), ``files`` ([{"path", "status", "added", "removed", "undone"}]; counts null when
+    unknown),
     ``requests``, ``input_tokens``, ``output_tokens`` and ``cost`` (dollars) after the
-    divergence."""
+    divergence, ``subagent_cost`` the part of ``cost`` its subagents spent."""
     def side(s: Side) -> dict[str, Any]:
         return {"session": s.session.id, "title": s.session.shown_title, "parent": s.session.parent,
                 "fork_at": s.session.fork_at,
                 "messages": [{"number": comparison.shared + n + 1, "role": m.get("role"), "text": first_line(m)}
                              for n, m in enumerate(s.messages)],
                 "prompts": s.prompts, "answer": s.answer,
-                "files": [{"path": f.path, "status": f.status, "added": f.added, "removed": f.removed} for f in s.files],
+                "files": [{"path": f.path, "status": f.status, "added": f.added, "removed": f.removed,
+                           "undone": f.undone} for f in s.files],
                 "requests": int(s.usage["requests"]), "input_tokens": int(s.usage["input_tokens"]),
-                "output_tokens": int(s.usage["output_tokens"]), "cost": s.usage["cost"]}
+                "output_tokens": int(s.usage["output_tokens"]), "cost": s.usage["cost"],
+                "subagent_cost": s.usage["subagent_cost"]}
 
     return {"shared": comparison.shared, "common": comparison.common.id,
             "last_shared": first_line(comparison.last_shared), "a": side(comparison.a), "b": side(comparison.b)}
 
 
 def file_line(change: FileChange) -> str:
-    """``modified src/app.py (+3 −1)``; the counts left out when unknown."""
-    counts = f" (+{change.added} −{change.removed})" if change.added is not None else ""
-    return f"{change.status} {change.path}{counts}"
+    """``modified src/app.py (+3 −1)``; the counts left out when unknown, ``undone`` added
+    when the change was taken back: ``added notes.txt (+2 −0, undone)``."""
+    notes = [f"+{change.added} −{change.removed}"] if change.added is not None else []
+    notes += ["undone"] * change.undone
+    return f"{change.status} {change.path}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def spend_line(usage: dict[str, float]) -> str:
     """``$0.0123 · 2 requests · 1,200 in / 340 out tokens`` (the cost unknown, ``cost_text``,
-    when tokens were spent at no known price)."""
+    when tokens were spent at no known price), then `` · subagents $0.30`` when subagents
+    spent (part of the cost; their requests and tokens are not in the counts)."""
     from scout_tui.session.cost import cost_text
 
     requests = int(usage["requests"])
     spent = usage["input_tokens"] + usage["output_tokens"]
+    helpers = usage.get("subagent_cost") or 0.0
     return (f"{cost_text(usage['cost'], spent)} · {requests} request{'s' * (requests != 1)} · "
-            f"{int(usage['input_tokens']):,} in / {int(usage['output_tokens']):,} out tokens")
+            f"{int(usage['input_tokens']):,} in / {int(usage['output_tokens']):,} out tokens"
+            + (f" · subagents {cost_text(helpers, 1)}" if helpers else ""))

@@ -428,8 +428,8 @@ class Store:
     def usage_since(self, session_id: str, since: int) -> dict[str, float]:
         """What the requests of this branch's messages from index ``since`` on cost:
         ``{"requests", "input_tokens" (uncached, cache read and cache write), "output_tokens",
-        "cost" (dollars)}``, from the usage each assistant message was stored with (summary
-        requests are not messages: ``spending`` counts those)."""
+        "cost" (dollars)}``, from the usage each assistant message was stored with, and the
+        summary requests (compactions, also cancelled ones) this branch made after that point."""
         with self._reading() as db:
             return queries.usage_since(db, session_id, since)
 
@@ -438,6 +438,14 @@ class Store:
         ``subagent`` and theirs, to any depth (not its forks, which count their own)."""
         with self._reading() as db:
             return queries.subagent_cost(db, session_id)
+
+    def call_subagent_cost(self, session_ids: list[str], calls: list[str]) -> float:
+        """Dollars the subagents that ``task`` calls ``calls`` (tool_use ids) of sessions
+        ``session_ids`` started spent, with their own subagents' (``subagent_cost``)."""
+        if not session_ids or not calls:
+            return 0.0
+        with self._reading() as db:
+            return queries.call_subagent_cost(db, session_ids, calls)
 
     def tool_details(self, session_id: str) -> dict[str, dict[str, Any]]:
         """What the tool pane shows of a stored call beyond its result: ``{tool_use_id: {"diff":

@@ -171,24 +171,43 @@ def message_owner(ancestry: list[SessionInfo]) -> Callable[[int], str]:
 
 def usage_since(db: sqlite3.Connection, session_id: str, since: int) -> dict[str, float]:
     """``Store.usage_since``: the assistant messages of the branch from index ``since`` on, one
-    range query per session of its ancestry."""
+    range query per session of its ancestry, then the summary requests (``session.compacted``,
+    ``session.compact_cancelled``) the branch counts (``spending``'s limits) made after the
+    event that stored its message ``since - 1``: event ids grow, so those are the ones made
+    after that point on this branch."""
     totals = dict.fromkeys(("requests", "input_tokens", "output_tokens", "cost"), 0.0)
+
+    def add(data: dict) -> None:
+        usage = data.get("usage") or {}
+        totals["requests"] += 1
+        totals["input_tokens"] += prompt_tokens(usage)
+        totals["output_tokens"] += int(usage.get("output_tokens") or 0)
+        totals["cost"] += float(data.get("cost") or 0.0)
+
     limit: int | None = None
+    after = 0  # the id of the event storing message since - 1 (0: since is 0)
     for sid, parent, fork_at in chain(db, session_id):
         start = (fork_at or 0) if parent is not None else 0
         rows = db.execute("SELECT e.data FROM messages m JOIN events e ON e.id = m.event_id WHERE m.session_id = ?"
                           " AND m.role = 'assistant' AND m.seq >= ? AND m.seq < ?",
                           (sid, max(start, since), limit if limit is not None else 2**62))
         for (raw,) in rows:
-            data = json.loads(raw)
-            usage = data.get("usage") or {}
-            totals["requests"] += 1
-            totals["input_tokens"] += prompt_tokens(usage)
-            totals["output_tokens"] += int(usage.get("output_tokens") or 0)
-            totals["cost"] += float(data.get("cost") or 0.0)
+            add(json.loads(raw))
+        if since and start <= since - 1 and (limit is None or since - 1 < limit):
+            row = db.execute("SELECT event_id FROM messages WHERE session_id = ? AND seq = ?",
+                             (sid, since - 1)).fetchone()
+            after = row[0] if row else after
         limit = start if limit is None else min(limit, start)
         if limit <= since:
             break
+    for sid, _, last_event in _shared_limits(db, session_id):
+        summaries = db.execute("SELECT data FROM events WHERE session_id = ? AND type IN ('session.compacted',"
+                               " 'session.compact_cancelled') AND id > ? AND id <= ?",
+                               (sid, after, last_event if last_event is not None else 2**62))
+        for (raw,) in summaries:
+            data = json.loads(raw)
+            if data.get("usage"):
+                add(data)
     return totals
 
 
@@ -391,6 +410,19 @@ def subagent_cost(db: sqlite3.Connection, session_id: str) -> float:
         " UNION SELECT s.id FROM sessions s JOIN kids ON s.parent = kids.id WHERE s.kind = 'subagent')"
         " SELECT COALESCE(SUM(cost), 0) FROM sessions WHERE id IN (SELECT id FROM kids)", (session_id,)).fetchone()
     return float(row[0] or 0.0)
+
+
+def call_subagent_cost(db: sqlite3.Connection, parents: list[str], calls: list[str]) -> float:
+    """``Store.call_subagent_cost``: the subagent sessions of ``parents`` started by ``calls``,
+    their own cost and their subagents' (``subagent_cost``)."""
+    total = 0.0
+    for i in range(0, len(calls), 500):  # within SQLite's limit of bound parameters
+        batch = calls[i:i + 500]
+        rows = db.execute("SELECT id, cost FROM sessions WHERE kind = 'subagent'"
+                          f" AND call IN ({','.join('?' * len(batch))}) AND parent IN ({','.join('?' * len(parents))})",
+                          (*batch, *parents)).fetchall()
+        total += sum(float(cost or 0.0) + subagent_cost(db, sid) for sid, cost in rows)
+    return total
 
 
 def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:

@@ -5,38 +5,66 @@ cost. Dismissed with the id of a branch to open (``o`` / Enter on its column) or
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from rich.cells import cell_len
+from rich.segment import Segment
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.geometry import Size
 from textual.screen import ModalScreen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Static
 
 from scout_tui.core.text import sanitize
 from scout_tui.session.compare import Comparison, Side, file_line, first_line, spend_line
 
 
-class SideColumn(VerticalScroll, can_focus=True):
-    """One side's messages after the divergence, one line each, numbered as the branch counts."""
+FILES_SHOWN = 5
+"""Files listed under a column; more are counted, so the messages keep their room."""
 
+
+class SideColumn(ScrollView, can_focus=True):
+    """One side's messages after the divergence, one line each, numbered as the branch counts.
+    Only the lines in view are drawn (a line API ``ScrollView``), so a branch of thousands of
+    messages opens at once (a widget per message took seconds of the UI loop); lines are
+    wrapped to the column's width."""
+
+    COMPONENT_CLASSES = {"side-column--user", "side-column--other"}
     DEFAULT_CSS = """
-    SideColumn { height: 1fr; border: round $panel; padding: 0 1; }
-    SideColumn:focus { border: round $accent; }
-    SideColumn > .-user { color: $text; text-style: bold; }
-    SideColumn > .-assistant { color: $text-muted; }
+    SideColumn { height: 1fr; }
+    SideColumn > .side-column--user { color: $text; text-style: bold; }
+    SideColumn > .side-column--other { color: $text-muted; }
     """
 
     def __init__(self, side: Side, shared: int, label: str) -> None:
         super().__init__(id=f"side-{label.lower()}")
         self.side = side
         self.shared = shared
-        self.border_title = f"{label} · {len(side.messages)} message{'s' * (len(side.messages) != 1)} after"
+        entries = [(message.get("role") == "user",
+                    f"#{n} {'›' if message.get('role') == 'user' else '‹'} {sanitize(first_line(message, 200))}")
+                   for n, message in enumerate(side.messages, shared + 1)]
+        self.entries = entries or [(False, "(nothing after the divergence)")]
+        self.lines = self.entries
+        self.virtual_size = Size(max(cell_len(text) for _, text in self.lines), len(self.lines))
 
-    def compose(self) -> ComposeResult:
-        if not self.side.messages:
-            yield Static("(nothing after the divergence)", classes="-assistant")
-        for n, message in enumerate(self.side.messages, self.shared + 1):
-            role = str(message.get("role", "?"))
-            mark = "›" if role == "user" else "‹"
-            yield Static(f"#{n} {mark} {sanitize(first_line(message, 200))}", classes=f"-{role}", markup=False)
+    def on_resize(self) -> None:
+        """Wrap the lines to the column's width (a few ms for thousands of them)."""
+        width = max(self.scrollable_content_region.width, 10)
+        self.lines = [(user, piece.plain) for user, text in self.entries for piece in Content(text).wrap(width)]
+        self.virtual_size = Size(width, len(self.lines))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the view: the message at that row once scrolled, cropped to the width."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        if not 0 <= y + scroll_y < len(self.lines):
+            return Strip.blank(width, self.rich_style)
+        user, text = self.lines[y + scroll_y]
+        style = self.get_component_rich_style("side-column--user" if user else "side-column--other")
+        strip = Strip([Segment(text, style)]).crop(scroll_x, scroll_x + width)
+        return strip.extend_cell_length(width, self.rich_style)
 
 
 class BranchCompare(ModalScreen[str | None]):
@@ -48,6 +76,8 @@ class BranchCompare(ModalScreen[str | None]):
     BranchCompare #where { color: $text-muted; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     BranchCompare Horizontal { height: 1fr; }
     BranchCompare .side { width: 1fr; height: 1fr; margin: 0 1 0 0; }
+    BranchCompare .column { height: 1fr; border: round $panel; padding: 0 1; }
+    BranchCompare .column:focus-within { border: round $accent; }
     BranchCompare .head { text-style: bold; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     BranchCompare .files, BranchCompare .spend { height: auto; color: $text-muted; }
     BranchCompare #keys { color: $text-muted; height: 1; }
@@ -74,8 +104,14 @@ class BranchCompare(ModalScreen[str | None]):
                 for label, side in (("A", c.a), ("B", c.b)):
                     with Vertical(classes="side"):
                         yield Static(self._head(label, side), classes="head", markup=False)
-                        yield SideColumn(side, c.shared, label)
-                        files = [file_line(f) for f in side.files] or ["no file changed"]
+                        with Vertical(classes="column") as column:  # the border: a line-API view scrolls within it
+                            count = len(side.messages)
+                            column.border_title = f"{label} · {count} message{'s' * (count != 1)} after"
+                            yield SideColumn(side, c.shared, label)
+                        files = [file_line(f) for f in side.files[:FILES_SHOWN]] or ["no file changed"]
+                        if len(side.files) > FILES_SHOWN:
+                            files.append(f"… and {len(side.files) - FILES_SHOWN} more files "
+                                         "(scout-tui compare lists them all)")
                         yield Static("\n".join(sanitize(line) for line in files), classes="files", markup=False)
                         yield Static(spend_line(side.usage), classes="spend", markup=False)
             yield Static("Tab: other side · o/Enter: open that branch · Esc: close", id="keys")
