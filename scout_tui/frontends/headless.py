@@ -150,6 +150,10 @@ async def run_headless(
     loop = asyncio.get_running_loop()
 
     def stop(signum: int) -> None:
+        if not signalled:  # a turn stuck while it closes never keeps a stopped run alive
+            from scout_tui.core.stop_guard import start_stop_guard
+
+            start_stop_guard(128 + signum)
         signalled.append(signum)
         turn.cancel()
 

@@ -16,7 +16,6 @@ import gc
 import os
 import signal
 import threading
-import time
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -84,15 +83,6 @@ if TYPE_CHECKING:
 
 SESSIONS_POLL = 3.0
 """Seconds between re-reads of the session list, to show other processes' sessions."""
-
-
-STOP_GRACE = 10.0
-"""Seconds the app has to end after SIGHUP or SIGTERM before the process exits regardless."""
-
-
-def _exit_later(code: int) -> None:
-    time.sleep(STOP_GRACE)
-    os._exit(code)
 
 
 class ScoutApp(App):
@@ -430,14 +420,16 @@ class ScoutApp(App):
         After SIGHUP the terminal is gone: a write to it fails with EIO, which ends Textual's
         writer thread, after which the next write blocks for ever on its full queue (seen in
         tmux: the app lived on, orphaned). So the standard streams go to /dev/null first, and if
-        the app has still not ended ``STOP_GRACE`` seconds later, the process exits there and
+        the app has still not ended ``stop_guard.STOP_GRACE`` seconds later, the process exits there and
         then; the store has every event written so far, and an open turn is repaired on load."""
         if signum == signal.SIGHUP:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
             os.close(null)
-        threading.Thread(target=_exit_later, args=(128 + signum,), daemon=True, name="stop-guard").start()
+        from scout_tui.core.stop_guard import start_stop_guard
+
+        start_stop_guard(128 + signum)
         loop.call_soon_threadsafe(self.exit, None, 128 + signum)
 
     @work(exclusive=True, group="sandbox")
