@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual.css.query import NoMatches
 from textual.message import Message
 
 from scout_tui.tui import collector
@@ -76,7 +77,13 @@ class Delivery(Feature):
         and the person has not typed for ``QUIET_BEFORE_COLLECT`` s: collect the turn's
         garbage once and freeze what survives (``collector.py``; a full collection can take
         100-200 ms, which a keystroke would wait behind)."""
-        if not self._collect_pending or self.app.chat.drawing:
+        if not self._collect_pending:
+            return
+        try:
+            drawing = self.app.chat.drawing
+        except NoMatches:  # a timer that fires while the app closes: its screen's widgets are gone
+            return
+        if drawing:
             return
         quiet = (self.app.last_input or 0.0) + QUIET_BEFORE_COLLECT - time.monotonic()
         if quiet > 0:
