@@ -126,6 +126,27 @@ def with_piped_input(prompt: str, stdin: TextIO | None) -> str:
     return text
 
 
+def missing_terminal(stdin: TextIO | None, screen: TextIO | None) -> str | None:
+    """Why the full-screen app cannot start here, or None when it can: it reads keys from
+    ``stdin`` and draws on ``screen`` (Textual's driver writes to ``sys.__stderr__``), so both
+    must be terminals. Without this check, a TUI started from a script or a service spins
+    reading an empty stdin instead of ending.
+    """
+    def is_terminal(stream: TextIO | None) -> bool:
+        try:
+            return stream is not None and stream.isatty()
+        except ValueError:  # closed
+            return False
+
+    if not is_terminal(stdin):
+        return ("the app needs a terminal to read keys from, and stdin is not one. "
+                'From a script, run a prompt with -p: scout-tui -p "PROMPT" (or echo PROMPT | scout-tui -p)')
+    if not is_terminal(screen):
+        return ("the app draws on stderr, and stderr is not a terminal: leave stderr on the terminal, "
+                'or run a prompt with -p: scout-tui -p "PROMPT"')
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and ``python -m scout_tui``; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -193,6 +214,8 @@ def _start(args: argparse.Namespace) -> int:
         from scout_tui.tui.app import ScoutApp
 
         app = ScoutApp(config, cwd=cwd, resume=resume, continue_=args.continue_)
+        if (missing := missing_terminal(sys.stdin, sys.__stderr__)) is not None:  # after every other error
+            raise ScoutError(missing)
         app.run()
     finally:
         gc.enable()  # also when the app could not start (a bad config raises in ScoutApp())
