@@ -38,7 +38,7 @@ from acp.schema import (AgentCapabilities, AgentPlanUpdate, AvailableCommandsUpd
                         SessionResumeCapabilities, SetSessionConfigOptionResponse, SetSessionModeResponse,
                         StopReason)
 
-from scout_tui import STOP_SIGNALS, __version__
+from scout_tui import stop_signals, __version__
 from scout_tui.config import keys
 from scout_tui.frontends.acp_commands import advertised, stopped
 from scout_tui.frontends.acp_plan import plan_decision, plan_request, plan_update
@@ -469,14 +469,15 @@ async def serve(flags: dict[str, Any]) -> int:
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None  # serve runs in a task (asyncio.run)
-    for signum in STOP_SIGNALS:
+    handled = stop_signals()
+    for signum in handled:
         loop.add_signal_handler(signum, main.cancel)
     try:
         await run_agent(agent, writer, reader, use_unstable_protocol=True)
     except asyncio.CancelledError:
         pass  # a signal: stop as at the end of stdin
     finally:
-        for signum in STOP_SIGNALS:
+        for signum in handled:
             loop.remove_signal_handler(signum)
         await agent.aclose()
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import TextIO, cast
 
-from scout_tui import STOP_SIGNALS
+from scout_tui import stop_signals
 from scout_tui.core.bus import (Error, Event, MessageAssistant, MessageDelta, PermissionDecision, PlanDecided, Retry,
                            SessionCompacted, SubagentEvent, ToolEnd, ToolStart, TurnEnd)
 from scout_tui.config.layers import Config
@@ -157,7 +157,8 @@ async def run_headless(
         signalled.append(signum)
         turn.cancel()
 
-    for signum in STOP_SIGNALS:
+    handled = stop_signals()
+    for signum in handled:
         loop.add_signal_handler(signum, stop, signum)
     content, notes = prompt_content(prompt, cwd, agent.permissions)  # @path mentions, as in the app
     for note in notes:
@@ -215,7 +216,7 @@ async def run_headless(
             return 128 + signalled[0]  # the shell's convention for "ended by signal N"
         raise
     finally:
-        for signum in STOP_SIGNALS:
+        for signum in handled:
             loop.remove_signal_handler(signum)
         if last != "\n":
             try:

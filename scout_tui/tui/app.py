@@ -27,7 +27,7 @@ from textual.command import CommandPalette
 from textual.screen import ModalScreen, Screen
 from textual.widgets import TextArea
 
-from scout_tui import STOP_SIGNALS
+from scout_tui import stop_signals
 from scout_tui.config import keys
 from scout_tui.core import urgency
 from scout_tui.tui.completion import Completion
@@ -126,6 +126,7 @@ class ScoutApp(App):
         super().__init__()
         self.typed_keys = TypedKeys()  # before Textual's driver starts: it notes keys there
         self.cwd = (cwd or Path.cwd()).resolve()
+        self._stop_handled: tuple[signal.Signals, ...] = ()  # the stop signals on_mount handles
         # The person's session: its config, id, conversation, agent and MCP servers (the app's
         # ``config``, ``session_id``, ``conversation``, ``agent``, ``mcp`` are its own); the
         # store is made on first use.
@@ -353,7 +354,8 @@ class ScoutApp(App):
         def stop(signum: int, frame: object) -> None:
             self._stop_signal(signum, loop)
 
-        for signum in STOP_SIGNALS:
+        self._stop_handled = stop_signals()
+        for signum in self._stop_handled:
             signal.signal(signum, stop)
         self.themes.report()
         for note in self.session.config.notes:
@@ -409,7 +411,7 @@ class ScoutApp(App):
             warm_up(code_theme)
 
     def on_unmount(self) -> None:
-        for signum in STOP_SIGNALS:
+        for signum in getattr(self, "_stop_handled", ()):  # none when the app never mounted
             signal.signal(signum, signal.SIG_DFL)
         self.mcp_servers.stop_mcp()
 
