@@ -126,6 +126,19 @@ def with_piped_input(prompt: str, stdin: TextIO | None) -> str:
     return text
 
 
+def working_directory(hint: str = "cd to a project's directory") -> Path:
+    """The current directory, resolved.
+
+    Raises:
+        ScoutError: it was deleted (or cannot be read) since the shell entered it; ``hint`` says
+            what to do instead.
+    """
+    try:
+        return Path.cwd().resolve()
+    except (FileNotFoundError, PermissionError):
+        raise ScoutError(f"the current directory was deleted or cannot be read: {hint}") from None
+
+
 def missing_terminal(stdin: TextIO | None, screen: TextIO | None) -> str | None:
     """Why the full-screen app cannot start here, or None when it can: it reads keys from
     ``stdin`` and draws on ``screen`` (Textual's driver writes to ``sys.__stderr__``), so both
@@ -178,7 +191,7 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    cwd = Path.cwd()
+    cwd = working_directory()
     fork = parse_fork(args.fork) if args.fork is not None else None
     if fork is not None and (args.resume or args.continue_):
         raise ScoutError("--fork starts a new branch: it cannot be combined with --resume or -c")
@@ -292,13 +305,14 @@ def sessions_command(argv: list[str]) -> int:
                     by_cwd.setdefault(info.cwd or "", []).append(info)
                 groups = [(cwd, tree_order(infos)) for cwd, infos in by_cwd.items()]
             else:
-                groups = [(str(Path.cwd().resolve()), store.tree(Path.cwd()))]
+                here = working_directory("cd to a project's directory, or list them all with --all")
+                groups = [(str(here), store.tree(here))]
     rows = [(info, depth) for _, tree in groups for info, depth in tree]
     if args.json:
         print(json.dumps([{**asdict(info), "depth": depth} for info, depth in rows], ensure_ascii=False, indent=2))
         return 0
     if not rows:
-        where = "" if args.all else f" in {Path.cwd().resolve()}"
+        where = "" if args.all else f" in {working_directory()}"
         print(f"no sessions{where}" + ("" if args.all else " (`scout-tui sessions --all` lists every directory)"),
               file=sys.stderr)
         return 0
@@ -347,7 +361,7 @@ def export_command(argv: list[str]) -> int:
     from scout_tui.session.exporting import export_text, write_export
     from scout_tui.store.event_log import Store
 
-    cwd = Path.cwd()
+    cwd = working_directory()
     try:
         from scout_tui.config.layers import load_config
 
@@ -395,7 +409,7 @@ def themes_command(argv: list[str]) -> int:
     from scout_tui.config.layers import load_config
     from scout_tui.theming.themes import discover_themes, pick_theme, saved_theme
 
-    cwd = Path.cwd()
+    cwd = working_directory()
     sources, problems = discover_themes(cwd)
     for problem in problems:
         print(f"scout-tui: skipped {problem}", file=sys.stderr)
@@ -435,7 +449,7 @@ def doctor_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from scout_tui.frontends.doctor import report
 
-    for line in report(Path.cwd(), flags=run_flags(args)):
+    for line in report(working_directory(), flags=run_flags(args)):
         print(line, flush=True)  # each line out before a config error reaches stderr
     return 0
 
@@ -472,7 +486,7 @@ def trust_command(argv: list[str], stdin: TextIO | None = None) -> int:
     from scout_tui.config.trust import record_trust
 
     stdin = sys.stdin if stdin is None else stdin
-    cwd = Path.cwd()
+    cwd = working_directory()
     files, problems = project_trust(cwd)
     for problem in problems:
         print(f"scout-tui: {problem}", file=sys.stderr)

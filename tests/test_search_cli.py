@@ -99,14 +99,21 @@ def test_a_reader_that_stops_early_is_not_nothing_found(repo, env):
     assert search.wait(timeout=60) == 0 and search.stderr is not None and search.stderr.read() == ""
 
 
-def test_a_search_from_a_deleted_directory_says_so(repo, env, tmp_path):
+@pytest.mark.parametrize("command, hint", [
+    (["search", "KeyError"], "search from a project's directory, or with --all"),
+    (["sessions"], "cd to a project's directory, or list them all with --all"),
+    (["-p", "hello"], "cd to a project's directory"),
+    ([], "cd to a project's directory"),  # the app: said before it needs a terminal
+])
+def test_a_command_from_a_deleted_directory_says_so(repo, env, tmp_path, command, hint):
     gone = tmp_path / "gone"
     gone.mkdir()
     with Store(Path(env["SCOUT_HOME"]) / "sessions.db") as store:
         store.append(store.create_session(gone), MessageUser({"role": "user", "content": "a KeyError here"}))
-    done = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m scout_tui search KeyError',
-                           sys.executable], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "this directory was deleted" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m scout_tui "$@"',
+                           sys.executable, *command], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == f"scout-tui: the current directory was deleted or cannot be read: {hint}\n"
 
 
 def test_an_old_stores_backlog_that_cannot_be_indexed_now_is_said_and_the_rest_searched(tmp_path, monkeypatch, capsys):

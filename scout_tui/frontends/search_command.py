@@ -9,7 +9,6 @@ import json
 import sqlite3
 import sys
 import time
-from pathlib import Path
 from typing import Any, TextIO
 
 from scout_tui.store.search import SearchHit
@@ -75,10 +74,9 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         raise ScoutError(f"nothing to search for in {text!r}: a search finds words of letters or digits (emoji and "
                          "punctuation alone are not indexed); role:, after: and before: only narrow one")
 
-    try:
-        cwd = None if args.all else str(Path.cwd().resolve())
-    except FileNotFoundError:
-        raise ScoutError("this directory was deleted: search from a project's directory, or with --all") from None
+    from scout_tui.cli import working_directory
+
+    cwd = None if args.all else str(working_directory("search from a project's directory, or with --all"))
     store = Store()
     hits: list[SearchHit] = []
     if store.path.exists():  # searching should not create a store
