@@ -22,8 +22,6 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
     delay: float = 0.0
-    gate: threading.Event | None = None
-    """Set: the pieces after the first wait until it is set (a test opens it when it is ready)."""
 
     def pieces(self) -> list[bytes]:
         return [self.body] if isinstance(self.body, bytes) else list(self.body)
@@ -123,10 +121,7 @@ class LoopbackServer:
                 self.send_header("connection", "close")
                 self.end_headers()
                 try:
-                    for n, piece in enumerate(reply.pieces()):
-                        while n and reply.gate is not None and not reply.gate.wait(0.05):
-                            if outer._stop.is_set():
-                                return
+                    for piece in reply.pieces():
                         if outer._stop.is_set():
                             return
                         if piece:

@@ -15,6 +15,7 @@ import pytest
 from scout_tui.core.messages import INTERRUPTED_TURN
 from tests.headless_helpers import env, repo, scout  # noqa: F401 — fixtures
 from tests.loopback import LoopbackServer, Reply, anthropic_stream
+from tests.subagent_helpers import GatedReply
 
 SLOW = anthropic_stream(["first words ", "never sent"])
 CUT = SLOW.index(b"event: content_block_delta", SLOW.index(b"first words"))
@@ -54,8 +55,8 @@ def test_a_p_run_started_with_nohup_outlives_its_terminal(repo, env):
     """`nohup scout-tui -p … &`: the run was started ignoring SIGHUP, so the terminal closing
     (SIGHUP) does not stop it; the answer ends as the server sends it."""
     opened = threading.Event()
-    with LoopbackServer([Reply([SLOW[:CUT], anthropic_stream(["first words ", "and the rest."])[CUT:]],
-                               gate=opened)]) as server:
+    with LoopbackServer([GatedReply([SLOW[:CUT], anthropic_stream(["first words ", "and the rest."])[CUT:]],
+                                    gate=opened)]) as server:
         proc = subprocess.Popen([sys.executable, "-m", "scout_tui", "-p", "a long job", "--base-url", server.url,
                                  "--output-format", "stream-json"], cwd=repo, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
