@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, TextIO
 
 from scout_tui import __version__
 from scout_tui.core.errors import ScoutError
+from scout_tui.core.workdir import working_directory
 
 if TYPE_CHECKING:
     from scout_tui.config.layers import Config
@@ -124,19 +125,6 @@ def with_piped_input(prompt: str, stdin: TextIO | None) -> str:
     if not text.strip():
         raise ScoutError("-p needs a prompt: -p \"PROMPT\", or text piped in (echo PROMPT | scout-tui -p)")
     return text
-
-
-def working_directory(hint: str = "cd to a project's directory") -> Path:
-    """The current directory, resolved.
-
-    Raises:
-        ScoutError: it was deleted (or cannot be read) since the shell entered it; ``hint`` says
-            what to do instead.
-    """
-    try:
-        return Path.cwd().resolve()
-    except (FileNotFoundError, PermissionError):
-        raise ScoutError(f"the current directory was deleted or cannot be read: {hint}") from None
 
 
 def missing_terminal(stdin: TextIO | None, screen: TextIO | None) -> str | None:

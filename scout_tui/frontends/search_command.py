@@ -74,7 +74,7 @@ def search_command(argv: list[str], err: TextIO | None = None) -> int:
         raise ScoutError(f"nothing to search for in {text!r}: a search finds words of letters or digits (emoji and "
                          "punctuation alone are not indexed); role:, after: and before: only narrow one")
 
-    from scout_tui.cli import working_directory
+    from scout_tui.core.workdir import working_directory
 
     cwd = None if args.all else str(working_directory("search from a project's directory, or with --all"))
     store = Store()
